@@ -1,0 +1,134 @@
+# kiln's build. `make` builds build/kiln; `make test` installs what the tests
+# need, builds with AddressSanitizer and UndefinedBehaviorSanitizer, and runs
+# every suite; `make run` starts the terminal session; `make bench` measures.
+# Subsystems add their own rules in server/*/module.mk.
+
+CC      ?= cc
+CLANG   ?= clang
+PKGS    := json-c libseccomp libbsd libcurl
+WARN    := -std=gnu17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
+           -Wstrict-prototypes -Wformat=2 -Wvla
+CPPFLAGS_K := -Iserver -D_GNU_SOURCE
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+# Modules append to these.
+MODULE_CFLAGS :=
+MODULE_LIBS   :=
+MODULE_OBJS   :=
+MODULE_DEPS   :=
+
+SRCS := $(shell find server -name '*.c' -not -path 'server/tools/*' | sort)
+LIB_SRCS := $(filter-out server/main.c,$(SRCS))
+
+BUILD  := build
+ASAN   := build/asan
+FUZZB  := build/fuzz
+
+OPT_CFLAGS  := -O2 -g
+ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+               -fno-sanitize-recover=undefined
+
+-include $(wildcard server/*/module.mk)
+
+ALL_CFLAGS = $(WARN) $(CPPFLAGS_K) $(PKG_CFLAGS) $(MODULE_CFLAGS)
+ALL_LIBS   = $(MODULE_LIBS) $(PKG_LIBS) -lm
+
+.PHONY: all deps deps-bench test unit transcripts fuzz-smoke fuzz bench run clean format \
+        format-check asan
+.DEFAULT_GOAL := all
+
+all: deps-check $(BUILD)/kiln
+
+# --- dependencies -----------------------------------------------------------
+deps:
+	@sh server/tools/deps.sh build test
+deps-bench:
+	@sh server/tools/deps.sh build test bench
+# Fails with the exact command to run when a build package is missing.
+deps-check:
+	@sh server/tools/deps.sh --check build
+
+# --- release build -----------------------------------------------------------
+$(BUILD)/%.o: %.c | $(MODULE_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT_CFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libkiln.a: $(LIB_SRCS:%.c=$(BUILD)/%.o) $(MODULE_OBJS:%=$(BUILD)/%)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/kiln: $(BUILD)/server/main.o $(BUILD)/libkiln.a
+	$(CC) $(OPT_CFLAGS) -o $@ $^ $(ALL_LIBS)
+
+# --- sanitizer build (what the tests run) -----------------------------------
+$(ASAN)/%.o: %.c | $(MODULE_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(ASAN)/libkiln.a: $(LIB_SRCS:%.c=$(ASAN)/%.o) $(MODULE_OBJS:%=$(ASAN)/%)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(ASAN)/kiln: $(ASAN)/server/main.o $(ASAN)/libkiln.a
+	$(CC) $(ASAN_CFLAGS) -o $@ $^ $(ALL_LIBS)
+
+asan: deps-check $(ASAN)/kiln
+
+# --- unit tests (check) -------------------------------------------------------
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(ASAN)/tests/unit/%)
+
+$(ASAN)/tests/unit/%: tests/unit/%.c $(ASAN)/libkiln.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ASAN_CFLAGS) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(ASAN)/libkiln.a \
+		$(ALL_LIBS) $(shell pkg-config --libs check)
+
+unit-build: $(UNIT_BINS)
+
+# --- fuzzing (libFuzzer) ---------------------------------------------------
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(FUZZB)/%)
+FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer-no-link,address,undefined
+
+$(FUZZB)/%.o: %.c | $(MODULE_DEPS)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(FUZZ_CFLAGS) $(ALL_CFLAGS) -Wno-unknown-warning-option -c $< -o $@
+
+$(FUZZB)/libkiln.a: $(LIB_SRCS:%.c=$(FUZZB)/%.o) $(MODULE_OBJS:%=$(FUZZB)/%)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUZZB)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZB)/libkiln.a
+	$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined $(ALL_CFLAGS) -o $@ $< \
+		$(FUZZB)/libkiln.a $(ALL_LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+# A longer run than the one in `make test`; crashes land in tests/fuzz/regressions/.
+FUZZ_SECONDS ?= 300
+fuzz: deps fuzz-build
+	@sh tests/tools/fuzz.sh $(FUZZ_SECONDS)
+
+# --- the two commands --------------------------------------------------------
+test: deps
+	@$(MAKE) --no-print-directory asan unit-build fuzz-build $(BUILD)/kiln
+	@sh tests/run-all.sh
+
+run: deps $(BUILD)/kiln
+	@$(BUILD)/kiln shell
+
+bench: deps-bench $(BUILD)/kiln
+	@sh tests/bench/run.sh
+
+# --- housekeeping -------------------------------------------------------------
+format:
+	clang-format -i $(SRCS) $(wildcard server/*/*.h server/*.h tests/unit/*.[ch] tests/fuzz/*.c)
+format-check:
+	@clang-format --dry-run --Werror $(SRCS) $(wildcard server/*/*.h server/*.h) && \
+		echo "format: clean"
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,10 @@
+/* commands.c: the table of subcommands main() looks names up in. */
+#include "cli/cli.h"
+
+#include "core/util.h"
+
+const struct cli_command cli_commands[] = {
+	{"replay", cli_replay},
+};
+
+const size_t cli_commands_count = ARRAY_SIZE(cli_commands);

@@ -1,0 +1,42 @@
+/* json.h: the one place kiln states json-c's ownership rule, plus typed
+ * getters for handler params.
+ *
+ * Rule: a json_object_new_* or tokener result is yours to json_object_put;
+ * json_object_object_get_ex and json_object_array_get_idx results are
+ * borrowed; json_object_object_add and json_object_array_add steal the value
+ * you pass them. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+static inline void cleanup_jsonp(json_object **p)
+{
+	if (*p)
+		json_object_put(*p);
+}
+/* _cleanup_json_ json_object *o = json_object_new_object(); */
+#define _cleanup_json_ __attribute__((cleanup(cleanup_jsonp)))
+
+/* Borrowed member of obj, or NULL (also when obj is not an object). */
+json_object *json_get(json_object *obj, const char *key);
+
+/* Typed getters. Each returns 0 and writes ret_* when the member exists with
+ * that type, -ENOENT when it is absent (or JSON null), -EINVAL when it has
+ * another type. Strings are borrowed from obj. */
+int json_get_string(json_object *obj, const char *key, const char **ret_str);
+int json_get_int64(json_object *obj, const char *key, int64_t *ret_val);
+int json_get_bool(json_object *obj, const char *key, bool *ret_val);
+int json_get_object(json_object *obj, const char *key, json_object **ret_obj);
+int json_get_array(json_object *obj, const char *key, json_object **ret_arr);
+
+/* Walk a dotted path ("capabilities.general.positionEncodings"). Borrowed. */
+json_object *json_get_path(json_object *obj, const char *path);
+
+/* Compact serialisation without escaping '/'. Borrowed from obj (valid
+ * until obj changes or is freed). */
+const char *json_compact(json_object *obj);
+
+/* Deep copy; NULL on OOM. A NULL input (JSON null) gives NULL. */
+json_object *json_copy(json_object *obj);

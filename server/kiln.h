@@ -1,0 +1,54 @@
+/* kiln.h: the server's state, shared by every method handler: the loop,
+ * the client connection, what initialize negotiated, and the subsystems
+ * (sandbox, validator, model) that later plug in here. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/position.h"
+
+#define KILN_VERSION "0.1.0"
+
+/* Defaults a user can change on the command line. */
+#define KILN_DEFAULT_MAX_MESSAGE (64u << 20)
+
+struct loop;
+struct rpc_peer;
+struct rpc_dispatch;
+struct record;
+
+struct kiln_options {
+	size_t max_message; /* largest accepted message body, bytes */
+	const char *record_path;
+	const char *config_path; /* NULL: $XDG_CONFIG_HOME/kiln/config.json */
+};
+
+struct kiln {
+	struct loop *loop;
+	struct rpc_peer *peer;
+	struct rpc_dispatch *rpc;
+	struct record *record;
+	struct kiln_options opts;
+
+	/* The effective configuration (see config.h): the config file with
+	 * the client's initializationOptions laid over it. Owned; always an
+	 * object. Subsystems read their own section ("sandbox", "validator",
+	 * "llm", ...). */
+	json_object *config;
+
+	/* Negotiated at initialize. */
+	enum pos_encoding encoding;
+	json_object *init_options; /* owned; NULL when the client sent none */
+	bool shutdown_requested;
+
+	/* Subsystems, each owned by its folder. */
+};
+
+/* Serve JSON-RPC on in_fd/out_fd until exit, end of input or SIGTERM.
+ * Returns the process exit code. */
+int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd);
+
+/* Stop all work and make kiln_serve return code (after flushing replies). */
+void kiln_stop(struct kiln *k, int code);

@@ -1,0 +1,114 @@
+/* lifecycle.c: initialize, initialized, shutdown and exit, as the LSP
+ * defines them. initialize also negotiates the position encoding that
+ * every range kiln sends afterwards is counted in. */
+#include "methods/methods.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "config.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "kiln.h"
+
+/* The client lists encodings in its order of preference; take the first
+ * one kiln speaks, else LSP's default, UTF-16. */
+static enum pos_encoding negotiate_encoding(json_object *params)
+{
+	json_object *offered = json_get_path(params, "capabilities.general.positionEncodings");
+	if (!offered || !json_object_is_type(offered, json_type_array))
+		return POS_UTF16;
+	size_t n = json_object_array_length(offered);
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(offered, i);
+		enum pos_encoding enc;
+		if (json_object_is_type(e, json_type_string) &&
+		    pos_encoding_parse(json_object_get_string(e), &enc) == 0)
+			return enc;
+	}
+	return POS_UTF16;
+}
+
+static json_object *capabilities(const struct kiln *k)
+{
+	json_object *caps = json_object_new_object();
+	json_object_object_add(caps, "positionEncoding",
+			       json_object_new_string(pos_encoding_name(k->encoding)));
+	/* kiln's own methods, so a client can tell what this build serves. */
+	json_object *kiln = json_object_new_object();
+	json_object *methods = json_object_new_array();
+	for (size_t i = 0; i < kiln_methods_count; i++) {
+		const char *name = kiln_methods[i].name;
+		if (strchr(name, '/'))
+			json_object_array_add(methods, json_object_new_string(name));
+	}
+	json_object_object_add(kiln, "methods", methods);
+	json_object_object_add(caps, "experimental", kiln);
+	return caps;
+}
+
+int method_initialize(struct rpc_call *call, json_object *params)
+{
+	struct kiln *k = rpc_call_ctx(call);
+	struct rpc_dispatch *d = rpc_call_dispatch(call);
+	if (rpc_dispatch_state(d) != RPC_STATE_UNINITIALIZED) {
+		rpc_call_error(call, RPC_INVALID_REQUEST,
+			       "Invalid Request: initialize may be sent only once", NULL);
+		return 0;
+	}
+	if (params && !json_object_is_type(params, json_type_object)) {
+		rpc_call_error(call, RPC_INVALID_PARAMS,
+			       "Invalid params: initialize takes an object (InitializeParams)",
+			       NULL);
+		return 0;
+	}
+	k->encoding = negotiate_encoding(params);
+	json_object *opts = json_get(params, "initializationOptions");
+	json_object_put(k->init_options);
+	k->init_options = json_copy(opts);
+	if (config_merge(k->config, opts) < 0)
+		return -ENOMEM;
+	const char *client = NULL;
+	json_object *info = json_get(params, "clientInfo");
+	if (json_get_string(info, "name", &client) == 0)
+		log_info("client: %s", client);
+
+	json_object *result = json_object_new_object();
+	json_object_object_add(result, "capabilities", capabilities(k));
+	json_object *server_info = json_object_new_object();
+	json_object_object_add(server_info, "name", json_object_new_string("kiln"));
+	json_object_object_add(server_info, "version", json_object_new_string(KILN_VERSION));
+	json_object_object_add(result, "serverInfo", server_info);
+	rpc_dispatch_set_state(d, RPC_STATE_RUNNING);
+	rpc_call_reply(call, result);
+	return 0;
+}
+
+int method_initialized(struct rpc_call *call, json_object *params)
+{
+	(void)call;
+	(void)params;
+	return 0;
+}
+
+int method_shutdown(struct rpc_call *call, json_object *params)
+{
+	(void)params;
+	struct kiln *k = rpc_call_ctx(call);
+	struct rpc_dispatch *d = rpc_call_dispatch(call);
+	k->shutdown_requested = true;
+	rpc_dispatch_set_state(d, RPC_STATE_SHUTDOWN);
+	/* Work still running is stopped now, so that exit finds nothing.
+	 * Answered first, the shutdown call is not among those cancelled. */
+	rpc_call_reply(call, NULL);
+	rpc_dispatch_cancel_all(d);
+	return 0;
+}
+
+int method_exit(struct rpc_call *call, json_object *params)
+{
+	(void)params;
+	struct kiln *k = rpc_call_ctx(call);
+	kiln_stop(k, k->shutdown_requested ? 0 : 1);
+	return 0;
+}

@@ -1,0 +1,504 @@
+/* dispatch.c: method table, call lifetimes, batches, cancellation and the
+ * lifecycle gate (see dispatch.h). */
+#include "rpc/dispatch.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "core/log.h"
+#include "rpc/peer.h"
+
+/* Replies to the members of one batch, gathered until all are answered. */
+struct batch {
+	json_object *replies; /* array */
+	int pending;	      /* calls not yet answered, +1 while being read */
+};
+
+struct rpc_call {
+	struct rpc_dispatch *d;
+	struct rpc_call *prev, *next; /* pending requests */
+	json_object *id;	      /* owned copy; NULL for JSON null */
+	char *method;
+	struct batch *batch;
+	bool notification;
+	bool in_handler;
+	bool answered;
+	void (*cancel_fn)(void *data);
+	void *cancel_data;
+};
+
+struct out_request {
+	struct out_request *next;
+	int64_t id;
+	rpc_reply_fn cb;
+	void *data;
+};
+
+struct rpc_dispatch {
+	struct loop *loop;
+	struct rpc_peer *peer;
+	const struct rpc_method *table;
+	size_t ntable;
+	void *ctx;
+	enum rpc_state state;
+	struct rpc_call *pending;
+	size_t npending;
+	struct out_request *out_requests;
+	int64_t next_out_id;
+};
+
+struct rpc_dispatch *rpc_dispatch_new(struct loop *loop, struct rpc_peer *peer,
+				      const struct rpc_method *table, size_t n, void *ctx)
+{
+	struct rpc_dispatch *d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->loop = loop;
+	d->peer = peer;
+	d->table = table;
+	d->ntable = n;
+	d->ctx = ctx;
+	d->next_out_id = 1;
+	return d;
+}
+
+void rpc_dispatch_free(struct rpc_dispatch *d)
+{
+	if (!d)
+		return;
+	rpc_dispatch_cancel_all(d);
+	while (d->out_requests) {
+		struct out_request *o = d->out_requests;
+		d->out_requests = o->next;
+		o->cb(o->data, NULL, NULL);
+		free(o);
+	}
+	free(d);
+}
+
+enum rpc_state rpc_dispatch_state(const struct rpc_dispatch *d)
+{
+	return d->state;
+}
+
+void rpc_dispatch_set_state(struct rpc_dispatch *d, enum rpc_state state)
+{
+	d->state = state;
+}
+
+size_t rpc_dispatch_pending(const struct rpc_dispatch *d)
+{
+	return d->npending;
+}
+
+struct rpc_peer *rpc_dispatch_peer(struct rpc_dispatch *d)
+{
+	return d->peer;
+}
+
+static void send_msg(struct rpc_dispatch *d, json_object *msg)
+{
+	if (!msg) {
+		log_error("out of memory building a message");
+		return;
+	}
+	rpc_peer_send(d->peer, msg);
+	json_object_put(msg);
+}
+
+static void batch_put(struct rpc_dispatch *d, struct batch *b)
+{
+	if (--b->pending > 0)
+		return;
+	if (json_object_array_length(b->replies) > 0)
+		rpc_peer_send(d->peer, b->replies);
+	json_object_put(b->replies);
+	free(b);
+}
+
+/* Deliver a response (stolen) for the call, to the peer or its batch. */
+static void deliver(struct rpc_call *call, json_object *response)
+{
+	struct rpc_dispatch *d = call->d;
+	if (!response) {
+		log_error("out of memory building a response");
+		response = rpc_error_new(call->id, RPC_INTERNAL_ERROR, NULL, NULL);
+	}
+	if (call->batch && response)
+		json_object_array_add(call->batch->replies, response);
+	else
+		send_msg(d, response);
+}
+
+static void unlink_call(struct rpc_call *call)
+{
+	struct rpc_dispatch *d = call->d;
+	if (call->prev || d->pending == call) {
+		if (call->prev)
+			call->prev->next = call->next;
+		else
+			d->pending = call->next;
+		if (call->next)
+			call->next->prev = call->prev;
+		call->prev = call->next = NULL;
+		d->npending--;
+	}
+}
+
+static void free_call(struct rpc_call *call)
+{
+	unlink_call(call);
+	if (call->batch)
+		batch_put(call->d, call->batch);
+	json_object_put(call->id);
+	free(call->method);
+	free(call);
+}
+
+/* Answer once; a call answered inside its handler is freed when the
+ * handler returns. */
+static void answer(struct rpc_call *call, json_object *response)
+{
+	if (call->answered) {
+		json_object_put(response);
+		return;
+	}
+	call->answered = true;
+	if (call->notification)
+		json_object_put(response);
+	else
+		deliver(call, response);
+	if (!call->in_handler)
+		free_call(call);
+}
+
+void rpc_call_reply(struct rpc_call *call, json_object *result)
+{
+	if (call->notification) {
+		json_object_put(result);
+		answer(call, NULL);
+		return;
+	}
+	answer(call, rpc_response_new(call->id, result));
+}
+
+void rpc_call_error(struct rpc_call *call, int code, const char *message, json_object *data)
+{
+	if (call->notification) {
+		if (message)
+			log_warn("%s: %s", call->method, message);
+		json_object_put(data);
+		answer(call, NULL);
+		return;
+	}
+	answer(call, rpc_error_new(call->id, code, message, data));
+}
+
+void rpc_call_errorf(struct rpc_call *call, int code, json_object *data, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rpc_call_error(call, code, msg, data);
+}
+
+void rpc_call_on_cancel(struct rpc_call *call, void (*fn)(void *data), void *data)
+{
+	call->cancel_fn = fn;
+	call->cancel_data = data;
+}
+
+void *rpc_call_ctx(struct rpc_call *call)
+{
+	return call->d->ctx;
+}
+
+struct rpc_dispatch *rpc_call_dispatch(struct rpc_call *call)
+{
+	return call->d;
+}
+
+const char *rpc_call_method(const struct rpc_call *call)
+{
+	return call->method;
+}
+
+json_object *rpc_call_id(const struct rpc_call *call)
+{
+	return call->id;
+}
+
+bool rpc_call_is_notification(const struct rpc_call *call)
+{
+	return call->notification;
+}
+
+static void cancel_call(struct rpc_call *call)
+{
+	void (*fn)(void *) = call->cancel_fn;
+	call->cancel_fn = NULL;
+	/* The hook stops the work; it must not answer the call itself, but
+	 * if it does, answer() keeps the first reply. */
+	call->in_handler = true;
+	fn(call->cancel_data);
+	call->in_handler = false;
+	if (!call->answered)
+		answer(call, rpc_error_new(call->id, RPC_REQUEST_CANCELLED, NULL, NULL));
+	else
+		free_call(call);
+}
+
+void rpc_dispatch_cancel_all(struct rpc_dispatch *d)
+{
+	/* Calls without a hook are still answered, so no client waits on a
+	 * server that is going away. A call answered inside its running
+	 * handler (shutdown) stays listed until the handler returns: skip it.
+	 * Restart the scan after each cancel, since a hook may end others. */
+	for (;;) {
+		struct rpc_call *call = d->pending;
+		while (call && call->answered)
+			call = call->next;
+		if (!call)
+			return;
+		if (call->cancel_fn)
+			cancel_call(call);
+		else
+			answer(call, rpc_error_new(call->id, RPC_REQUEST_CANCELLED, NULL, NULL));
+	}
+}
+
+static void handle_cancel(struct rpc_dispatch *d, json_object *params)
+{
+	json_object *id = json_get(params, "id");
+	if (!id)
+		return;
+	for (struct rpc_call *call = d->pending; call; call = call->next) {
+		if (rpc_id_equal(call->id, id)) {
+			if (call->cancel_fn) {
+				log_info("cancelling request %s", json_compact(id));
+				cancel_call(call);
+			}
+			return;
+		}
+	}
+	/* Already answered: LSP says to ignore it. */
+}
+
+static const struct rpc_method *find_method(struct rpc_dispatch *d, const char *name)
+{
+	for (size_t i = 0; i < d->ntable; i++)
+		if (strcmp(d->table[i].name, name) == 0)
+			return &d->table[i];
+	return NULL;
+}
+
+static void handle_response(struct rpc_dispatch *d, const struct rpc_msg *m)
+{
+	if (m->id && json_object_is_type(m->id, json_type_int)) {
+		int64_t id = json_object_get_int64(m->id);
+		for (struct out_request **pp = &d->out_requests; *pp; pp = &(*pp)->next) {
+			struct out_request *o = *pp;
+			if (o->id == id) {
+				*pp = o->next;
+				o->cb(o->data, m->result, m->error);
+				free(o);
+				return;
+			}
+		}
+	}
+	log_warn("response from client for unknown request id %s",
+		 m->id ? json_compact(m->id) : "null");
+}
+
+static struct rpc_call *new_call(struct rpc_dispatch *d, const struct rpc_msg *m,
+				 struct batch *batch)
+{
+	struct rpc_call *call = calloc(1, sizeof(*call));
+	if (!call)
+		return NULL;
+	call->d = d;
+	call->notification = m->kind == RPC_KIND_NOTIFICATION;
+	call->id = json_copy(m->id);
+	call->method = strdup(m->method);
+	if (!call->method || (m->id && !call->id)) {
+		json_object_put(call->id);
+		free(call->method);
+		free(call);
+		return NULL;
+	}
+	call->batch = batch;
+	if (batch)
+		batch->pending++;
+	if (!call->notification) {
+		call->next = d->pending;
+		if (d->pending)
+			d->pending->prev = call;
+		d->pending = call;
+		d->npending++;
+	}
+	return call;
+}
+
+/* Error reply for something that never became a call. */
+static void reply_error(struct rpc_dispatch *d, struct batch *batch, json_object *id, int code,
+			const char *message)
+{
+	json_object *e = rpc_error_new(id, code, message, NULL);
+	if (batch && e)
+		json_object_array_add(batch->replies, e);
+	else
+		send_msg(d, e);
+}
+
+static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *batch)
+{
+	char detail[256];
+	struct rpc_msg m;
+	json_object *bad_id = NULL;
+	if (rpc_msg_parse(obj, &m, &bad_id, detail, sizeof(detail)) < 0) {
+		log_warn("%s", detail);
+		reply_error(d, batch, bad_id, RPC_INVALID_REQUEST, detail);
+		return;
+	}
+	if (m.kind == RPC_KIND_RESPONSE) {
+		handle_response(d, &m);
+		return;
+	}
+	bool notification = m.kind == RPC_KIND_NOTIFICATION;
+	if (strcmp(m.method, "$/cancelRequest") == 0 && notification) {
+		if (d->state == RPC_STATE_RUNNING)
+			handle_cancel(d, m.params);
+		return;
+	}
+	const struct rpc_method *method = find_method(d, m.method);
+	if (!method) {
+		if (notification) {
+			/* $/ notifications are optional by LSP's rule; others
+			 * are ignored too, since notifications get no reply. */
+			log_debug("ignoring notification %s", m.method);
+			return;
+		}
+		snprintf(detail, sizeof(detail), "Method not found: %s", m.method);
+		reply_error(d, batch, m.id, RPC_METHOD_NOT_FOUND, detail);
+		return;
+	}
+	if (d->state == RPC_STATE_UNINITIALIZED && !(method->flags & RPC_BEFORE_INIT)) {
+		if (notification)
+			return; /* LSP: dropped before initialize */
+		snprintf(detail, sizeof(detail),
+			 "Server not initialized: send \"initialize\" before \"%s\"", m.method);
+		reply_error(d, batch, m.id, RPC_SERVER_NOT_INITIALIZED, detail);
+		return;
+	}
+	if (d->state == RPC_STATE_SHUTDOWN && !(method->flags & RPC_AFTER_SHUTDOWN)) {
+		if (notification)
+			return;
+		snprintf(detail, sizeof(detail),
+			 "Invalid Request: the server is shutting down; only \"exit\" is accepted");
+		reply_error(d, batch, m.id, RPC_INVALID_REQUEST, detail);
+		return;
+	}
+	if (!notification && (method->flags & RPC_NOTIFICATION)) {
+		snprintf(detail, sizeof(detail),
+			 "Invalid Request: \"%s\" is a notification and takes no id", m.method);
+		reply_error(d, batch, m.id, RPC_INVALID_REQUEST, detail);
+		return;
+	}
+	struct rpc_call *call = new_call(d, &m, batch);
+	if (!call) {
+		reply_error(d, batch, m.id, RPC_INTERNAL_ERROR, "Internal error: out of memory");
+		return;
+	}
+	call->in_handler = true;
+	int r = method->fn(call, m.params);
+	call->in_handler = false;
+	if (call->answered) {
+		free_call(call);
+		return;
+	}
+	if (r < 0) {
+		log_warn("%s failed: %s", m.method, strerror(-r));
+		snprintf(detail, sizeof(detail), "Internal error: %s", strerror(-r));
+		rpc_call_error(call, RPC_INTERNAL_ERROR, detail, NULL);
+		return;
+	}
+	if (call->notification) {
+		free_call(call);
+		return;
+	}
+	/* Answered later by the handler's own work. */
+}
+
+void rpc_dispatch_message(struct rpc_dispatch *d, json_object *msg)
+{
+	if (!msg || !json_object_is_type(msg, json_type_array)) {
+		handle_one(d, msg, NULL);
+		return;
+	}
+	size_t n = json_object_array_length(msg);
+	if (n == 0) {
+		reply_error(d, NULL, NULL, RPC_INVALID_REQUEST,
+			    "Invalid Request: an empty batch");
+		return;
+	}
+	struct batch *b = calloc(1, sizeof(*b));
+	if (!b || !(b->replies = json_object_new_array())) {
+		free(b);
+		reply_error(d, NULL, NULL, RPC_INTERNAL_ERROR, "Internal error: out of memory");
+		return;
+	}
+	b->pending = 1; /* held while the members are read */
+	for (size_t i = 0; i < n; i++)
+		handle_one(d, json_object_array_get_idx(msg, i), b);
+	batch_put(d, b);
+}
+
+void rpc_dispatch_bad_input(struct rpc_dispatch *d, int code, const char *detail)
+{
+	reply_error(d, NULL, NULL, code, detail);
+}
+
+int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params)
+{
+	json_object *n = rpc_notification_new(method, params);
+	if (!n)
+		return -ENOMEM;
+	int r = rpc_peer_send(d->peer, n);
+	json_object_put(n);
+	return r;
+}
+
+int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params, rpc_reply_fn cb,
+		void *data)
+{
+	struct out_request *o = calloc(1, sizeof(*o));
+	if (!o) {
+		json_object_put(params);
+		return -ENOMEM;
+	}
+	o->id = d->next_out_id++;
+	o->cb = cb;
+	o->data = data;
+	json_object *id = json_object_new_int64(o->id);
+	json_object *req = rpc_request_new(id, method, params);
+	json_object_put(id);
+	if (!req) {
+		free(o);
+		return -ENOMEM;
+	}
+	int r = rpc_peer_send(d->peer, req);
+	json_object_put(req);
+	if (r < 0) {
+		free(o);
+		return r;
+	}
+	o->next = d->out_requests;
+	d->out_requests = o;
+	return 0;
+}

@@ -1,0 +1,93 @@
+/* dispatch.h: JSON-RPC 2.0 semantics over parsed messages: one static
+ * method table maps names to handlers; requests become calls that are
+ * answered exactly once (now or later), batches are gathered into one
+ * reply, $/cancelRequest reaches the call's cancel hook, and the LSP
+ * lifecycle gates what may run before initialize and after shutdown.
+ * Handlers never see bytes; the peer never sees methods. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "rpc/message.h"
+
+struct loop;
+struct rpc_peer;
+struct rpc_dispatch;
+struct rpc_call;
+
+/* A handler returns 0 when it has answered the call or will answer it
+ * later (then it must set a cancel hook), or -errno, and dispatch answers
+ * -32603 with that error. params is borrowed and NULL when absent, null or
+ * an empty array. For a notification, answering is a no-op. */
+typedef int (*rpc_handler_fn)(struct rpc_call *call, json_object *params);
+
+enum rpc_method_flags {
+	RPC_NOTIFICATION = 1 << 0, /* a notification, never answered */
+	RPC_BEFORE_INIT = 1 << 1,  /* allowed before initialize */
+	RPC_AFTER_SHUTDOWN = 1 << 2, /* allowed after shutdown */
+};
+
+struct rpc_method {
+	const char *name;
+	rpc_handler_fn fn;
+	unsigned flags;
+};
+
+enum rpc_state {
+	RPC_STATE_UNINITIALIZED,
+	RPC_STATE_RUNNING,
+	RPC_STATE_SHUTDOWN,
+};
+
+/* table: sorted or not, it is searched by name; it must outlive dispatch.
+ * ctx is handed to handlers through rpc_call_ctx(). */
+struct rpc_dispatch *rpc_dispatch_new(struct loop *loop, struct rpc_peer *peer,
+				      const struct rpc_method *table, size_t n, void *ctx);
+/* Cancels every call still pending (see rpc_dispatch_cancel_all) first. */
+void rpc_dispatch_free(struct rpc_dispatch *d);
+
+/* Entry points for the peer's callbacks. msg is borrowed. */
+void rpc_dispatch_message(struct rpc_dispatch *d, json_object *msg);
+void rpc_dispatch_bad_input(struct rpc_dispatch *d, int code, const char *detail);
+
+enum rpc_state rpc_dispatch_state(const struct rpc_dispatch *d);
+void rpc_dispatch_set_state(struct rpc_dispatch *d, enum rpc_state state);
+/* Answer every pending call with -32800 after running its cancel hook. */
+void rpc_dispatch_cancel_all(struct rpc_dispatch *d);
+/* Number of requests not yet answered. */
+size_t rpc_dispatch_pending(const struct rpc_dispatch *d);
+
+/* Send a notification; params is stolen (NULL for none). */
+int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params);
+
+/* Send a request to the client; cb gets the result or the error object
+ * (borrowed), or both NULL when dispatch is freed first. params stolen. */
+typedef void (*rpc_reply_fn)(void *data, json_object *result, json_object *error);
+int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params, rpc_reply_fn cb,
+		void *data);
+
+struct rpc_peer *rpc_dispatch_peer(struct rpc_dispatch *d);
+
+/* --- calls --- */
+
+void *rpc_call_ctx(struct rpc_call *call);
+struct rpc_dispatch *rpc_call_dispatch(struct rpc_call *call);
+const char *rpc_call_method(const struct rpc_call *call);
+/* The request's id (borrowed; NULL for JSON null). */
+json_object *rpc_call_id(const struct rpc_call *call);
+bool rpc_call_is_notification(const struct rpc_call *call);
+
+/* Answer the call; result is stolen (NULL sends JSON null). The call is
+ * freed: do not touch it afterwards. */
+void rpc_call_reply(struct rpc_call *call, json_object *result);
+/* Answer with an error; data is stolen (may be NULL). message NULL uses the
+ * code's standard text. The call is freed. */
+void rpc_call_error(struct rpc_call *call, int code, const char *message, json_object *data);
+void rpc_call_errorf(struct rpc_call *call, int code, json_object *data, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* Register how to stop the call's work when the client cancels it or the
+ * server stops. fn must stop the work and forget the call: dispatch then
+ * answers -32800 and frees the call. */
+void rpc_call_on_cancel(struct rpc_call *call, void (*fn)(void *data), void *data);

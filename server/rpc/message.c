@@ -1,0 +1,234 @@
+/* message.c: JSON-RPC 2.0 validation and builders (see message.h). */
+#include "rpc/message.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/json.h"
+
+int rpc_parse(const char *body, size_t len, json_object **ret_obj, char *detail, size_t dsz)
+{
+	if (len > (size_t)INT32_MAX) {
+		snprintf(detail, dsz, "Parse error: message too large to parse");
+		return -EINVAL;
+	}
+	json_tokener *tok = json_tokener_new_ex(RPC_MAX_DEPTH);
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	json_object *obj = json_tokener_parse_ex(tok, body, (int)len);
+	enum json_tokener_error err = json_tokener_get_error(tok);
+	size_t end = tok->char_offset;
+	json_tokener_free(tok);
+	if (err == json_tokener_continue || (err == json_tokener_success && len == 0)) {
+		snprintf(detail, dsz, "Parse error: the JSON text ends early");
+		goto fail;
+	}
+	if (err == json_tokener_error_depth) {
+		snprintf(detail, dsz, "Parse error: nesting deeper than %d levels", RPC_MAX_DEPTH);
+		goto fail;
+	}
+	if (err != json_tokener_success) {
+		snprintf(detail, dsz, "Parse error: %s at byte %zu", json_tokener_error_desc(err),
+			 end);
+		goto fail;
+	}
+	/* Only whitespace may follow the value. */
+	for (size_t i = end; i < len; i++) {
+		char c = body[i];
+		if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+			snprintf(detail, dsz, "Parse error: data after the JSON value at byte %zu", i);
+			goto fail;
+		}
+	}
+	*ret_obj = obj;
+	return 0;
+fail:
+	json_object_put(obj);
+	return -EINVAL;
+}
+
+static int valid_id(json_object *id)
+{
+	/* NULL is JSON null, which the spec allows. */
+	return !id || json_object_is_type(id, json_type_string) ||
+	       json_object_is_type(id, json_type_int) || json_object_is_type(id, json_type_double);
+}
+
+int rpc_msg_parse(json_object *obj, struct rpc_msg *ret, json_object **ret_id, char *detail,
+		  size_t dsz)
+{
+	struct rpc_msg m = {0};
+	*ret_id = NULL;
+	if (!json_object_is_type(obj, json_type_object)) {
+		snprintf(detail, dsz, "Invalid Request: a message must be a JSON object");
+		return -EINVAL;
+	}
+	json_object *id = NULL;
+	int has_id = json_object_object_get_ex(obj, "id", &id);
+	if (has_id && valid_id(id))
+		*ret_id = id;
+
+	const char *version = NULL;
+	if (json_get_string(obj, "jsonrpc", &version) < 0 || strcmp(version, "2.0") != 0) {
+		snprintf(detail, dsz, "Invalid Request: \"jsonrpc\" must be \"2.0\"");
+		return -EINVAL;
+	}
+	if (has_id && !valid_id(id)) {
+		snprintf(detail, dsz, "Invalid Request: \"id\" must be a string, number or null");
+		return -EINVAL;
+	}
+	json_object *method = NULL;
+	if (json_object_object_get_ex(obj, "method", &method)) {
+		if (!json_object_is_type(method, json_type_string)) {
+			snprintf(detail, dsz, "Invalid Request: \"method\" must be a string");
+			return -EINVAL;
+		}
+		json_object *params = NULL;
+		if (json_object_object_get_ex(obj, "params", &params) && params &&
+		    !json_object_is_type(params, json_type_object) &&
+		    !json_object_is_type(params, json_type_array)) {
+			snprintf(detail, dsz,
+				 "Invalid Request: \"params\" must be an object or an array");
+			return -EINVAL;
+		}
+		/* Editors differ in how they say "no params": Neovim sends [],
+		 * Emacs null, VS Code leaves it out. Handlers see NULL for all. */
+		if (params && json_object_is_type(params, json_type_array) &&
+		    json_object_array_length(params) == 0)
+			params = NULL;
+		m.kind = has_id ? RPC_KIND_REQUEST : RPC_KIND_NOTIFICATION;
+		m.id = id;
+		m.method = json_object_get_string(method);
+		m.params = params;
+		*ret = m;
+		return 0;
+	}
+	json_object *result = NULL, *error = NULL;
+	int has_result = json_object_object_get_ex(obj, "result", &result);
+	int has_error = json_object_object_get_ex(obj, "error", &error);
+	if (!has_id || has_result == has_error) {
+		snprintf(detail, dsz, "Invalid Request: a message needs a \"method\", or an \"id\" "
+				      "with exactly one of \"result\" and \"error\"");
+		return -EINVAL;
+	}
+	m.kind = RPC_KIND_RESPONSE;
+	m.id = id;
+	m.result = result;
+	m.error = error;
+	*ret = m;
+	return 0;
+}
+
+const char *rpc_error_message(int code)
+{
+	switch (code) {
+	case RPC_PARSE_ERROR:
+		return "Parse error";
+	case RPC_INVALID_REQUEST:
+		return "Invalid Request";
+	case RPC_METHOD_NOT_FOUND:
+		return "Method not found";
+	case RPC_INVALID_PARAMS:
+		return "Invalid params";
+	case RPC_INTERNAL_ERROR:
+		return "Internal error";
+	case RPC_SERVER_NOT_INITIALIZED:
+		return "Server not initialized";
+	case RPC_REQUEST_FAILED:
+		return "Request failed";
+	case RPC_REQUEST_CANCELLED:
+		return "Request cancelled";
+	default:
+		return "Server error";
+	}
+}
+
+static json_object *envelope(json_object *id, int with_id)
+{
+	json_object *o = json_object_new_object();
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "jsonrpc", json_object_new_string("2.0"));
+	if (with_id)
+		json_object_object_add(o, "id", json_copy(id));
+	return o;
+}
+
+json_object *rpc_response_new(json_object *id, json_object *result)
+{
+	json_object *o = envelope(id, 1);
+	if (!o) {
+		json_object_put(result);
+		return NULL;
+	}
+	json_object_object_add(o, "result", result);
+	return o;
+}
+
+json_object *rpc_error_new(json_object *id, int code, const char *message, json_object *data)
+{
+	json_object *o = envelope(id, 1);
+	json_object *e = json_object_new_object();
+	if (!o || !e) {
+		json_object_put(o);
+		json_object_put(e);
+		json_object_put(data);
+		return NULL;
+	}
+	json_object_object_add(e, "code", json_object_new_int(code));
+	json_object_object_add(e, "message",
+			       json_object_new_string(message ? message : rpc_error_message(code)));
+	if (data)
+		json_object_object_add(e, "data", data);
+	json_object_object_add(o, "error", e);
+	return o;
+}
+
+json_object *rpc_notification_new(const char *method, json_object *params)
+{
+	json_object *o = envelope(NULL, 0);
+	if (!o) {
+		json_object_put(params);
+		return NULL;
+	}
+	json_object_object_add(o, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(o, "params", params);
+	return o;
+}
+
+json_object *rpc_request_new(json_object *id, const char *method, json_object *params)
+{
+	json_object *o = envelope(id, 1);
+	if (!o) {
+		json_object_put(params);
+		return NULL;
+	}
+	json_object_object_add(o, "method", json_object_new_string(method));
+	if (params)
+		json_object_object_add(o, "params", params);
+	return o;
+}
+
+int rpc_id_equal(json_object *a, json_object *b)
+{
+	if (!a || !b)
+		return !a && !b;
+	if (json_object_get_type(a) != json_object_get_type(b)) {
+		/* 1 and 1.0 are the same number. */
+		if ((json_object_is_type(a, json_type_int) ||
+		     json_object_is_type(a, json_type_double)) &&
+		    (json_object_is_type(b, json_type_int) || json_object_is_type(b, json_type_double)))
+			return json_object_get_double(a) == json_object_get_double(b);
+		return 0;
+	}
+	if (json_object_is_type(a, json_type_string))
+		return strcmp(json_object_get_string(a), json_object_get_string(b)) == 0;
+	if (json_object_is_type(a, json_type_int))
+		return json_object_get_int64(a) == json_object_get_int64(b);
+	if (json_object_is_type(a, json_type_double))
+		return json_object_get_double(a) == json_object_get_double(b);
+	return 0;
+}

@@ -1,0 +1,359 @@
+/* peer.c: the client connection over two fds (see peer.h). */
+#include "rpc/peer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/util.h"
+#include "rpc/frame.h"
+#include "rpc/message.h"
+
+#define HIGH_WATER (8u << 20)
+#define LOW_WATER  (1u << 20)
+#define READ_CHUNK 65536
+
+struct drain_waiter {
+	struct drain_waiter *next;
+	void (*fn)(void *data);
+	void *data;
+};
+
+struct rpc_peer {
+	struct loop *loop;
+	int in_fd, out_fd;
+	int in_flags, out_flags; /* restored on free */
+	bool in_watched, out_watched, in_polled;
+	bool input_done, output_broken;
+	struct loop_timer *poll_timer; /* input that epoll refuses (a file) */
+	struct frame_reader fr;
+	struct buf out;
+	size_t out_off;
+	struct drain_waiter *waiters;
+	struct loop_timer *drain_timer;
+	const struct rpc_peer_ops *ops;
+	void *data;
+	rpc_tap_fn tap;
+	void *tap_data;
+};
+
+static void on_body(void *data, char *body, size_t len)
+{
+	struct rpc_peer *peer = data;
+	char detail[200] = "";
+	json_object *msg = NULL;
+	if (peer->tap)
+		peer->tap(peer->tap_data, false, body, len);
+	int r = rpc_parse(body, len, &msg, detail, sizeof(detail));
+	if (r < 0) {
+		log_warn("bad message from client: %s", detail);
+		peer->ops->bad_input(peer->data, RPC_PARSE_ERROR, detail);
+		return;
+	}
+	peer->ops->message(peer->data, msg);
+	json_object_put(msg);
+}
+
+static void on_frame_error(void *data, enum frame_error err, const char *detail)
+{
+	struct rpc_peer *peer = data;
+	log_warn("bad framing from client: %s", detail);
+	if (err == FRAME_ERR_TRUNCATED)
+		return; /* the stream is over: nobody to answer */
+	char msg[220];
+	int code = err == FRAME_ERR_TOO_LARGE ? RPC_INVALID_REQUEST : RPC_PARSE_ERROR;
+	snprintf(msg, sizeof(msg), "%s: %s", rpc_error_message(code), detail);
+	peer->ops->bad_input(peer->data, code, msg);
+}
+
+static const struct frame_callbacks frame_cbs = {
+	.message = on_body,
+	.error = on_frame_error,
+};
+
+static void input_ended(struct rpc_peer *peer)
+{
+	if (peer->input_done)
+		return;
+	frame_reader_eof(&peer->fr, &frame_cbs, peer);
+	rpc_peer_stop_input(peer);
+	peer->ops->closed(peer->data);
+}
+
+/* Read what is there; returns false once input is over. */
+static bool read_some(struct rpc_peer *peer)
+{
+	char chunk[READ_CHUNK];
+	/* Bounded so one busy client cannot starve timers and child pipes. */
+	for (int rounds = 0; rounds < 16 && !peer->input_done; rounds++) {
+		ssize_t n = read(peer->in_fd, chunk, sizeof(chunk));
+		if (n > 0) {
+			if (frame_reader_feed(&peer->fr, chunk, (size_t)n, &frame_cbs, peer) < 0) {
+				log_error("out of memory reading a message");
+				input_ended(peer);
+				return false;
+			}
+			if (loop_stopping(peer->loop))
+				return false;
+			continue;
+		}
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return true;
+		if (n < 0)
+			log_warn("reading from client: %s", strerror(errno));
+		input_ended(peer);
+		return false;
+	}
+	return !peer->input_done;
+}
+
+static void on_input(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	read_some(data);
+}
+
+static void on_input_poll(struct loop *loop, void *data)
+{
+	struct rpc_peer *peer = data;
+	peer->poll_timer = NULL;
+	if (read_some(peer) && !peer->input_done)
+		peer->poll_timer = loop_timer_start(loop, 0, on_input_poll, peer);
+}
+
+static void fire_drain(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct rpc_peer *peer = data;
+	peer->drain_timer = NULL;
+	struct drain_waiter *w = peer->waiters;
+	peer->waiters = NULL;
+	while (w) {
+		struct drain_waiter *next = w->next;
+		w->fn(w->data);
+		free(w);
+		w = next;
+	}
+}
+
+static void update_out_watch(struct rpc_peer *peer);
+
+static int write_some(struct rpc_peer *peer)
+{
+	while (peer->out_off < peer->out.len) {
+		ssize_t n = write(peer->out_fd, peer->out.data + peer->out_off,
+				  peer->out.len - peer->out_off);
+		if (n > 0) {
+			peer->out_off += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		log_warn("writing to client: %s", n < 0 ? strerror(errno) : "short write");
+		peer->output_broken = true;
+		buf_reset(&peer->out);
+		peer->out_off = 0;
+		return -EPIPE;
+	}
+	if (peer->out_off == peer->out.len) {
+		buf_reset(&peer->out);
+		peer->out_off = 0;
+	} else if (peer->out_off > peer->out.len / 2) {
+		buf_consume(&peer->out, peer->out_off);
+		peer->out_off = 0;
+	}
+	if (peer->waiters && !peer->drain_timer && rpc_peer_queued(peer) < LOW_WATER)
+		peer->drain_timer = loop_timer_start(peer->loop, 0, fire_drain, peer);
+	return 0;
+}
+
+static void on_output(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)fd;
+	(void)events;
+	struct rpc_peer *peer = data;
+	if (write_some(peer) < 0) {
+		update_out_watch(peer);
+		peer->ops->closed(peer->data);
+		return;
+	}
+	update_out_watch(peer);
+}
+
+static void update_out_watch(struct rpc_peer *peer)
+{
+	bool want = !peer->output_broken && rpc_peer_queued(peer) > 0;
+	if (want && !peer->out_watched) {
+		if (loop_watch(peer->loop, peer->out_fd, LOOP_WRITE, on_output, peer) == 0)
+			peer->out_watched = true;
+	} else if (!want && peer->out_watched) {
+		loop_unwatch(peer->loop, peer->out_fd);
+		peer->out_watched = false;
+	}
+}
+
+struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t max_message,
+			      const struct rpc_peer_ops *ops, void *data)
+{
+	struct rpc_peer *peer = calloc(1, sizeof(*peer));
+	if (!peer)
+		return NULL;
+	peer->loop = loop;
+	peer->in_fd = in_fd;
+	peer->out_fd = out_fd;
+	peer->ops = ops;
+	peer->data = data;
+	frame_reader_init(&peer->fr, max_message);
+	/* The queue itself is not capped: replies must never be lost, and
+	 * producers stop at the high-water mark. */
+	buf_init(&peer->out, SIZE_MAX / 2);
+	peer->in_flags = fcntl(in_fd, F_GETFL);
+	peer->out_flags = fcntl(out_fd, F_GETFL);
+	if (peer->in_flags >= 0)
+		fcntl(in_fd, F_SETFL, peer->in_flags | O_NONBLOCK);
+	if (peer->out_flags >= 0)
+		fcntl(out_fd, F_SETFL, peer->out_flags | O_NONBLOCK);
+	int r = loop_watch(loop, in_fd, LOOP_READ, on_input, peer);
+	if (r == -EPERM) {
+		/* A regular file or /dev/null: epoll cannot watch it, and it
+		 * never blocks, so read it a chunk per loop iteration. */
+		peer->poll_timer = loop_timer_start(loop, 0, on_input_poll, peer);
+		peer->in_polled = true;
+	} else if (r < 0) {
+		log_error("cannot watch the input fd: %s", strerror(-r));
+		rpc_peer_free(peer);
+		return NULL;
+	} else {
+		peer->in_watched = true;
+	}
+	return peer;
+}
+
+void rpc_peer_stop_input(struct rpc_peer *peer)
+{
+	if (peer->in_watched)
+		loop_unwatch(peer->loop, peer->in_fd);
+	peer->in_watched = false;
+	loop_timer_stop(peer->loop, peer->poll_timer);
+	peer->poll_timer = NULL;
+	peer->input_done = true;
+}
+
+void rpc_peer_free(struct rpc_peer *peer)
+{
+	if (!peer)
+		return;
+	rpc_peer_stop_input(peer);
+	if (peer->out_watched)
+		loop_unwatch(peer->loop, peer->out_fd);
+	loop_timer_stop(peer->loop, peer->drain_timer);
+	while (peer->waiters) {
+		struct drain_waiter *w = peer->waiters;
+		peer->waiters = w->next;
+		free(w);
+	}
+	/* Leave a terminal or shared pipe the way we found it. */
+	if (peer->in_flags >= 0)
+		fcntl(peer->in_fd, F_SETFL, peer->in_flags);
+	if (peer->out_flags >= 0)
+		fcntl(peer->out_fd, F_SETFL, peer->out_flags);
+	frame_reader_release(&peer->fr);
+	buf_release(&peer->out);
+	free(peer);
+}
+
+int rpc_peer_send(struct rpc_peer *peer, json_object *msg)
+{
+	if (peer->output_broken)
+		return -EPIPE;
+	const char *s = json_compact(msg);
+	size_t len = strlen(s);
+	if (peer->tap)
+		peer->tap(peer->tap_data, true, s, len);
+	int r = frame_encode(&peer->out, s, len);
+	if (r < 0)
+		return r;
+	if (!peer->out_watched) {
+		/* Nothing was pending: try at once, so a reply costs no extra
+		 * loop iteration. */
+		if (write_some(peer) < 0) {
+			peer->ops->closed(peer->data);
+			return -EPIPE;
+		}
+	}
+	update_out_watch(peer);
+	return 0;
+}
+
+size_t rpc_peer_queued(const struct rpc_peer *peer)
+{
+	return peer->out.len - peer->out_off;
+}
+
+bool rpc_peer_congested(const struct rpc_peer *peer)
+{
+	return rpc_peer_queued(peer) >= HIGH_WATER;
+}
+
+int rpc_peer_on_drain(struct rpc_peer *peer, void (*fn)(void *data), void *data)
+{
+	struct drain_waiter *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fn = fn;
+	w->data = data;
+	w->next = peer->waiters;
+	peer->waiters = w;
+	if (!peer->drain_timer && rpc_peer_queued(peer) < LOW_WATER)
+		peer->drain_timer = loop_timer_start(peer->loop, 0, fire_drain, peer);
+	return 0;
+}
+
+void rpc_peer_cancel_drain(struct rpc_peer *peer, void (*fn)(void *data), void *data)
+{
+	for (struct drain_waiter **pp = &peer->waiters; *pp;) {
+		struct drain_waiter *w = *pp;
+		if (w->fn == fn && w->data == data) {
+			*pp = w->next;
+			free(w);
+		} else {
+			pp = &w->next;
+		}
+	}
+}
+
+int rpc_peer_flush(struct rpc_peer *peer, int timeout_ms)
+{
+	uint64_t deadline = loop_now_ms() + (uint64_t)timeout_ms;
+	while (rpc_peer_queued(peer) > 0 && !peer->output_broken) {
+		if (write_some(peer) < 0)
+			return -EPIPE;
+		if (rpc_peer_queued(peer) == 0)
+			break;
+		uint64_t now = loop_now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		struct pollfd p = {.fd = peer->out_fd, .events = POLLOUT};
+		poll(&p, 1, (int)(deadline - now));
+	}
+	return peer->output_broken ? -EPIPE : 0;
+}
+
+void rpc_peer_set_tap(struct rpc_peer *peer, rpc_tap_fn fn, void *data)
+{
+	peer->tap = fn;
+	peer->tap_data = data;
+}

@@ -1,0 +1,52 @@
+/* peer.h: the client connection: reads framed messages from one fd, writes
+ * framed messages to another, all through the event loop and never
+ * blocking it. Parses bodies into JSON; knows nothing of methods.
+ *
+ * Backpressure: writes are queued when the client is not reading. Past a
+ * high-water mark the peer reports itself congested; producers (run output,
+ * model streams) check rpc_peer_congested() and wait for the drain callback
+ * instead of queueing more. Replies are always queued, never dropped. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct loop;
+struct rpc_peer;
+
+struct rpc_peer_ops {
+	/* A well-formed JSON body; msg is borrowed (NULL for a JSON null). */
+	void (*message)(void *data, json_object *msg);
+	/* Input that is not a message: code is the JSON-RPC error to answer
+	 * with (id null), detail a sentence for the client and the log. */
+	void (*bad_input)(void *data, int code, const char *detail);
+	/* The input ended or failed, or the output side broke. */
+	void (*closed)(void *data);
+};
+
+typedef void (*rpc_tap_fn)(void *data, bool outgoing, const char *json, size_t len);
+
+/* Takes no ownership of the fds; sets them non-blocking. NULL on OOM or
+ * when the loop refuses the fds. */
+struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t max_message,
+			      const struct rpc_peer_ops *ops, void *data);
+void rpc_peer_free(struct rpc_peer *peer);
+
+/* Serialise and queue msg (borrowed). -EPIPE once the output is broken. */
+int rpc_peer_send(struct rpc_peer *peer, json_object *msg);
+bool rpc_peer_congested(const struct rpc_peer *peer);
+/* Call fn(data) once, when the queue falls below the low-water mark (at
+ * once, from the next loop iteration, when it already is). -ENOMEM. */
+int rpc_peer_on_drain(struct rpc_peer *peer, void (*fn)(void *data), void *data);
+/* Forget a drain callback registered with this fn and data. */
+void rpc_peer_cancel_drain(struct rpc_peer *peer, void (*fn)(void *data), void *data);
+/* Write out what is queued, waiting up to timeout_ms. 0 when all is out. */
+int rpc_peer_flush(struct rpc_peer *peer, int timeout_ms);
+/* Bytes queued and not yet written. */
+size_t rpc_peer_queued(const struct rpc_peer *peer);
+/* Stop reading input (after exit, or when stdin has been closed). */
+void rpc_peer_stop_input(struct rpc_peer *peer);
+
+/* See every message body that passes, both ways (for --record). */
+void rpc_peer_set_tap(struct rpc_peer *peer, rpc_tap_fn fn, void *data);

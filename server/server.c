@@ -1,0 +1,120 @@
+/* server.c: kiln_serve(): wires the loop, the client connection and the
+ * method table together, and makes sure that whatever way the session
+ * ends (exit, end of input, a signal) every piece of work is stopped, every
+ * reply is flushed and no child process is left behind. */
+#include "kiln.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "config.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "methods/methods.h"
+#include "replay/record.h"
+#include "rpc/dispatch.h"
+#include "rpc/peer.h"
+
+/* How long replies may take to drain when the session ends. */
+#define FLUSH_MS 1000
+
+void kiln_stop(struct kiln *k, int code)
+{
+	if (loop_stopping(k->loop))
+		return;
+	rpc_peer_stop_input(k->peer);
+	/* Cancelling answers every pending request (-32800) and kills the
+	 * processes behind them before the loop returns. */
+	rpc_dispatch_cancel_all(k->rpc);
+	loop_stop(k->loop, code);
+}
+
+static void on_message(void *data, json_object *msg)
+{
+	struct kiln *k = data;
+	rpc_dispatch_message(k->rpc, msg);
+}
+
+static void on_bad_input(void *data, int code, const char *detail)
+{
+	struct kiln *k = data;
+	rpc_dispatch_bad_input(k->rpc, code, detail);
+}
+
+static void on_closed(void *data)
+{
+	struct kiln *k = data;
+	log_info("client closed the connection; stopping");
+	kiln_stop(k, k->shutdown_requested ? 0 : 1);
+}
+
+static const struct rpc_peer_ops peer_ops = {
+	.message = on_message,
+	.bad_input = on_bad_input,
+	.closed = on_closed,
+};
+
+static void on_signal(struct loop *loop, int signo, void *data)
+{
+	(void)loop;
+	struct kiln *k = data;
+	log_info("received %s; stopping", strsignal(signo));
+	kiln_stop(k, 128 + signo);
+}
+
+int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
+{
+	struct kiln k = {.opts = *opts, .encoding = POS_UTF16};
+	int code = 1;
+	k.loop = loop_new();
+	if (!k.loop) {
+		log_error("cannot create the event loop: %s", strerror(errno));
+		return 1;
+	}
+	if (loop_signal_watch(k.loop, SIGTERM, on_signal, &k) < 0 ||
+	    loop_signal_watch(k.loop, SIGINT, on_signal, &k) < 0 ||
+	    loop_signal_watch(k.loop, SIGHUP, on_signal, &k) < 0) {
+		log_error("cannot watch signals: %s", strerror(errno));
+		goto out;
+	}
+	char detail[512] = "";
+	int r = config_load(opts->config_path, &k.config, detail, sizeof(detail));
+	if (r < 0) {
+		log_error("%s", detail[0] ? detail : strerror(-r));
+		goto out;
+	}
+	/* Subsystems start here, before anything can start a thread. */
+
+	k.peer = rpc_peer_new(k.loop, in_fd, out_fd, opts->max_message, &peer_ops, &k);
+	if (!k.peer)
+		goto out;
+	k.rpc = rpc_dispatch_new(k.loop, k.peer, kiln_methods, kiln_methods_count, &k);
+	if (!k.rpc)
+		goto out;
+	if (opts->record_path) {
+		r = record_open(opts->record_path, k.peer, &k.record);
+		if (r < 0) {
+			log_error("cannot record to %s: %s", opts->record_path, strerror(-r));
+			goto out;
+		}
+	}
+	code = loop_run(k.loop);
+	if (code < 0) {
+		log_error("event loop failed: %s", strerror(-code));
+		code = 1;
+	}
+out:
+	if (k.rpc)
+		rpc_dispatch_cancel_all(k.rpc);
+	if (k.peer && rpc_peer_flush(k.peer, FLUSH_MS) < 0)
+		log_warn("could not deliver all replies before exiting");
+	/* Subsystems stop here, in reverse order of their start. */
+	record_close(k.record);
+	rpc_dispatch_free(k.rpc);
+	rpc_peer_free(k.peer);
+	json_object_put(k.init_options);
+	json_object_put(k.config);
+	loop_free(k.loop);
+	return code;
+}

@@ -1,0 +1,52 @@
+#!/bin/sh
+# deps.sh: install the Debian packages kiln needs for the named purposes
+# (build, test, bench) when any is missing. As root it runs apt-get; as
+# anyone else it prints the exact command and fails. With --check it only
+# checks, printing the command when something is missing.
+set -eu
+
+check_only=0
+if [ "${1:-}" = "--check" ]; then
+	check_only=1
+	shift
+fi
+
+pkgs=""
+for purpose in "$@"; do
+	case "$purpose" in
+	build) pkgs="$pkgs gcc make pkg-config libjson-c-dev libseccomp-dev libbsd-dev
+		libcurl4-openssl-dev libtree-sitter-dev libedit-dev" ;;
+	test) pkgs="$pkgs check clang libclang-rt-14-dev python3 nodejs npm util-linux
+		ca-certificates" ;;
+	bench) pkgs="$pkgs bubblewrap hyperfine python3-bandit" ;;
+	*) echo "deps.sh: unknown purpose '$purpose'" >&2; exit 2 ;;
+	esac
+done
+
+missing=""
+for p in $pkgs; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+	case "$status" in
+	*"install ok installed"*) ;;
+	*) missing="$missing $p" ;;
+	esac
+done
+[ -z "$missing" ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends$missing"
+if [ "$check_only" = 1 ]; then
+	echo "kiln: missing packages:$missing" >&2
+	echo "kiln: run 'make deps' (or: sudo $cmd)" >&2
+	exit 1
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "kiln: these Debian packages are needed:$missing" >&2
+	echo "kiln: run as root: $cmd" >&2
+	exit 1
+fi
+echo "kiln: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# The package lists may be missing or stale on a fresh machine.
+apt-get update -qq >/dev/null
+# shellcheck disable=SC2086
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
