@@ -377,18 +377,17 @@ static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *b
 		return;
 	}
 	const struct rpc_method *method = find_method(d, m.method);
-	if (!method) {
-		if (notification) {
-			/* $/ notifications are optional by LSP's rule; others
-			 * are ignored too, since notifications get no reply. */
-			log_debug("ignoring notification %s", m.method);
-			return;
-		}
-		snprintf(detail, sizeof(detail), "Method not found: %s", m.method);
-		reply_error(d, batch, m.id, RPC_METHOD_NOT_FOUND, detail);
+	if (!method && notification) {
+		/* $/ notifications are optional by LSP's rule; others are
+		 * ignored too, since notifications get no reply. */
+		log_debug("ignoring notification %s", m.method);
 		return;
 	}
-	if (d->state == RPC_STATE_UNINITIALIZED && !(method->flags & RPC_BEFORE_INIT)) {
+	/* The lifecycle gate comes before "Method not found": LSP answers
+	 * every request before initialize with -32002 and every request
+	 * after shutdown with -32600, known or not. */
+	unsigned flags = method ? method->flags : 0;
+	if (d->state == RPC_STATE_UNINITIALIZED && !(flags & RPC_BEFORE_INIT)) {
 		if (notification)
 			return; /* LSP: dropped before initialize */
 		snprintf(detail, sizeof(detail),
@@ -396,12 +395,17 @@ static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *b
 		reply_error(d, batch, m.id, RPC_SERVER_NOT_INITIALIZED, detail);
 		return;
 	}
-	if (d->state == RPC_STATE_SHUTDOWN && !(method->flags & RPC_AFTER_SHUTDOWN)) {
+	if (d->state == RPC_STATE_SHUTDOWN && !(flags & RPC_AFTER_SHUTDOWN)) {
 		if (notification)
 			return;
 		snprintf(detail, sizeof(detail),
 			 "Invalid Request: the server is shutting down; only \"exit\" is accepted");
 		reply_error(d, batch, m.id, RPC_INVALID_REQUEST, detail);
+		return;
+	}
+	if (!method) {
+		snprintf(detail, sizeof(detail), "Method not found: %s", m.method);
+		reply_error(d, batch, m.id, RPC_METHOD_NOT_FOUND, detail);
 		return;
 	}
 	if (!notification && (method->flags & RPC_NOTIFICATION)) {

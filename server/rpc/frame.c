@@ -51,8 +51,10 @@ static size_t header_end(const char *s, size_t n)
 }
 
 /* Parse the header block in fr->header[0..end). Returns 0 and sets
- * *ret_len, or a frame_error with detail written. */
-static int parse_headers(const char *s, size_t end, size_t *ret_len, char *detail, size_t dsz)
+ * *ret_len, or -EINVAL with *ret_err and detail written. (Not the
+ * frame_error itself: FRAME_ERR_NO_LENGTH is 0, which reads as success.) */
+static int parse_headers(const char *s, size_t end, size_t *ret_len, enum frame_error *ret_err,
+			 char *detail, size_t dsz)
 {
 	bool have_len = false;
 	size_t len = 0;
@@ -70,7 +72,8 @@ static int parse_headers(const char *s, size_t end, size_t *ret_len, char *detai
 		if (!colon) {
 			snprintf(detail, dsz, "header line without ':' (%.*s)", (int)(ll > 60 ? 60 : ll),
 				 line);
-			return FRAME_ERR_BAD_HEADER;
+			*ret_err = FRAME_ERR_BAD_HEADER;
+			return -EINVAL;
 		}
 		size_t nlen = (size_t)(colon - line);
 		const char *v = colon + 1;
@@ -82,7 +85,8 @@ static int parse_headers(const char *s, size_t end, size_t *ret_len, char *detai
 		if (nlen == 14 && strncasecmp(line, "Content-Length", 14) == 0) {
 			if (v == vend) {
 				snprintf(detail, dsz, "Content-Length is empty");
-				return FRAME_ERR_BAD_LENGTH;
+				*ret_err = FRAME_ERR_BAD_LENGTH;
+				return -EINVAL;
 			}
 			uint64_t n = 0;
 			for (const char *p = v; p < vend; p++) {
@@ -90,13 +94,15 @@ static int parse_headers(const char *s, size_t end, size_t *ret_len, char *detai
 					snprintf(detail, dsz,
 						 "Content-Length is not a decimal number (%.*s)",
 						 (int)(vend - v > 40 ? 40 : vend - v), v);
-					return FRAME_ERR_BAD_LENGTH;
+					*ret_err = FRAME_ERR_BAD_LENGTH;
+					return -EINVAL;
 				}
 				n = n * 10 + (uint64_t)(*p - '0');
 			}
 			if (have_len && n != len) {
 				snprintf(detail, dsz, "two different Content-Length headers");
-				return FRAME_ERR_BAD_LENGTH;
+				*ret_err = FRAME_ERR_BAD_LENGTH;
+				return -EINVAL;
 			}
 			have_len = true;
 			len = n > SIZE_MAX ? SIZE_MAX : (size_t)n;
@@ -106,7 +112,8 @@ static int parse_headers(const char *s, size_t end, size_t *ret_len, char *detai
 	}
 	if (!have_len) {
 		snprintf(detail, dsz, "header without Content-Length");
-		return FRAME_ERR_NO_LENGTH;
+		*ret_err = FRAME_ERR_NO_LENGTH;
+		return -EINVAL;
 	}
 	*ret_len = len;
 	return 0;
@@ -181,10 +188,11 @@ int frame_reader_feed(struct frame_reader *fr, const char *data, size_t n,
 			data += used;
 			n -= used;
 			size_t len = 0;
-			int err = parse_headers(fr->header.data, e, &len, detail, sizeof(detail));
+			enum frame_error err;
+			int r = parse_headers(fr->header.data, e, &len, &err, detail, sizeof(detail));
 			buf_reset(&fr->header);
-			if (err) {
-				fail(cb, cb_data, (enum frame_error)err, detail);
+			if (r < 0) {
+				fail(cb, cb_data, err, detail);
 				/* The body that follows is of unknown length: skip to
 				 * the next header. */
 				start_resync(fr);

@@ -25,6 +25,11 @@ done
 
 missing=""
 for p in $pkgs; do
+	# NodeSource's nodejs ships npm itself and conflicts with Debian's npm
+	# package: an npm on PATH is enough.
+	if [ "$p" = npm ] && command -v npm >/dev/null 2>&1; then
+		continue
+	fi
 	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
 	case "$status" in
 	*"install ok installed"*) ;;
