@@ -18,6 +18,7 @@ struct loop;
 struct rpc_peer;
 struct rpc_dispatch;
 struct record;
+struct intent;
 
 struct kiln_options {
 	size_t max_message; /* largest accepted message body, bytes */
@@ -44,6 +45,9 @@ struct kiln {
 	bool shutdown_requested;
 
 	/* Subsystems, each owned by its folder. */
+	struct intent *intent;       /* server/intent: proposals, sessions, audit, model */
+	struct validator *validator; /* server/validate: syntax and policy checks */
+	struct sandbox *sandbox;     /* server/sandbox: runs code in namespace boxes */
 };
 
 /* Serve JSON-RPC on in_fd/out_fd until exit, end of input or SIGTERM.

@@ -18,6 +18,13 @@ static void usage(FILE *out)
 	fprintf(out,
 		"Usage: kiln [OPTION...]                 serve JSON-RPC on stdin/stdout\n"
 		"       kiln replay [-v] TRANSCRIPT...    check transcripts against fresh servers\n"
+		"       kiln shell [--lang L]             interactive: intents become code you run\n"
+		"       kiln ask [--yes] \"INTENT\"        one intent, non-interactively\n"
+		"       kiln run [--lang L] [--timeout S] FILE|-\n"
+		"                                         run code in the sandbox, output as it comes\n"
+		"       kiln validate [--lang L] [--profile P] [--format text|json] FILE|-\n"
+		"                                         check code like a compiler (exit 0/1/2:\n"
+		"                                         allow/warn/deny; see kiln validate --help)\n"
 		"\n"
 		"kiln gives an editor a safe code interpreter: it validates code a model or a\n"
 		"person wrote and runs it, once approved, in a sandbox of its own making.\n"

@@ -11,10 +11,13 @@
 #include "config.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "intent/intent.h"
 #include "methods/methods.h"
 #include "replay/record.h"
 #include "rpc/dispatch.h"
 #include "rpc/peer.h"
+#include "sandbox/sandbox.h"
+#include "validate/validate.h"
 
 /* How long replies may take to drain when the session ends. */
 #define FLUSH_MS 1000
@@ -85,6 +88,19 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 		goto out;
 	}
 	/* Subsystems start here, before anything can start a thread. */
+	/* Without a sandbox the server still serves; runs are refused. */
+	if (sandbox_new(&k, &k.sandbox) < 0)
+		k.sandbox = NULL;
+	r = val_new(config_section(k.config, "validator"), &k.validator);
+	if (r < 0) {
+		log_error("cannot start the validator: %s", strerror(-r));
+		goto out;
+	}
+	/* (intent creates libcurl's multi, whose resolver starts threads,
+	 * only on the first model request.) */
+	k.intent = intent_new(&k);
+	if (!k.intent)
+		goto out;
 
 	k.peer = rpc_peer_new(k.loop, in_fd, out_fd, opts->max_message, &peer_ops, &k);
 	if (!k.peer)
@@ -110,6 +126,9 @@ out:
 	if (k.peer && rpc_peer_flush(k.peer, FLUSH_MS) < 0)
 		log_warn("could not deliver all replies before exiting");
 	/* Subsystems stop here, in reverse order of their start. */
+	intent_free(k.intent);
+	val_free(k.validator);
+	sandbox_free(k.sandbox);
 	record_close(k.record);
 	rpc_dispatch_free(k.rpc);
 	rpc_peer_free(k.peer);

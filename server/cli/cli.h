@@ -14,3 +14,7 @@ extern const struct cli_command cli_commands[];
 extern const size_t cli_commands_count;
 
 int cli_replay(int argc, char **argv);
+int cli_shell(int argc, char **argv);
+int cli_ask(int argc, char **argv);
+int cli_run(int argc, char **argv);
+int cli_validate(int argc, char **argv);

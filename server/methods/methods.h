@@ -16,3 +16,17 @@ int method_initialize(struct rpc_call *call, json_object *params);
 int method_initialized(struct rpc_call *call, json_object *params);
 int method_shutdown(struct rpc_call *call, json_object *params);
 int method_exit(struct rpc_call *call, json_object *params);
+
+/* snippet_run.c */
+int method_snippet_run(struct rpc_call *call, json_object *params);
+
+/* snippet_validate.c */
+int method_snippet_validate(struct rpc_call *call, json_object *params);
+
+/* intent.c */
+int method_intent_run(struct rpc_call *call, json_object *params);
+int method_intent_approve(struct rpc_call *call, json_object *params);
+int method_intent_model(struct rpc_call *call, json_object *params);
+int method_text_document_did_open(struct rpc_call *call, json_object *params);
+int method_text_document_did_change(struct rpc_call *call, json_object *params);
+int method_text_document_did_close(struct rpc_call *call, json_object *params);

@@ -1,0 +1,250 @@
+/* run.c: `kiln run [--lang L] [--timeout S] [--json] FILE|-`: run code in
+ * the same sandbox snippet/run uses, printing its output as it comes and
+ * exiting with its status (128+N for signal N, 124 when the wall clock
+ * ended it, 125 when the sandbox could not be built). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "config.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "kiln.h"
+#include "sandbox/run.h"
+#include "sandbox/sandbox.h"
+
+#define EXIT_TIMEOUT   124
+#define EXIT_NOSANDBOX 125
+
+struct cli_run {
+	struct kiln *k;
+	struct run *run;
+	bool json;
+	int code;
+};
+
+static void write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w, n -= (size_t)w;
+	}
+}
+
+static void on_output(void *data, struct run *run, const char *stream, const char *text, size_t len)
+{
+	(void)data;
+	(void)run;
+	write_all(strcmp(stream, "stdout") == 0 ? 1 : 2, text, len);
+}
+
+static void on_artifact(void *data, struct run *run, json_object *a)
+{
+	(void)data;
+	(void)run;
+	const char *name = "?", *mime = "?", *path = NULL, *omitted = NULL;
+	int64_t size = 0;
+	json_get_string(a, "name", &name);
+	json_get_string(a, "mimeType", &mime);
+	json_get_int64(a, "size", &size);
+	json_get_string(a, "path", &path);
+	json_get_string(a, "omitted", &omitted);
+	fprintf(stderr, "kiln: artifact out/%s (%s, %lld bytes)%s%s%s\n", name, mime,
+	        (long long)size,
+	        path      ? " copied to "
+	        : omitted ? ": "
+	                  : "",
+	        path      ? path
+	        : omitted ? omitted
+	                  : "",
+	        "");
+}
+
+static const struct run_sink sink = {.output = on_output, .artifact = on_artifact};
+
+static void on_done(void *data, const struct run_outcome *oc, int err, const char *errmsg)
+{
+	struct cli_run *cr = data;
+	cr->run = NULL;
+	if (err < 0) {
+		fprintf(stderr, "kiln run: %s\n", errmsg);
+		cr->code = err == -EINVAL ? 2 : EXIT_NOSANDBOX;
+	} else {
+		bool timed_out = false;
+		int64_t exit_code = 0;
+		const char *sig = NULL;
+		json_get_bool(oc->result, "timedOut", &timed_out);
+		if (cr->json)
+			fprintf(stderr, "%s\n", json_compact(oc->result));
+		if (timed_out) {
+			fprintf(stderr, "kiln run: the run reached its wall-clock limit\n");
+			cr->code = EXIT_TIMEOUT;
+		} else if (json_get_int64(oc->result, "exitCode", &exit_code) == 0) {
+			cr->code = (int)exit_code;
+		} else if (json_get_string(oc->result, "signal", &sig) == 0) {
+			int n = 9;
+			for (int s = 1; s < NSIG; s++) {
+				const char *ab = sigabbrev_np(s);
+				if (ab && strcmp(sig + 3, ab) == 0)
+					n = s;
+			}
+			cr->code = 128 + n;
+		}
+	}
+	loop_stop(cr->k->loop, 0);
+}
+
+static void on_signal(struct loop *loop, int signo, void *data)
+{
+	struct cli_run *cr = data;
+	if (cr->run) {
+		run_cancel(cr->run);
+		cr->run = NULL;
+	}
+	cr->code = 128 + signo;
+	loop_stop(loop, 0);
+}
+
+static int read_code(const char *path, struct buf *b)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
+	if (!f)
+		return -errno;
+	char chunk[65536];
+	size_t n;
+	int r = 0;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if ((r = buf_append(b, chunk, n)) < 0)
+			break;
+	if (f != stdin)
+		fclose(f);
+	if (r == 0 && !b->data)
+		r = buf_append(b, "", 0);
+	return r;
+}
+
+static const char *lang_from_name(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+	if (dot && strcmp(dot, ".sh") == 0)
+		return "bash";
+	if (dot && (strcmp(dot, ".js") == 0 || strcmp(dot, ".mjs") == 0))
+		return "node";
+	return "python";
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: kiln run [--lang python|bash|node] [--timeout SECONDS] [--json]\n"
+	             "                [--config FILE] FILE|-\n"
+	             "Run FILE (or stdin) in kiln's sandbox, printing its output as it comes.\n"
+	             "Exit status: the code's own; 128+N when signal N ended it; 124 when the\n"
+	             "wall clock did; 125 when the sandbox could not be built. --json prints the\n"
+	             "run's result object to stderr at the end.\n");
+}
+
+int cli_run(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"lang", required_argument, NULL, 'l'}, {"timeout", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'j'},       {"config", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+	};
+	const char *lang = NULL, *config_path = NULL;
+	double timeout = 0;
+	bool json = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+l:t:jc:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			lang = optarg;
+			break;
+		case 't': {
+			char *end;
+			timeout = strtod(optarg, &end);
+			if (*end || timeout <= 0) {
+				fprintf(stderr,
+				        "kiln run: --timeout wants seconds, such as 5 or 0.5\n");
+				return 2;
+			}
+			break;
+		}
+		case 'j':
+			json = true;
+			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return 2;
+	}
+	const char *path = argv[optind];
+	struct buf code;
+	buf_init(&code, 1u << 20);
+	int r = read_code(path, &code);
+	if (r < 0) {
+		fprintf(stderr, "kiln run: cannot read %s: %s\n", path,
+		        r == -ENOBUFS ? "larger than 1 MiB" : strerror(-r));
+		buf_release(&code);
+		return 2;
+	}
+	if (!lang)
+		lang = lang_from_name(path);
+
+	struct kiln k = {.encoding = POS_UTF8};
+	struct cli_run cr = {.k = &k, .json = json, .code = EXIT_NOSANDBOX};
+	char detail[512] = "";
+	json_object *limits = NULL;
+	k.loop = loop_new();
+	if (!k.loop)
+		goto out;
+	if ((r = config_load(config_path, &k.config, detail, sizeof(detail))) < 0) {
+		fprintf(stderr, "kiln run: %s\n", detail[0] ? detail : strerror(-r));
+		goto out;
+	}
+	if (sandbox_new(&k, &k.sandbox) < 0)
+		goto out;
+	loop_signal_watch(k.loop, SIGINT, on_signal, &cr);
+	loop_signal_watch(k.loop, SIGTERM, on_signal, &cr);
+	loop_signal_watch(k.loop, SIGHUP, on_signal, &cr);
+	if (timeout > 0) {
+		limits = json_object_new_object();
+		json_object_object_add(limits, "wallMs",
+		                       json_object_new_int64((int64_t)(timeout * 1000 + 0.5)));
+	}
+	r = run_start_sink(&k, &sink, &cr, lang, code.data, limits, on_done, &cr, &cr.run);
+	if (r < 0) {
+		fprintf(stderr, "kiln run: %s\n", strerror(-r));
+		goto out;
+	}
+	loop_run(k.loop);
+out:
+	json_object_put(limits);
+	sandbox_free(k.sandbox);
+	json_object_put(k.config);
+	if (k.loop)
+		loop_free(k.loop);
+	buf_release(&code);
+	return cr.code;
+}

@@ -1,0 +1,693 @@
+/* child.c: the sandbox's side of clone(): pid 1 (the reaper) builds the
+ * box and watches over it; pid 2 locks itself down and becomes the user's
+ * program. Only system calls on buffers the parent prepared: no malloc,
+ * no stdio, no locks (see child.h for why). Each step that can fail
+ * reports its number and errno to the parent, then the child exits. */
+#include "sandbox/child.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <linux/keyctl.h>
+#include <linux/landlock.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <linux/securebits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox/sandbox.h"
+
+/* Landlock bits newer than this system's headers. */
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#define KILN_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define KILN_LANDLOCK_SCOPE_SIGNAL               (1ULL << 1)
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+
+/* struct landlock_ruleset_attr as of ABI 6; older kernels get a prefix. */
+struct kiln_landlock_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+/* Fds of pid 1 after it has tidied its table. */
+enum {
+	FD_STATUS = 3,
+	FD_SYNC,
+	FD_OUT,
+	FD_ERR,
+	FD_FIRST_FREE,
+};
+
+static const char *const step_names[] = {
+    [SBX_STEP_NONE] = "starting the sandbox",
+    [SBX_STEP_SYNC] = "waiting for the user namespace id maps",
+    [SBX_STEP_IDS] = "switching to the sandbox's uid and gid",
+    [SBX_STEP_FDS] = "closing inherited file descriptors",
+    [SBX_STEP_PRIVATE] = "making the mount namespace private",
+    [SBX_STEP_ROOT_TMPFS] = "mounting the new root's tmpfs",
+    [SBX_STEP_MKDIR] = "creating directories in the new root",
+    [SBX_STEP_SYMLINK] = "creating symlinks in the new root",
+    [SBX_STEP_BIND] = "bind-mounting system directories read-only",
+    [SBX_STEP_FILE] = "writing files into the new root",
+    [SBX_STEP_PROC] = "mounting a fresh /proc",
+    [SBX_STEP_SCRATCH] = "mounting the /work and /tmp tmpfs",
+    [SBX_STEP_LOOPBACK] = "bringing up the loopback interface",
+    [SBX_STEP_HOSTNAME] = "setting the hostname",
+    [SBX_STEP_PIVOT] = "pivoting into the new root",
+    [SBX_STEP_READONLY] = "making the new root read-only",
+    [SBX_STEP_REPORT] = "reporting to the server",
+    [SBX_STEP_FORK] = "starting the program's process",
+    [SBX_STEP_SESSION] = "starting a new session",
+    [SBX_STEP_STDIO] = "connecting stdin, stdout and stderr",
+    [SBX_STEP_CHDIR] = "entering /work",
+    [SBX_STEP_KEYRING] = "joining a fresh session keyring",
+    [SBX_STEP_RLIMIT] = "setting resource limits",
+    [SBX_STEP_CAPS] = "dropping capabilities",
+    [SBX_STEP_NO_NEW_PRIVS] = "setting no_new_privs",
+    [SBX_STEP_LANDLOCK] = "applying the Landlock ruleset",
+    [SBX_STEP_SECCOMP] = "loading the seccomp filter",
+    [SBX_STEP_EXEC] = "executing the interpreter",
+};
+
+const char *sbx_step_name(int step)
+{
+	if (step < 0 || (size_t)step >= sizeof(step_names) / sizeof(step_names[0]) ||
+	    !step_names[step])
+		return "setting up the sandbox";
+	return step_names[step];
+}
+
+int sbx_landlock_abi(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	return abi < 0 ? 0 : (int)abi;
+}
+
+static void send_msg(int fd, const struct sbx_msg *m, int pass_fd)
+{
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	if (pass_fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.buf;
+		mh.msg_controllen = sizeof(u.buf);
+		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+	}
+	while (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* Report a failed step to the parent and end pid 1. */
+__attribute__((noreturn)) static void fail(int step)
+{
+	struct sbx_msg m = {.type = SBX_MSG_FAIL, .step = step, .err = errno};
+	send_msg(FD_STATUS, &m, -1);
+	_exit(127);
+}
+
+/* Failure of pid 2 before exec: tell pid 1 through the exec pipe. */
+__attribute__((noreturn)) static void prog_fail(int pipe_fd, int step)
+{
+	int rec[2] = {step, errno};
+	ssize_t w = write(pipe_fd, rec, sizeof(rec));
+	(void)w;
+	_exit(127);
+}
+
+#define STEP(step, expr)                                                                           \
+	do {                                                                                       \
+		if ((expr) < 0)                                                                    \
+			fail(step);                                                                \
+	} while (0)
+
+#define PSTEP(pfd, step, expr)                                                                     \
+	do {                                                                                       \
+		if ((expr) < 0)                                                                    \
+			prog_fail(pfd, step);                                                      \
+	} while (0)
+
+static int open_beneath(int rootfd, const char *path, int flags)
+{
+	struct open_how how = {
+	    .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
+	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	return (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+}
+
+/* Attach mount fd mfd on path under the new root (resolved without
+ * following any symlink, so a swapped link cannot redirect the mount). */
+static int attach(int rootfd, int mfd, const char *path)
+{
+	int tgt = open_beneath(rootfd, path, O_PATH);
+	if (tgt < 0)
+		return -1;
+	int r = move_mount(mfd, "", tgt, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	int saved = errno;
+	close(tgt);
+	errno = saved;
+	return r;
+}
+
+static int bind_one(int rootfd, const struct sbx_bind *b)
+{
+	int src =
+	    open_tree(AT_FDCWD, b->src,
+	              OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW);
+	if (src < 0)
+		return (b->flags & SBX_BIND_OPTIONAL) && errno == ENOENT ? 0 : -1;
+	if (b->flags & SBX_BIND_FILE) {
+		int f = open_beneath(rootfd, b->dst, O_CREAT | O_EXCL | O_WRONLY);
+		if (f < 0)
+			goto fail;
+		close(f);
+	} else if (mkdirat(rootfd, b->dst, 0755) < 0 && errno != EEXIST) {
+		goto fail;
+	}
+	struct mount_attr attr = {
+	    .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+	                ((b->flags & SBX_BIND_DEV) ? MOUNT_ATTR_NOEXEC : MOUNT_ATTR_NODEV),
+	};
+	if (mount_setattr(src, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		goto fail;
+	if (attach(rootfd, src, b->dst) < 0)
+		goto fail;
+	close(src);
+	return 0;
+fail:;
+	int saved = errno;
+	close(src);
+	errno = saved;
+	return -1;
+}
+
+static int write_file(int rootfd, const struct sbx_file *f)
+{
+	int fd = open_beneath(rootfd, f->path, O_CREAT | O_EXCL | O_WRONLY);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < f->len) {
+		ssize_t w = write(fd, f->data + off, f->len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			close(fd);
+			return -1;
+		}
+		off += (size_t)w;
+	}
+	if (fchmod(fd, f->mode) < 0) {
+		close(fd);
+		return -1;
+	}
+	return close(fd);
+}
+
+/* A new filesystem instance (fsopen/fsmount): returns the mount fd. */
+static int new_fs(const char *type, const char *size, const char *mode, unsigned attrs)
+{
+	int fs = fsopen(type, FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -1;
+	if ((size && fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0) ||
+	    (mode && fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0) ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int saved = errno;
+		close(fs);
+		errno = saved;
+		return -1;
+	}
+	int m = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
+	int saved = errno;
+	close(fs);
+	errno = saved;
+	return m;
+}
+
+static int mount_proc(int rootfd)
+{
+	int m =
+	    new_fs("proc", NULL, NULL,
+	           MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (m < 0)
+		return -1;
+	int r = attach(rootfd, m, "proc");
+	close(m);
+	if (r < 0)
+		return r;
+	/* /proc/keys lists the descriptions of every key the box's uid may
+	 * view on the host: cover it (best effort, the keyctl family is
+	 * refused by seccomp anyway). */
+	static const char *const hide[] = {"proc/keys", "proc/key-users"};
+	for (size_t i = 0; i < sizeof(hide) / sizeof(hide[0]); i++) {
+		int null = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (null < 0)
+			continue;
+		struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+		                                    MOUNT_ATTR_NOEXEC};
+		mount_setattr(null, "", AT_EMPTY_PATH, &ro, sizeof(ro));
+		attach(rootfd, null, hide[i]);
+		close(null);
+	}
+	return 0;
+}
+
+/* /work and /tmp: size-limited tmpfs. The /work fd is kept so the server
+ * can read the workspace back after the box is gone. */
+static int mount_scratch(int rootfd, const struct sbx_plan *p, int *ret_workfd)
+{
+	int m = new_fs("tmpfs", p->scratch_size, "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (m < 0 || attach(rootfd, m, "tmp") < 0)
+		return -1;
+	close(m);
+	m = new_fs("tmpfs", p->scratch_size, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (m < 0)
+		return -1;
+	if (mkdirat(m, "out", 0755) < 0)
+		return -1;
+	int workfd = openat(m, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (workfd < 0 || attach(rootfd, m, "work") < 0)
+		return -1;
+	close(m);
+	*ret_workfd = workfd;
+	return 0;
+}
+
+static int loopback_up(void)
+{
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return -1;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	memcpy(ifr.ifr_name, "lo", 3);
+	int r = ioctl(s, SIOCGIFFLAGS, &ifr);
+	if (r == 0) {
+		ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+		r = ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	int saved = errno;
+	close(s);
+	errno = saved;
+	return r;
+}
+
+/* Forbid every namespace in the box's user namespace (its children would
+ * be counted against these), a layer under the seccomp filter. Best
+ * effort: older kernels lack some of these files. */
+static void forbid_namespaces(void)
+{
+	static const char *const names[] = {
+	    "/proc/sys/user/max_user_namespaces",   "/proc/sys/user/max_mnt_namespaces",
+	    "/proc/sys/user/max_net_namespaces",    "/proc/sys/user/max_pid_namespaces",
+	    "/proc/sys/user/max_ipc_namespaces",    "/proc/sys/user/max_uts_namespaces",
+	    "/proc/sys/user/max_cgroup_namespaces", "/proc/sys/user/max_time_namespaces",
+	};
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int fd = open(names[i], O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t w = write(fd, "0\n", 2);
+		(void)w;
+		close(fd);
+	}
+}
+
+static int pivot(int rootfd)
+{
+	if (fchdir(rootfd) < 0)
+		return -1;
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return -1;
+	/* The old root is stacked under the new one: detach it. */
+	if (umount2(".", MNT_DETACH) < 0)
+		return -1;
+	return chdir("/");
+}
+
+static int write_self(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(text);
+	ssize_t w = write(fd, text, len);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return w == (ssize_t)len ? 0 : -1;
+}
+
+/* Move fds[0..n) to 3..3+n and close everything else above 2. */
+static int tidy_fds(const int *fds, int n)
+{
+	int maxfd = FD_FIRST_FREE;
+	for (int i = 0; i < n; i++)
+		if (fds[i] >= maxfd)
+			maxfd = fds[i] + 1;
+	int tmp[8];
+	for (int i = 0; i < n; i++) {
+		tmp[i] = fcntl(fds[i], F_DUPFD, maxfd);
+		if (tmp[i] < 0)
+			return -1;
+		maxfd = tmp[i] + 1;
+	}
+	for (int i = 0; i < n; i++)
+		if (dup2(tmp[i], 3 + i) < 0)
+			return -1;
+	return (int)syscall(SYS_close_range, 3 + n, ~0U, 0);
+}
+
+static int drop_caps(void)
+{
+	if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_SETUID_FIXUP |
+	                                 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NOROOT |
+	                                 SECBIT_NOROOT_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+	                                 SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
+		return -1;
+	for (unsigned long cap = 0; cap < 64; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+			if (errno == EINVAL)
+				break; /* past the kernel's last capability */
+			return -1;
+		}
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+		return -1;
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+static int landlock_add(int rs, const char *path, uint64_t access)
+{
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -1;
+	struct landlock_path_beneath_attr pb = {.allowed_access = access, .parent_fd = fd};
+	long r = syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+	int saved = errno;
+	close(fd);
+	errno = saved;
+	return r < 0 ? -1 : 0;
+}
+
+/* Reads everywhere, writes only to /work, /tmp and the /dev nodes; with
+ * ABI 6, no signals or abstract sockets beyond the program's own domain
+ * (so pid 1 cannot be signalled from inside). */
+static int apply_landlock(int abi)
+{
+	if (abi <= 0)
+		return 0;
+	uint64_t all = (1ULL << 13) - 1;
+	if (abi >= 2)
+		all |= LANDLOCK_ACCESS_FS_REFER;
+	if (abi >= 3)
+		all |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	if (abi >= 5)
+		all |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	uint64_t read =
+	    LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
+	uint64_t dev = read | LANDLOCK_ACCESS_FS_WRITE_FILE;
+	if (abi >= 3)
+		dev |= LANDLOCK_ACCESS_FS_TRUNCATE;
+	struct kiln_landlock_attr attr = {.handled_access_fs = all};
+	size_t size = sizeof(uint64_t);
+	if (abi >= 6) {
+		attr.scoped = KILN_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | KILN_LANDLOCK_SCOPE_SIGNAL;
+		size = sizeof(attr);
+	}
+	int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	if (rs < 0)
+		return -1;
+	if (landlock_add(rs, "/", read) < 0 || landlock_add(rs, SBX_WORKSPACE, all) < 0 ||
+	    landlock_add(rs, "/tmp", all) < 0 || landlock_add(rs, "/dev", dev) < 0 ||
+	    syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
+		int saved = errno;
+		close(rs);
+		errno = saved;
+		return -1;
+	}
+	close(rs);
+	return 0;
+}
+
+static int reset_signals(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &sa, NULL); /* fails harmlessly for glibc's own */
+	sigset_t none;
+	sigemptyset(&none);
+	return sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* Pid 2: lock down and become the program. Setup reads top to bottom. */
+__attribute__((noreturn)) static void program(const struct sbx_plan *p, int pfd)
+{
+	PSTEP(pfd, SBX_STEP_SESSION, prctl(PR_SET_PDEATHSIG, SIGKILL));
+	PSTEP(pfd, SBX_STEP_SESSION, setsid());
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	PSTEP(pfd, SBX_STEP_STDIO, nul);
+	PSTEP(pfd, SBX_STEP_STDIO, dup2(nul, 0));
+	PSTEP(pfd, SBX_STEP_STDIO, dup2(FD_OUT, 1));
+	PSTEP(pfd, SBX_STEP_STDIO, dup2(FD_ERR, 2));
+	/* Keep only the close-on-exec report pipe: exec closes it too. */
+	if (pfd != 3) {
+		PSTEP(pfd, SBX_STEP_STDIO, dup3(pfd, 3, O_CLOEXEC));
+		pfd = 3;
+	}
+	PSTEP(pfd, SBX_STEP_STDIO, (int)syscall(SYS_close_range, 4, ~0U, 0));
+	PSTEP(pfd, SBX_STEP_CHDIR, chdir(SBX_WORKSPACE));
+	umask(022);
+	PSTEP(pfd, SBX_STEP_KEYRING, (int)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0));
+	for (size_t i = 0; i < p->nrlimits; i++)
+		PSTEP(pfd, SBX_STEP_RLIMIT, setrlimit(p->rlimits[i].resource, &p->rlimits[i].lim));
+	PSTEP(pfd, SBX_STEP_CAPS, drop_caps());
+	PSTEP(pfd, SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+	PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi));
+	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
+	/* Last: from here on the filter applies to the child's own calls. */
+	PSTEP(pfd, SBX_STEP_SECCOMP, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp));
+	execve(p->argv[0], p->argv, p->envp);
+	prog_fail(pfd, SBX_STEP_EXEC);
+}
+
+static void noop_handler(int sig)
+{
+	(void)sig;
+}
+
+/* Pid 1 after the program started: reap every process, forward the
+ * server's signals, and when the program has ended kill what is left
+ * and report. SIGUSR1 from the server means "end it now". */
+__attribute__((noreturn)) static void reap(pid_t prog, const sigset_t *set)
+{
+	int prog_status = 0;
+	bool prog_done = false;
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(set, &si);
+		if (sig < 0)
+			continue;
+		if (sig != SIGCHLD) {
+			/* Only the server may steer pid 1: its signals arrive
+			 * from outside the namespace, with si_pid 0. */
+			if (si.si_code != SI_USER || si.si_pid != 0)
+				continue;
+			if (sig == SIGUSR1)
+				kill(-1, SIGKILL);
+			else if (!prog_done)
+				kill(-prog, sig);
+			continue;
+		}
+		for (;;) {
+			int st;
+			pid_t pid = waitpid(-1, &st, WNOHANG);
+			if (pid > 0) {
+				if (pid == prog) {
+					prog_status = st;
+					prog_done = true;
+					/* Nothing may outlive the program. */
+					kill(-1, SIGKILL);
+				}
+				continue;
+			}
+			if (pid < 0 && errno == ECHILD && prog_done) {
+				struct sbx_msg m = {.type = SBX_MSG_EXIT, .wstatus = prog_status};
+				getrusage(RUSAGE_CHILDREN, &m.ru);
+				send_msg(FD_STATUS, &m, -1);
+				_exit(0);
+			}
+			break;
+		}
+	}
+}
+
+__attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
+{
+	/* If the server dies, pid 1 dies, and with it the whole box. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+		_exit(127);
+	int keep[] = {p->status_fd, p->sync_fd, p->out_fd, p->err_fd};
+	if (tidy_fds(keep, 4) < 0)
+		_exit(127);
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
+		fail(SBX_STEP_FDS);
+	close(nul);
+
+	ssize_t n;
+	if (p->self_map) {
+		STEP(SBX_STEP_IDS, write_self("/proc/self/setgroups", "deny\n"));
+		STEP(SBX_STEP_IDS, write_self("/proc/self/uid_map", p->uid_map));
+		STEP(SBX_STEP_IDS, write_self("/proc/self/gid_map", p->gid_map));
+	} else {
+		/* The parent writes uid_map/gid_map, then one byte; EOF means
+		 * it gave up (and will kill us anyway). */
+		char c;
+		while ((n = read(FD_SYNC, &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1) {
+			errno = n < 0 ? errno : EPIPE;
+			fail(SBX_STEP_SYNC);
+		}
+	}
+	close(FD_SYNC);
+	/* Raw system calls: glibc's wrappers broadcast id changes to every
+	 * thread it believes exists (the server's, which are not here), under
+	 * a lock one of them may have held at clone time. */
+	if (p->as_root)
+		STEP(SBX_STEP_IDS, (int)syscall(SYS_setgroups, 0, NULL));
+	STEP(SBX_STEP_IDS, (int)syscall(SYS_setresgid, SBX_INNER_ID, SBX_INNER_ID, SBX_INNER_ID));
+	STEP(SBX_STEP_IDS, (int)syscall(SYS_setresuid, SBX_INNER_ID, SBX_INNER_ID, SBX_INNER_ID));
+	/* A change of uid clears the parent-death signal: set it again, then
+	 * make sure the parent did not die in between (its end of the status
+	 * socket would be closed). */
+	STEP(SBX_STEP_IDS, prctl(PR_SET_PDEATHSIG, SIGKILL));
+	struct pollfd pfd = {.fd = FD_STATUS, .events = POLLIN};
+	if (poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLHUP | POLLERR)))
+		_exit(127);
+	/* Only now: a non-dumpable process's /proc files belong to root (an
+	 * unprivileged parent could not have written the id maps), and a uid
+	 * change would have reset the flag. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+
+	/* The new root. */
+	STEP(SBX_STEP_PRIVATE, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	STEP(SBX_STEP_ROOT_TMPFS,
+	     mount("kiln", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->root_opts));
+	int rootfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	STEP(SBX_STEP_ROOT_TMPFS, rootfd);
+	for (size_t i = 0; i < p->ndirs; i++)
+		if (mkdirat(rootfd, p->dirs[i], 0755) < 0 && errno != EEXIST)
+			fail(SBX_STEP_MKDIR);
+	for (size_t i = 0; i < p->nlinks; i++)
+		STEP(SBX_STEP_SYMLINK, symlinkat(p->links[i].target, rootfd, p->links[i].path));
+	for (size_t i = 0; i < p->nbinds; i++)
+		STEP(SBX_STEP_BIND, bind_one(rootfd, &p->binds[i]));
+	for (size_t i = 0; i < p->nfiles; i++)
+		STEP(SBX_STEP_FILE, write_file(rootfd, &p->files[i]));
+	STEP(SBX_STEP_PROC, mount_proc(rootfd));
+	int workfd = -1;
+	STEP(SBX_STEP_SCRATCH, mount_scratch(rootfd, p, &workfd));
+	STEP(SBX_STEP_LOOPBACK, loopback_up());
+	STEP(SBX_STEP_HOSTNAME, sethostname("kiln", 4));
+	forbid_namespaces();
+	STEP(SBX_STEP_PIVOT, pivot(rootfd));
+	close(rootfd);
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+	STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
+
+	struct sbx_msg ready = {.type = SBX_MSG_READY};
+	send_msg(FD_STATUS, &ready, workfd);
+	close(workfd);
+
+	/* Signals reach pid 1 only through sigwaitinfo. A handler must be
+	 * set: the kernel drops signals to a namespace's init that has none. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR1);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = noop_handler;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sigismember(&set, sig))
+			sigaction(sig, &sa, NULL);
+	STEP(SBX_STEP_FORK, sigprocmask(SIG_BLOCK, &set, NULL));
+
+	int pp[2];
+	STEP(SBX_STEP_FORK, pipe2(pp, O_CLOEXEC));
+	/* A raw clone, not fork(): glibc's fork takes locks another thread
+	 * of the server may have held at the first clone. */
+	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+	STEP(SBX_STEP_FORK, pid);
+	if (pid == 0) {
+		close(pp[0]);
+		program(p, pp[1]);
+	}
+	close(pp[1]);
+	close(FD_OUT);
+	close(FD_ERR);
+	/* pid 1 needs no privilege from here on: empty every set. */
+	for (unsigned long cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+			break;
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	syscall(SYS_capset, &h, d);
+	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+
+	int rec[2];
+	while ((n = read(pp[0], rec, sizeof(rec))) < 0 && errno == EINTR)
+		;
+	close(pp[0]);
+	if (n == (ssize_t)sizeof(rec)) {
+		struct sbx_msg m = {.type = SBX_MSG_FAIL, .step = rec[0], .err = rec[1]};
+		send_msg(FD_STATUS, &m, -1);
+	}
+	reap(pid, &set);
+}

@@ -1,0 +1,154 @@
+/* child.h: what happens between clone() and execve(). The parent builds a
+ * struct sbx_plan (every path, buffer, argv and filter prepared in
+ * advance); the child only walks it with system calls. Nothing in the
+ * child allocates, takes a lock or touches stdio, so cloning is safe even
+ * when other threads (libcurl's resolver) exist in the server.
+ *
+ * Processes: the clone()d child becomes pid 1 of the new pid namespace
+ * (the "reaper"): it finishes the namespaces, builds the new root, sends
+ * the workspace fd to the parent, forks the program (pid 2) and then only
+ * reaps, forwards the parent's signals and reports the exit status. Its
+ * death takes every process of the box with it. */
+#pragma once
+
+#include <linux/filter.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* The uid and gid the code runs as inside the box (mapped to the server's
+ * uid, or to nobody when the server is root). */
+#define SBX_INNER_ID 1000
+/* Host uid/gid the box maps to when the server runs as root. */
+#define SBX_ROOT_MAPS_TO 65534
+
+enum sbx_bind_flags {
+	SBX_BIND_FILE = 1 << 0,     /* the source is a file, not a directory */
+	SBX_BIND_DEV = 1 << 1,      /* a device node: keep device access */
+	SBX_BIND_OPTIONAL = 1 << 2, /* skip when the source does not exist */
+};
+
+struct sbx_bind {
+	const char *src; /* absolute host path */
+	const char *dst; /* path under the new root, no leading '/' */
+	unsigned flags;
+};
+
+struct sbx_symlink {
+	const char *target;
+	const char *path; /* under the new root, no leading '/' */
+};
+
+struct sbx_file {
+	const char *path; /* under the new root, no leading '/' */
+	const char *data;
+	size_t len;
+	mode_t mode;
+};
+
+struct sbx_rlimit {
+	int resource;
+	struct rlimit lim;
+};
+
+#define SBX_MAX_BINDS   48
+#define SBX_MAX_LINKS   24
+#define SBX_MAX_DIRS    32
+#define SBX_MAX_FILES   8
+#define SBX_MAX_RLIMITS 8
+
+/* Everything the child needs, prepared by the parent. Pointers point into
+ * the parent's heap, which the child sees as its own copy after clone. */
+struct sbx_plan {
+	bool as_root; /* the server is root: drop supplementary groups */
+	/* Unprivileged: the child writes its own id maps (one line mapping
+	 * its own uid is all the kernel allows it, and all it needs), which
+	 * saves a round trip to the parent. As root the parent writes them,
+	 * to map to nobody, and releases the child through sync_fd. */
+	bool self_map;
+	char uid_map[32];
+	char gid_map[32];
+	int landlock_abi; /* 0: no Landlock */
+
+	char root_opts[64];    /* tmpfs options of the (later read-only) root */
+	char scratch_size[32]; /* tmpfs size of /work and of /tmp, bytes */
+
+	const char *dirs[SBX_MAX_DIRS]; /* created under the new root, in order */
+	size_t ndirs;
+	struct sbx_symlink links[SBX_MAX_LINKS];
+	size_t nlinks;
+	struct sbx_bind binds[SBX_MAX_BINDS];
+	size_t nbinds;
+	struct sbx_file files[SBX_MAX_FILES];
+	size_t nfiles;
+	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS];
+	size_t nrlimits;
+
+	char *const *argv; /* argv[0] is an absolute path inside the box */
+	char *const *envp;
+	const struct sock_fprog *seccomp;
+
+	/* The parent's ends are closed in the child; these are the child's. */
+	int status_fd; /* SOCK_SEQPACKET to the parent */
+	int sync_fd;   /* read end: one byte once the id maps are written */
+	int out_fd;    /* write end of the stdout pipe */
+	int err_fd;    /* write end of the stderr pipe */
+};
+
+/* Messages on the status socket, child to parent. */
+enum sbx_msg_type {
+	SBX_MSG_READY = 1, /* the box is built; carries the /work fd */
+	SBX_MSG_FAIL,      /* setup failed at step with errno err */
+	SBX_MSG_EXIT,      /* the program ended: wait status and rusage */
+};
+
+struct sbx_msg {
+	int type;
+	int step;
+	int err;
+	int wstatus;
+	struct rusage ru;
+};
+
+/* Setup steps, so that a failure can say which one failed. */
+enum sbx_step {
+	SBX_STEP_NONE,
+	SBX_STEP_SYNC,
+	SBX_STEP_IDS,
+	SBX_STEP_FDS,
+	SBX_STEP_PRIVATE,
+	SBX_STEP_ROOT_TMPFS,
+	SBX_STEP_MKDIR,
+	SBX_STEP_SYMLINK,
+	SBX_STEP_BIND,
+	SBX_STEP_FILE,
+	SBX_STEP_PROC,
+	SBX_STEP_SCRATCH,
+	SBX_STEP_LOOPBACK,
+	SBX_STEP_HOSTNAME,
+	SBX_STEP_PIVOT,
+	SBX_STEP_READONLY,
+	SBX_STEP_REPORT,
+	SBX_STEP_FORK,
+	SBX_STEP_SESSION,
+	SBX_STEP_STDIO,
+	SBX_STEP_CHDIR,
+	SBX_STEP_KEYRING,
+	SBX_STEP_RLIMIT,
+	SBX_STEP_CAPS,
+	SBX_STEP_NO_NEW_PRIVS,
+	SBX_STEP_LANDLOCK,
+	SBX_STEP_SECCOMP,
+	SBX_STEP_EXEC,
+};
+
+/* A sentence naming the step, for error messages. */
+const char *sbx_step_name(int step);
+
+/* The child's body after clone(): never returns. */
+__attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *plan);
+
+/* Landlock ABI version of the running kernel, 0 when unavailable. */
+int sbx_landlock_abi(void);

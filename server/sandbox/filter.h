@@ -1,0 +1,10 @@
+/* filter.h: the seccomp filter every sandboxed program runs under,
+ * compiled once (with libseccomp) into a BPF program the clone()d child
+ * can load with one prctl, without allocating. */
+#pragma once
+
+#include <linux/filter.h>
+
+/* Compile the filter into *ret_prog (free with sbx_filter_free). -errno. */
+int sbx_filter_build(struct sock_fprog *ret_prog);
+void sbx_filter_free(struct sock_fprog *prog);

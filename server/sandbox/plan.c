@@ -1,0 +1,479 @@
+/* plan.c: the new root's layout, the language table and the environment
+ * allowlist (see plan.h). Everything here runs in the server, before
+ * clone(), so it may allocate; the child only reads the result. */
+#include "sandbox/plan.h"
+
+#include <errno.h>
+#include <glob.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/json.h"
+#include "core/util.h"
+#include "sandbox/sandbox.h"
+
+#define CODE_DIR "code"
+
+struct lang_def {
+	const char *name;
+	const char *argv[4];
+	const char *file;
+	const char *binds[3]; /* optional extras; a trailing '*' globs */
+};
+
+/* Built-in languages; the config's "sandbox.languages.NAME" replaces one
+ * or adds another. python is Debian's /usr/bin/python3 on purpose: a
+ * pyenv or venv python on PATH lives in $HOME, which the box never sees. */
+static const struct lang_def builtin_langs[] = {
+    {"python", {"/usr/bin/python3", "{file}"}, "snippet.py", {"/etc/python3*"}},
+    {"bash", {"/bin/bash", "{file}"}, "snippet.sh", {NULL}},
+    {"node", {"/usr/bin/node", "{file}"}, "snippet.js", {NULL}},
+};
+
+/* The whole environment the code sees, before config additions. The
+ * server's own variables (API keys above all) never pass. */
+static const char *const base_env[] = {
+    "PATH=/usr/local/bin:/usr/bin:/bin",
+    "HOME=/work",
+    "TMPDIR=/tmp",
+    "LANG=C.UTF-8",
+    "USER=kiln",
+    "LOGNAME=kiln",
+    "TERM=dumb",
+    "MPLBACKEND=Agg",
+    "PYTHONUNBUFFERED=1",
+    "PYTHONDONTWRITEBYTECODE=1",
+};
+
+static const char passwd[] = "kiln:x:1000:1000:kiln:/work:/bin/bash\n"
+                             "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
+static const char group[] = "kiln:x:1000:\nnogroup:x:65534:\n";
+static const char hosts[] = "127.0.0.1\tlocalhost kiln\n::1\tlocalhost ip6-localhost\n";
+static const char nsswitch[] = "passwd: files\ngroup: files\nhosts: files\n";
+
+struct ctx {
+	struct sbx_plan_owned *po;
+	char *err;
+	size_t errsz;
+};
+
+static char *keep(struct ctx *c, char *s)
+{
+	if (!s)
+		return NULL;
+	if (c->po->nstrs >= ARRAY_SIZE(c->po->strs)) {
+		free(s);
+		return NULL;
+	}
+	c->po->strs[c->po->nstrs++] = s;
+	return s;
+}
+
+static char *dup_keep(struct ctx *c, const char *s)
+{
+	return keep(c, strdup(s));
+}
+
+static int add_dir(struct ctx *c, const char *rel)
+{
+	struct sbx_plan *p = &c->po->plan;
+	for (size_t i = 0; i < p->ndirs; i++)
+		if (strcmp(p->dirs[i], rel) == 0)
+			return 0;
+	if (p->ndirs >= SBX_MAX_DIRS)
+		return -E2BIG;
+	char *d = dup_keep(c, rel);
+	if (!d)
+		return -ENOMEM;
+	p->dirs[p->ndirs++] = d;
+	return 0;
+}
+
+/* mkdir -p of rel's parents, in order. */
+static int add_parents(struct ctx *c, const char *rel)
+{
+	char tmp[PATH_MAX];
+	if (snprintf(tmp, sizeof(tmp), "%s", rel) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (char *sl = strchr(tmp, '/'); sl; sl = strchr(sl + 1, '/')) {
+		*sl = '\0';
+		int r = add_dir(c, tmp);
+		*sl = '/';
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int add_bind(struct ctx *c, const char *src, unsigned flags)
+{
+	struct sbx_plan *p = &c->po->plan;
+	if (src[0] != '/' || strstr(src, "/../") || strstr(src, "/./"))
+		return -EINVAL;
+	if (p->nbinds >= SBX_MAX_BINDS)
+		return -E2BIG;
+	const char *rel = src;
+	while (*rel == '/')
+		rel++;
+	if (!*rel)
+		return -EINVAL;
+	int r = add_parents(c, rel);
+	if (r < 0)
+		return r;
+	char *s = dup_keep(c, src);
+	if (!s)
+		return -ENOMEM;
+	p->binds[p->nbinds++] = (struct sbx_bind){.src = s, .dst = s + (rel - src), .flags = flags};
+	return 0;
+}
+
+static int add_link(struct ctx *c, const char *target, const char *rel)
+{
+	struct sbx_plan *p = &c->po->plan;
+	if (p->nlinks >= SBX_MAX_LINKS)
+		return -E2BIG;
+	char *t = dup_keep(c, target), *l = dup_keep(c, rel);
+	if (!t || !l)
+		return -ENOMEM;
+	p->links[p->nlinks++] = (struct sbx_symlink){.target = t, .path = l};
+	return 0;
+}
+
+static int add_file(struct ctx *c, const char *rel, const char *data, size_t len, mode_t mode)
+{
+	struct sbx_plan *p = &c->po->plan;
+	if (p->nfiles >= SBX_MAX_FILES)
+		return -E2BIG;
+	p->files[p->nfiles++] =
+	    (struct sbx_file){.path = rel, .data = data, .len = len, .mode = mode};
+	return 0;
+}
+
+/* Host paths as they are: a symlink is recreated (merged /usr makes
+ * /bin, /lib... links), a directory or file is bound read-only. */
+static int mirror(struct ctx *c, const char *path, unsigned flags)
+{
+	struct stat st;
+	if (lstat(path, &st) < 0)
+		return (flags & SBX_BIND_OPTIONAL) ? 0 : -errno;
+	if (S_ISLNK(st.st_mode)) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		if (n < 0)
+			return -errno;
+		target[n] = '\0';
+		int r = add_parents(c, path + 1);
+		return r < 0 ? r : add_link(c, target, path + 1);
+	}
+	if (S_ISDIR(st.st_mode))
+		return add_bind(c, path, flags & ~SBX_BIND_FILE);
+	return add_bind(c, path, flags | SBX_BIND_FILE);
+}
+
+static int add_glob(struct ctx *c, const char *pattern)
+{
+	if (!strchr(pattern, '*'))
+		return mirror(c, pattern, SBX_BIND_OPTIONAL);
+	glob_t g;
+	int gr = glob(pattern, GLOB_NOSORT, NULL, &g);
+	if (gr == GLOB_NOMATCH)
+		return 0;
+	if (gr != 0)
+		return -ENOMEM;
+	int r = 0;
+	for (size_t i = 0; i < g.gl_pathc && r >= 0; i++)
+		r = mirror(c, g.gl_pathv[i], SBX_BIND_OPTIONAL);
+	globfree(&g);
+	return r;
+}
+
+static bool under_system_dirs(const char *path)
+{
+	static const char *const prefixes[] = {"/usr/", "/bin/", "/sbin/", "/lib/", "/lib64/"};
+	for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+		if (strncmp(path, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+__attribute__((format(printf, 3, 4))) static int fail(struct ctx *c, int r, const char *fmt, ...);
+static int fail(struct ctx *c, int r, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err, c->errsz, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static bool valid_env_name(const char *k)
+{
+	if (!*k || (*k >= '0' && *k <= '9'))
+		return false;
+	for (; *k; k++)
+		if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
+		      (*k >= '0' && *k <= '9') || *k == '_'))
+			return false;
+	return true;
+}
+
+static size_t nenv(struct sbx_plan_owned *po)
+{
+	size_t n = 0;
+	while (po->envp[n])
+		n++;
+	return n;
+}
+
+static int set_env(struct ctx *c, const char *key, const char *val)
+{
+	struct sbx_plan_owned *po = c->po;
+	if (!valid_env_name(key))
+		return fail(c, -EINVAL, "environment variable name '%s' is not valid", key);
+	size_t klen = strlen(key), n = nenv(po);
+	char *kv = NULL;
+	if (asprintf(&kv, "%s=%s", key, val) < 0)
+		return -ENOMEM;
+	if (!keep(c, kv))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(po->envp[i], key, klen) == 0 && po->envp[i][klen] == '=') {
+			po->envp[i] = kv;
+			return 0;
+		}
+	if (n + 1 >= ARRAY_SIZE(po->envp))
+		return fail(c, -E2BIG, "too many environment variables (at %s)", key);
+	po->envp[n] = kv;
+	po->envp[n + 1] = NULL;
+	return 0;
+}
+
+static int env_from(struct ctx *c, json_object *obj, const char *where)
+{
+	if (!obj)
+		return 0;
+	if (!json_object_is_type(obj, json_type_object))
+		return fail(c, -EINVAL, "%s must be an object of strings", where);
+	json_object_object_foreach(obj, key, v)
+	{
+		if (!json_object_is_type(v, json_type_string))
+			return fail(c, -EINVAL, "environment variable %s must be a string", key);
+		int r = set_env(c, key, json_object_get_string(v));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* argv with "{file}" replaced by the code's path inside the box. */
+static int set_argv(struct ctx *c, const char *const *argv, size_t n, const char *file)
+{
+	if (n == 0 || n >= ARRAY_SIZE(c->po->argv))
+		return fail(c, -EINVAL, "a language's argv must have 1 to 32 entries%s", "");
+	for (size_t i = 0; i < n; i++) {
+		char *a;
+		if (strcmp(argv[i], "{file}") == 0) {
+			if (asprintf(&a, "/" CODE_DIR "/%s", file) < 0)
+				return -ENOMEM;
+		} else {
+			a = strdup(argv[i]);
+		}
+		if (!keep(c, a))
+			return -ENOMEM;
+		c->po->argv[i] = a;
+	}
+	c->po->argv[n] = NULL;
+	return 0;
+}
+
+static bool valid_file_name(const char *f)
+{
+	return *f && !strchr(f, '/') && strcmp(f, ".") != 0 && strcmp(f, "..") != 0 &&
+	       strlen(f) < 64;
+}
+
+static int language(struct ctx *c, json_object *section, const char *name)
+{
+	json_object *entry = json_get(json_get(section, "languages"), name);
+	const char *file = NULL;
+	if (entry) {
+		json_object *argv = NULL, *binds = NULL;
+		if (json_get_array(entry, "argv", &argv) < 0 ||
+		    json_get_string(entry, "file", &file) < 0 || !valid_file_name(file))
+			return fail(c, -EINVAL,
+			            "sandbox.languages.%s needs \"argv\" (array of strings) and "
+			            "\"file\" (a file name)",
+			            name);
+		const char *args[32];
+		size_t n = json_object_array_length(argv);
+		if (n > 32)
+			n = 33;
+		for (size_t i = 0; i < n && i < 32; i++) {
+			json_object *a = json_object_array_get_idx(argv, i);
+			if (!json_object_is_type(a, json_type_string))
+				return fail(c, -EINVAL,
+				            "sandbox.languages.%s.argv must hold strings", name);
+			args[i] = json_object_get_string(a);
+		}
+		int r = set_argv(c, args, n, file);
+		if (r < 0)
+			return r;
+		if (json_get_array(entry, "binds", &binds) == 0) {
+			for (size_t i = 0; i < json_object_array_length(binds); i++) {
+				const char *b =
+				    json_object_get_string(json_object_array_get_idx(binds, i));
+				if (!b || b[0] != '/')
+					return fail(
+					    c, -EINVAL,
+					    "sandbox.languages.%s.binds must hold absolute paths",
+					    name);
+				if ((r = add_glob(c, b)) < 0)
+					return r;
+			}
+		}
+		if ((r = env_from(c, json_get(entry, "env"), "a language's env")) < 0)
+			return r;
+	} else {
+		const struct lang_def *d = NULL;
+		for (size_t i = 0; i < ARRAY_SIZE(builtin_langs); i++)
+			if (strcmp(builtin_langs[i].name, name) == 0)
+				d = &builtin_langs[i];
+		if (!d)
+			return fail(c, -EINVAL,
+			            "unknown language '%s' (built in: python, bash, node; more in "
+			            "the config's sandbox.languages)",
+			            name);
+		size_t n = 0;
+		while (n < ARRAY_SIZE(d->argv) && d->argv[n])
+			n++;
+		file = d->file;
+		int r = set_argv(c, d->argv, n, file);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < ARRAY_SIZE(d->binds) && d->binds[i]; i++)
+			if ((r = add_glob(c, d->binds[i])) < 0)
+				return r;
+	}
+	const char *prog = c->po->argv[0];
+	if (prog[0] != '/')
+		return fail(c, -EINVAL, "the interpreter '%s' must be an absolute path", prog);
+	if (access(prog, X_OK) < 0)
+		return fail(c, -ENOENT, "the interpreter %s is not installed", prog);
+	/* An interpreter outside the system directories brings its prefix
+	 * (/opt/x/bin/python -> /opt/x) along, read-only. */
+	char real[PATH_MAX];
+	if (realpath(prog, real) && !under_system_dirs(real)) {
+		char *slash = strrchr(real, '/');
+		if (slash && slash != real)
+			*slash = '\0';
+		slash = strrchr(real, '/');
+		if (slash && slash != real)
+			*slash = '\0';
+		int r = add_bind(c, real, 0);
+		if (r < 0)
+			return r;
+	}
+	char *path;
+	if (asprintf(&path, CODE_DIR "/%s", file) < 0 || !keep(c, path))
+		return -ENOMEM;
+	c->po->plan.argv = c->po->argv;
+	/* The code file is added by the caller of language() (needs code). */
+	return add_file(c, path, NULL, 0, 0444);
+}
+
+int sbx_plan_build(const struct sandbox *s, json_object *section, const char *lang,
+                   const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
+                   char *err, size_t errsz)
+{
+	struct sbx_plan_owned *po = calloc(1, sizeof(*po));
+	if (!po)
+		return -ENOMEM;
+	struct ctx c = {.po = po, .err = err, .errsz = errsz};
+	struct sbx_plan *p = &po->plan;
+	int r;
+	p->status_fd = p->sync_fd = p->out_fd = p->err_fd = -1;
+	p->as_root = s->euid == 0;
+	p->landlock_abi = s->landlock_abi;
+	p->seccomp = &s->filter;
+	size_t code_len = strlen(code);
+	snprintf(p->root_opts, sizeof(p->root_opts), "size=%zu,nr_inodes=4096,mode=0755",
+	         code_len + (1u << 20));
+	snprintf(p->scratch_size, sizeof(p->scratch_size), "%llu",
+	         (unsigned long long)lim->tmpfs_bytes);
+
+	static const char *const dirs[] = {"usr", "etc", "proc", "dev", "tmp", "work", CODE_DIR};
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if ((r = add_dir(&c, dirs[i])) < 0)
+			goto out;
+	if ((r = add_bind(&c, "/usr", 0)) < 0)
+		goto out;
+	static const char *const libdirs[] = {"/bin",   "/sbin",  "/lib",
+	                                      "/lib32", "/lib64", "/libx32"};
+	for (size_t i = 0; i < ARRAY_SIZE(libdirs); i++)
+		if ((r = mirror(&c, libdirs[i], SBX_BIND_OPTIONAL)) < 0)
+			goto out;
+	if ((r = mirror(&c, "/etc/ld.so.cache", SBX_BIND_OPTIONAL)) < 0 ||
+	    (r = mirror(&c, "/etc/alternatives", SBX_BIND_OPTIONAL)) < 0 ||
+	    (r = mirror(&c, "/etc/localtime", SBX_BIND_OPTIONAL)) < 0)
+		goto out;
+	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
+	                                   "/dev/urandom"};
+	for (size_t i = 0; i < ARRAY_SIZE(devs); i++)
+		if ((r = add_bind(&c, devs[i], SBX_BIND_FILE | SBX_BIND_DEV)) < 0)
+			goto out;
+	if ((r = add_link(&c, "/proc/self/fd", "dev/fd")) < 0 ||
+	    (r = add_link(&c, "/proc/self/fd/0", "dev/stdin")) < 0 ||
+	    (r = add_link(&c, "/proc/self/fd/1", "dev/stdout")) < 0 ||
+	    (r = add_link(&c, "/proc/self/fd/2", "dev/stderr")) < 0 ||
+	    (r = add_link(&c, "/tmp", "dev/shm")) < 0)
+		goto out;
+	if ((r = add_file(&c, "etc/passwd", passwd, sizeof(passwd) - 1, 0444)) < 0 ||
+	    (r = add_file(&c, "etc/group", group, sizeof(group) - 1, 0444)) < 0 ||
+	    (r = add_file(&c, "etc/hosts", hosts, sizeof(hosts) - 1, 0444)) < 0 ||
+	    (r = add_file(&c, "etc/nsswitch.conf", nsswitch, sizeof(nsswitch) - 1, 0444)) < 0)
+		goto out;
+
+	for (size_t i = 0; i < ARRAY_SIZE(base_env); i++)
+		po->envp[i] = (char *)base_env[i];
+	po->envp[ARRAY_SIZE(base_env)] = NULL;
+	if ((r = env_from(&c, json_get(section, "env"), "sandbox.env")) < 0)
+		goto out;
+	if ((r = language(&c, section, lang)) < 0)
+		goto out;
+	p->files[p->nfiles - 1].data = code;
+	p->files[p->nfiles - 1].len = code_len;
+	p->envp = po->envp;
+
+	struct sbx_rlimit rl[] = {
+	    {RLIMIT_CPU, {(lim->cpu_ms + 999) / 1000, (lim->cpu_ms + 999) / 1000 + 1}},
+	    {RLIMIT_DATA, {lim->memory_bytes, lim->memory_bytes}},
+	    {RLIMIT_NPROC, {lim->processes, lim->processes}},
+	    {RLIMIT_FSIZE, {lim->file_size_bytes, lim->file_size_bytes}},
+	    {RLIMIT_NOFILE, {lim->open_files, lim->open_files}},
+	    {RLIMIT_CORE, {0, 0}},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(rl); i++)
+		p->rlimits[i] = rl[i];
+	p->nrlimits = ARRAY_SIZE(rl);
+	*ret = po;
+	return 0;
+out:
+	if (r == -E2BIG && !err[0])
+		snprintf(err, errsz, "the sandbox layout has too many entries");
+	sbx_plan_free(po);
+	return r;
+}
+
+void sbx_plan_free(struct sbx_plan_owned *po)
+{
+	if (!po)
+		return;
+	for (size_t i = 0; i < po->nstrs; i++)
+		free(po->strs[i]);
+	free(po);
+}

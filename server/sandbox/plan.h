@@ -1,0 +1,29 @@
+/* plan.h: turning a request (language, code, limits) and the config's
+ * "sandbox" section into the struct sbx_plan the child walks: the
+ * language table, the environment allowlist, the new root's layout. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stddef.h>
+
+#include "sandbox/child.h"
+#include "sandbox/limits.h"
+
+struct sandbox;
+
+/* A plan and the strings it points to. */
+struct sbx_plan_owned {
+	struct sbx_plan plan;
+	char *strs[96];
+	size_t nstrs;
+	char *argv[33];
+	char *envp[65];
+};
+
+/* Build the plan. -EINVAL (bad request: unknown language, bad env) or
+ * -ENOENT (the interpreter is not installed) with a sentence in err;
+ * -ENOMEM. Fds in the plan are left at -1 for the caller. */
+int sbx_plan_build(const struct sandbox *s, json_object *section, const char *language,
+                   const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
+                   char *err, size_t errsz);
+void sbx_plan_free(struct sbx_plan_owned *po);

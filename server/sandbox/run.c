@@ -1,0 +1,748 @@
+/* run.c: one sandboxed run in the event loop (see run.h). run_start
+ * builds the plan, clones the box and writes its id maps; from then on
+ * everything is a callback: pipe data becomes coalesced, UTF-8-safe
+ * output; the status socket brings the workspace fd and the program's
+ * status; the pidfd says pid 1 is gone; timers enforce the wall clock.
+ * The run ends when pid 1 is reaped and both pipes are at EOF. */
+#include "sandbox/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/util.h"
+#include "kiln.h"
+#include "rpc/dispatch.h"
+#include "rpc/peer.h"
+#include "sandbox/artifact.h"
+#include "sandbox/child.h"
+#include "sandbox/limits.h"
+#include "sandbox/plan.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/text.h"
+
+/* Output is sent at most this often per run, or when this much is held. */
+#define COALESCE_MS    20
+#define COALESCE_BYTES (64u * 1024)
+/* After asking pid 1 to end the box, how long before SIGKILL. */
+#define GRACE_MS 2000
+#define CODE_MAX (1u << 20)
+
+enum { OUT, ERR };
+static const char *const stream_names[] = {"stdout", "stderr"};
+
+struct run {
+	struct kiln *k;
+	struct sandbox *sbx;
+	struct run *next;
+	char id[24];
+	const struct run_sink *sink;
+	void *sink_data;
+	run_done_fn done;
+	void *done_data;
+	struct sbx_limits limits;
+	json_object *section; /* the config's sandbox section, owned copy */
+
+	pid_t pid;
+	int pidfd, status_fd, work_fd;
+	int fds[2]; /* stdout, stderr read ends; -1 at EOF */
+	bool reaped, paused, timed_out, truncated, killing;
+	bool have_exit, failed;
+	struct sbx_msg exit_msg;
+	int fail_step, fail_err;
+
+	uint64_t start_ms, end_ms, out_bytes;
+	struct loop_timer *wall_timer, *grace_timer, *flush_timer, *start_timer;
+
+	struct sbx_utf8 dec[2];
+	struct buf pending;
+	int pending_stream;
+	struct sbx_tail tail[2];
+	char errmsg[768];
+	int err;
+};
+
+static void run_free(struct run *run);
+static void maybe_finish(struct run *run);
+
+const char *run_id(const struct run *run)
+{
+	return run->id;
+}
+
+/* --- the default sink: notifications ------------------------------------ */
+
+static void rpc_output(void *data, struct run *run, const char *stream, const char *text,
+                       size_t len)
+{
+	(void)data;
+	if (!run->k->rpc)
+		return;
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "runId", json_object_new_string(run->id));
+	json_object_object_add(p, "stream", json_object_new_string(stream));
+	json_object_object_add(p, "text", json_object_new_string_len(text, (int)len));
+	rpc_notify(run->k->rpc, "run/output", p);
+}
+
+static void rpc_artifact(void *data, struct run *run, json_object *artifact)
+{
+	(void)data;
+	if (run->k->rpc)
+		rpc_notify(run->k->rpc, "run/artifact", json_object_get(artifact));
+}
+
+static const struct run_sink rpc_sink = {.output = rpc_output, .artifact = rpc_artifact};
+
+/* --- output -------------------------------------------------------------- */
+
+static void flush_output(struct run *run)
+{
+	if (run->flush_timer) {
+		loop_timer_stop(run->k->loop, run->flush_timer);
+		run->flush_timer = NULL;
+	}
+	if (run->pending.len && run->pending_stream >= 0)
+		run->sink->output(run->sink_data, run, stream_names[run->pending_stream],
+		                  run->pending.data, run->pending.len);
+	buf_reset(&run->pending);
+}
+
+static void on_flush_timer(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct run *run = data;
+	run->flush_timer = NULL;
+	flush_output(run);
+}
+
+/* Add decoded text of stream s; flush first when the stream changes so
+ * that notifications keep the order the bytes arrived in. */
+static void add_text(struct run *run, int s, const char *bytes, size_t n, bool final)
+{
+	if (run->pending_stream != s && run->pending.len)
+		flush_output(run);
+	run->pending_stream = s;
+	size_t before = run->pending.len;
+	if (sbx_utf8_decode(&run->dec[s], bytes, n, final, &run->pending) < 0) {
+		flush_output(run);
+		before = 0;
+		sbx_utf8_decode(&run->dec[s], bytes, n, final, &run->pending);
+	}
+	sbx_tail_add(&run->tail[s], run->pending.data + before, run->pending.len - before);
+	if (run->pending.len >= COALESCE_BYTES)
+		flush_output(run);
+	else if (run->pending.len && !run->flush_timer)
+		run->flush_timer = loop_timer_start(run->k->loop, COALESCE_MS, on_flush_timer, run);
+}
+
+static void signal_box(struct run *run, int sig)
+{
+	if (run->pidfd >= 0 && !run->reaped)
+		syscall(SYS_pidfd_send_signal, run->pidfd, sig, NULL, 0);
+}
+
+static void on_grace(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct run *run = data;
+	run->grace_timer = NULL;
+	log_warn("run %s: pid 1 did not end the box in time; killing it", run->id);
+	signal_box(run, SIGKILL);
+}
+
+/* Ask pid 1 to kill everything and report (SIGUSR1), SIGKILL later. */
+static void end_box(struct run *run)
+{
+	if (run->killing)
+		return;
+	run->killing = true;
+	signal_box(run, SIGUSR1);
+	run->grace_timer = loop_timer_start(run->k->loop, GRACE_MS, on_grace, run);
+}
+
+static void stream_eof(struct run *run, int s)
+{
+	if (run->fds[s] < 0)
+		return;
+	loop_unwatch(run->k->loop, run->fds[s]);
+	close(run->fds[s]);
+	run->fds[s] = -1;
+	add_text(run, s, "", 0, true);
+	maybe_finish(run);
+}
+
+static void on_bytes(struct run *run, int s, const char *buf, size_t n)
+{
+	if (run->truncated)
+		return;
+	uint64_t room = run->limits.output_bytes - run->out_bytes;
+	if (n > room) {
+		add_text(run, s, buf, (size_t)room, true);
+		run->out_bytes += room;
+		run->truncated = true;
+		char marker[128];
+		int m = snprintf(marker, sizeof(marker),
+		                 "\n[kiln: output stopped after %llu bytes; the run was ended]\n",
+		                 (unsigned long long)run->limits.output_bytes);
+		add_text(run, s, marker, (size_t)m, true);
+		flush_output(run);
+		end_box(run);
+		return;
+	}
+	run->out_bytes += n;
+	add_text(run, s, buf, n, false);
+}
+
+static void pause_reading(struct run *run);
+
+static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)events;
+	struct run *run = data;
+	int s = fd == run->fds[OUT] ? OUT : ERR;
+	if (run->k->peer && rpc_peer_congested(run->k->peer)) {
+		pause_reading(run);
+		return;
+	}
+	char buf[65536];
+	ssize_t n = read(fd, buf, sizeof(buf));
+	if (n > 0)
+		on_bytes(run, s, buf, (size_t)n);
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		stream_eof(run, s);
+}
+
+static void on_drain(void *data)
+{
+	struct run *run = data;
+	run->paused = false;
+	for (int s = 0; s < 2; s++)
+		if (run->fds[s] >= 0)
+			loop_modify(run->k->loop, run->fds[s], LOOP_READ);
+}
+
+/* The client is not reading: stop reading the pipes, so the program
+ * blocks on a full pipe instead of the server queueing without end. */
+static void pause_reading(struct run *run)
+{
+	if (run->paused)
+		return;
+	run->paused = true;
+	for (int s = 0; s < 2; s++)
+		if (run->fds[s] >= 0)
+			loop_modify(run->k->loop, run->fds[s], 0);
+	if (rpc_peer_on_drain(run->k->peer, on_drain, run) < 0)
+		on_drain(run);
+}
+
+/* --- status and exit ----------------------------------------------------- */
+
+static void read_status(struct run *run)
+{
+	for (;;) {
+		struct sbx_msg m;
+		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+		union {
+			char buf[CMSG_SPACE(sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		struct msghdr mh = {.msg_iov = &iov,
+		                    .msg_iovlen = 1,
+		                    .msg_control = u.buf,
+		                    .msg_controllen = sizeof(u.buf)};
+		ssize_t n = recvmsg(run->status_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		int passed = -1;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+				memcpy(&passed, CMSG_DATA(c), sizeof(int));
+		if (n != sizeof(m)) {
+			if (passed >= 0)
+				close(passed);
+			continue;
+		}
+		if (m.type == SBX_MSG_READY && passed >= 0 && run->work_fd < 0) {
+			run->work_fd = passed;
+			passed = -1;
+		} else if (m.type == SBX_MSG_FAIL && !run->failed) {
+			run->failed = true;
+			run->fail_step = m.step;
+			run->fail_err = m.err;
+		} else if (m.type == SBX_MSG_EXIT) {
+			run->have_exit = true;
+			run->exit_msg = m;
+		}
+		if (passed >= 0)
+			close(passed);
+	}
+}
+
+static void on_status(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)fd;
+	struct run *run = data;
+	read_status(run);
+	if (events & (LOOP_HUP | LOOP_ERR))
+		loop_modify(loop, run->status_fd, 0);
+}
+
+static void on_pid1_exit(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)events;
+	struct run *run = data;
+	siginfo_t si = {0};
+	int r = waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG);
+	/* ECHILD: someone's waitpid(-1) reaped it first; it is gone all the
+	 * same, and the status report came on the socket anyway. */
+	if ((r < 0 && errno != ECHILD) || (r == 0 && si.si_pid == 0))
+		return;
+	run->reaped = true;
+	run->end_ms = loop_now_ms();
+	loop_unwatch(loop, fd);
+	read_status(run);
+	if (run->grace_timer) {
+		loop_timer_stop(loop, run->grace_timer);
+		run->grace_timer = NULL;
+	}
+	if (run->wall_timer) {
+		loop_timer_stop(loop, run->wall_timer);
+		run->wall_timer = NULL;
+	}
+	maybe_finish(run);
+}
+
+static void on_wall(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct run *run = data;
+	run->wall_timer = NULL;
+	run->timed_out = true;
+	end_box(run);
+}
+
+/* A sentence on why the box could not be built and what to do. */
+static void describe_failure(struct run *run, int step, int err)
+{
+	const char *hint = "";
+	if (step == SBX_STEP_NONE &&
+	    (err == EPERM || err == EACCES || err == ENOSPC || err == EINVAL))
+		hint = " User namespaces are not available to this user: check that "
+		       "kernel.unprivileged_userns_clone is 1 (where it exists) and "
+		       "user.max_user_namespaces is above 0 (`sysctl user.max_user_namespaces`). "
+		       "See docs/sandbox.md.";
+	else if ((step == SBX_STEP_IDS || step == SBX_STEP_PRIVATE || step == SBX_STEP_ROOT_TMPFS ||
+	          step == SBX_STEP_BIND || step == SBX_STEP_SYNC) &&
+	         (err == EPERM || err == EACCES))
+		hint = " The kernel created the user namespace but gave it no privilege: on Ubuntu "
+		       "23.10 and later this is kernel.apparmor_restrict_unprivileged_userns=1; "
+		       "install the AppArmor profile in server/sandbox/apparmor/ (see "
+		       "docs/sandbox.md) or set that sysctl to 0.";
+	else if (step == SBX_STEP_PROC && (err == EPERM || err == EACCES))
+		hint =
+		    " The kernel refused a fresh /proc: this happens inside containers that mask "
+		    "parts of /proc. Run kiln on the host or in a container started with an "
+		    "unmasked /proc.";
+	else if (err == ENOSYS)
+		hint = " This kernel is too old for kiln's sandbox (it needs Linux 5.12 or newer).";
+	else if (step == SBX_STEP_EXEC && err == ENOENT)
+		hint = " The interpreter is missing inside the box.";
+	snprintf(run->errmsg, sizeof(run->errmsg),
+	         "kiln will not run this code: the sandbox could not be built (%s failed: %s). "
+	         "Code never runs outside the sandbox.%s",
+	         sbx_step_name(step), strerror(err), hint);
+	run->err = -(err ? err : EPERM);
+}
+
+static const char *signal_name(int sig)
+{
+	const char *abbrev = sigabbrev_np(sig);
+	static char buf[24];
+	snprintf(buf, sizeof(buf), "SIG%s", abbrev ? abbrev : "UNKNOWN");
+	return buf;
+}
+
+static json_object *build_result(struct run *run)
+{
+	json_object *r = json_object_new_object();
+	json_object_object_add(r, "runId", json_object_new_string(run->id));
+	int st = run->exit_msg.wstatus;
+	if (run->have_exit && WIFEXITED(st)) {
+		json_object_object_add(r, "exitCode", json_object_new_int(WEXITSTATUS(st)));
+		json_object_object_add(r, "signal", NULL);
+	} else {
+		int sig = run->have_exit && WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
+		json_object_object_add(r, "exitCode", NULL);
+		json_object_object_add(r, "signal", json_object_new_string(signal_name(sig)));
+	}
+	json_object_object_add(r, "timedOut", json_object_new_boolean(run->timed_out));
+	json_object_object_add(r, "truncated", json_object_new_boolean(run->truncated));
+	uint64_t end = run->end_ms ? run->end_ms : loop_now_ms();
+	json_object_object_add(r, "durationMs",
+	                       json_object_new_int64((int64_t)(end - run->start_ms)));
+	const struct rusage *ru = &run->exit_msg.ru;
+	int64_t cpu = (int64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
+	              (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
+	json_object_object_add(r, "cpuMs", json_object_new_int64(cpu));
+	json_object_object_add(r, "maxRssKb", json_object_new_int64(ru->ru_maxrss));
+	json_object_object_add(r, "limits", sbx_limits_to_json(&run->limits));
+	return r;
+}
+
+static void emit_artifact(void *data, json_object *artifact)
+{
+	struct run *run = data;
+	run->sink->artifact(run->sink_data, run, artifact);
+}
+
+static uint64_t section_u64(json_object *section, const char *key, uint64_t def)
+{
+	int64_t v;
+	return json_get_int64(section, key, &v) == 0 && v >= 0 ? (uint64_t)v : def;
+}
+
+static void collect_artifacts(struct run *run)
+{
+	if (run->work_fd < 0)
+		return;
+	char dir[PATH_MAX];
+	const char *host_dir = NULL;
+	const char *cfg = NULL, *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (json_get_string(run->section, "artifactDir", &cfg) == 0 && cfg[0] == '/')
+		host_dir = cfg;
+	else if (xdg && xdg[0] == '/' &&
+	         snprintf(dir, sizeof(dir), "%s/kiln-artifacts", xdg) < (int)sizeof(dir))
+		host_dir = dir;
+	else if (home && home[0] == '/' &&
+	         snprintf(dir, sizeof(dir), "%s/.cache/kiln-artifacts", home) < (int)sizeof(dir))
+		host_dir = dir;
+	struct sbx_artifact_opts o = {
+	    .inline_bytes = section_u64(run->section, "artifactInlineBytes", 1u << 20),
+	    .max_files = section_u64(run->section, "artifactMaxFiles", 32),
+	    .max_copy_bytes = section_u64(run->section, "artifactMaxBytes", 256u << 20),
+	    .host_dir = host_dir,
+	};
+	int r = sbx_artifacts_collect(run->work_fd, run->id, &o, emit_artifact, run);
+	if (r < 0)
+		log_warn("run %s: cannot read the workspace back: %s", run->id, strerror(-r));
+}
+
+static void maybe_finish(struct run *run)
+{
+	if (!run->reaped || run->fds[OUT] >= 0 || run->fds[ERR] >= 0)
+		return;
+	flush_output(run);
+	run_done_fn done = run->done;
+	void *done_data = run->done_data;
+	if (run->failed || (!run->have_exit && !run->killing)) {
+		if (run->failed)
+			describe_failure(run, run->fail_step, run->fail_err);
+		else
+			snprintf(run->errmsg, sizeof(run->errmsg),
+			         "kiln will not run this code: the sandbox's pid 1 ended without a "
+			         "report");
+		int err = run->err ? run->err : -EIO;
+		char msg[sizeof(run->errmsg)];
+		memcpy(msg, run->errmsg, sizeof(msg));
+		run_free(run);
+		done(done_data, NULL, err, msg);
+		return;
+	}
+	collect_artifacts(run);
+	_cleanup_json_ json_object *result = build_result(run);
+	/* Free the run before calling done (which may start another run);
+	 * the tails are copied out first. */
+	static char tails[2][SBX_TAIL_MAX + 1];
+	for (int s = 0; s < 2; s++)
+		snprintf(tails[s], sizeof(tails[s]), "%s", sbx_tail_str(&run->tail[s]));
+	run_free(run);
+	struct run_outcome oc = {
+	    .result = result, .stdout_tail = tails[OUT], .stderr_tail = tails[ERR]};
+	done(done_data, &oc, 0, NULL);
+}
+
+/* --- start ---------------------------------------------------------------- */
+
+struct clone_args_k {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+	    set_tid_size, cgroup;
+};
+
+static int write_proc(pid_t pid, const char *file, const char *text)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ssize_t n = write(fd, text, strlen(text));
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/* The box's single uid and gid: the server's own, or nobody when the
+ * server is root (the code is never root on the host). */
+static int write_id_maps(struct run *run)
+{
+	uid_t out_uid = run->sbx->euid == 0 ? SBX_ROOT_MAPS_TO : run->sbx->euid;
+	gid_t out_gid = run->sbx->euid == 0 ? SBX_ROOT_MAPS_TO : run->sbx->egid;
+	char map[64];
+	int r;
+	/* Unprivileged writers must deny setgroups before writing gid_map.
+	 * As root the child first drops its groups itself, then has no
+	 * capability left to call setgroups again. */
+	if (run->sbx->euid != 0 && (r = write_proc(run->pid, "setgroups", "deny")) < 0)
+		return r;
+	snprintf(map, sizeof(map), "%d %u 1\n", SBX_INNER_ID, (unsigned)out_uid);
+	if ((r = write_proc(run->pid, "uid_map", map)) < 0)
+		return r;
+	snprintf(map, sizeof(map), "%d %u 1\n", SBX_INNER_ID, (unsigned)out_gid);
+	return write_proc(run->pid, "gid_map", map);
+}
+
+static void on_start_failed(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct run *run = data;
+	run->start_timer = NULL;
+	run_done_fn done = run->done;
+	void *done_data = run->done_data;
+	int err = run->err;
+	char msg[sizeof(run->errmsg)];
+	memcpy(msg, run->errmsg, sizeof(msg));
+	run_free(run);
+	done(done_data, NULL, err, msg);
+}
+
+static int clone_box(struct run *run, struct sbx_plan_owned *po)
+{
+	int status[2] = {-1, -1}, sync[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+	int r = 0;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, status) < 0 ||
+	    pipe2(sync, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+		r = neg_errno();
+		snprintf(run->errmsg, sizeof(run->errmsg), "cannot create pipes: %s", strerror(-r));
+		goto out;
+	}
+	/* See write_id_maps() for the choice of ids. */
+	po->plan.self_map = run->sbx->euid != 0;
+	snprintf(po->plan.uid_map, sizeof(po->plan.uid_map), "%d %u 1\n", SBX_INNER_ID,
+	         (unsigned)run->sbx->euid);
+	snprintf(po->plan.gid_map, sizeof(po->plan.gid_map), "%d %u 1\n", SBX_INNER_ID,
+	         (unsigned)run->sbx->egid);
+	po->plan.status_fd = status[1];
+	po->plan.sync_fd = sync[0];
+	po->plan.out_fd = out[1];
+	po->plan.err_fd = err[1];
+	int pidfd = -1;
+	struct clone_args_k ca = {
+	    .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+	             CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
+	    .pidfd = (uint64_t)(uintptr_t)&pidfd,
+	    .exit_signal = SIGCHLD,
+	};
+	run->start_ms = loop_now_ms();
+	long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0)
+		sbx_child_main(&po->plan); /* never returns */
+	if (pid < 0) {
+		r = neg_errno();
+		describe_failure(run, SBX_STEP_NONE, -r);
+		goto out;
+	}
+	run->pid = (pid_t)pid;
+	run->pidfd = pidfd;
+	close(steal_fd(&status[1]));
+	close(steal_fd(&sync[0]));
+	close(steal_fd(&out[1]));
+	close(steal_fd(&err[1]));
+	r = po->plan.self_map ? 0 : write_id_maps(run);
+	if (r < 0) {
+		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		siginfo_t si;
+		waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
+		run->reaped = true;
+		describe_failure(run, SBX_STEP_IDS, -r);
+		goto out;
+	}
+	if (!po->plan.self_map && write(sync[1], "x", 1) != 1) {
+		r = neg_errno();
+		goto out;
+	}
+	run->status_fd = steal_fd(&status[0]);
+	run->fds[OUT] = steal_fd(&out[0]);
+	run->fds[ERR] = steal_fd(&err[0]);
+	fcntl(run->fds[OUT], F_SETFL, O_NONBLOCK);
+	fcntl(run->fds[ERR], F_SETFL, O_NONBLOCK);
+out:
+	for (int i = 0; i < 2; i++) {
+		if (status[i] >= 0)
+			close(status[i]);
+		if (sync[i] >= 0)
+			close(sync[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+		if (err[i] >= 0)
+			close(err[i]);
+	}
+	return r;
+}
+
+int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
+                   const char *language, const char *code, json_object *limits, run_done_fn done,
+                   void *data, struct run **ret_run)
+{
+	struct sandbox *s = k->sandbox;
+	struct run *run = calloc(1, sizeof(*run));
+	if (!run)
+		return -ENOMEM;
+	run->k = k;
+	run->sbx = s;
+	run->sink = sink;
+	run->sink_data = sink_data;
+	run->done = done;
+	run->done_data = data;
+	run->pidfd = run->status_fd = run->work_fd = -1;
+	run->fds[OUT] = run->fds[ERR] = -1;
+	run->pending_stream = -1;
+	/* Room for a full read even if every byte became U+FFFD. */
+	buf_init(&run->pending, 8 * COALESCE_BYTES);
+	if (s) {
+		snprintf(run->id, sizeof(run->id), "r%lu", ++s->next_id);
+		run->next = s->runs;
+		s->runs = run;
+	} else {
+		snprintf(run->id, sizeof(run->id), "r0");
+	}
+	run->section = json_copy(config_section(k->config, "sandbox"));
+
+	int r = 0;
+	struct sbx_plan_owned *po = NULL;
+	if (!s) {
+		r = -ENODEV;
+		snprintf(
+		    run->errmsg, sizeof(run->errmsg),
+		    "kiln will not run this code: the sandbox subsystem did not start (see the "
+		    "server's log)");
+	} else if (!language || !code) {
+		r = -EINVAL;
+		snprintf(run->errmsg, sizeof(run->errmsg), "language and code are required");
+	} else if (strlen(code) > CODE_MAX) {
+		r = -EINVAL;
+		snprintf(run->errmsg, sizeof(run->errmsg), "code is larger than %u bytes",
+		         CODE_MAX);
+	} else if ((r = sbx_limits_resolve(run->section, limits, &run->limits, run->errmsg,
+	                                   sizeof(run->errmsg))) < 0) {
+		/* errmsg set */
+	} else if ((r = sbx_plan_build(s, run->section, language, code, &run->limits, &po,
+	                               run->errmsg, sizeof(run->errmsg))) < 0) {
+		if (r == -ENOMEM) {
+			run_free(run);
+			return r;
+		}
+		if (!run->errmsg[0])
+			snprintf(run->errmsg, sizeof(run->errmsg), "cannot prepare the sandbox: %s",
+			         strerror(-r));
+	} else {
+		r = clone_box(run, po);
+		sbx_plan_free(po);
+	}
+	if (r < 0) {
+		run->err = r;
+		run->start_timer = loop_timer_start(k->loop, 0, on_start_failed, run);
+		if (!run->start_timer) {
+			run_free(run);
+			return -ENOMEM;
+		}
+		*ret_run = run;
+		return 0;
+	}
+	struct loop *loop = k->loop;
+	if (loop_watch(loop, run->pidfd, LOOP_READ, on_pid1_exit, run) < 0 ||
+	    loop_watch(loop, run->status_fd, LOOP_READ, on_status, run) < 0 ||
+	    loop_watch(loop, run->fds[OUT], LOOP_READ, on_pipe, run) < 0 ||
+	    loop_watch(loop, run->fds[ERR], LOOP_READ, on_pipe, run) < 0 ||
+	    !(run->wall_timer = loop_timer_start(loop, run->limits.wall_ms, on_wall, run))) {
+		run_cancel(run);
+		return -ENOMEM;
+	}
+	log_debug("run %s: pid %d, %s", run->id, (int)run->pid, language);
+	*ret_run = run;
+	return 0;
+}
+
+int run_start(struct kiln *k, const char *language, const char *code, json_object *limits,
+              run_done_fn done, void *data, struct run **ret_run)
+{
+	return run_start_sink(k, &rpc_sink, NULL, language, code, limits, done, data, ret_run);
+}
+
+/* --- end ------------------------------------------------------------------ */
+
+static void run_free(struct run *run)
+{
+	struct loop *loop = run->k->loop;
+	if (run->sbx)
+		for (struct run **pp = &run->sbx->runs; *pp; pp = &(*pp)->next)
+			if (*pp == run) {
+				*pp = run->next;
+				break;
+			}
+	if (run->pidfd >= 0 && !run->reaped) {
+		/* pid 1's death kills the whole pid namespace; waiting for it
+		 * means every process of the box is gone when we return. */
+		syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
+		siginfo_t si;
+		while (waitid((idtype_t)P_PIDFD, (id_t)run->pidfd, &si, WEXITED) < 0 &&
+		       errno == EINTR)
+			;
+	}
+	struct loop_timer **timers[] = {&run->wall_timer, &run->grace_timer, &run->flush_timer,
+	                                &run->start_timer};
+	for (size_t i = 0; i < ARRAY_SIZE(timers); i++)
+		if (*timers[i]) {
+			loop_timer_stop(loop, *timers[i]);
+			*timers[i] = NULL;
+		}
+	if (run->paused && run->k->peer)
+		rpc_peer_cancel_drain(run->k->peer, on_drain, run);
+	int *fds[] = {&run->pidfd, &run->status_fd, &run->fds[OUT], &run->fds[ERR]};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (*fds[i] >= 0) {
+			loop_unwatch(loop, *fds[i]);
+			close(*fds[i]);
+			*fds[i] = -1;
+		}
+	/* Closing the last fd of the workspace frees its tmpfs. */
+	if (run->work_fd >= 0)
+		close(run->work_fd);
+	buf_release(&run->pending);
+	json_object_put(run->section);
+	free(run);
+}
+
+void run_cancel(struct run *run)
+{
+	if (!run)
+		return;
+	log_debug("run %s: cancelled", run->id);
+	run_free(run);
+}

@@ -1,0 +1,80 @@
+#!/bin/sh
+# sandbox.sh: what kiln's sandbox costs, side by side on this machine:
+# /bin/true and python3 -c pass bare, under unshare with the same
+# namespaces, under bubblewrap with an equivalent setup, under `kiln run`,
+# and through the server (snippet/run, request to response); printed as
+# ratios to bare. Then output throughput through kiln against a pipe to
+# cat. Not a test: nothing here fails on a number. Standalone:
+# `sh tests/bench/sandbox.sh` (needs hyperfine and bubblewrap: `make
+# deps-bench`). KILN=path overrides the binary; RUNS=N the repetitions.
+set -eu
+cd "$(dirname "$0")/../.."
+KILN=${KILN:-build/kiln}
+RUNS=${RUNS:-30}
+[ -x "$KILN" ] || make --no-print-directory build/kiln >/dev/null
+for tool in hyperfine bwrap unshare; do
+	command -v $tool >/dev/null || { echo "sandbox bench: $tool missing (make deps-bench)"; exit 1; }
+done
+tmp=$(mktemp -d /tmp/kiln-bench.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+# A private copy, so a rebuild of build/ meanwhile cannot disturb a run.
+cp "$KILN" "$tmp/kiln"
+KILN=$tmp/kiln
+# A language whose interpreter is /bin/true itself, so that `kiln run`
+# measures the box and not bash.
+cat >"$tmp/config.json" <<'JSON'
+{"sandbox": {"languages": {"true": {"argv": ["/bin/true"], "file": "x"}}}}
+JSON
+: >"$tmp/empty"
+echo pass >"$tmp/pass.py"
+PY=/usr/bin/python3
+UNSHARE="unshare --user --map-root-user --pid --mount --net --ipc --uts --cgroup --fork"
+BWRAP="bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
+  --symlink usr/bin /bin --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
+  --symlink usr/sbin /sbin --ro-bind /etc/ld.so.cache /etc/ld.so.cache --proc /proc \
+  --dev /dev --tmpfs /tmp --tmpfs /work --chdir /work"
+K="$KILN run --config $tmp/config.json"
+
+median() { # median COMMAND: median milliseconds, from hyperfine ("nan" if it failed)
+	if hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$tmp/h.json" "$1" >/dev/null 2>&1; then
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["median"] * 1000)' "$tmp/h.json"
+	else
+		echo nan
+	fi
+}
+
+row() { # row LABEL BARE_MS MS
+	python3 -c 'import sys; l, b, m = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]); print("  %-34s %8.2f ms  %6.2fx bare" % (l, m, m / b))' "$@"
+}
+
+echo "sandbox bench ($RUNS runs each, medians; $(nproc) cores, kernel $(uname -r))"
+for what in true python; do
+	if [ $what = true ]; then
+		bare_cmd=/bin/true
+		kiln_cmd="$K --lang true $tmp/empty"
+		srv_lang=true srv_code=""
+	else
+		bare_cmd="$PY -c pass"
+		kiln_cmd="$K --lang python $tmp/pass.py"
+		srv_lang=python srv_code=pass
+	fi
+	echo "$bare_cmd:"
+	bare=$(median "$bare_cmd")
+	row "bare" "$bare" "$bare"
+	row "unshare (same namespaces)" "$bare" "$(median "$UNSHARE $bare_cmd")"
+	row "bubblewrap (equivalent setup)" "$bare" "$(median "$BWRAP $bare_cmd")"
+	row "kiln run (full isolation)" "$bare" "$(median "$kiln_cmd")"
+	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" || echo nan)
+	row "kiln server snippet/run" "$bare" "$srv"
+done
+
+MB=${MB:-200}
+echo "output throughput ($MB MB to stdout):"
+start=$(date +%s%N)
+$PY -c "import sys
+b = b'x' * (1 << 20)
+for _ in range($MB): sys.stdout.buffer.write(b)" | cat >/dev/null
+end=$(date +%s%N)
+python3 -c 'import sys; mb, ns = int(sys.argv[1]), int(sys.argv[2]); print("  %-34s %8.1f MB/s" % ("python | cat", mb * 1.048576 / (ns / 1e9)))' "$MB" "$((end - start))"
+srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" --throughput "$MB" || echo nan)
+printf "  %-34s %8.1f MB/s\n" "kiln server to client (JSON)" "$srv"

@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""sandbox_client.py: time snippet/run through a kiln server, request to
+response, and output throughput through the server to this client.
+
+  sandbox_client.py KILN CONFIG LANG CODE N      median ms of N runs
+  sandbox_client.py KILN CONFIG --throughput MB  MB/s of MB written to stdout
+"""
+import json
+import statistics
+import subprocess
+import sys
+import time
+
+
+def send(p, m):
+    b = json.dumps(m).encode()
+    p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+    p.stdin.flush()
+
+
+def recv(f):
+    n = None
+    while True:
+        line = f.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        k, _, v = line.partition(b":")
+        if k.lower() == b"content-length":
+            n = int(v)
+    return json.loads(f.read(n))
+
+
+def start(kiln, config):
+    p = subprocess.Popen([kiln, "--config", config], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE)
+    send(p, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+    recv(p.stdout)
+    return p
+
+
+def run_once(p, rid, lang, code, limits=None):
+    params = {"language": lang, "code": code}
+    if limits:
+        params["limits"] = limits
+    t0 = time.perf_counter()
+    send(p, {"jsonrpc": "2.0", "id": rid, "method": "snippet/run", "params": params})
+    nbytes = 0
+    while True:
+        m = recv(p.stdout)
+        if m is None:
+            raise SystemExit("server ended")
+        if m.get("method") == "run/output":
+            nbytes += len(m["params"]["text"])
+        elif m.get("id") == rid:
+            if "error" in m:
+                raise SystemExit(m["error"]["message"])
+            return time.perf_counter() - t0, nbytes
+
+
+def main():
+    kiln, config = sys.argv[1], sys.argv[2]
+    p = start(kiln, config)
+    if sys.argv[3] == "--throughput":
+        mb = int(sys.argv[4])
+        code = ("import sys\nb = b'x' * (1 << 20)\nfor _ in range(%d):\n"
+                "    sys.stdout.buffer.write(b)\n" % mb)
+        dt, n = run_once(p, 1, "python", code, {"outputBytes": (mb + 1) << 20})
+        print("%.1f" % (n / dt / 1e6))
+    else:
+        lang, code, n = sys.argv[3], sys.argv[4], int(sys.argv[5])
+        run_once(p, 1, lang, code)  # warm up
+        times = [run_once(p, i + 2, lang, code)[0] * 1000 for i in range(n)]
+        print("%.2f" % statistics.median(times))
+    p.stdin.close()
+    p.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,564 @@
+/* attack.c: escape attempts run inside kiln's sandbox by the attack suite
+ * (tests/sandbox/attacks.py). `attack NAME` tries one family of attacks
+ * and prints one line per attempt: "CONTAINED: ..." when the box held,
+ * "ESCAPED: ..." when it did not; it exits 1 if anything escaped. A few
+ * attacks are expected to get the process killed (x32, int 0x80): the
+ * suite checks the signal instead. `attack plant-key` runs on the host. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/shm.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <termios.h>
+#include <unistd.h>
+
+static int escaped;
+
+static void result(int contained, const char *what, int err)
+{
+	printf("%s: %s (%s)\n", contained ? "CONTAINED" : "ESCAPED", what,
+	       err ? strerror(err) : "no error");
+	if (!contained)
+		escaped = 1;
+}
+
+/* The call must fail with one of the listed errnos (0-terminated). */
+static void expect_fail(long r, const char *what, const int *errs)
+{
+	int e = errno;
+	if (r >= 0) {
+		result(0, what, 0);
+		return;
+	}
+	for (const int *p = errs; *p; p++)
+		if (*p == e) {
+			result(1, what, e);
+			return;
+		}
+	/* Failing for another reason still contains, but say so. */
+	printf("CONTAINED: %s (unexpected errno %s)\n", what, strerror(e));
+}
+
+static const int E_PERM[] = {EPERM, 0};
+static const int E_ANY_DENY[] = {EPERM, EACCES, EROFS, ENOENT, EINVAL, ENOSYS, 0};
+
+static void a_tiocsti(void)
+{
+	char c = 'x';
+	int fds[] = {0, 1, 2, -1};
+	int tty = open("/dev/tty", O_RDWR);
+	fds[3] = tty;
+	for (int i = 0; i < 4; i++) {
+		if (fds[i] < 0)
+			continue;
+		errno = 0;
+		expect_fail(ioctl(fds[i], TIOCSTI, &c), "ioctl TIOCSTI", E_PERM);
+		errno = 0;
+		expect_fail(syscall(SYS_ioctl, fds[i], (unsigned long)TIOCSTI | (1UL << 32), &c),
+			    "ioctl TIOCSTI|1<<32", E_PERM);
+		expect_fail(syscall(SYS_ioctl, fds[i], (unsigned long)TIOCSTI | (0xffUL << 40), &c),
+			    "ioctl TIOCSTI with high garbage", E_PERM);
+		char sub[2] = {11, 0};
+		expect_fail(ioctl(fds[i], TIOCLINUX, sub), "ioctl TIOCLINUX", E_PERM);
+		expect_fail(syscall(SYS_ioctl, fds[i], (unsigned long)TIOCLINUX | (1UL << 32), sub),
+			    "ioctl TIOCLINUX|1<<32", E_PERM);
+	}
+	result(tty < 0, "no controlling terminal (/dev/tty)", tty < 0 ? errno : 0);
+	result(getsid(0) == getpid(), "own session (setsid)", 0);
+}
+
+static void a_proc1exe(void)
+{
+	int fd = open("/proc/1/exe", O_WRONLY);
+	expect_fail(fd, "open /proc/1/exe for writing", E_ANY_DENY);
+	char buf[256];
+	expect_fail(readlink("/proc/1/exe", buf, sizeof(buf)), "readlink /proc/1/exe", E_ANY_DENY);
+	fd = open("/proc/1/mem", O_RDWR);
+	expect_fail(fd, "open /proc/1/mem", E_ANY_DENY);
+	fd = open("/proc/self/exe", O_WRONLY);
+	expect_fail(fd, "open /proc/self/exe for writing", (const int[]){ETXTBSY, EACCES, EROFS, 0});
+	fd = open("/proc/1/root/etc/passwd", O_RDONLY);
+	expect_fail(fd, "open /proc/1/root", E_ANY_DENY);
+}
+
+static void a_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0, bad = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		int fd = atoi(e->d_name);
+		if (fd == dirfd(d))
+			continue;
+		n++;
+		if (fd > 2) {
+			bad = 1;
+			char p[64], t[256] = "";
+			snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+			ssize_t l = readlink(p, t, sizeof(t) - 1);
+			if (l > 0)
+				t[l] = 0;
+			printf("ESCAPED: inherited fd %d -> %s\n", fd, t);
+		}
+	}
+	if (d)
+		closedir(d);
+	result(!bad, "only fds 0-2 open at start", 0);
+	/* Probe above the listing too (in case /proc lied). */
+	int leaked = 0;
+	for (int fd = 3; fd < 1024; fd++)
+		if (fcntl(fd, F_GETFD) >= 0 && (!d || fd != 3))
+			leaked++;
+	result(leaked == 0, "no fd above 2 answers F_GETFD", 0);
+}
+
+static void a_cwd(void)
+{
+	int ok = 1;
+	for (int i = 0; i < 20; i++)
+		if (chdir("/proc/self/cwd/..") < 0)
+			break;
+	for (int i = 0; i < 20; i++)
+		chdir("..");
+	const char *host_only[] = {"/root", "/home", "/var", "/run", "/sys", "/boot", "/srv",
+				   "/etc/shadow", "/etc/hostname", NULL};
+	for (int i = 0; host_only[i]; i++) {
+		struct stat st;
+		if (stat(host_only[i], &st) == 0 || fstatat(AT_FDCWD, host_only[i] + 1, &st, 0) == 0) {
+			printf("ESCAPED: %s is visible after climbing up\n", host_only[i]);
+			ok = 0;
+		}
+	}
+	if (getenv("KILN_TEST_HOSTDIR")) {
+		struct stat st;
+		if (stat(getenv("KILN_TEST_HOSTDIR"), &st) == 0) {
+			printf("ESCAPED: the suite's host directory is visible\n");
+			ok = 0;
+		}
+	}
+	result(ok, "climbing /proc/self/cwd/.. stays in the box", 0);
+}
+
+static void a_ptrace(void)
+{
+	expect_fail(ptrace(PTRACE_ATTACH, 1, 0, 0), "ptrace attach pid 1", E_PERM);
+	expect_fail(ptrace(PTRACE_SEIZE, 1, 0, 0), "ptrace seize pid 1", E_PERM);
+	pid_t c = fork();
+	if (c == 0) {
+		pause();
+		_exit(0);
+	}
+	expect_fail(ptrace(PTRACE_ATTACH, c, 0, 0), "ptrace attach sibling", E_PERM);
+	char buf[16];
+	struct iovec l = {buf, sizeof(buf)}, r = {(void *)0x400000, sizeof(buf)};
+	expect_fail(process_vm_readv(c, &l, 1, &r, 1, 0), "process_vm_readv sibling", E_PERM);
+	expect_fail(ptrace(PTRACE_TRACEME, 0, 0, 0), "ptrace traceme", E_PERM);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+}
+
+static void a_kill(void)
+{
+	/* None of these may end pid 1 or reach the host; the program must
+	 * still be alive to print the last line. */
+	kill(getppid(), SIGKILL);
+	kill(1, SIGKILL);
+	kill(1, SIGTERM);
+	kill(1, SIGUSR1);
+	kill(-1, SIGKILL);
+	usleep(100000);
+	result(1, "survived kill(1), kill(ppid) and kill(-1, SIGKILL)", 0);
+	result(getppid() == 1, "parent is still pid 1", 0);
+}
+
+static void a_unshare(void)
+{
+	static const int flags[] = {CLONE_NEWUSER, CLONE_NEWNET, CLONE_NEWNS, CLONE_NEWPID,
+				    CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP, 0};
+	for (int i = 0; flags[i]; i++) {
+		char what[64];
+		snprintf(what, sizeof(what), "unshare(0x%x)", flags[i]);
+		expect_fail(unshare(flags[i]), what, E_PERM);
+		snprintf(what, sizeof(what), "clone(0x%x)", flags[i]);
+		long r = syscall(SYS_clone, flags[i] | SIGCHLD, 0, 0, 0, 0);
+		if (r == 0)
+			_exit(0);
+		expect_fail(r, what, E_PERM);
+	}
+	struct {
+		uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+	} ca = {.flags = CLONE_NEWUSER, .exit_signal = SIGCHLD};
+	long r = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (r == 0)
+		_exit(0);
+	expect_fail(r, "clone3(CLONE_NEWUSER)", (const int[]){ENOSYS, 0});
+	expect_fail(syscall(SYS_setns, 0, 0), "setns", E_PERM);
+}
+
+static void a_kernel(void)
+{
+	long r = syscall(SYS_io_uring_setup, 8, calloc(1, 256));
+	expect_fail(r, "io_uring_setup", E_PERM);
+	expect_fail(syscall(SYS_userfaultfd, 0), "userfaultfd", E_PERM);
+	struct perf_event_attr pa;
+	memset(&pa, 0, sizeof(pa));
+	pa.size = sizeof(pa);
+	pa.type = PERF_TYPE_SOFTWARE;
+	pa.config = PERF_COUNT_SW_CPU_CLOCK;
+	expect_fail(syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0), "perf_event_open", E_PERM);
+	char attr[128] = {0};
+	expect_fail(syscall(SYS_bpf, 0, attr, sizeof(attr)), "bpf", E_PERM);
+	expect_fail(syscall(SYS_open_by_handle_at, AT_FDCWD, attr, O_RDONLY), "open_by_handle_at",
+		    E_PERM);
+	expect_fail(syscall(SYS_syslog, 3, attr, sizeof(attr)), "syslog", E_PERM);
+	expect_fail(syscall(SYS_kexec_load, 0, 0, 0, 0), "kexec_load", E_PERM);
+	expect_fail(syscall(SYS_init_module, attr, 0, ""), "init_module", E_PERM);
+	expect_fail(syscall(SYS_swapon, "/work/x", 0), "swapon", E_PERM);
+	expect_fail(syscall(SYS_reboot, 0xfee1dead, 672274793, 0x1234567, 0), "reboot", E_PERM);
+}
+
+static void a_keyring(void)
+{
+	expect_fail(syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0),
+		    "keyctl get session keyring", E_PERM);
+	expect_fail(syscall(SYS_keyctl, KEYCTL_SEARCH, KEY_SPEC_SESSION_KEYRING, "user",
+			    "kiln-test-secret", 0),
+		    "keyctl search for the host's secret", E_PERM);
+	expect_fail(syscall(SYS_add_key, "user", "x", "y", 1, KEY_SPEC_SESSION_KEYRING), "add_key",
+		    E_PERM);
+	expect_fail(syscall(SYS_request_key, "user", "kiln-test-secret", NULL, 0), "request_key",
+		    E_PERM);
+	FILE *f = fopen("/proc/keys", "r");
+	char line[512];
+	int seen = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "kiln-test-secret"))
+			seen = 1;
+	if (f)
+		fclose(f);
+	result(!seen, "the host's key is not listed in /proc/keys", 0);
+}
+
+static void a_personality(void)
+{
+	expect_fail(personality(READ_IMPLIES_EXEC), "personality(READ_IMPLIES_EXEC)", E_PERM);
+	expect_fail(personality(ADDR_NO_RANDOMIZE), "personality(ADDR_NO_RANDOMIZE)", E_PERM);
+	expect_fail(personality(PER_LINUX32), "personality(PER_LINUX32)", E_PERM);
+	expect_fail(syscall(SYS_personality, 0x100000000UL | READ_IMPLIES_EXEC),
+		    "personality(high bits | READ_IMPLIES_EXEC)", E_PERM);
+	long cur = personality(0xffffffff);
+	result(cur == 0, "personality query still works and reads 0", 0);
+}
+
+static void a_x32(void)
+{
+	/* Must be killed by the filter before printing anything else. */
+	fflush(stdout);
+	long r = syscall(0x40000000 | SYS_getpid);
+	printf("ESCAPED: x32 getpid returned %ld (%s)\n", r, strerror(errno));
+	exit(1);
+}
+
+static void a_int80(void)
+{
+	fflush(stdout);
+	long r;
+	/* i386 getpid is 20. */
+	__asm__ volatile("int $0x80" : "=a"(r) : "a"(20) : "memory");
+	printf("ESCAPED: int 0x80 getpid returned %ld\n", r);
+	exit(1);
+}
+
+static void a_sockets(void)
+{
+	static const struct {
+		int fam;
+		const char *name;
+	} fams[] = {{AF_VSOCK, "AF_VSOCK"}, {AF_PACKET, "AF_PACKET"}, {AF_ALG, "AF_ALG"},
+		    {AF_NETLINK, "AF_NETLINK"}, {AF_BLUETOOTH, "AF_BLUETOOTH"},
+		    {AF_KEY, "AF_KEY"}, {AF_XDP, "AF_XDP"}, {0, NULL}};
+	for (int i = 0; fams[i].name; i++) {
+		char what[64];
+		snprintf(what, sizeof(what), "socket(%s)", fams[i].name);
+		expect_fail(socket(fams[i].fam, SOCK_RAW, 0), what,
+			    (const int[]){EAFNOSUPPORT, 0});
+		snprintf(what, sizeof(what), "socket(1<<32 | %s)", fams[i].name);
+		expect_fail(syscall(SYS_socket, (1UL << 32) | (unsigned)fams[i].fam, SOCK_RAW, 0), what,
+			    (const int[]){EAFNOSUPPORT, 0});
+	}
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	result(s >= 0, "AF_INET still allowed (loopback only)", s < 0 ? errno : 0);
+	s = socket(AF_UNIX, SOCK_STREAM, 0);
+	result(s >= 0, "AF_UNIX still allowed", s < 0 ? errno : 0);
+}
+
+static void a_abstract(const char *name)
+{
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	size_t n = strlen(name);
+	memcpy(a.sun_path + 1, name, n);
+	int r = connect(s, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n));
+	expect_fail(r, "connect to the host's abstract unix socket",
+		    (const int[]){ECONNREFUSED, ENOENT, EPERM, 0});
+}
+
+static void a_tcp(int port)
+{
+	int s = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	int r = connect(s, (struct sockaddr *)&a, sizeof(a));
+	expect_fail(r, "TCP connect to the host's 127.0.0.1 listener",
+		    (const int[]){ECONNREFUSED, ENETUNREACH, EPERM, EACCES, 0});
+	FILE *f = fopen("/proc/net/dev", "r");
+	char line[256];
+	int others = 0, lo = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = 0;
+		char *name = line;
+		while (*name == ' ')
+			name++;
+		if (strcmp(name, "lo") == 0)
+			lo = 1;
+		else {
+			others = 1;
+			printf("ESCAPED: interface %s in the box\n", name);
+		}
+	}
+	if (f)
+		fclose(f);
+	result(lo && !others, "only the loopback interface exists", 0);
+	/* Loopback inside works: a listener of our own. */
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in b = {.sin_family = AF_INET};
+	inet_pton(AF_INET, "127.0.0.1", &b.sin_addr);
+	socklen_t bl = sizeof(b);
+	int ok = bind(l, (struct sockaddr *)&b, sizeof(b)) == 0 && listen(l, 1) == 0 &&
+		 getsockname(l, (struct sockaddr *)&b, &bl) == 0;
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	ok = ok && connect(c, (struct sockaddr *)&b, sizeof(b)) == 0;
+	result(ok, "the box's own loopback works", ok ? 0 : errno);
+}
+
+static void a_shm(int key, int id)
+{
+	expect_fail(shmget(key, 0, 0), "shmget of the host's SysV segment", (const int[]){ENOENT, 0});
+	void *p = shmat(id, NULL, SHM_RDONLY);
+	expect_fail(p == (void *)-1 ? -1 : 0, "shmat of the host's segment id",
+		    (const int[]){EINVAL, EIDRM, EACCES, 0});
+}
+
+static void a_fs(void)
+{
+	int fd = open("/sys/fs/cgroup/cgroup.procs", O_WRONLY);
+	expect_fail(fd, "open cgroup.procs for writing", E_ANY_DENY);
+	DIR *d = opendir("/sys");
+	expect_fail(d ? 0 : -1, "read /sys", E_ANY_DENY);
+	fd = open("/proc/sys/kernel/hostname", O_WRONLY);
+	expect_fail(fd, "write /proc/sys/kernel/hostname", E_ANY_DENY);
+	fd = open("/proc/sysrq-trigger", O_WRONLY);
+	expect_fail(fd, "write /proc/sysrq-trigger", E_ANY_DENY);
+	expect_fail(mount("none", "/tmp", "tmpfs", 0, NULL), "mount tmpfs", E_PERM);
+	expect_fail(mount("cgroup2", "/tmp", "cgroup2", 0, NULL), "mount cgroup2", E_PERM);
+	expect_fail(mount("/usr", "/tmp", NULL, MS_BIND, NULL), "bind mount", E_PERM);
+	expect_fail(umount2("/", MNT_DETACH), "umount /", E_PERM);
+	expect_fail(umount2("/proc", 0), "umount /proc", E_PERM);
+	expect_fail(chroot("/tmp"), "chroot", E_PERM);
+	expect_fail(syscall(SYS_pivot_root, "/tmp", "/tmp"), "pivot_root", E_PERM);
+	static const char *const ro[] = {"/x", "/usr/x", "/etc/x", "/code/x", "/bin/x", "/dev/x",
+					 "/proc/x", "/etc/passwd", NULL};
+	for (int i = 0; ro[i]; i++) {
+		char what[64];
+		snprintf(what, sizeof(what), "write %s", ro[i]);
+		expect_fail(open(ro[i], O_WRONLY | O_CREAT, 0644), what,
+			    (const int[]){EROFS, EACCES, EPERM, ENOENT, 0});
+	}
+	fd = open("/work/ok", O_WRONLY | O_CREAT, 0644);
+	result(fd >= 0, "writing /work still works", fd < 0 ? errno : 0);
+	fd = open("/tmp/ok", O_WRONLY | O_CREAT, 0644);
+	result(fd >= 0, "writing /tmp still works", fd < 0 ? errno : 0);
+}
+
+static void a_privs(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	int caps_zero = 1, nnp = 0, sec = 0;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "Cap", 3) == 0 && !strstr(line, "0000000000000000")) {
+			caps_zero = 0;
+			printf("ESCAPED: %s", line);
+		}
+		if (strncmp(line, "NoNewPrivs:\t1", 13) == 0)
+			nnp = 1;
+		if (strncmp(line, "Seccomp:\t2", 10) == 0)
+			sec = 1;
+	}
+	if (f)
+		fclose(f);
+	result(caps_zero, "every capability set is empty", 0);
+	result(nnp, "no_new_privs is set", 0);
+	result(sec, "a seccomp filter is loaded", 0);
+	result(getuid() != 0 && geteuid() != 0, "not uid 0 inside", 0);
+	struct statvfs sv;
+	result(statvfs("/usr/bin", &sv) == 0 && (sv.f_flag & ST_NOSUID), "/usr is mounted nosuid", 0);
+	struct stat st;
+	if (stat("/usr/bin/su", &st) == 0 && (st.st_mode & S_ISUID)) {
+		pid_t p = fork();
+		if (p == 0) {
+			int nul = open("/dev/null", O_RDWR);
+			dup2(nul, 0), dup2(nul, 1), dup2(nul, 2);
+			execl("/usr/bin/su", "su", "-c", "touch /work/root-was-here", "root", NULL);
+			_exit(127);
+		}
+		int ws;
+		waitpid(p, &ws, 0);
+		result(access("/work/root-was-here", F_OK) != 0, "setuid su gives no root", 0);
+	}
+	struct rlimit rl;
+	getrlimit(RLIMIT_CORE, &rl);
+	result(rl.rlim_max == 0, "core dumps are off (hard RLIMIT_CORE 0)", 0);
+}
+
+static void a_env(const char *secret)
+{
+	extern char **environ;
+	int ok = 1;
+	for (char **e = environ; *e; e++)
+		if (strstr(*e, secret) || strncmp(*e, "KILN_SECRET", 11) == 0) {
+			printf("ESCAPED: %s\n", *e);
+			ok = 0;
+		}
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		char p[300], buf[65536];
+		snprintf(p, sizeof(p), "/proc/%s/environ", de->d_name);
+		int fd = open(p, O_RDONLY);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			for (ssize_t i = 0; i < n; i++)
+				if (!buf[i])
+					buf[i] = '\n';
+			if (strstr(buf, secret)) {
+				printf("ESCAPED: secret in %s\n", p);
+				ok = 0;
+			}
+		}
+	}
+	if (d)
+		closedir(d);
+	result(ok, "the server's environment is not visible", 0);
+	const char *home_files[] = {".ssh/id_rsa", ".config/kiln/config.json", NULL};
+	const char *hosthome = getenv("KILN_TEST_HOSTHOME");
+	for (int i = 0; hosthome && home_files[i]; i++) {
+		char p[512];
+		snprintf(p, sizeof(p), "%s/%s", hosthome, home_files[i]);
+		expect_fail(open(p, O_RDONLY), "read a file in the host's $HOME", E_ANY_DENY);
+	}
+	expect_fail(open("/root/.ssh/id_rsa", O_RDONLY), "read /root/.ssh", E_ANY_DENY);
+}
+
+/* Host side: put a secret into this process's session keyring, then run
+ * the rest of the command line (kiln) with it. */
+static int plant_key(char **argv)
+{
+	long id = syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "kiln-test");
+	if (id < 0)
+		perror("join keyring");
+	if (syscall(SYS_add_key, "user", "kiln-test-secret", "hunter2", 7, KEY_SPEC_SESSION_KEYRING) < 0)
+		perror("add_key");
+	execvp(argv[0], argv);
+	perror("exec");
+	return 127;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc < 2) {
+		fprintf(stderr, "usage: attack NAME [ARG]\n");
+		return 2;
+	}
+	const char *n = argv[1];
+	const char *arg = argc > 2 ? argv[2] : "";
+	if (!strcmp(n, "plant-key"))
+		return plant_key(argv + 2);
+	if (!strcmp(n, "tiocsti"))
+		a_tiocsti();
+	else if (!strcmp(n, "proc1exe"))
+		a_proc1exe();
+	else if (!strcmp(n, "fds"))
+		a_fds();
+	else if (!strcmp(n, "cwd"))
+		a_cwd();
+	else if (!strcmp(n, "ptrace"))
+		a_ptrace();
+	else if (!strcmp(n, "kill"))
+		a_kill();
+	else if (!strcmp(n, "unshare"))
+		a_unshare();
+	else if (!strcmp(n, "kernel"))
+		a_kernel();
+	else if (!strcmp(n, "keyring"))
+		a_keyring();
+	else if (!strcmp(n, "personality"))
+		a_personality();
+	else if (!strcmp(n, "x32"))
+		a_x32();
+	else if (!strcmp(n, "int80"))
+		a_int80();
+	else if (!strcmp(n, "sockets"))
+		a_sockets();
+	else if (!strcmp(n, "abstract"))
+		a_abstract(arg);
+	else if (!strcmp(n, "tcp"))
+		a_tcp(atoi(arg));
+	else if (!strcmp(n, "shm"))
+		a_shm((int)strtol(arg, NULL, 0), argc > 3 ? atoi(argv[3]) : 0);
+	else if (!strcmp(n, "fs"))
+		a_fs();
+	else if (!strcmp(n, "privs"))
+		a_privs();
+	else if (!strcmp(n, "env"))
+		a_env(arg);
+	else {
+		fprintf(stderr, "attack: unknown attack %s\n", n);
+		return 2;
+	}
+	printf("%s\n", escaped ? "RESULT: ESCAPED" : "RESULT: CONTAINED");
+	return escaped;
+}

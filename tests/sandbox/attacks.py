@@ -1,0 +1,571 @@
+#!/usr/bin/env python3
+"""attacks.py: the sandbox attack suite. Each case runs code through
+`kiln run` (or the server, for the protocol cases), asserts that the attack
+failed or was contained, and then checks the host: no process of the box is
+left, and no file outside the run's own directory changed.
+
+  attacks.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
+
+Prints "ok NAME" / "not ok NAME: why" per case and a last line
+"N passed, N failed". Everything it starts is bounded in time and talks
+only to 127.0.0.1 or abstract sockets on this machine.
+"""
+import argparse
+import base64
+import ctypes
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Suite:
+    def __init__(self, args):
+        self.kiln = os.path.abspath(args.kiln)
+        self.attack_bin = args.attack
+        self.only = set(args.only or [])
+        self.passed = 0
+        self.failed = 0
+        self.token = secrets.token_hex(8)
+        self.secret = "kiln-secret-" + secrets.token_hex(8)
+        self.dir = tempfile.mkdtemp(prefix="kiln-attacks-")
+        os.chmod(self.dir, 0o700)
+        self.home = os.path.join(self.dir, "home")
+        os.makedirs(os.path.join(self.home, ".ssh"))
+        with open(os.path.join(self.home, ".ssh", "id_rsa"), "w") as f:
+            f.write(self.secret + "\n")
+        self.canary = os.path.join(self.dir, "canary")
+        os.makedirs(self.canary)
+        for i in range(3):
+            with open(os.path.join(self.canary, "file%d" % i), "w") as f:
+                f.write("canary %d\n" % i)
+        # The suite's own files (snippets, configs) live in scratch/,
+        # which the host check leaves out, like the artifact copies.
+        self.scratch = os.path.join(self.dir, "scratch")
+        os.makedirs(self.scratch)
+        self.config = os.path.join(self.dir, "config.json")
+        with open(self.config, "w") as f:
+            # The attacks test the sandbox, not the validator: let their
+            # snippet/run requests override a deny verdict.
+            json.dump({"sandbox": {"env": {
+                "KILN_TEST_MARK": self.token,
+                "KILN_TEST_HOSTDIR": self.dir,
+                "KILN_TEST_HOSTHOME": self.home,
+            }}, "validator": {"allowOverride": True}}, f)
+        self.env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": self.home,
+            "XDG_CACHE_HOME": os.path.join(self.home, ".cache"),
+            "KILN_SECRET_API_KEY": self.secret,
+            "LANG": "C.UTF-8",
+        }
+        with open(self.attack_bin, "rb") as f:
+            self.attack_b64 = base64.encodebytes(f.read()).decode()
+        self.snapshot = self.host_state()
+
+    # --- host checks -------------------------------------------------------
+
+    def host_state(self):
+        """Hashes of every file under the suite's dir except the
+        artifact copies (the run's own directory on the host)."""
+        state = {}
+        for root, dirs, files in os.walk(self.dir):
+            dirs[:] = [d for d in dirs if d not in ("kiln-artifacts", "scratch")]
+            for name in files:
+                p = os.path.join(root, name)
+                try:
+                    with open(p, "rb") as f:
+                        state[p] = hashlib.sha256(f.read()).hexdigest()
+                except OSError as e:
+                    state[p] = str(e)
+        return state
+
+    def box_processes(self):
+        """Host pids whose environment carries this suite's mark."""
+        found = []
+        mark = ("KILN_TEST_MARK=" + self.token).encode()
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                with open("/proc/%s/environ" % pid, "rb") as f:
+                    if mark in f.read():
+                        found.append(int(pid))
+            except OSError:
+                pass
+        return found
+
+    def check_host(self):
+        # A box's processes die with pid 1; give the kernel a moment.
+        for _ in range(50):
+            left = self.box_processes()
+            if not left:
+                break
+            time.sleep(0.1)
+        if left:
+            for pid in left:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            return "processes of the box are still alive on the host: %s" % left
+        now = self.host_state()
+        if now != self.snapshot:
+            changed = sorted(set(now.items()) ^ set(self.snapshot.items()))
+            self.snapshot = now
+            return "files outside the run directory changed: %s" % changed[:5]
+        return None
+
+    # --- running code --------------------------------------------------------
+
+    def kiln_run(self, lang, code, timeout=None, wrap=None, extra_env=None):
+        path = os.path.join(self.scratch, "snippet")
+        with open(path, "w") as f:
+            f.write(code)
+        cmd = [self.kiln, "run", "--json", "--config", self.config, "--lang", lang]
+        if timeout:
+            cmd += ["--timeout", str(timeout)]
+        cmd.append(path)
+        if wrap:
+            cmd = wrap + cmd
+        env = dict(self.env)
+        env.update(extra_env or {})
+        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           timeout=90, cwd=self.dir)
+        out = p.stdout.decode("utf-8", "replace")
+        err = p.stderr.decode("utf-8", "replace")
+        result = None
+        for line in reversed(err.splitlines()):
+            if line.startswith("{"):
+                try:
+                    result = json.loads(line)
+                    break
+                except ValueError:
+                    pass
+        return p.returncode, out, err, result
+
+    def attack_code(self, name, *args):
+        return ("base64 -d > /work/a <<'KILN_EOF'\n%sKILN_EOF\nchmod +x /work/a\n"
+                "exec /work/a %s %s\n" % (self.attack_b64, name, " ".join(args)))
+
+    def case(self, name, fn):
+        if self.only and name not in self.only:
+            return
+        try:
+            why = fn()
+        except Exception as e:  # a crash of the check is a failure too
+            why = "%s: %s" % (type(e).__name__, e)
+        host = self.check_host()
+        if why is None and host:
+            why = host
+        if why is None:
+            self.passed += 1
+            print("ok %s" % name, flush=True)
+        else:
+            self.failed += 1
+            print("not ok %s: %s" % (name, why), flush=True)
+
+    # --- the cases ------------------------------------------------------------
+
+    def contained(self, name, *args, lang="bash", wrap=None, timeout=20):
+        def run():
+            rc, out, err, res = self.kiln_run(lang, self.attack_code(name, *args),
+                                              timeout=timeout, wrap=wrap)
+            if "ESCAPED" in out or "RESULT: CONTAINED" not in out:
+                return "rc=%s out=%r err=%r" % (rc, out[-600:], err[-300:])
+            if rc != 0:
+                return "exit %s: %r" % (rc, err[-300:])
+            return None
+        return run
+
+    def killed_by(self, attack, sig):
+        def run():
+            rc, out, err, res = self.kiln_run("bash", self.attack_code(attack), timeout=20)
+            if "ESCAPED" in out:
+                return out
+            if not res or res.get("signal") != sig:
+                return "expected %s, got %r (%r)" % (sig, res and res.get("signal"), err[-300:])
+            return None
+        return run
+
+    def with_limits(self, limits):
+        """A config like the suite's with these sandbox.limits."""
+        path = os.path.join(self.scratch, "cfg-%s.json" % secrets.token_hex(4))
+        with open(self.config) as f:
+            cfg = json.load(f)
+        cfg["sandbox"]["limits"] = limits
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        return path
+
+    def python_case(self, code, check, limits_timeout=20, limits=None):
+        def run():
+            saved = self.config
+            if limits:
+                self.config = self.with_limits(limits)
+            try:
+                rc, out, err, res = self.kiln_run("python", code, timeout=limits_timeout)
+            finally:
+                self.config = saved
+            return check(rc, out, err, res)
+        return run
+
+    def all_cases(self):
+        self.case("tiocsti-and-tioclinux", self.contained("tiocsti"))
+        self.case("proc-1-exe", self.contained("proc1exe"))
+        self.case("inherited-fds", self.contained("fds"))
+        self.case("cwd-escape", self.contained("cwd"))
+        self.case("server-environment-and-home",
+                  self.contained("env", self.secret))
+        attack_host = os.path.abspath(self.attack_bin)
+        self.case("session-keyring", self.contained(
+            "keyring", wrap=[attack_host, "plant-key"]))
+        self.case("ptrace-pid1-and-siblings", self.contained("ptrace"))
+        self.case("kill-parent-and-minus-one", self.contained("kill"))
+        self.case("nested-namespaces", self.contained("unshare"))
+        self.case("io-uring-userfaultfd-perf-bpf", self.contained("kernel"))
+        self.case("personality", self.contained("personality"))
+        self.case("x32-syscall-killed", self.killed_by("x32", "SIGSYS"))
+        # Some hypervisors (this one) give int 0x80 a SIGSEGV even outside
+        # any sandbox; then that is what the box must show too.
+        host = subprocess.run([self.attack_bin, "int80"], stdout=subprocess.DEVNULL)
+        self.case("int80-32bit-syscall-killed", self.killed_by(
+            "int80", "SIGSEGV" if host.returncode == -signal.SIGSEGV else "SIGSYS"))
+        self.case("socket-families", self.contained("sockets"))
+        self.case("host-abstract-socket", self.abstract_case())
+        self.case("host-tcp-and-interfaces", self.tcp_case())
+        self.case("host-sysv-shm", self.shm_case())
+        self.case("cgroup-sys-proc-mount-chroot-writes", self.contained("fs"))
+        self.case("capabilities-setuid-core", self.contained("privs"))
+        self.case("fork-bomb", self.python_case(
+            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+            lambda rc, out, err, res: None if res and res["timedOut"] else
+            "fork bomb not ended by the wall clock: %r" % res, limits_timeout=3))
+        self.case("memory-bomb", self.python_case(
+            "a = []\ntry:\n    while True:\n        a.append(bytearray(16 << 20))\n"
+            "except MemoryError:\n    print('CONTAINED: MemoryError at', len(a) * 16, 'MiB')\n",
+            lambda rc, out, err, res: None if "CONTAINED" in out and rc == 0 and
+            res["maxRssKb"] < 300 * 1024 else "rc=%s out=%r res=%r" % (rc, out, res),
+            limits={"memoryBytes": 256 << 20}))
+        self.case("fill-tmp", self.python_case(
+            "import errno\ntry:\n    with open('/tmp/fill', 'wb') as f:\n"
+            "        while True:\n            f.write(b'x' * (1 << 20))\n"
+            "except OSError as e:\n    print('CONTAINED' if e.errno == errno.ENOSPC else 'ESCAPED', e)\n",
+            lambda rc, out, err, res: None if "CONTAINED" in out else out + err,
+            limits={"tmpfsBytes": 8 << 20}))
+        self.case("huge-file", self.python_case(
+            "import errno\ntry:\n    with open('/work/big', 'wb') as f:\n"
+            "        f.seek(10 << 30)\n        f.write(b'x')\n"
+            "except OSError as e:\n    print('CONTAINED' if e.errno == errno.EFBIG else 'ESCAPED', e)\n",
+            lambda rc, out, err, res: None if "CONTAINED" in out else out + err))
+        self.case("busy-loop-ignoring-sigxcpu", self.cpu_case())
+        self.case("billion-bytes-of-output", self.output_case())
+        self.case("double-forked-daemon", self.daemon_case())
+        self.case("ignores-sigterm", self.python_case(
+            "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+            "print('started', flush=True)\nwhile True:\n    time.sleep(1)\n",
+            lambda rc, out, err, res: None if res and res["timedOut"] and rc == 124 else
+            "rc=%s res=%r" % (rc, res), limits_timeout=1.5))
+        self.case("stops-itself", self.python_case(
+            "import os, signal\nprint('stopping', flush=True)\nos.kill(os.getpid(), signal.SIGSTOP)\n",
+            lambda rc, out, err, res: None if res and res["timedOut"] else
+            "rc=%s res=%r" % (rc, res), limits_timeout=1.5))
+        self.case("core-dump", self.python_case(
+            "import os, resource\nprint(resource.getrlimit(resource.RLIMIT_CORE))\nos.abort()\n",
+            lambda rc, out, err, res: None if res and res["signal"] == "SIGABRT" and
+            "(0, 0)" in out and not [f for f in os.listdir(self.dir) if f.startswith("core")]
+            else "rc=%s out=%r res=%r" % (rc, out, res)))
+        self.case("write-outside-work", self.python_case(
+            "import os\nbad = []\n"
+            "for p in ['/x', '/usr/x', '/etc/x', '/code/x', os.environ['KILN_TEST_HOSTDIR'] + '/canary/file0',\n"
+            "          os.environ['KILN_TEST_HOSTHOME'] + '/.ssh/id_rsa']:\n"
+            "    try:\n        open(p, 'w').write('pwned')\n        bad.append(p)\n"
+            "    except OSError:\n        pass\n"
+            "print('ESCAPED' if bad else 'CONTAINED', bad)\n",
+            lambda rc, out, err, res: None if "CONTAINED" in out else out + err))
+        self.case("not-root-inside-even-as-root", self.python_case(
+            "import os\nprint(os.getuid(), os.geteuid(), os.getgid(), os.getgroups())\n",
+            lambda rc, out, err, res: None if out.startswith("1000 1000 1000 ") else out))
+        self.protocol_cases()
+
+    def abstract_case(self):
+        def run():
+            name = "kiln-test-" + self.token
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.bind("\0" + name)
+            s.listen(1)
+            s.setblocking(False)
+            try:
+                fn = self.contained("abstract", name)
+                why = fn()
+                try:
+                    s.accept()
+                    return "the host listener got a connection"
+                except BlockingIOError:
+                    pass
+                return why
+            finally:
+                s.close()
+        return run
+
+    def tcp_case(self):
+        def run():
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            s.listen(1)
+            s.setblocking(False)
+            port = s.getsockname()[1]
+            try:
+                why = self.contained("tcp", str(port))()
+                try:
+                    s.accept()
+                    return "the host listener got a connection"
+                except BlockingIOError:
+                    pass
+                return why
+            finally:
+                s.close()
+        return run
+
+    def shm_case(self):
+        def run():
+            libc = ctypes.CDLL(None, use_errno=True)
+            key = 0x6b6c0000 | (int(self.token[:4], 16))
+            shmid = libc.shmget(key, 4096, 0o1600)  # IPC_CREAT | 0600
+            if shmid < 0:
+                return "cannot create the host segment: errno %d" % ctypes.get_errno()
+            try:
+                return self.contained("shm", hex(key), str(shmid))()
+            finally:
+                libc.shmctl(shmid, 0, None)  # IPC_RMID
+        return run
+
+    def cpu_case(self):
+        def run():
+            code = ("import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\n"
+                    "while True:\n    pass\n")
+            path = os.path.join(self.scratch, "cfg-cpu.json")
+            with open(self.config) as f:
+                cfg = json.load(f)
+            cfg["sandbox"]["limits"] = {"cpuMs": 1000}
+            with open(path, "w") as f:
+                json.dump(cfg, f)
+            saved, self.config = self.config, path
+            try:
+                rc, out, err, res = self.kiln_run("python", code, timeout=30)
+            finally:
+                self.config = saved
+            if not res or res["signal"] != "SIGKILL" or res["timedOut"]:
+                return "rc=%s res=%r err=%r" % (rc, res, err[-300:])
+            return None
+        return run
+
+    def output_case(self):
+        def run():
+            code = "import sys\nb = b'y' * (1 << 20)\nfor _ in range(1000):\n    sys.stdout.buffer.write(b)\n"
+            path = os.path.join(self.scratch, "cfg-out.json")
+            with open(self.config) as f:
+                cfg = json.load(f)
+            cfg["sandbox"]["limits"] = {"outputBytes": 2 << 20}
+            with open(path, "w") as f:
+                json.dump(cfg, f)
+            saved, self.config = self.config, path
+            try:
+                rc, out, err, res = self.kiln_run("python", code, timeout=30)
+            finally:
+                self.config = saved
+            if not res or not res["truncated"] or res["timedOut"]:
+                return "res=%r" % res
+            if "[kiln: output stopped after" not in out or len(out) > (2 << 20) + 200:
+                return "output was %d bytes, marker %s" % (len(out), "[kiln:" in out)
+            return None
+        return run
+
+    def daemon_case(self):
+        def run():
+            code = ("(setsid bash -c 'sleep 1000' < /dev/null > /dev/null 2>&1 &)\n"
+                    "(bash -c 'trap \"\" TERM HUP; exec sleep 1001' < /dev/null > /dev/null 2>&1 &)\n"
+                    "sleep 0.2; echo parent-done\n")
+            rc, out, err, res = self.kiln_run("bash", code, timeout=20)
+            if rc != 0 or "parent-done" not in out or res["timedOut"]:
+                return "rc=%s out=%r res=%r" % (rc, out, res)
+            if res["durationMs"] > 15000:
+                return "the run waited for its daemon"
+            return None
+        return run
+
+    # --- through the server --------------------------------------------------
+
+    def rpc(self, runs, *extra):
+        files = []
+        for i, (lang, code) in enumerate(runs):
+            p = os.path.join(self.scratch, "rpc%d" % i)
+            with open(p, "w") as f:
+                f.write(code)
+            files.append("%s=%s" % (lang, p))
+        cmd = [sys.executable, os.path.join(HERE, "rpc.py"), self.kiln, "--config",
+               self.config] + list(extra) + files
+        p = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, timeout=150)
+        d = json.loads(p.stdout)
+        # A sanitizer report (leak, overflow) makes the server exit non-zero.
+        if d["server_exit"] != 0:
+            raise AssertionError("the server exited with %s" % d["server_exit"])
+        return d
+
+    def protocol_cases(self):
+        def streaming():
+            code = ("import sys, time\nfor i in range(3):\n    print('out', i, flush=True)\n"
+                    "    print('err', i, file=sys.stderr, flush=True)\n    time.sleep(0.05)\n"
+                    "sys.stdout.buffer.write(b'bad \\xff\\xfe bytes and split \\xe2\\x82')\n"
+                    "sys.stdout.flush(); time.sleep(0.1)\nsys.stdout.buffer.write(b'\\xac done\\n')\n"
+                    "open('/work/out/plot.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + b'0' * 10)\n"
+                    "import os; os.symlink('/etc/passwd', '/work/out/link')\n")
+            d = self.rpc([("python", code)])
+            rep = d["replies"][0]
+            if not rep or "result" not in rep:
+                return "no result: %r" % rep
+            o = d["output"].get(rep["result"]["runId"])
+            if not o or "out 2" not in o["stdout"] or "err 2" not in o["stderr"]:
+                return "output missing: %r" % o
+            if "bad \ufffd\ufffd bytes and split \u20ac done" not in o["stdout"]:
+                return "UTF-8 repair wrong: %r" % o["stdout"]
+            names = sorted(a["name"] for a in d["artifacts"])
+            if names != ["plot.png"] or d["artifacts"][0]["mimeType"] != "image/png":
+                return "artifacts: %r" % d["artifacts"]
+            return None
+        self.case("protocol-streaming-utf8-artifacts", streaming)
+
+        def truncation():
+            code = "import sys\nb = b'z' * (1 << 20)\nfor _ in range(1000):\n    sys.stdout.buffer.write(b)\n"
+            d = self.rpc([("python", code)], "--limits", json.dumps({"outputBytes": 1 << 20}))
+            res = d["replies"][0].get("result")
+            if not res or not res["truncated"]:
+                return "not truncated: %r" % d["replies"][0]
+            text = d["output"][res["runId"]]["stdout"]
+            if len(text) > (1 << 20) + 200 or "output stopped" not in text:
+                return "output %d bytes" % len(text)
+            return None
+        self.case("protocol-output-cap", truncation)
+
+        def cancel():
+            d = self.rpc([("python", "import time\nprint('x', flush=True)\ntime.sleep(60)\n"),
+                          ("bash", "sleep 60")], "--cancel-after", "0.5")
+            for rep in d["replies"]:
+                if not rep or rep.get("error", {}).get("code") != -32800:
+                    return "not cancelled: %r" % rep
+            return None
+        self.case("protocol-cancel-kills", cancel)
+
+        def concurrent():
+            runs = [("python", "print(%d * 7)\n" % i) for i in range(6)]
+            d = self.rpc(runs)
+            got = sorted(d["output"][r["result"]["runId"]]["stdout"].strip()
+                         for r in d["replies"] if r and "result" in r)
+            want = sorted(str(i * 7) for i in range(6))
+            return None if got == want else "got %r" % got
+        self.case("protocol-concurrent-runs", concurrent)
+
+        def backpressure():
+            code = "import sys\nb = b'q' * 65536\nfor _ in range(128):\n    sys.stdout.buffer.write(b)\n"
+            d = self.rpc([("python", code)], "--stall", "1.5")
+            res = d["replies"][0].get("result")
+            if not res or res["exitCode"] != 0:
+                return "%r" % d["replies"][0]
+            n = len(d["output"][res["runId"]]["stdout"])
+            return None if n == 128 * 65536 else "lost output: %d bytes" % n
+        self.case("protocol-backpressure-no-loss", backpressure)
+
+        def bad_requests():
+            d = self.rpc([("cobol", "DISPLAY 'x'.")])
+            err = d["replies"][0].get("error")
+            if not err or err["code"] != -32602 or "unknown language" not in err["message"]:
+                return "%r" % d["replies"][0]
+            d = self.rpc([("python", "print(1)")], "--limits", json.dumps({"wallMs": -5}))
+            err = d["replies"][0].get("error")
+            return None if err and err["code"] == -32602 else "%r" % d["replies"][0]
+        self.case("protocol-bad-requests", bad_requests)
+
+        def server_stop():
+            # End the session while a run is going: nothing may survive.
+            code = "(setsid sleep 1000 &)\nsleep 1000\n"
+            p = os.path.join(self.scratch, "stop.sh")
+            with open(p, "w") as f:
+                f.write(code)
+            proc = subprocess.Popen([self.kiln, "--config", self.config], env=self.env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL)
+
+            def send(m):
+                b = json.dumps(m).encode()
+                proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+                proc.stdin.flush()
+            send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+            send({"jsonrpc": "2.0", "id": 1, "method": "snippet/run",
+                  "params": {"language": "bash", "code": code, "override": True}})
+            for _ in range(50):
+                if self.box_processes():
+                    break
+                time.sleep(0.1)
+            if not self.box_processes():
+                proc.kill()
+                return "the run never started"
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                return "the server did not stop"
+            left = self.box_processes()
+            return "left behind: %s" % left if left else None
+        self.case("server-stop-kills-everything", server_stop)
+
+        def server_killed():
+            # Even SIGKILL of the server takes the box down (PDEATHSIG).
+            proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang",
+                                     "bash", "-"], env=self.env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            proc.stdin.write(b"(setsid sleep 1000 &)\nsleep 1000\n")
+            proc.stdin.close()
+            for _ in range(50):
+                if len(self.box_processes()) >= 2:
+                    break
+                time.sleep(0.1)
+            proc.kill()
+            proc.wait()
+            for _ in range(50):
+                if not self.box_processes():
+                    return None
+                time.sleep(0.1)
+            return "left behind after SIGKILL of kiln: %s" % self.box_processes()
+        self.case("server-sigkill-kills-everything", server_killed)
+
+    def finish(self):
+        shutil.rmtree(self.dir, ignore_errors=True)
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        return 1 if self.failed else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--attack", required=True)
+    ap.add_argument("--only", action="append")
+    s = Suite(ap.parse_args())
+    try:
+        s.all_cases()
+    finally:
+        rc = s.finish()
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()

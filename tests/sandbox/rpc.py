@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""rpc.py: drive a kiln server over stdio JSON-RPC for the sandbox tests.
+
+  rpc.py KILN [--limits JSON] [--cancel-after S] [--stall S] LANG=FILE...
+
+Starts KILN (a server), initializes, sends one snippet/run per LANG=FILE
+(all at once), optionally cancels them after S seconds, or stops reading
+the server's output for S seconds (backpressure), and prints one JSON
+object: {"replies": [...], "output": {runId: {stdout, stderr}},
+"artifacts": [...], "order_ok": bool}. Bounded: gives up after 120 s.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+import argparse
+
+
+def send(proc, msg):
+    body = json.dumps(msg).encode()
+    proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    proc.stdin.flush()
+
+
+def recv(f):
+    length = None
+    while True:
+        line = f.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if not line:
+            break
+        k, _, v = line.partition(b":")
+        if k.lower() == b"content-length":
+            length = int(v)
+    return json.loads(f.read(length))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kiln")
+    ap.add_argument("--limits")
+    ap.add_argument("--cancel-after", type=float)
+    ap.add_argument("--stall", type=float)
+    ap.add_argument("--config")
+    ap.add_argument("runs", nargs="+")
+    a = ap.parse_args()
+    cmd = [a.kiln] + (["--config", a.config] if a.config else [])
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"capabilities": {}}})
+    init = recv(proc.stdout)
+    assert init and "result" in init, init
+    send(proc, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    ids = []
+    for i, spec in enumerate(a.runs):
+        lang, _, path = spec.partition("=")
+        with open(path) as f:
+            code = f.read()
+        # The sandbox is under test here, not the validator.
+        params = {"language": lang, "code": code, "override": True}
+        if a.limits:
+            params["limits"] = json.loads(a.limits)
+        send(proc, {"jsonrpc": "2.0", "id": i + 1, "method": "snippet/run", "params": params})
+        ids.append(i + 1)
+    if a.stall:
+        time.sleep(a.stall)
+    if a.cancel_after is not None:
+        time.sleep(a.cancel_after)
+        for i in ids:
+            send(proc, {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
+    replies, output, artifacts = {}, {}, []
+    deadline = time.time() + 120
+    while len(replies) < len(ids) and time.time() < deadline:
+        m = recv(proc.stdout)
+        if m is None:
+            break
+        if m.get("method") == "run/output":
+            p = m["params"]
+            o = output.setdefault(p["runId"], {"stdout": "", "stderr": "", "chunks": 0})
+            o[p["stream"]] += p["text"]
+            o["chunks"] += 1
+        elif m.get("method") == "run/artifact":
+            artifacts.append(m["params"])
+        elif "id" in m and m["id"] in ids:
+            replies[m["id"]] = m
+    send(proc, {"jsonrpc": "2.0", "id": 999, "method": "shutdown"})
+    send(proc, {"jsonrpc": "2.0", "method": "exit"})
+    try:
+        proc.stdin.close()
+    except BrokenPipeError:
+        pass
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    print(json.dumps({"replies": [replies.get(i) for i in ids], "output": output,
+                      "artifacts": artifacts, "server_exit": proc.returncode}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,133 @@
+/* test_text.c: the UTF-8 repair of streamed output (server/sandbox/text.c)
+ * and the limit resolution (limits.c), checked exhaustively where that is
+ * cheap: every way of splitting a mixed valid/invalid stream in two reads
+ * must give the same text as one read, and the text is always valid UTF-8.
+ * Prints "N passed, N failed". Built and run by tests/suites/30-sandbox.sh. */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/position.h"
+#include "sandbox/limits.h"
+#include "sandbox/text.h"
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                      \
+	do {                                                  \
+		if (cond) {                                   \
+			passed++;                             \
+		} else {                                      \
+			failed++;                             \
+			printf("not ok %s:%d: ", __FILE__, __LINE__); \
+			printf(__VA_ARGS__);                  \
+			printf("\n");                         \
+		}                                             \
+	} while (0)
+
+static void decode(const char *in, size_t n, size_t split, struct buf *out)
+{
+	struct sbx_utf8 u = {0};
+	buf_init(out, 1 << 20);
+	sbx_utf8_decode(&u, in, split, false, out);
+	sbx_utf8_decode(&u, in + split, n - split, true, out);
+	if (!out->data)
+		buf_append(out, "", 0);
+}
+
+static void splits(const char *name, const char *in, size_t n, const char *want)
+{
+	int bad = 0;
+	for (size_t split = 0; split <= n; split++) {
+		struct buf out;
+		decode(in, n, split, &out);
+		if (strcmp(out.data, want) != 0 || !utf8_valid(out.data, out.len)) {
+			if (!bad)
+				printf("# %s split %zu: got '%s'\n", name, split, out.data);
+			bad = 1;
+		}
+		buf_release(&out);
+	}
+	CHECK(!bad, "%s: every split gives the same valid text", name);
+}
+
+static void byte_by_byte(const char *in, size_t n, const char *want)
+{
+	struct sbx_utf8 u = {0};
+	struct buf out;
+	buf_init(&out, 1 << 20);
+	for (size_t i = 0; i < n; i++)
+		sbx_utf8_decode(&u, in + i, 1, false, &out);
+	sbx_utf8_decode(&u, "", 0, true, &out);
+	CHECK(out.data && strcmp(out.data, want) == 0, "byte by byte: got '%s'", out.data);
+	buf_release(&out);
+}
+
+#define R "\xef\xbf\xbd"
+
+static void text_tests(void)
+{
+	splits("ascii", "hello", 5, "hello");
+	splits("euro", "a\xe2\x82\xac" "b", 5, "a\xe2\x82\xac" "b");
+	splits("emoji", "\xf0\x9f\x98\x80!", 5, "\xf0\x9f\x98\x80!");
+	splits("invalid bytes", "a\xff\xfe" "b", 4, "a" R R "b");
+	splits("truncated at end", "ab\xe2\x82", 4, "ab" R R);
+	splits("overlong", "\xc0\xaf", 2, R R);
+	splits("surrogate", "\xed\xa0\x80x", 4, R R R "x");
+	splits("too large", "\xf4\x90\x80\x80", 4, R R R R);
+	splits("lone continuation", "\x80" "a", 2, R "a");
+	splits("bad then good", "\xe2\x28\xa1\xe2\x82\xac", 6, R "(" R "\xe2\x82\xac");
+	byte_by_byte("x\xe2\x82\xac\xf0\x9f\x98\x80\xff" "y", 11,
+		     "x\xe2\x82\xac\xf0\x9f\x98\x80" R "y");
+
+	struct sbx_tail t = {.len = 0};
+	for (int i = 0; i < 8000; i++)
+		sbx_tail_add(&t, "\xe2\x82\xac", 3);
+	const char *s = sbx_tail_str(&t);
+	CHECK(strlen(s) <= SBX_TAIL_MAX && utf8_valid(s, strlen(s)), "tail is capped and valid");
+	CHECK(strlen(s) >= SBX_TAIL_MAX - 3, "tail keeps the last 16 KiB");
+}
+
+static void limit_tests(void)
+{
+	char err[256] = "";
+	struct sbx_limits l;
+	CHECK(sbx_limits_resolve(NULL, NULL, &l, err, sizeof(err)) == 0 && l.wall_ms == 30000 &&
+		      l.output_bytes == 10u << 20,
+	      "defaults");
+	json_object *sec = json_tokener_parse("{\"limits\": {\"wallMs\": 5000}}");
+	json_object *req = json_tokener_parse("{\"cpuMs\": 2000}");
+	CHECK(sbx_limits_resolve(sec, req, &l, err, sizeof(err)) == 0 && l.wall_ms == 5000 &&
+		      l.cpu_ms == 2000,
+	      "config then request");
+	json_object_put(req);
+	req = json_tokener_parse("{\"wallMs\": 99999999}");
+	CHECK(sbx_limits_resolve(sec, req, &l, err, sizeof(err)) == -22 && strstr(err, "wallMs"),
+	      "over the ceiling is refused: %s", err);
+	json_object_put(req);
+	req = json_tokener_parse("{\"bogus\": 1}");
+	CHECK(sbx_limits_resolve(sec, req, &l, err, sizeof(err)) == -22 && strstr(err, "bogus"),
+	      "unknown key is refused");
+	json_object_put(req);
+	req = json_tokener_parse("{\"memoryBytes\": \"lots\"}");
+	CHECK(sbx_limits_resolve(sec, req, &l, err, sizeof(err)) == -22, "wrong type is refused");
+	json_object_put(req);
+	json_object_put(sec);
+	sec = json_tokener_parse("{\"maxLimits\": {\"wallMs\": 1000}}");
+	req = json_tokener_parse("{\"wallMs\": 2000}");
+	CHECK(sbx_limits_resolve(sec, req, &l, err, sizeof(err)) == -22, "maxLimits lowers the ceiling");
+	json_object_put(req);
+	json_object_put(sec);
+	json_object *j = sbx_limits_to_json(&l);
+	CHECK(json_object_object_length(j) == 8, "every limit is described");
+	json_object_put(j);
+}
+
+int main(void)
+{
+	text_tests();
+	limit_tests();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

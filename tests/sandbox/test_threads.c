@@ -1,0 +1,111 @@
+/* test_threads.c: runs start safely while other threads of the server
+ * allocate. Four threads hammer malloc/free (so its locks are often held
+ * at the instant of clone) while runs are started one after another
+ * through run_start_sink; a deadlock between clone and exec would hang a
+ * run, which alarm() turns into a failure. Prints "N passed, N failed". */
+#include <json-c/json.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/loop.h"
+#include "kiln.h"
+#include "sandbox/run.h"
+#include "sandbox/sandbox.h"
+
+#define RUNS 25
+
+static atomic_bool stop;
+static int passed, failed, done_runs;
+static struct kiln k;
+
+static void *churn(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		void *p[64];
+		for (int i = 0; i < 64; i++)
+			p[i] = malloc((size_t)(16 + i * 97));
+		for (int i = 0; i < 64; i++)
+			free(p[i]);
+	}
+	return NULL;
+}
+
+static char out[256];
+
+static void on_output(void *data, struct run *run, const char *stream, const char *text,
+		      size_t len)
+{
+	(void)data, (void)run, (void)stream;
+	size_t have = strlen(out);
+	if (have + len < sizeof(out))
+		memcpy(out + have, text, len), out[have + len] = 0;
+}
+
+static void on_artifact(void *data, struct run *run, json_object *a)
+{
+	(void)data, (void)run, (void)a;
+}
+
+static const struct run_sink sink = {.output = on_output, .artifact = on_artifact};
+static void start_next(void);
+
+static void on_done(void *data, const struct run_outcome *o, int err, const char *msg)
+{
+	(void)data;
+	int64_t code = -1;
+	if (err == 0) {
+		json_object *e = json_object_object_get(o->result, "exitCode");
+		code = e ? json_object_get_int64(e) : -1;
+	}
+	if (err == 0 && code == 0 && strcmp(out, "ok\n") == 0) {
+		passed++;
+	} else {
+		failed++;
+		printf("not ok run %d: err %d (%s) exit %lld out '%s'\n", done_runs, err,
+		       msg ? msg : "", (long long)code, out);
+	}
+	if (++done_runs == RUNS)
+		loop_stop(k.loop, 0);
+	else
+		start_next();
+}
+
+static void start_next(void)
+{
+	struct run *run;
+	out[0] = 0;
+	if (run_start_sink(&k, &sink, NULL, "bash", "echo ok", NULL, on_done, NULL, &run) < 0) {
+		failed++;
+		loop_stop(k.loop, 0);
+	}
+}
+
+int main(void)
+{
+	alarm(120); /* a deadlocked child would hang the loop forever */
+	k.loop = loop_new();
+	k.config = json_object_new_object();
+	if (!k.loop || sandbox_new(&k, &k.sandbox) < 0) {
+		printf("0 passed, 1 failed\n");
+		return 1;
+	}
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, churn, NULL);
+	start_next();
+	loop_run(k.loop);
+	atomic_store(&stop, true);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	sandbox_free(k.sandbox);
+	json_object_put(k.config);
+	loop_free(k.loop);
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed != 0;
+}

@@ -1,0 +1,109 @@
+#!/bin/sh
+# 30-sandbox.sh: the sandbox's tests. The UTF-8/limits unit checks, runs
+# started while other threads allocate (tests/sandbox/test_threads.c), then
+# the attack suite (tests/sandbox/attacks.py): every escape attempt of
+# issue 3 run inside kiln's box, each followed by a check of the host.
+# As root it runs twice: as root, and as the unprivileged user nobody
+# (setpriv), from a private copy of the binaries nobody can read. Last
+# line: "30-sandbox: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+
+name=30-sandbox
+pass=0
+fail=0
+add() { # add LOGFILE PREFIX: count a sub-run's summary line
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+	sed -e "s/^/$2/" "$1" | grep -v -E '^[^ ]* ?[0-9]+ passed, [0-9]+ failed'
+	if [ -z "$line" ]; then
+		echo "${2}no summary line: counted as 1 failure"
+		fail=$((fail + 1))
+		return
+	fi
+	p=${line%% passed*}
+	f=${line#*passed, }
+	f=${f%% failed*}
+	pass=$((pass + p))
+	fail=$((fail + f))
+}
+
+KILN=${KILN:-}
+if [ -z "$KILN" ]; then
+	if [ -x build/asan/kiln ]; then KILN=build/asan/kiln; else KILN=build/kiln; fi
+fi
+if [ ! -x "$KILN" ]; then
+	echo "$name: no kiln binary (run make asan or make build/kiln first)"
+	echo "$name: 0 passed, 1 failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/kiln-sandbox-suite.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+chmod 755 "$tmp"
+log=$tmp/log
+
+# Unit checks of text.c and limits.c against the sanitizer build.
+CFLAGS_J=$(pkg-config --cflags json-c)
+LIBS_J=$(pkg-config --libs json-c)
+if [ -f build/asan/libkiln.a ] &&
+	cc -O1 -g -fsanitize=address,undefined -std=gnu17 -Wall -Wextra -Werror -Iserver \
+		-D_GNU_SOURCE $CFLAGS_J -o "$tmp/test_text" tests/sandbox/test_text.c \
+		build/asan/libkiln.a $LIBS_J -lm >"$log" 2>&1; then
+	"$tmp/test_text" >"$log" 2>&1
+	add "$log" "unit: "
+else
+	cat "$log" 2>/dev/null
+	echo "unit: cannot build tests/sandbox/test_text.c (needs build/asan/libkiln.a)"
+	fail=$((fail + 1))
+fi
+
+# Runs start safely while other threads allocate (no lock is taken
+# between clone and exec).
+if [ -f build/asan/libkiln.a ] &&
+	cc -O1 -g -fsanitize=address,undefined -std=gnu17 -Wall -Wextra -Werror -Iserver \
+		-D_GNU_SOURCE $CFLAGS_J -o "$tmp/test_threads" tests/sandbox/test_threads.c \
+		build/asan/libkiln.a $LIBS_J $(pkg-config --libs libseccomp) -lpthread -lm \
+		>"$log" 2>&1; then
+	"$tmp/test_threads" >"$log" 2>&1
+	add "$log" "threads: "
+else
+	cat "$log" 2>/dev/null
+	echo "threads: cannot build tests/sandbox/test_threads.c"
+	fail=$((fail + 1))
+fi
+
+# The attack program runs inside the box (dynamically linked: the box has
+# the system's libc).
+if ! cc -O1 -Wall -o "$tmp/attack" tests/sandbox/attack.c >"$log" 2>&1; then
+	cat "$log"
+	echo "$name: $pass passed, $((fail + 1)) failed"
+	exit 1
+fi
+cp "$KILN" "$tmp/kiln"
+cp tests/sandbox/attacks.py tests/sandbox/rpc.py "$tmp/"
+chmod 755 "$tmp/kiln" "$tmp/attack" "$tmp/attacks.py" "$tmp/rpc.py"
+
+run_as() { # run_as LABEL [WRAPPER...]
+	label=$1
+	shift
+	"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+		python3 "$tmp/attacks.py" --kiln "$tmp/kiln" --attack "$tmp/attack" \
+		>"$log" 2>&1 </dev/null
+	add "$log" "$label: "
+}
+
+if [ "$(id -u)" = 0 ]; then
+	run_as root
+	if command -v setpriv >/dev/null 2>&1; then
+		run_as nobody setpriv --reuid=65534 --regid=65534 --clear-groups
+	else
+		echo "nobody: setpriv (util-linux) is missing: cannot test unprivileged"
+		fail=$((fail + 1))
+	fi
+else
+	run_as "$(id -un)"
+fi
+
+echo "$name: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
