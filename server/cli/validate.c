@@ -1,0 +1,249 @@
+/* validate.c (cli): `kiln validate`: check files like a compiler would,
+ * printing `file:line:col: severity: message [rule]` (or the JSON the
+ * snippet/validate method answers) and exiting 0, 1 or 2 for allow, warn
+ * or deny (3 when a file could not be checked at all). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "config.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/position.h"
+#include "core/util.h"
+#include "validate/validate.h"
+
+#define EXIT_UNCHECKED 3
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: kiln validate [--lang L] [--profile P] [--format text|json]\n"
+	        "                     [--encoding utf-8|utf-16|utf-32] [--config FILE] FILE|-...\n"
+	        "\n"
+	        "Checks code the way kiln checks every proposal: syntax (CPython for Python,\n"
+	        "tree-sitter otherwise) and the policy rules of the profile (strict, standard,\n"
+	        "relaxed, off; default from the config, else standard).\n"
+	        "Prints file:line:col: severity: message [rule] (1-based line and column;\n"
+	        "columns count code points unless --encoding says otherwise) or, with\n"
+	        "--format json, {file, language, verdict, diagnostics} with LSP ranges (UTF-16\n"
+	        "unless --encoding says otherwise). --lang: python, bash, javascript (py, sh,\n"
+	        "js, node); default from the file name or its #! line.\n"
+	        "Exit status: 0 allow, 1 warn, 2 deny, 3 could not check.\n");
+}
+
+static int read_input(const char *path, struct buf *b)
+{
+	_cleanup_close_ int fd = -1;
+	int in = 0;
+	if (strcmp(path, "-") != 0) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return neg_errno();
+		in = fd;
+	}
+	char chunk[65536];
+	for (;;) {
+		ssize_t n = read(in, chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return neg_errno();
+		if (n == 0)
+			return 0;
+		int r = buf_append(b, chunk, (size_t)n);
+		if (r < 0)
+			return r == -ENOBUFS ? -EFBIG : r;
+	}
+}
+
+/* From the file name, else from a #! line; NULL when neither says. */
+static const char *guess_language(const char *path, const char *code, size_t len)
+{
+	static const struct {
+		const char *suffix, *lang;
+	} by_name[] = {
+	    {".py", "python"},     {".sh", "bash"},        {".bash", "bash"},
+	    {".js", "javascript"}, {".mjs", "javascript"}, {".cjs", "javascript"},
+	};
+	size_t pl = strlen(path);
+	for (size_t i = 0; i < ARRAY_SIZE(by_name); i++) {
+		size_t sl = strlen(by_name[i].suffix);
+		if (pl > sl && strcmp(path + pl - sl, by_name[i].suffix) == 0)
+			return by_name[i].lang;
+	}
+	if (len > 2 && code[0] == '#' && code[1] == '!') {
+		const char *nl = memchr(code, '\n', len);
+		size_t ll = nl ? (size_t)(nl - code) : len;
+		if (memmem(code, ll, "python", 6))
+			return "python";
+		if (memmem(code, ll, "node", 4))
+			return "javascript";
+		if (memmem(code, ll, "sh", 2))
+			return "bash";
+	}
+	return NULL;
+}
+
+static const char *severity_name(int64_t sev)
+{
+	switch (sev) {
+	case 1:
+		return "error";
+	case 2:
+		return "warning";
+	case 3:
+		return "info";
+	default:
+		return "hint";
+	}
+}
+
+static void print_text(const char *path, json_object *diags)
+{
+	for (size_t i = 0; i < json_object_array_length(diags); i++) {
+		json_object *d = json_object_array_get_idx(diags, i);
+		int64_t line = 0, col = 0, sev = 0;
+		const char *msg = "", *code = NULL;
+		json_get_int64(json_get_path(d, "range.start"), "line", &line);
+		json_get_int64(json_get_path(d, "range.start"), "character", &col);
+		json_get_int64(d, "severity", &sev);
+		json_get_string(d, "message", &msg);
+		json_get_string(d, "code", &code);
+		printf("%s:%lld:%lld: %s: %s", path, (long long)line + 1, (long long)col + 1,
+		       severity_name(sev), msg);
+		if (code)
+			printf(" [%s]", code);
+		printf("\n");
+	}
+}
+
+static int check_file(struct validator *v, const char *path, const char *lang, const char *profile,
+                      bool json, enum pos_encoding enc)
+{
+	struct buf b;
+	buf_init(&b, VAL_MAX_CODE);
+	int r = read_input(path, &b);
+	if (r < 0) {
+		fprintf(stderr, "kiln validate: %s: %s\n", path,
+		        r == -EFBIG ? "over the validator's size limit" : strerror(-r));
+		buf_release(&b);
+		return EXIT_UNCHECKED;
+	}
+	const char *code = b.data ? b.data : "";
+	if (!lang)
+		lang = guess_language(path, code, b.len);
+	if (!lang) {
+		fprintf(stderr, "kiln validate: %s: cannot tell the language; use --lang\n", path);
+		buf_release(&b);
+		return EXIT_UNCHECKED;
+	}
+	json_object *diags = NULL;
+	enum val_verdict verdict;
+	char detail[256] = "";
+	r = val_check(v, lang, code, b.len, profile, enc, &diags, &verdict, detail, sizeof(detail));
+	buf_release(&b);
+	if (r < 0) {
+		fprintf(stderr, "kiln validate: %s: %s\n", path, detail[0] ? detail : strerror(-r));
+		return EXIT_UNCHECKED;
+	}
+	if (json) {
+		json_object *o = json_object_new_object();
+		json_object_object_add(o, "file", json_object_new_string(path));
+		json_object_object_add(o, "language", json_object_new_string(lang));
+		json_object_object_add(o, "verdict",
+		                       json_object_new_string(val_verdict_name(verdict)));
+		json_object_object_add(o, "diagnostics", diags);
+		printf("%s\n", json_object_to_json_string_ext(
+		                   o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		json_object_put(o);
+	} else {
+		print_text(path, diags);
+		json_object_put(diags);
+	}
+	return verdict == VAL_ALLOW ? 0 : verdict == VAL_WARN ? 1 : 2;
+}
+
+int cli_validate(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"lang", required_argument, NULL, 'l'},
+	    {"profile", required_argument, NULL, 'p'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"encoding", required_argument, NULL, 'e'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *lang = NULL, *profile = NULL, *format = "text", *enc_name = NULL;
+	const char *config_path = NULL;
+	int c;
+	/* 0, not 1: glibc then resets all of getopt's state from main's parse. */
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "l:p:f:e:c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			lang = optarg;
+			break;
+		case 'p':
+			profile = optarg;
+			break;
+		case 'f':
+			format = optarg;
+			break;
+		case 'e':
+			enc_name = optarg;
+			break;
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_UNCHECKED;
+		}
+	}
+	bool json = strcmp(format, "json") == 0;
+	if (!json && strcmp(format, "text") != 0) {
+		fprintf(stderr, "kiln validate: --format is text or json\n");
+		return EXIT_UNCHECKED;
+	}
+	/* Text columns are for people (code points); JSON is LSP (UTF-16). */
+	enum pos_encoding enc = json ? POS_UTF16 : POS_UTF32;
+	if (enc_name && pos_encoding_parse(enc_name, &enc) < 0) {
+		fprintf(stderr, "kiln validate: --encoding is utf-8, utf-16 or utf-32\n");
+		return EXIT_UNCHECKED;
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		return EXIT_UNCHECKED;
+	}
+	json_object *config = NULL;
+	char detail[512] = "";
+	if (config_load(config_path, &config, detail, sizeof(detail)) < 0) {
+		fprintf(stderr, "kiln validate: %s\n", detail);
+		return EXIT_UNCHECKED;
+	}
+	struct validator *v = NULL;
+	int r = val_new(config_section(config, "validator"), &v);
+	json_object_put(config);
+	if (r < 0) {
+		fprintf(stderr, "kiln validate: the validator cannot start: %s\n", strerror(-r));
+		return EXIT_UNCHECKED;
+	}
+	int worst = 0;
+	for (int i = optind; i < argc; i++) {
+		int e = check_file(v, argv[i], lang, profile, json, enc);
+		if (e > worst)
+			worst = e;
+	}
+	val_free(v);
+	return worst;
+}

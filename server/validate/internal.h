@@ -1,0 +1,174 @@
+/* internal.h: what the validator's files share and nothing else sees: the
+ * language table with its per-language name resolution, the compiled rule
+ * sets, and the per-check document state. */
+#pragma once
+
+#include <json-c/json.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <tree_sitter/api.h>
+
+#include "core/position.h"
+
+/* LSP DiagnosticSeverity; 0 means the rule is off. */
+enum val_severity {
+	VAL_SEV_OFF = 0,
+	VAL_SEV_ERROR = 1,
+	VAL_SEV_WARNING = 2,
+	VAL_SEV_INFO = 3,
+	VAL_SEV_HINT = 4,
+};
+
+/* Longest qualified name or folded string the rules look at; longer values
+ * are cut, which only makes a rule miss a name nobody writes. */
+#define VAL_VALUE_MAX 512
+/* How deep name resolution and folding recurse (a.b.c..., 'a'+'b'+...). */
+#define VAL_DEPTH_MAX 48
+
+struct val_doc;
+
+struct val_lang {
+	const char *name;
+	const char *aliases[4];
+	const TSLanguage *(*ts)(void);
+	/* Walk the tree once, recording which names are bound to what
+	 * (imports, require(), simple assignments) in d's alias table. */
+	void (*collect)(struct val_doc *d, TSNode root);
+	/* The node's value as a constant string (literals, concatenations of
+	 * literals); false when it is not constant. out holds VAL_VALUE_MAX. */
+	bool (*fold)(struct val_doc *d, TSNode n, char *out, int depth);
+	/* The node's qualified name with aliases resolved ("o.system" after
+	 * "import os as o" is "os.system"); false when it has none. */
+	bool (*qname)(struct val_doc *d, TSNode n, char *out, int depth);
+	/* Where a missing token belongs, in words for syntax messages: for
+	 * parent "if_statement" and missing ":", "after the if condition".
+	 * NULL when the language has nothing better than the node type. */
+	const char *(*describe)(const char *parent, const char *missing);
+	/* A better message for an ERROR region than "unexpected 'tok'", with
+	 * its byte range; false to keep the generic one. May be NULL. */
+	bool (*explain)(struct val_doc *d, TSNode err, char *msg, size_t msz, uint32_t *ret_start,
+	                uint32_t *ret_end);
+};
+
+const struct val_lang *val_lang_find(const char *name);
+extern const struct val_lang *const val_langs[];
+extern const struct val_lang val_lang_python, val_lang_bash, val_lang_javascript;
+extern const size_t val_langs_count;
+
+struct val_rule {
+	char *id;
+	char *category;
+	char *message;
+	char *explanation;
+};
+
+enum val_pred_op {
+	VAL_P_EQ,
+	VAL_P_NOT_EQ,
+	VAL_P_MATCH,
+	VAL_P_NOT_MATCH,
+	VAL_P_ANY_OF,
+	VAL_P_QNAME_MATCH,
+	VAL_P_NOT_QNAME_MATCH,
+	VAL_P_NOT_LITERAL,
+	VAL_P_IS_MODULE,
+	VAL_P_OUTSIDE,
+	VAL_P_NOT_CONTAINS,
+};
+
+struct val_pred {
+	enum val_pred_op op;
+	uint32_t cap;
+	int cap2; /* second capture for #eq? @a @b, else -1 */
+	char **strs;
+	size_t nstrs;
+	regex_t re;
+	regex_t re2;
+	int nre;
+};
+
+struct val_pattern {
+	struct val_pred *preds;
+	size_t npreds;
+};
+
+struct val_ruleset {
+	const struct val_lang *lang;
+	TSQuery *query;
+	struct val_rule *rules;
+	size_t nrules;
+	int *cap_rule; /* per capture id: index into rules, or -1 for helpers */
+	struct val_pattern *patterns;
+	size_t npatterns;
+};
+
+/* Load language's rule set from the embedded files (or dir when not NULL).
+ * -EINVAL with a sentence in detail for a broken file. */
+int val_ruleset_load(const struct val_lang *lang, const char *dir, struct val_ruleset **ret,
+                     char *detail, size_t dsz);
+void val_ruleset_free(struct val_ruleset *rs);
+/* Read a whole rule file (embedded or from dir); caller frees. */
+int val_rule_file_read(const char *dir, const char *name, char **ret_data, size_t *ret_len);
+
+struct val_alias {
+	char *name;
+	char *target;
+	bool module;
+};
+
+struct val_doc {
+	const char *code;
+	size_t len;
+	enum pos_encoding enc;
+	const struct val_lang *lang;
+	const char *workspace; /* may be NULL */
+	uint32_t *line_starts;
+	size_t nlines;
+	struct val_alias *aliases;
+	size_t naliases;
+	size_t caliases;
+};
+
+/* The node's source text, copied into out (VAL_VALUE_MAX, cut). */
+void val_node_text(struct val_doc *d, TSNode n, char *out);
+/* The node's string for predicates: its folded value when constant, else
+ * its source text. */
+void val_node_value(struct val_doc *d, TSNode n, char *out);
+/* Record name -> target (copies); later bindings replace earlier ones. */
+void val_alias_set(struct val_doc *d, const char *name, const char *target, bool module);
+const struct val_alias *val_alias_get(struct val_doc *d, const char *name);
+
+/* An LSP range for bytes [start, end) as a new JSON object. */
+json_object *val_range(struct val_doc *d, uint32_t start, uint32_t end);
+/* A new Diagnostic. code and explanation may be NULL. */
+json_object *val_diagnostic(struct val_doc *d, uint32_t start, uint32_t end, enum val_severity sev,
+                            const char *code, const char *message, const char *explanation);
+
+/* Diagnostics from ERROR and MISSING nodes (at most a few), added to diags
+ * with severity sev and code; the number added. suffix (may be NULL) is
+ * appended to each message. */
+size_t val_syntax_errors(struct val_doc *d, TSNode root, json_object *diags, enum val_severity sev,
+                         const char *code, const char *suffix);
+
+/* Run rs over the tree; add diagnostics for matches whose rule's severity
+ * in profile (a borrowed JSON map) is not off. */
+int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
+                  json_object *profile, json_object *diags);
+enum val_severity val_severity_for(json_object *profile, const struct val_rule *r);
+int val_severity_parse(const char *s, enum val_severity *ret);
+
+/* The CPython syntax worker. */
+struct val_pyworker;
+struct val_pyworker *val_pyworker_new(const char *python, int timeout_ms);
+void val_pyworker_free(struct val_pyworker *w);
+/* 1 and a first error (byte ranges, message) when CPython rejects the code,
+ * 0 when it compiles, -errno when no answer could be had (no python, a
+ * timeout, a crash: the caller falls back to tree-sitter). */
+struct val_pyerror {
+	uint32_t line, col, end_line, end_col; /* 0-based, byte columns */
+	char msg[256];
+};
+int val_pyworker_check(struct val_pyworker *w, const char *code, size_t len,
+                       struct val_pyerror *ret_err);

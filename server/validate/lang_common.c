@@ -1,0 +1,86 @@
+/* lang_common.c: string unescaping shared by the language files. */
+#include "validate/lang_common.h"
+
+#include <stdlib.h>
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+bool val_unescape(char *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c != '\\' || i + 1 >= n) {
+			if (!val_cat(out, &c, 1))
+				return false;
+			continue;
+		}
+		char e = s[++i];
+		char ch = 0;
+		int digits = 0;
+		switch (e) {
+		case 'n':
+			ch = '\n';
+			break;
+		case 't':
+			ch = '\t';
+			break;
+		case 'r':
+			ch = '\r';
+			break;
+		case '\\':
+		case '\'':
+		case '"':
+		case '`':
+			ch = e;
+			break;
+		case '\n':
+			continue; /* line continuation */
+		case 'x':
+			digits = 2;
+			break;
+		case 'u':
+			digits = 4;
+			break;
+		default:
+			if (e >= '0' && e <= '7') {
+				int v = 0, k = 0;
+				while (k < 3 && i < n && s[i] >= '0' && s[i] <= '7')
+					v = v * 8 + (s[i++] - '0'), k++;
+				i--;
+				ch = (char)v;
+				break;
+			}
+			/* Unknown escape: keep both characters. */
+			if (!val_cat(out, s + i - 1, 2))
+				return false;
+			continue;
+		}
+		if (digits) {
+			int v = 0;
+			if (i + (size_t)digits >= n)
+				return false;
+			for (int k = 1; k <= digits; k++) {
+				int h = hexval(s[i + (size_t)k]);
+				if (h < 0)
+					return false;
+				v = v * 16 + h;
+			}
+			if (v >= 0x80)
+				return false; /* not a name character we compare */
+			i += (size_t)digits;
+			ch = (char)v;
+		}
+		if (!val_cat(out, &ch, 1))
+			return false;
+	}
+	return true;
+}

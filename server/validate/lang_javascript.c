@@ -1,0 +1,279 @@
+/* lang_javascript.c: what the validator knows about JavaScript beyond the
+ * grammar: what require() and import bind (const {exec} = require('child_process')
+ * makes exec "child_process.exec"), member chains through globalThis,
+ * constant strings ('child_' + 'process'), and words for syntax messages. */
+#include <stdio.h>
+
+#include "validate/lang_common.h"
+
+const TSLanguage *tree_sitter_javascript(void);
+
+static bool js_fold(struct val_doc *d, TSNode n, char *out, int depth);
+static bool js_qname(struct val_doc *d, TSNode n, char *out, int depth);
+
+static bool js_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
+{
+	if (depth > VAL_DEPTH_MAX || ts_node_is_null(n))
+		return false;
+	const char *t = ts_node_type(n);
+	if (strcmp(t, "string") == 0 || strcmp(t, "template_string") == 0) {
+		uint32_t k = ts_node_named_child_count(n);
+		for (uint32_t i = 0; i < k; i++) {
+			TSNode c = ts_node_named_child(n, i);
+			const char *ct = ts_node_type(c);
+			uint32_t s = ts_node_start_byte(c), e = ts_node_end_byte(c);
+			bool ok = strcmp(ct, "string_fragment") == 0
+			              ? val_cat(out, d->code + s, e - s)
+			          : strcmp(ct, "escape_sequence") == 0
+			              ? val_unescape(out, d->code + s, e - s)
+			              : false;
+			if (!ok)
+				return false;
+		}
+		return true;
+	}
+	if (strcmp(t, "parenthesized_expression") == 0 && ts_node_named_child_count(n) == 1)
+		return js_fold_into(d, ts_node_named_child(n, 0), out, depth + 1);
+	if (strcmp(t, "binary_expression") == 0) {
+		TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+		if (ts_node_is_null(op) || !val_type_is(op, "+"))
+			return false;
+		return js_fold_into(d, ts_node_child_by_field_name(n, "left", 4), out, depth + 1) &&
+		       js_fold_into(d, ts_node_child_by_field_name(n, "right", 5), out, depth + 1);
+	}
+	if (strcmp(t, "call_expression") == 0) {
+		/* ['child_', 'process'].join('') */
+		TSNode f = ts_node_child_by_field_name(n, "function", 8);
+		TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+		if (ts_node_is_null(f) || !val_type_is(f, "member_expression") ||
+		    ts_node_is_null(args))
+			return false;
+		TSNode obj = ts_node_child_by_field_name(f, "object", 6);
+		char prop[VAL_VALUE_MAX], sep[VAL_VALUE_MAX] = "";
+		val_node_text(d, ts_node_child_by_field_name(f, "property", 8), prop);
+		if (strcmp(prop, "join") || !val_type_is(obj, "array"))
+			return false;
+		if (ts_node_named_child_count(args) == 1 &&
+		    !js_fold(d, ts_node_named_child(args, 0), sep, depth + 1))
+			return false;
+		if (ts_node_named_child_count(args) == 0)
+			strcpy(sep, ",");
+		uint32_t k = ts_node_named_child_count(obj);
+		for (uint32_t i = 0; i < k; i++) {
+			if (i > 0 && !val_cats(out, sep))
+				return false;
+			if (!js_fold_into(d, ts_node_named_child(obj, i), out, depth + 1))
+				return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+static bool js_fold(struct val_doc *d, TSNode n, char *out, int depth)
+{
+	out[0] = '\0';
+	return js_fold_into(d, n, out, depth);
+}
+
+/* 'node:fs/promises' -> 'fs.promises' */
+static void module_name(const char *in, char *out)
+{
+	if (strncmp(in, "node:", 5) == 0)
+		in += 5;
+	snprintf(out, VAL_VALUE_MAX, "%s", in);
+	for (char *p = out; *p; p++)
+		if (*p == '/')
+			*p = '.';
+}
+
+/* require, module.require, process.mainModule.require, Module._load */
+static bool is_require(const char *q)
+{
+	size_t l = strlen(q);
+	return strcmp(q, "require") == 0 || (l > 8 && strcmp(q + l - 8, ".require") == 0) ||
+	       (l > 6 && strcmp(q + l - 6, "._load") == 0);
+}
+
+static bool js_qname(struct val_doc *d, TSNode n, char *out, int depth)
+{
+	if (depth > VAL_DEPTH_MAX || ts_node_is_null(n))
+		return false;
+	const char *t = ts_node_type(n);
+	char tmp[VAL_VALUE_MAX];
+	if (strcmp(t, "identifier") == 0) {
+		val_node_text(d, n, tmp);
+		/* The global object's members are plain globals. */
+		if (!strcmp(tmp, "globalThis") || !strcmp(tmp, "global") ||
+		    !strcmp(tmp, "window") || !strcmp(tmp, "self")) {
+			out[0] = '\0';
+			return true;
+		}
+		const struct val_alias *a = val_alias_get(d, tmp);
+		snprintf(out, VAL_VALUE_MAX, "%s", a ? a->target : tmp);
+		return true;
+	}
+	if (strcmp(t, "member_expression") == 0 || strcmp(t, "subscript_expression") == 0) {
+		bool member = t[0] == 'm';
+		if (!js_qname(d, ts_node_child_by_field_name(n, "object", 6), out, depth + 1))
+			return false;
+		if (member)
+			val_node_text(d, ts_node_child_by_field_name(n, "property", 8), tmp);
+		else if (!js_fold(d, ts_node_child_by_field_name(n, "index", 5), tmp, depth + 1))
+			return false;
+		return (!out[0] || val_cats(out, ".")) && val_cats(out, tmp);
+	}
+	if (strcmp(t, "parenthesized_expression") == 0 && ts_node_named_child_count(n) == 1)
+		return js_qname(d, ts_node_named_child(n, 0), out, depth + 1);
+	if (strcmp(t, "await_expression") == 0 && ts_node_named_child_count(n) == 1)
+		return js_qname(d, ts_node_named_child(n, 0), out, depth + 1);
+	if (strcmp(t, "call_expression") == 0) {
+		TSNode f = ts_node_child_by_field_name(n, "function", 8);
+		TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+		if (ts_node_is_null(f) || ts_node_is_null(args) ||
+		    ts_node_named_child_count(args) < 1)
+			return false;
+		bool dyn = val_type_is(f, "import");
+		if (!dyn && (!js_qname(d, f, tmp, depth + 1) || !is_require(tmp)))
+			return false;
+		if (!js_fold(d, ts_node_named_child(args, 0), tmp, depth + 1))
+			return false;
+		module_name(tmp, out);
+		return true;
+	}
+	return false;
+}
+
+static void bind_pattern(struct val_doc *d, TSNode pat, const char *q)
+{
+	char name[VAL_VALUE_MAX], key[VAL_VALUE_MAX], full[VAL_VALUE_MAX];
+	if (val_type_is(pat, "identifier")) {
+		val_node_text(d, pat, name);
+		if (strcmp(name, q))
+			val_alias_set(d, name, q, true);
+		return;
+	}
+	if (!val_type_is(pat, "object_pattern"))
+		return;
+	uint32_t k = ts_node_named_child_count(pat);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode c = ts_node_named_child(pat, i);
+		if (val_type_is(c, "shorthand_property_identifier_pattern")) {
+			val_node_text(d, c, name);
+			val_join(full, q, name);
+			val_alias_set(d, name, full, false);
+		} else if (val_type_is(c, "pair_pattern")) {
+			TSNode v = ts_node_child_by_field_name(c, "value", 5);
+			if (!val_type_is(v, "identifier"))
+				continue;
+			val_node_text(d, ts_node_child_by_field_name(c, "key", 3), key);
+			val_node_text(d, v, name);
+			val_join(full, q, key);
+			val_alias_set(d, name, full, false);
+		}
+	}
+}
+
+static void collect_binding(struct val_doc *d, TSNode pat, TSNode value)
+{
+	char q[VAL_VALUE_MAX];
+	if (ts_node_is_null(pat) || ts_node_is_null(value))
+		return;
+	const char *t = ts_node_type(value);
+	if (strcmp(t, "identifier") && strcmp(t, "member_expression") &&
+	    strcmp(t, "subscript_expression") && strcmp(t, "call_expression") &&
+	    strcmp(t, "await_expression"))
+		return;
+	if (js_qname(d, value, q, 0) && q[0])
+		bind_pattern(d, pat, q);
+}
+
+static void collect_import(struct val_doc *d, TSNode n)
+{
+	char src[VAL_VALUE_MAX], mod[VAL_VALUE_MAX], name[VAL_VALUE_MAX], full[VAL_VALUE_MAX];
+	if (!js_fold(d, ts_node_child_by_field_name(n, "source", 6), src, 0))
+		return;
+	module_name(src, mod);
+	uint32_t k = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode clause = ts_node_named_child(n, i);
+		if (!val_type_is(clause, "import_clause"))
+			continue;
+		uint32_t kc = ts_node_named_child_count(clause);
+		for (uint32_t j = 0; j < kc; j++) {
+			TSNode c = ts_node_named_child(clause, j);
+			if (val_type_is(c, "identifier")) {
+				val_node_text(d, c, name);
+				val_alias_set(d, name, mod, true);
+			} else if (val_type_is(c, "namespace_import") &&
+			           ts_node_named_child_count(c) > 0) {
+				val_node_text(d, ts_node_named_child(c, 0), name);
+				val_alias_set(d, name, mod, true);
+			} else if (val_type_is(c, "named_imports")) {
+				uint32_t ks = ts_node_named_child_count(c);
+				for (uint32_t s = 0; s < ks; s++) {
+					TSNode spec = ts_node_named_child(c, s);
+					TSNode nm = ts_node_child_by_field_name(spec, "name", 4);
+					TSNode al = ts_node_child_by_field_name(spec, "alias", 5);
+					if (ts_node_is_null(nm))
+						continue;
+					val_node_text(d, nm, name);
+					val_join(full, mod, name);
+					if (!ts_node_is_null(al))
+						val_node_text(d, al, name);
+					val_alias_set(d, name, full, false);
+				}
+			}
+		}
+	}
+}
+
+static void js_collect(struct val_doc *d, TSNode root)
+{
+	TSTreeCursor c = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&c);
+		const char *t = ts_node_type(n);
+		if (strcmp(t, "variable_declarator") == 0)
+			collect_binding(d, ts_node_child_by_field_name(n, "name", 4),
+			                ts_node_child_by_field_name(n, "value", 5));
+		else if (strcmp(t, "assignment_expression") == 0)
+			collect_binding(d, ts_node_child_by_field_name(n, "left", 4),
+			                ts_node_child_by_field_name(n, "right", 5));
+		else if (strcmp(t, "import_statement") == 0)
+			collect_import(d, n);
+		if (ts_tree_cursor_goto_first_child(&c))
+			continue;
+		while (!ts_tree_cursor_goto_next_sibling(&c))
+			if (!ts_tree_cursor_goto_parent(&c))
+				goto out;
+	}
+out:
+	ts_tree_cursor_delete(&c);
+}
+
+static const char *js_describe(const char *parent, const char *missing)
+{
+	static const struct {
+		const char *missing, *words;
+	} table[] = {
+	    {")", "to close the parenthesis"},     {"]", "to close the bracket"},
+	    {"}", "to close the block"},           {";", "to end the statement"},
+	    {"`", "to close the template string"},
+	};
+	(void)parent;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(table[i].missing, missing) == 0)
+			return table[i].words;
+	return NULL;
+}
+
+const struct val_lang val_lang_javascript = {
+    .name = "javascript",
+    .aliases = {"js", "node", "nodejs"},
+    .ts = tree_sitter_javascript,
+    .collect = js_collect,
+    .fold = js_fold,
+    .qname = js_qname,
+    .describe = js_describe,
+};

@@ -1,0 +1,382 @@
+/* lang_python.c: what the validator knows about Python beyond the
+ * grammar: which names imports and simple assignments bind (so that
+ * "from os import system as s; s()" is os.system), constant strings
+ * ('sys' + 'tem'), and words for syntax messages. */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "validate/lang_common.h"
+
+const TSLanguage *tree_sitter_python(void);
+
+/* CPython reads identifiers NFKC-normalised, so 'ｅｖａｌ' (fullwidth) and
+ * '𝐞𝐯𝐚𝐥' (mathematical bold) are eval. Map the compatibility letters that
+ * fold to ASCII (fullwidth forms, mathematical alphanumerics) so that rules
+ * see the name CPython sees; other characters are kept. */
+static void py_ident(struct val_doc *d, TSNode n, char *out)
+{
+	char raw[VAL_VALUE_MAX];
+	val_node_text(d, n, raw);
+	size_t o = 0, len = strlen(raw);
+	for (size_t i = 0; i < len && o < VAL_VALUE_MAX - 5;) {
+		const unsigned char *u = (const unsigned char *)raw + i;
+		size_t k = utf8_seq_len(u, len - i);
+		uint32_t cp = 0;
+		if (k == 3)
+			cp = (uint32_t)(u[0] & 0x0f) << 12 | (uint32_t)(u[1] & 0x3f) << 6 |
+			     (u[2] & 0x3f);
+		else if (k == 4)
+			cp = (uint32_t)(u[0] & 0x07) << 18 | (uint32_t)(u[1] & 0x3f) << 12 |
+			     (uint32_t)(u[2] & 0x3f) << 6 | (u[3] & 0x3f);
+		char c = 0;
+		if (cp >= 0xff01 && cp <= 0xff5e)
+			c = (char)(cp - 0xfee0);
+		else if (cp >= 0x1d400 && cp <= 0x1d6a3)
+			c = (char)((cp - 0x1d400) % 52 < 26 ? 'A' + (cp - 0x1d400) % 52
+			                                    : 'a' + (cp - 0x1d400) % 52 - 26);
+		else if (cp >= 0x1d7ce && cp <= 0x1d7ff)
+			c = (char)('0' + (cp - 0x1d7ce) % 10);
+		if (c) {
+			out[o++] = c;
+		} else {
+			memcpy(out + o, raw + i, k);
+			o += k;
+		}
+		i += k;
+	}
+	out[o] = '\0';
+}
+
+static bool py_fold(struct val_doc *d, TSNode n, char *out, int depth);
+static bool py_fold_into(struct val_doc *d, TSNode n, char *out, int depth);
+static bool py_qname(struct val_doc *d, TSNode n, char *out, int depth);
+
+static bool fold_string(struct val_doc *d, TSNode n, char *out)
+{
+	bool raw = false;
+	uint32_t nc = ts_node_child_count(n);
+	for (uint32_t i = 0; i < nc; i++) {
+		TSNode c = ts_node_child(n, i);
+		const char *t = ts_node_type(c);
+		uint32_t s = ts_node_start_byte(c), e = ts_node_end_byte(c);
+		if (strcmp(t, "string_start") == 0) {
+			for (uint32_t k = s; k < e; k++)
+				raw |= d->code[k] == 'r' || d->code[k] == 'R';
+		} else if (strcmp(t, "string_content") == 0) {
+			bool ok = raw ? val_cat(out, d->code + s, e - s)
+			              : val_unescape(out, d->code + s, e - s);
+			if (!ok)
+				return false;
+		} else if (strcmp(t, "string_end") != 0) {
+			return false; /* an f-string interpolation */
+		}
+	}
+	return true;
+}
+
+/* ''.join(['o', 's']) and 'sep'.join(...) of constants. */
+static bool fold_join(struct val_doc *d, TSNode n, char *out, int depth)
+{
+	TSNode f = ts_node_child_by_field_name(n, "function", 8);
+	TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+	if (ts_node_is_null(f) || !val_type_is(f, "attribute") || ts_node_is_null(args))
+		return false;
+	TSNode obj = ts_node_child_by_field_name(f, "object", 6);
+	TSNode attr = ts_node_child_by_field_name(f, "attribute", 9);
+	char sep[VAL_VALUE_MAX] = "", name[VAL_VALUE_MAX];
+	val_node_text(d, attr, name);
+	if (strcmp(name, "join") || !py_fold(d, obj, sep, depth + 1) ||
+	    ts_node_named_child_count(args) != 1)
+		return false;
+	TSNode list = ts_node_named_child(args, 0);
+	if (!val_type_is(list, "list") && !val_type_is(list, "tuple"))
+		return false;
+	uint32_t k = ts_node_named_child_count(list);
+	for (uint32_t i = 0; i < k; i++) {
+		if (i > 0 && !val_cats(out, sep))
+			return false;
+		if (!py_fold_into(d, ts_node_named_child(list, i), out, depth + 1))
+			return false;
+	}
+	return true;
+}
+
+static bool py_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
+{
+	if (depth > VAL_DEPTH_MAX || ts_node_is_null(n))
+		return false;
+	const char *t = ts_node_type(n);
+	if (strcmp(t, "string") == 0)
+		return fold_string(d, n, out);
+	if (strcmp(t, "concatenated_string") == 0 || strcmp(t, "parenthesized_expression") == 0) {
+		uint32_t k = ts_node_named_child_count(n);
+		for (uint32_t i = 0; i < k; i++)
+			if (!py_fold_into(d, ts_node_named_child(n, i), out, depth + 1))
+				return false;
+		return k > 0;
+	}
+	if (strcmp(t, "binary_operator") == 0) {
+		TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+		if (ts_node_is_null(op) || !val_type_is(op, "+"))
+			return false;
+		return py_fold_into(d, ts_node_child_by_field_name(n, "left", 4), out, depth + 1) &&
+		       py_fold_into(d, ts_node_child_by_field_name(n, "right", 5), out, depth + 1);
+	}
+	if (strcmp(t, "call") == 0)
+		return fold_join(d, n, out, depth);
+	return false;
+}
+
+static bool py_fold(struct val_doc *d, TSNode n, char *out, int depth)
+{
+	out[0] = '\0';
+	return py_fold_into(d, n, out, depth);
+}
+
+/* The module a call imports: __import__('os'), importlib.import_module('os'). */
+static bool call_qname(struct val_doc *d, TSNode n, char *out, int depth)
+{
+	TSNode f = ts_node_child_by_field_name(n, "function", 8);
+	TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+	char fq[VAL_VALUE_MAX], a[VAL_VALUE_MAX];
+	if (ts_node_is_null(args) || ts_node_named_child_count(args) < 1 ||
+	    !py_qname(d, f, fq, depth + 1))
+		return false;
+	TSNode a0 = ts_node_named_child(args, 0);
+	if (strcmp(fq, "__import__") == 0 || strcmp(fq, "importlib.import_module") == 0 ||
+	    strcmp(fq, "builtins.__import__") == 0) {
+		if (!py_fold(d, a0, a, depth + 1))
+			return false;
+		snprintf(out, VAL_VALUE_MAX, "%s", a);
+		return true;
+	}
+	if ((strcmp(fq, "getattr") == 0 || strcmp(fq, "builtins.getattr") == 0) &&
+	    ts_node_named_child_count(args) >= 2) {
+		if (!py_qname(d, a0, out, depth + 1) ||
+		    !py_fold(d, ts_node_named_child(args, 1), a, depth + 1))
+			return false;
+		return val_cats(out, ".") && val_cats(out, a);
+	}
+	return false;
+}
+
+static bool py_qname(struct val_doc *d, TSNode n, char *out, int depth)
+{
+	if (depth > VAL_DEPTH_MAX || ts_node_is_null(n))
+		return false;
+	const char *t = ts_node_type(n);
+	char tmp[VAL_VALUE_MAX];
+	if (strcmp(t, "identifier") == 0) {
+		py_ident(d, n, tmp);
+		const struct val_alias *a = val_alias_get(d, tmp);
+		snprintf(out, VAL_VALUE_MAX, "%s", a ? a->target : tmp);
+		return true;
+	}
+	if (strcmp(t, "dotted_name") == 0) {
+		/* A name in "from m import name": what it was bound to. */
+		if (ts_node_named_child_count(n) == 1)
+			return py_qname(d, ts_node_named_child(n, 0), out, depth + 1);
+		val_node_text(d, n, out);
+		return true;
+	}
+	if (strcmp(t, "attribute") == 0) {
+		if (!py_qname(d, ts_node_child_by_field_name(n, "object", 6), out, depth + 1))
+			return false;
+		py_ident(d, ts_node_child_by_field_name(n, "attribute", 9), tmp);
+		return val_cats(out, ".") && val_cats(out, tmp);
+	}
+	if (strcmp(t, "subscript") == 0) {
+		if (!py_qname(d, ts_node_child_by_field_name(n, "value", 5), out, depth + 1) ||
+		    !py_fold(d, ts_node_child_by_field_name(n, "subscript", 9), tmp, depth + 1))
+			return false;
+		/* sys.modules['os'] is the os module itself. */
+		if (strcmp(out, "sys.modules") == 0) {
+			snprintf(out, VAL_VALUE_MAX, "%s", tmp);
+			return true;
+		}
+		return val_cats(out, ".") && val_cats(out, tmp);
+	}
+	if (strcmp(t, "parenthesized_expression") == 0 && ts_node_named_child_count(n) == 1)
+		return py_qname(d, ts_node_named_child(n, 0), out, depth + 1);
+	if (strcmp(t, "call") == 0)
+		return call_qname(d, n, out, depth);
+	return false;
+}
+
+static void collect_import(struct val_doc *d, TSNode n)
+{
+	char name[VAL_VALUE_MAX], alias[VAL_VALUE_MAX];
+	uint32_t k = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode c = ts_node_named_child(n, i);
+		if (val_type_is(c, "dotted_name")) {
+			/* import a.b binds a, and a.b is a module too. */
+			val_node_text(d, c, name);
+			val_alias_set(d, name, name, true);
+			char *dot = strchr(name, '.');
+			if (dot) {
+				*dot = '\0';
+				val_alias_set(d, name, name, true);
+			}
+		} else if (val_type_is(c, "aliased_import")) {
+			val_node_text(d, ts_node_child_by_field_name(c, "name", 4), name);
+			py_ident(d, ts_node_child_by_field_name(c, "alias", 5), alias);
+			val_alias_set(d, alias, name, true);
+		}
+	}
+}
+
+static void collect_from(struct val_doc *d, TSNode n)
+{
+	char mod[VAL_VALUE_MAX], name[VAL_VALUE_MAX], alias[VAL_VALUE_MAX];
+	TSNode m = ts_node_child_by_field_name(n, "module_name", 11);
+	if (ts_node_is_null(m))
+		return;
+	val_node_text(d, m, mod);
+	uint32_t k = ts_node_child_count(n);
+	for (uint32_t i = 0; i < k; i++) {
+		const char *field = ts_node_field_name_for_child(n, i);
+		if (!field || strcmp(field, "name"))
+			continue;
+		TSNode c = ts_node_child(n, i);
+		char full[VAL_VALUE_MAX];
+		if (val_type_is(c, "aliased_import")) {
+			val_node_text(d, ts_node_child_by_field_name(c, "name", 4), name);
+			py_ident(d, ts_node_child_by_field_name(c, "alias", 5), alias);
+		} else {
+			val_node_text(d, c, name);
+			snprintf(alias, sizeof(alias), "%s", name);
+		}
+		val_join(full, mod, name);
+		val_alias_set(d, alias, full, false);
+	}
+}
+
+static void collect_assign(struct val_doc *d, TSNode n)
+{
+	TSNode left = ts_node_child_by_field_name(n, "left", 4);
+	TSNode right = ts_node_child_by_field_name(n, "right", 5);
+	if (ts_node_is_null(left) || ts_node_is_null(right) || !val_type_is(left, "identifier"))
+		return;
+	const char *rt = ts_node_type(right);
+	if (strcmp(rt, "identifier") && strcmp(rt, "attribute") && strcmp(rt, "subscript") &&
+	    strcmp(rt, "call"))
+		return;
+	char q[VAL_VALUE_MAX], name[VAL_VALUE_MAX];
+	if (!py_qname(d, right, q, 0))
+		return;
+	py_ident(d, left, name);
+	if (strcmp(name, q) == 0)
+		return;
+	bool module = false;
+	for (size_t i = 0; i < d->naliases && !module; i++)
+		module = d->aliases[i].module && strcmp(d->aliases[i].target, q) == 0;
+	/* A call binds a name only when it is an import (__import__). */
+	if (strcmp(rt, "call") == 0)
+		module = true;
+	val_alias_set(d, name, q, module);
+}
+
+static void py_collect(struct val_doc *d, TSNode root)
+{
+	TSTreeCursor c = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&c);
+		const char *t = ts_node_type(n);
+		if (strcmp(t, "import_statement") == 0)
+			collect_import(d, n);
+		else if (strcmp(t, "import_from_statement") == 0)
+			collect_from(d, n);
+		else if (strcmp(t, "assignment") == 0)
+			collect_assign(d, n);
+		if (ts_tree_cursor_goto_first_child(&c))
+			continue;
+		while (!ts_tree_cursor_goto_next_sibling(&c))
+			if (!ts_tree_cursor_goto_parent(&c))
+				goto out;
+	}
+out:
+	ts_tree_cursor_delete(&c);
+}
+
+static const char *py_describe(const char *parent, const char *missing)
+{
+	static const struct {
+		const char *parent, *missing, *words;
+	} table[] = {
+	    {"if_statement", ":", "after the if condition"},
+	    {"elif_clause", ":", "after the elif condition"},
+	    {"else_clause", ":", "after else"},
+	    {"while_statement", ":", "after the while condition"},
+	    {"for_statement", ":", "after the for clause"},
+	    {"function_definition", ":", "after the function's parameters"},
+	    {"class_definition", ":", "after the class name"},
+	    {"with_statement", ":", "after the with items"},
+	    {"try_statement", ":", "after try"},
+	    {"except_clause", ":", "after the except clause"},
+	    {"finally_clause", ":", "after finally"},
+	    {"lambda", ":", "after the lambda's parameters"},
+	    {"dictionary", ":", "between the key and the value"},
+	    {NULL, ")", "to close the parenthesis"},
+	    {NULL, "]", "to close the bracket"},
+	    {NULL, "}", "to close the brace"},
+	    {NULL, "in", "in the for clause"},
+	};
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if ((!table[i].parent || strcmp(table[i].parent, parent) == 0) &&
+		    strcmp(table[i].missing, missing) == 0)
+			return table[i].words;
+	return NULL;
+}
+
+/* A compound statement whose header line lacks its ':' is an ERROR region
+ * to tree-sitter; say what is missing, where. */
+static bool py_explain(struct val_doc *d, TSNode err, char *msg, size_t msz, uint32_t *ret_start,
+                       uint32_t *ret_end)
+{
+	static const struct {
+		const char *keyword, *parent;
+	} headers[] = {
+	    {"if", "if_statement"},        {"elif", "elif_clause"},
+	    {"else", "else_clause"},       {"while", "while_statement"},
+	    {"for", "for_statement"},      {"def", "function_definition"},
+	    {"class", "class_definition"}, {"with", "with_statement"},
+	    {"try", "try_statement"},      {"except", "except_clause"},
+	    {"finally", "finally_clause"},
+	};
+	uint32_t s = ts_node_start_byte(err), e = ts_node_end_byte(err);
+	if (e > d->len)
+		return false;
+	size_t k;
+	for (k = 0; k < sizeof(headers) / sizeof(headers[0]); k++) {
+		size_t kl = strlen(headers[k].keyword);
+		if (e - s > kl && memcmp(d->code + s, headers[k].keyword, kl) == 0 &&
+		    (d->code[s + kl] == ' ' || d->code[s + kl] == ':' || d->code[s + kl] == '('))
+			break;
+	}
+	if (k == sizeof(headers) / sizeof(headers[0]))
+		return false;
+	/* The header line's end, without trailing blanks or a comment. */
+	uint32_t end = s;
+	while (end < e && d->code[end] != '\n' && d->code[end] != '#')
+		end++;
+	while (end > s &&
+	       (d->code[end - 1] == ' ' || d->code[end - 1] == '\t' || d->code[end - 1] == '\r'))
+		end--;
+	if (end == s || d->code[end - 1] == ':')
+		return false;
+	snprintf(msg, msz, "expected ':' %s", py_describe(headers[k].parent, ":"));
+	*ret_start = *ret_end = end;
+	return true;
+}
+
+const struct val_lang val_lang_python = {
+    .name = "python",
+    .aliases = {"py", "python3"},
+    .ts = tree_sitter_python,
+    .collect = py_collect,
+    .fold = py_fold,
+    .qname = py_qname,
+    .describe = py_describe,
+    .explain = py_explain,
+};

@@ -1,0 +1,527 @@
+/* rules.c: the policy engine. A language's rules are data: a rule table
+ * (rules/LANG.json: id, category, message, explanation) and tree-sitter
+ * queries (rules/LANG.scm) whose capture named after a rule id marks the
+ * range to report. Debian's tree-sitter 0.20 does not evaluate predicates,
+ * so this file does, and adds a few that see through names and constants
+ * (#qname-match?, #not-literal?, #is-module?, #outside-workspace?,
+ * #not-contains?). See docs/validator.md for the format. */
+#include "validate/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/json.h"
+#include "core/util.h"
+#include "validate/rules_embed.h"
+
+/* More findings than this in one snippet help nobody, and bound the work
+ * an adversarial snippet can cause. */
+#define MAX_FINDINGS  200
+#define MATCH_LIMIT   4096
+#define RULE_FILE_MAX (1u << 20)
+
+int val_rule_file_read(const char *dir, const char *name, char **ret_data, size_t *ret_len)
+{
+	if (!dir) {
+		for (unsigned i = 0; i < val_rule_files_count; i++)
+			if (strcmp(val_rule_files[i].name, name) == 0) {
+				char *p = malloc(val_rule_files[i].len + 1);
+				if (!p)
+					return -ENOMEM;
+				memcpy(p, val_rule_files[i].data, val_rule_files[i].len + 1);
+				*ret_data = p;
+				*ret_len = val_rule_files[i].len;
+				return 0;
+			}
+		return -ENOENT;
+	}
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return neg_errno();
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return neg_errno();
+	if (st.st_size > RULE_FILE_MAX)
+		return -EFBIG;
+	char *p = malloc((size_t)st.st_size + 1);
+	if (!p)
+		return -ENOMEM;
+	size_t n = 0;
+	while (n < (size_t)st.st_size) {
+		ssize_t k = read(fd, p + n, (size_t)st.st_size - n);
+		if (k <= 0) {
+			free(p);
+			return k < 0 ? neg_errno() : -EIO;
+		}
+		n += (size_t)k;
+	}
+	p[n] = '\0';
+	*ret_data = p;
+	*ret_len = n;
+	return 0;
+}
+
+static void pred_release(struct val_pred *p)
+{
+	for (size_t i = 0; i < p->nstrs; i++)
+		free(p->strs[i]);
+	free(p->strs);
+	if (p->nre > 0)
+		regfree(&p->re);
+	if (p->nre > 1)
+		regfree(&p->re2);
+}
+
+void val_ruleset_free(struct val_ruleset *rs)
+{
+	if (!rs)
+		return;
+	for (size_t i = 0; i < rs->npatterns; i++) {
+		for (size_t j = 0; j < rs->patterns[i].npreds; j++)
+			pred_release(&rs->patterns[i].preds[j]);
+		free(rs->patterns[i].preds);
+	}
+	free(rs->patterns);
+	for (size_t i = 0; i < rs->nrules; i++) {
+		free(rs->rules[i].id);
+		free(rs->rules[i].category);
+		free(rs->rules[i].message);
+		free(rs->rules[i].explanation);
+	}
+	free(rs->rules);
+	free(rs->cap_rule);
+	if (rs->query)
+		ts_query_delete(rs->query);
+	free(rs);
+}
+
+static int load_table(struct val_ruleset *rs, const char *dir, char *detail, size_t dsz)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "%s.json", rs->lang->name);
+	_cleanup_free_ char *data = NULL;
+	size_t len;
+	int r = val_rule_file_read(dir, name, &data, &len);
+	if (r < 0) {
+		snprintf(detail, dsz, "cannot read rule table %s: %s", name, strerror(-r));
+		return r;
+	}
+	_cleanup_json_ json_object *root = json_tokener_parse(data);
+	json_object *rules = NULL;
+	if (json_get_array(root, "rules", &rules) < 0) {
+		snprintf(detail, dsz, "%s: expected an object with a \"rules\" array", name);
+		return -EINVAL;
+	}
+	size_t n = json_object_array_length(rules);
+	rs->rules = calloc(n ? n : 1, sizeof(*rs->rules));
+	if (!rs->rules)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(rules, i);
+		const char *id, *cat, *msg, *expl;
+		if (json_get_string(o, "id", &id) < 0 || json_get_string(o, "category", &cat) < 0 ||
+		    json_get_string(o, "message", &msg) < 0 ||
+		    json_get_string(o, "explanation", &expl) < 0) {
+			snprintf(detail, dsz,
+			         "%s: rule %zu needs string id, category, message and explanation",
+			         name, i);
+			return -EINVAL;
+		}
+		struct val_rule *ru = &rs->rules[rs->nrules++];
+		ru->id = strdup(id);
+		ru->category = strdup(cat);
+		ru->message = strdup(msg);
+		ru->explanation = strdup(expl);
+		if (!ru->id || !ru->category || !ru->message || !ru->explanation)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	enum val_pred_op op;
+	int min_args, max_args; /* after the capture; -1 = any */
+	int nre;                /* how many of the string args are regexes */
+} pred_defs[] = {
+    {"eq?", VAL_P_EQ, 1, 1, 0},
+    {"not-eq?", VAL_P_NOT_EQ, 1, 1, 0},
+    {"match?", VAL_P_MATCH, 1, 1, 1},
+    {"not-match?", VAL_P_NOT_MATCH, 1, 1, 1},
+    {"any-of?", VAL_P_ANY_OF, 1, -1, 0},
+    {"qname-match?", VAL_P_QNAME_MATCH, 1, 1, 1},
+    {"not-qname-match?", VAL_P_NOT_QNAME_MATCH, 1, 1, 1},
+    {"not-literal?", VAL_P_NOT_LITERAL, 0, 0, 0},
+    {"is-module?", VAL_P_IS_MODULE, 0, 0, 0},
+    {"outside-workspace?", VAL_P_OUTSIDE, 0, 0, 0},
+    {"not-contains?", VAL_P_NOT_CONTAINS, 2, 2, 2},
+};
+
+/* One predicate: steps[0] is its name, then arguments up to Done. */
+static int compile_pred(struct val_ruleset *rs, const TSQueryPredicateStep *steps, size_t n,
+                        struct val_pred *p, char *detail, size_t dsz)
+{
+	uint32_t l;
+	const char *pname = ts_query_string_value_for_id(rs->query, steps[0].value_id, &l);
+	size_t k;
+	for (k = 0; k < ARRAY_SIZE(pred_defs); k++)
+		if (strcmp(pred_defs[k].name, pname) == 0)
+			break;
+	if (k == ARRAY_SIZE(pred_defs)) {
+		snprintf(detail, dsz, "%s.scm: unknown predicate #%s", rs->lang->name, pname);
+		return -EINVAL;
+	}
+	*p = (struct val_pred){.op = pred_defs[k].op, .cap2 = -1};
+	if (n < 2 || steps[1].type != TSQueryPredicateStepTypeCapture) {
+		snprintf(detail, dsz, "%s.scm: #%s wants a capture first", rs->lang->name, pname);
+		return -EINVAL;
+	}
+	p->cap = steps[1].value_id;
+	size_t nargs = n - 2;
+	if ((int)nargs < pred_defs[k].min_args ||
+	    (pred_defs[k].max_args >= 0 && (int)nargs > pred_defs[k].max_args)) {
+		snprintf(detail, dsz, "%s.scm: #%s has the wrong number of arguments",
+		         rs->lang->name, pname);
+		return -EINVAL;
+	}
+	p->strs = calloc(nargs ? nargs : 1, sizeof(char *));
+	if (!p->strs)
+		return -ENOMEM;
+	for (size_t i = 0; i < nargs; i++) {
+		const TSQueryPredicateStep *s = &steps[2 + i];
+		if (s->type == TSQueryPredicateStepTypeCapture) {
+			if (p->op != VAL_P_EQ && p->op != VAL_P_NOT_EQ) {
+				snprintf(detail, dsz, "%s.scm: #%s takes strings after its capture",
+				         rs->lang->name, pname);
+				return -EINVAL;
+			}
+			p->cap2 = (int)s->value_id;
+			continue;
+		}
+		const char *str = ts_query_string_value_for_id(rs->query, s->value_id, &l);
+		p->strs[p->nstrs] = strdup(str);
+		if (!p->strs[p->nstrs])
+			return -ENOMEM;
+		p->nstrs++;
+	}
+	for (int i = 0; i < pred_defs[k].nre; i++) {
+		regex_t *re = i == 0 ? &p->re : &p->re2;
+		if ((size_t)i >= p->nstrs ||
+		    regcomp(re, p->strs[i], REG_EXTENDED | REG_NOSUB) != 0) {
+			snprintf(detail, dsz, "%s.scm: #%s has a bad regular expression",
+			         rs->lang->name, pname);
+			return -EINVAL;
+		}
+		p->nre++;
+	}
+	return 0;
+}
+
+static int load_query(struct val_ruleset *rs, const char *dir, char *detail, size_t dsz)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "%s.scm", rs->lang->name);
+	_cleanup_free_ char *src = NULL;
+	size_t len;
+	int r = val_rule_file_read(dir, name, &src, &len);
+	if (r < 0) {
+		snprintf(detail, dsz, "cannot read rule queries %s: %s", name, strerror(-r));
+		return r;
+	}
+	uint32_t off = 0;
+	TSQueryError err = TSQueryErrorNone;
+	rs->query = ts_query_new(rs->lang->ts(), src, (uint32_t)len, &off, &err);
+	if (!rs->query) {
+		uint32_t line = 1;
+		for (uint32_t i = 0; i < off && i < len; i++)
+			line += src[i] == '\n';
+		snprintf(detail, dsz, "%s:%u: the query does not compile (tree-sitter error %d)",
+		         name, line, (int)err);
+		return -EINVAL;
+	}
+	uint32_t ncap = ts_query_capture_count(rs->query);
+	rs->cap_rule = calloc(ncap ? ncap : 1, sizeof(int));
+	if (!rs->cap_rule)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ncap; i++) {
+		uint32_t l;
+		const char *cn = ts_query_capture_name_for_id(rs->query, i, &l);
+		rs->cap_rule[i] = -1;
+		if (cn[0] == '_')
+			continue;
+		for (size_t j = 0; j < rs->nrules; j++)
+			if (strcmp(rs->rules[j].id, cn) == 0)
+				rs->cap_rule[i] = (int)j;
+		if (rs->cap_rule[i] < 0) {
+			snprintf(detail, dsz, "%s: capture @%s names no rule in %s.json", name, cn,
+			         rs->lang->name);
+			return -EINVAL;
+		}
+	}
+	rs->npatterns = ts_query_pattern_count(rs->query);
+	rs->patterns = calloc(rs->npatterns ? rs->npatterns : 1, sizeof(*rs->patterns));
+	if (!rs->patterns)
+		return -ENOMEM;
+	for (size_t i = 0; i < rs->npatterns; i++) {
+		uint32_t nsteps;
+		const TSQueryPredicateStep *steps =
+		    ts_query_predicates_for_pattern(rs->query, (uint32_t)i, &nsteps);
+		size_t npred = 0;
+		for (uint32_t s = 0; s < nsteps; s++)
+			npred += steps[s].type == TSQueryPredicateStepTypeDone;
+		struct val_pattern *pat = &rs->patterns[i];
+		pat->preds = calloc(npred ? npred : 1, sizeof(*pat->preds));
+		if (!pat->preds)
+			return -ENOMEM;
+		size_t start = 0;
+		for (uint32_t s = 0; s < nsteps; s++) {
+			if (steps[s].type != TSQueryPredicateStepTypeDone)
+				continue;
+			r = compile_pred(rs, steps + start, s - start, &pat->preds[pat->npreds],
+			                 detail, dsz);
+			if (r < 0)
+				return r;
+			pat->npreds++;
+			start = s + 1;
+		}
+	}
+	return 0;
+}
+
+int val_ruleset_load(const struct val_lang *lang, const char *dir, struct val_ruleset **ret,
+                     char *detail, size_t dsz)
+{
+	struct val_ruleset *rs = calloc(1, sizeof(*rs));
+	if (!rs)
+		return -ENOMEM;
+	rs->lang = lang;
+	int r = load_table(rs, dir, detail, dsz);
+	if (r >= 0)
+		r = load_query(rs, dir, detail, dsz);
+	if (r < 0) {
+		if (r == -ENOMEM)
+			snprintf(detail, dsz, "out of memory loading the %s rules", lang->name);
+		val_ruleset_free(rs);
+		return r;
+	}
+	*ret = rs;
+	return 0;
+}
+
+/* --- evaluation ---------------------------------------------------------- */
+
+static bool capture_node(const TSQueryMatch *m, uint32_t cap, TSNode *ret)
+{
+	for (uint16_t i = 0; i < m->capture_count; i++)
+		if (m->captures[i].index == cap) {
+			*ret = m->captures[i].node;
+			return true;
+		}
+	return false;
+}
+
+static bool is_literal(struct val_doc *d, TSNode n)
+{
+	const char *t = ts_node_type(n);
+	char tmp[VAL_VALUE_MAX];
+	if (strcmp(t, "string") && strcmp(t, "raw_string") && strcmp(t, "word"))
+		return false;
+	return d->lang->fold(d, n, tmp, 0);
+}
+
+static bool is_module(struct val_doc *d, TSNode n)
+{
+	char q[VAL_VALUE_MAX];
+	if (!d->lang->qname(d, n, q, 0))
+		return false;
+	for (size_t i = 0; i < d->naliases; i++)
+		if (d->aliases[i].module && strcmp(d->aliases[i].target, q) == 0)
+			return true;
+	return false;
+}
+
+/* Whether a path (a folded constant, or source text when not constant)
+ * leads outside the workspace: absolute paths not under the configured
+ * workspace, the home directory, and relative paths that climb out. */
+static bool path_outside(const char *ws, const char *p)
+{
+	static const char *const harmless[] = {"/dev/null", "/dev/stdout", "/dev/stderr",
+	                                       "/dev/tty"};
+	/* Source text of a non-constant string: f"/tmp/{x}", "$HOME/x". */
+	const char *q = p;
+	while (*q && strchr("rRbBfFuU", *q))
+		q++;
+	if (*q == '"' || *q == '\'' || *q == '`')
+		p = q;
+	while (*p == '"' || *p == '\'' || *p == '`')
+		p++;
+	if (!*p)
+		return false;
+	for (size_t i = 0; i < ARRAY_SIZE(harmless); i++)
+		if (strcmp(p, harmless[i]) == 0)
+			return false;
+	if (strncmp(p, "/dev/fd/", 8) == 0)
+		return false;
+	if (p[0] == '~' || strncmp(p, "$HOME", 5) == 0 || strncmp(p, "${HOME", 6) == 0)
+		return true;
+	if (p[0] == '/') {
+		size_t wl = ws ? strlen(ws) : 0;
+		if (!ws || strncmp(p, ws, wl) != 0 || (p[wl] != '/' && p[wl] != '\0'))
+			return true;
+		p += wl;
+	}
+	/* Climbing: count components, '..' takes one away. */
+	long depth = 0;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *e = strchrnul(p, '/');
+		size_t n = (size_t)(e - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			if (--depth < 0)
+				return true;
+		} else if (n > 0 && !(n == 1 && p[0] == '.')) {
+			depth++;
+		}
+		p = e;
+	}
+	return false;
+}
+
+static bool contains_type(TSNode n, const regex_t *want, const regex_t *stop)
+{
+	bool found = false;
+	TSTreeCursor c = ts_tree_cursor_new(n);
+	if (!ts_tree_cursor_goto_first_child(&c))
+		goto out;
+	for (;;) {
+		TSNode x = ts_tree_cursor_current_node(&c);
+		const char *t = ts_node_type(x);
+		if (regexec(want, t, 0, NULL, 0) == 0) {
+			found = true;
+			break;
+		}
+		if (regexec(stop, t, 0, NULL, 0) != 0 && ts_tree_cursor_goto_first_child(&c))
+			continue;
+		while (!ts_tree_cursor_goto_next_sibling(&c)) {
+			if (!ts_tree_cursor_goto_parent(&c))
+				goto out;
+			if (ts_node_eq(ts_tree_cursor_current_node(&c), n))
+				goto out;
+		}
+	}
+out:
+	ts_tree_cursor_delete(&c);
+	return found;
+}
+
+static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQueryMatch *m)
+{
+	TSNode n, n2;
+	char val[VAL_VALUE_MAX], val2[VAL_VALUE_MAX];
+	/* A predicate on a capture that did not take part is vacuously true,
+	 * as tree-sitter's own evaluators treat optional captures. */
+	if (!capture_node(m, p->cap, &n))
+		return true;
+	switch (p->op) {
+	case VAL_P_EQ:
+	case VAL_P_NOT_EQ: {
+		val_node_value(d, n, val);
+		bool eq;
+		if (p->cap2 >= 0) {
+			if (!capture_node(m, (uint32_t)p->cap2, &n2))
+				return true;
+			val_node_value(d, n2, val2);
+			eq = strcmp(val, val2) == 0;
+		} else {
+			eq = strcmp(val, p->strs[0]) == 0;
+		}
+		return eq == (p->op == VAL_P_EQ);
+	}
+	case VAL_P_MATCH:
+	case VAL_P_NOT_MATCH:
+		val_node_value(d, n, val);
+		return (regexec(&p->re, val, 0, NULL, 0) == 0) == (p->op == VAL_P_MATCH);
+	case VAL_P_ANY_OF:
+		val_node_value(d, n, val);
+		for (size_t i = 0; i < p->nstrs; i++)
+			if (strcmp(val, p->strs[i]) == 0)
+				return true;
+		return false;
+	case VAL_P_QNAME_MATCH:
+	case VAL_P_NOT_QNAME_MATCH: {
+		bool ok = d->lang->qname(d, n, val, 0) && regexec(&p->re, val, 0, NULL, 0) == 0;
+		return ok == (p->op == VAL_P_QNAME_MATCH);
+	}
+	case VAL_P_NOT_LITERAL:
+		return !is_literal(d, n);
+	case VAL_P_IS_MODULE:
+		return is_module(d, n);
+	case VAL_P_OUTSIDE:
+		val_node_value(d, n, val);
+		return path_outside(d->workspace, val);
+	case VAL_P_NOT_CONTAINS:
+		return !contains_type(n, &p->re, &p->re2);
+	}
+	return false;
+}
+
+struct finding {
+	size_t rule;
+	uint32_t start, end;
+};
+
+int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
+                  json_object *profile, json_object *diags)
+{
+	TSQueryCursor *qc = ts_query_cursor_new();
+	if (!qc)
+		return -ENOMEM;
+	ts_query_cursor_set_match_limit(qc, MATCH_LIMIT);
+	if (d->lang->collect)
+		d->lang->collect(d, root);
+	struct finding found[MAX_FINDINGS];
+	size_t nfound = 0;
+	ts_query_cursor_exec(qc, rs->query, root);
+	TSQueryMatch m;
+	while (nfound < MAX_FINDINGS && ts_query_cursor_next_match(qc, &m)) {
+		const struct val_pattern *pat = &rs->patterns[m.pattern_index];
+		int rule = -1;
+		TSNode at = {0};
+		for (uint16_t i = 0; i < m.capture_count; i++)
+			if (rs->cap_rule[m.captures[i].index] >= 0) {
+				rule = rs->cap_rule[m.captures[i].index];
+				at = m.captures[i].node;
+				break;
+			}
+		if (rule < 0)
+			continue;
+		const struct val_rule *ru = &rs->rules[rule];
+		enum val_severity sev = val_severity_for(profile, ru);
+		if (sev == VAL_SEV_OFF)
+			continue;
+		bool ok = true;
+		for (size_t i = 0; ok && i < pat->npreds; i++)
+			ok = pred_holds(d, &pat->preds[i], &m);
+		if (!ok)
+			continue;
+		uint32_t s = ts_node_start_byte(at), e = ts_node_end_byte(at);
+		bool dup = false;
+		for (size_t i = 0; i < nfound && !dup; i++)
+			dup = found[i].rule == (size_t)rule && found[i].start == s &&
+			      found[i].end == e;
+		if (dup)
+			continue;
+		found[nfound++] = (struct finding){(size_t)rule, s, e};
+		json_object_array_add(
+		    diags, val_diagnostic(d, s, e, sev, ru->id, ru->message, ru->explanation));
+	}
+	ts_query_cursor_delete(qc);
+	return 0;
+}

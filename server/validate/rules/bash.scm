@@ -1,0 +1,77 @@
+; bash policy queries. The constant value of a word is compared, however
+; it is quoted (c""url, 'curl', $'\x63url') or assigned (c=curl; $c).
+; See python.scm for the capture and predicate conventions.
+
+; --- network tools, also behind env/sudo/xargs/timeout/...
+((command name: (command_name) @SH-NETWORK)
+  (#match? @SH-NETWORK "^(.*/)?(curl|wget|nc|ncat|netcat|ssh|scp|sftp|rsync|telnet|ftp|tftp|socat|nmap|ping|dig|nslookup|host|aria2c|lynx|links|w3m|httpie|http|mail|sendmail)$"))
+((command name: (command_name) @_w argument: (_) @SH-NETWORK)
+  (#match? @_w "^(.*/)?(env|command|exec|nohup|sudo|doas|xargs|timeout|nice|busybox|time|stdbuf|setsid|watch|parallel|builtin)$")
+  (#match? @SH-NETWORK "^(.*/)?(curl|wget|nc|ncat|netcat|ssh|scp|sftp|rsync|telnet|ftp|socat|nmap)$"))
+((file_redirect destination: (_) @SH-NETWORK)
+  (#match? @SH-NETWORK "^/dev/(tcp|udp)/"))
+
+; --- deleting and permissions
+((command name: (command_name) @SH-DELETE)
+  (#match? @SH-DELETE "^(.*/)?(rm|rmdir|unlink|srm)$"))
+((command name: (command_name) @_w argument: (_) @SH-DELETE)
+  (#match? @_w "^(.*/)?(env|command|exec|nohup|sudo|doas|xargs|timeout|nice|busybox|time|parallel)$")
+  (#match? @SH-DELETE "^(.*/)?(rm|rmdir|unlink)$"))
+((command name: (command_name) @_f argument: (_) @SH-DELETE)
+  (#match? @_f "^(.*/)?find$")
+  (#any-of? @SH-DELETE "-delete" "rm" "/bin/rm"))
+((command name: (command_name) @SH-PERMISSIONS)
+  (#match? @SH-PERMISSIONS "^(.*/)?(chmod|chown|chgrp|chattr|setfacl)$"))
+((command name: (command_name) @SH-DISK)
+  (#match? @SH-DISK "^(.*/)?(dd|mkfs(\\..*)?|mke2fs|mkswap|shred|wipefs|fdisk|sfdisk|parted|losetup|blkdiscard|hdparm)$"))
+
+; --- writing outside the workspace
+((file_redirect [">" ">>" "&>" "&>>" ">|"] destination: (_) @SH-WRITE-OUTSIDE)
+  (#outside-workspace? @SH-WRITE-OUTSIDE))
+((command name: (command_name) @_n argument: (_) @SH-WRITE-OUTSIDE)
+  (#match? @_n "^(.*/)?(rm|rmdir|unlink|touch|mkdir|tee|truncate|chmod|chown|chgrp|shred)$")
+  (#not-match? @SH-WRITE-OUTSIDE "^-")
+  (#outside-workspace? @SH-WRITE-OUTSIDE))
+((command name: (command_name) @_n argument: (_) @SH-WRITE-OUTSIDE .)
+  (#match? @_n "^(.*/)?(cp|mv|ln|install|rsync)$")
+  (#outside-workspace? @SH-WRITE-OUTSIDE))
+((command name: (command_name) @_n argument: (_) @SH-WRITE-OUTSIDE)
+  (#match? @_n "^(.*/)?dd$")
+  (#match? @SH-WRITE-OUTSIDE "^of="))
+((command name: (command_name) @_n argument: (_) @_a . argument: (_) @SH-WRITE-OUTSIDE)
+  (#match? @_n "^(.*/)?(sed|perl)$")
+  (#match? @_a "^-[a-zA-Z]*i")
+  (#outside-workspace? @SH-WRITE-OUTSIDE))
+
+((file_redirect [">" ">>" "&>" "&>>" ">|"] destination: (_) @SH-WRITE)
+  (#not-match? @SH-WRITE "^/dev/(null|stdout|stderr|fd/[0-9]+)$"))
+((command name: (command_name) @SH-WRITE)
+  (#match? @SH-WRITE "^(.*/)?(tee|touch|mkdir|cp|mv|ln|install|truncate)$"))
+
+; --- code from strings
+((command name: (command_name) @SH-EVAL)
+  (#match? @SH-EVAL "^(eval|source|\\.)$"))
+((command name: (command_name) @_n argument: (_) @SH-EVAL)
+  (#match? @_n "^(.*/)?(ba|da|z|k|c|tc|fi|a)?sh$")
+  (#eq? @SH-EVAL "-c"))
+((command name: (command_name) @_n argument: (process_substitution) @SH-EVAL)
+  (#match? @_n "^(.*/)?(ba|da|z|k|c|tc|fi|a)?sh$"))
+((pipeline (_) (command name: (command_name) @SH-PIPE-SHELL))
+  (#match? @SH-PIPE-SHELL "^(.*/)?((ba|da|z|k|c|tc|fi|a)?sh|python[0-9.]*|perl|ruby|node|php|lua|tclsh|source)$"))
+((command name: (command_name) @SH-PIPE-SHELL redirect: (herestring_redirect))
+  (#match? @SH-PIPE-SHELL "^(.*/)?((ba|da|z|k|c|tc|fi|a)?sh|python[0-9.]*|perl|ruby|node|php)$"))
+((pipeline (_) (command name: (command_name) @_w argument: (_) @SH-PIPE-SHELL))
+  (#match? @_w "^(.*/)?(env|command|exec|sudo|xargs|nohup|busybox)$")
+  (#match? @SH-PIPE-SHELL "^(.*/)?((ba|da|z|k|c|tc|fi|a)?sh|python[0-9.]*|perl|ruby|node)$"))
+((command name: (command_name (concatenation) @SH-DYNAMIC-COMMAND)))
+((command name: (command_name) @SH-DYNAMIC-COMMAND)
+  (#match? @SH-DYNAMIC-COMMAND "[*?[]|^alias$")
+  (#not-match? @SH-DYNAMIC-COMMAND "^\\[\\[?$"))
+((command name: (command_name [(simple_expansion) (expansion) (command_substitution) (string) (raw_string) (ansi_c_string)] @SH-DYNAMIC-COMMAND)))
+
+; --- processes and privileges
+((command name: (command_name) @SH-PROCESS)
+  (#match? @SH-PROCESS "^(.*/)?(kill|killall|pkill|nohup|disown|setsid|crontab|at|batch|systemctl|service|sudo|su|doas|chroot|nsenter|unshare|mount|umount|insmod|modprobe|reboot|shutdown|halt|poweroff)$"))
+((command name: (command_name) @_n argument: (_) @SH-INTERPRETER)
+  (#match? @_n "^(.*/)?(python[0-9.]*|node|nodejs|perl|ruby|php|lua)$")
+  (#any-of? @SH-INTERPRETER "-c" "-e" "--eval" "-E" "-r"))

@@ -1,0 +1,105 @@
+/* syntax.c: syntax diagnostics from tree-sitter's ERROR and MISSING nodes,
+ * with the narrowest range that still points at the problem and a message
+ * a person understands ("expected ':' after the if condition"). */
+#include "validate/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Broken code cascades: after a few errors the rest is noise. */
+#define MAX_SYNTAX_DIAGS 5
+
+/* The first leaf inside n that has some text, or n itself. */
+static TSNode first_token(TSNode n)
+{
+	while (ts_node_child_count(n) > 0) {
+		TSNode c = ts_node_child(n, 0);
+		if (ts_node_end_byte(c) == ts_node_start_byte(c))
+			break;
+		n = c;
+	}
+	return n;
+}
+
+static void humanize(const char *type, char *out, size_t osz)
+{
+	snprintf(out, osz, "%s", type);
+	for (char *p = out; *p; p++)
+		if (*p == '_')
+			*p = ' ';
+}
+
+static void add(struct val_doc *d, json_object *diags, TSNode n, TSNode parent, bool missing,
+                enum val_severity sev, const char *code, const char *suffix)
+{
+	char msg[400], where[96] = "", tok[VAL_VALUE_MAX], pname[64] = "";
+	const char *ptype = ts_node_is_null(parent) ? NULL : ts_node_type(parent);
+	/* The top level and error regions say nothing useful about where. */
+	if (ptype && strcmp(ptype, "module") && strcmp(ptype, "program") && strcmp(ptype, "ERROR"))
+		humanize(ptype, pname, sizeof(pname));
+	uint32_t s, e;
+	if (missing) {
+		const char *want = ts_node_type(n);
+		const char *phrase = ptype ? d->lang->describe(ptype, want) : NULL;
+		if (phrase)
+			snprintf(where, sizeof(where), " %s", phrase);
+		else if (pname[0])
+			snprintf(where, sizeof(where), " in this %s", pname);
+		/* Named tokens (identifier, ...) read better without quotes. */
+		if (ts_node_is_named(n))
+			snprintf(msg, sizeof(msg), "expected %s%s", want, where);
+		else
+			snprintf(msg, sizeof(msg), "expected '%s'%s", want, where);
+		s = e = ts_node_start_byte(n);
+	} else {
+		TSNode t = first_token(n);
+		s = ts_node_start_byte(t);
+		e = ts_node_end_byte(t);
+		if (e > s + 40)
+			e = s + 40; /* a huge error region: point at its start */
+		val_node_text(d, t, tok);
+		char *nl = strchr(tok, '\n');
+		if (nl)
+			*nl = '\0';
+		if (strlen(tok) > 30)
+			strcpy(tok + 27, "...");
+		if (pname[0])
+			snprintf(where, sizeof(where), " in this %s", pname);
+		if (d->lang->explain && d->lang->explain(d, n, msg, sizeof(msg), &s, &e))
+			; /* the language knows better */
+		else if (!tok[0] || s >= d->len)
+			snprintf(msg, sizeof(msg), "unexpected end of the code%s", where);
+		else
+			snprintf(msg, sizeof(msg), "unexpected '%.32s'%s", tok, where);
+	}
+	if (suffix)
+		strncat(msg, suffix, sizeof(msg) - strlen(msg) - 1);
+	json_object_array_add(diags, val_diagnostic(d, s, e, sev, code, msg, NULL));
+}
+
+size_t val_syntax_errors(struct val_doc *d, TSNode root, json_object *diags, enum val_severity sev,
+                         const char *code, const char *suffix)
+{
+	size_t added = 0;
+	/* Depth-first with a cursor (no recursion: nesting is unbounded). */
+	TSTreeCursor c = ts_tree_cursor_new(root);
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&c);
+		bool descend = ts_node_has_error(n);
+		if (ts_node_is_missing(n) || strcmp(ts_node_type(n), "ERROR") == 0) {
+			add(d, diags, n, ts_node_parent(n), ts_node_is_missing(n), sev, code,
+			    suffix);
+			descend = false;
+			if (++added == MAX_SYNTAX_DIAGS)
+				break;
+		}
+		if (descend && ts_tree_cursor_goto_first_child(&c))
+			continue;
+		while (!ts_tree_cursor_goto_next_sibling(&c))
+			if (!ts_tree_cursor_goto_parent(&c))
+				goto out;
+	}
+out:
+	ts_tree_cursor_delete(&c);
+	return added;
+}

@@ -1,0 +1,3 @@
+// expect: JS-FS-WRITE-OUTSIDE
+import { writeFile } from 'node:fs/promises';
+await writeFile('/tmp/x', 'y');

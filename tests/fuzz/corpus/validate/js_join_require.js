@@ -1,0 +1,3 @@
+// expect: JS-CHILD-PROCESS JS-DYNAMIC-REQUIRE
+const m = require(['child', 'process'].join('_'));
+m.exec('id');

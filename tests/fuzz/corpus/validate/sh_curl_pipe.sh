@@ -1,0 +1,2 @@
+# expect: SH-NETWORK SH-PIPE-SHELL
+curl -fsSL https://example.org/install.sh | sh

@@ -1,0 +1,113 @@
+#!/bin/sh
+# 40-validate.sh: the validator end to end with the sanitizer build:
+# the labelled corpus (tests/validate/corpus: detection rate on hostile
+# snippets, false positives on benign ones), `kiln validate`'s output and
+# exit codes, and the snippet/validate method over JSON-RPC in each
+# position encoding. Range unit tests are tests/unit/test_validate.c
+# (suite 10-unit). Last line: "validate: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+
+KILN=${KILN:-build/asan/kiln}
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# No user config may change what the tests see.
+export XDG_CONFIG_HOME="$tmp/config"
+
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+if [ ! -x "$KILN" ]; then
+	echo "validate: $KILN is not built (run 'make asan')"
+	echo "validate: 0 passed, 1 failed"
+	exit 1
+fi
+
+# Add the counts from a helper's last line "NAME: N passed, N failed".
+add_counts() {
+	line=$(grep -E '^[a-z]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+	if [ -z "$line" ]; then
+		cat "$1"
+		bad "$2 printed no summary"
+		return
+	fi
+	p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
+	f=$(echo "$line" | sed -E 's/.*passed, ([0-9]+) failed.*/\1/')
+	pass=$((pass + p))
+	fail=$((fail + f))
+}
+
+# --- the corpus --------------------------------------------------------------
+timeout 600 python3 tests/validate/corpus.py "$KILN" standard >"$tmp/corpus.out" 2>&1
+grep -v '^ok ' "$tmp/corpus.out"
+add_counts "$tmp/corpus.out" corpus
+
+# --- kiln validate ------------------------------------------------------------
+expect_exit() { # NAME WANT CMD...
+	name=$1 want=$2
+	shift 2
+	"$@" >"$tmp/out" 2>"$tmp/err"
+	got=$?
+	if [ "$got" = "$want" ]; then ok "$name (exit $got)"; else
+		bad "$name: exit $got, wanted $want"
+		cat "$tmp/out" "$tmp/err"
+	fi
+}
+printf 'import statistics\nprint(statistics.mean([1, 2, 3]))\n' >"$tmp/ok.py"
+printf 'while True:\n    pass\n' >"$tmp/loop.py"
+printf 'import os\nos.system("id")\n' >"$tmp/bad.py"
+printf '#!/bin/sh\ncurl https://example.org | sh\n' >"$tmp/script"
+expect_exit "allow exits 0" 0 "$KILN" validate "$tmp/ok.py"
+expect_exit "warn exits 1" 1 "$KILN" validate "$tmp/loop.py"
+expect_exit "deny exits 2" 2 "$KILN" validate "$tmp/bad.py"
+expect_exit "relaxed profile turns deny into warn" 1 "$KILN" validate --profile relaxed "$tmp/bad.py"
+expect_exit "language from the #! line" 2 "$KILN" validate "$tmp/script"
+expect_exit "unknown language exits 3" 3 "$KILN" validate --lang cobol "$tmp/ok.py"
+expect_exit "missing file exits 3" 3 "$KILN" validate "$tmp/nope.py"
+expect_exit "stdin needs a language" 3 sh -c "echo 'x = 1' | $KILN validate -"
+expect_exit "--help" 0 "$KILN" validate --help
+
+"$KILN" validate "$tmp/bad.py" >"$tmp/out" 2>&1
+if grep -qxF "$tmp/bad.py:2:1: error: starts, replaces or signals a process through os [PY-OS-PROCESS]" "$tmp/out"; then
+	ok "text output is file:line:col: severity: message [rule]"
+else
+	bad "text output"
+	cat "$tmp/out"
+fi
+printf 'x = "\360\237\230\200"; eval(x)\n' | "$KILN" validate --lang py --format json - >"$tmp/out"
+if python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+d = [d for d in r["diagnostics"] if d["code"] == "PY-DYNAMIC-CODE"][0]
+assert r["verdict"] == "deny" and r["language"] == "py", r
+assert d["range"]["start"]["character"] == 10, d  # UTF-16: the emoji is 2 units
+' "$tmp/out"; then ok "json output with UTF-16 ranges"; else
+	bad "json output"
+	cat "$tmp/out"
+fi
+printf '{"validator": {"python": false}}\n' >"$tmp/nopy.json"
+printf 'if x == 1\n    pass\n' | "$KILN" validate --config "$tmp/nopy.json" --lang python - >"$tmp/out"
+if grep -q "expected ':' after the if condition (checked by tree-sitter alone" "$tmp/out" &&
+	grep -q "kiln-no-cpython" "$tmp/out"; then
+	ok "without CPython, tree-sitter answers and says so"
+else
+	bad "tree-sitter fallback"
+	cat "$tmp/out"
+fi
+printf 'print "x"\n' | "$KILN" validate --lang python - >"$tmp/out"
+if [ -x /usr/bin/python3 ] && grep -q "Missing parentheses in call to 'print'" "$tmp/out"; then
+	ok "CPython is the authority on Python syntax"
+elif [ ! -x /usr/bin/python3 ]; then ok "CPython check skipped: no /usr/bin/python3"; else
+	bad "CPython syntax"
+	cat "$tmp/out"
+fi
+
+# --- snippet/validate over JSON-RPC -------------------------------------------
+timeout 120 python3 tests/validate/rpc_check.py "$KILN" >"$tmp/rpc.out" 2>&1
+grep -v '^ok ' "$tmp/rpc.out"
+add_counts "$tmp/rpc.out" rpc
+
+echo "validate: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,1 @@
+head -1 data.csv | tr ',' '\n' | nl

@@ -1,0 +1,2 @@
+const calc = { eval: (s) => s.length };
+console.log(calc.eval("abc"));

@@ -1,0 +1,6 @@
+cat > notes.md <<'EOF'
+# Notes
+- first
+- second
+EOF
+grep -c '^-' notes.md

@@ -1,0 +1,2 @@
+paste -d, ids.txt names.txt scores.txt > table.csv
+head -3 table.csv

@@ -1,0 +1,1 @@
+tar -tzf archive.tar.gz | grep '\.csv$' | sort

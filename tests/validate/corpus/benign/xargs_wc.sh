@@ -1,0 +1,1 @@
+ls *.txt | xargs wc -l | tail -1

@@ -1,0 +1,3 @@
+// expect: JS-PROTOTYPE-WALK
+const f = [].constructor.constructor('return process')();
+console.log(f.pid);

@@ -1,0 +1,3 @@
+// expect: JS-EVAL
+const expr = process.argv[2];
+console.log(eval(expr));

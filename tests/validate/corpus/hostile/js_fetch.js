@@ -1,0 +1,2 @@
+// expect: JS-NETWORK
+fetch('https://example.org/upload', { method: 'POST', body: 'data' });

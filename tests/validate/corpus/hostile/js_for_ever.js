@@ -1,0 +1,4 @@
+// expect: JS-LOOP-UNBOUNDED
+for (;;) {
+  console.log('x');
+}

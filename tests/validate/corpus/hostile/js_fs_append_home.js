@@ -1,0 +1,3 @@
+// expect: JS-FS-WRITE-OUTSIDE
+const { appendFileSync } = require('fs');
+appendFileSync('~/.profile', 'x');

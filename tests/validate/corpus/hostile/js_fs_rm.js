@@ -1,0 +1,3 @@
+// expect: JS-FS-DELETE
+const fs = require('fs');
+fs.rmSync('data', { recursive: true, force: true });

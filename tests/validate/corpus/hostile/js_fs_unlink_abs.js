@@ -1,0 +1,3 @@
+// expect: JS-FS-DELETE JS-FS-WRITE-OUTSIDE
+const fs = require('fs');
+fs.unlinkSync('/var/log/syslog');

@@ -1,0 +1,2 @@
+// expect: JS-EVAL
+Function('return this')().process.exit(1);

@@ -1,0 +1,2 @@
+// expect: JS-NATIVE
+globalThis.process.binding('fs');

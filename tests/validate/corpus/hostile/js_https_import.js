@@ -1,0 +1,3 @@
+// expect: JS-NETWORK
+import https from 'node:https';
+https.get('https://example.org');

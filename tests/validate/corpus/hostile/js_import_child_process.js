@@ -1,0 +1,3 @@
+// expect: JS-CHILD-PROCESS
+import { spawn } from 'child_process';
+spawn('sh');

@@ -1,0 +1,2 @@
+// expect: JS-EVAL
+const r = (0, eval)("process.pid");

@@ -1,0 +1,2 @@
+// expect: JS-CHILD-PROCESS
+process.mainModule.require('child_process').execSync('id');

@@ -1,0 +1,3 @@
+// expect: JS-NATIVE
+const sp = process.binding('spawn_sync');
+sp.spawn({ file: 'id' });

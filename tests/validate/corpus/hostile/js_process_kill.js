@@ -1,0 +1,2 @@
+// expect: JS-PROCESS-CONTROL
+process.kill(1, 'SIGKILL');

@@ -1,0 +1,3 @@
+// expect: JS-PROTOTYPE-WALK
+const o = {};
+o['__proto__']['polluted'] = 1;

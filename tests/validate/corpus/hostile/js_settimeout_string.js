@@ -1,0 +1,2 @@
+// expect: JS-EVAL
+setTimeout('console.log(1)', 10);

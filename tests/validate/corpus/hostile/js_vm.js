@@ -1,0 +1,3 @@
+// expect: JS-EVAL
+const vm = require('vm');
+vm.runInNewContext('1 + 1');

@@ -1,0 +1,5 @@
+// expect: JS-LOOP-UNBOUNDED
+let i = 0;
+while (true) {
+  i++;
+}

@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+import os as o
+o.system('whoami')

@@ -1,0 +1,4 @@
+# expect: PY-OS-PROCESS
+import os
+run = os.system
+run('id')

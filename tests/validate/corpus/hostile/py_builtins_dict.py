@@ -1,0 +1,3 @@
+# expect: PY-DUNDER-WALK
+g = globals()['__builtins__']
+print(g)

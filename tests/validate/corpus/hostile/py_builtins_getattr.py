@@ -1,0 +1,3 @@
+# expect: PY-DUNDER-WALK
+f = getattr(__builtins__, 'ev' + 'al')
+f('1+1')

@@ -1,0 +1,2 @@
+# expect: PY-DYNAMIC-CODE PY-OS-PROCESS
+__import__('os').system('id')

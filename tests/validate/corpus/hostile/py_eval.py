@@ -1,0 +1,3 @@
+# expect: PY-DYNAMIC-CODE
+expr = input()
+print(eval(expr))

@@ -1,0 +1,3 @@
+# expect: PY-DYNAMIC-CODE
+e = eval
+print(e('2 + 2'))

@@ -1,0 +1,4 @@
+# expect: PY-DUNDER-WALK
+import sys
+frame = sys._getframe()
+print(frame.f_back.f_globals)

@@ -1,0 +1,3 @@
+# expect: PY-IMPORT-NATIVE
+from ctypes import cdll
+cdll.LoadLibrary('libc.so.6')

@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+from os import popen
+popen('ls').read()

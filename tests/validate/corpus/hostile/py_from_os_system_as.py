@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+from os import system as s
+s('id')

@@ -1,0 +1,3 @@
+# expect: PY-IMPORT-PROCESS
+from subprocess import Popen, PIPE
+Popen(['sh'], stdin=PIPE)

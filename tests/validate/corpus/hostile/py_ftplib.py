@@ -1,0 +1,4 @@
+# expect: PY-IMPORT-NETWORK
+from ftplib import FTP
+ftp = FTP('ftp.example.org')
+ftp.login()

@@ -1,0 +1,2 @@
+# expect: PY-DYNAMIC-CODE
+ｅｖａｌ("__import__(\"os\")")

@@ -1,0 +1,5 @@
+# expect: PY-GETATTR-COMPUTED
+import os
+name = input()
+f = getattr(os, name)
+f('id')

@@ -1,0 +1,3 @@
+# expect: PY-IMPORT-DYNAMIC PY-DYNAMIC-CODE
+import builtins
+builtins.exec('print(1)')

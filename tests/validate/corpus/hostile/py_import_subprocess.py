@@ -1,0 +1,3 @@
+# expect: PY-IMPORT-PROCESS
+import subprocess
+subprocess.run(['ls', '-la'])

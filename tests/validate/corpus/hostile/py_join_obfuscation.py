@@ -1,0 +1,3 @@
+# expect: PY-DYNAMIC-CODE PY-OS-PROCESS
+m = __import__(''.join(['o', 's']))
+m.system('id')

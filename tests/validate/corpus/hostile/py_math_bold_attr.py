@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+import os
+os.𝐬𝐲𝐬𝐭𝐞𝐦("id")

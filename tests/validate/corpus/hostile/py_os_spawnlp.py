@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+import os
+os.spawnlp(os.P_NOWAIT, 'sleep', 'sleep', '100')

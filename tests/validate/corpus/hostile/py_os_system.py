@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+import os
+os.system('rm -rf ~')

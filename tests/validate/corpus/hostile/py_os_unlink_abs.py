@@ -1,0 +1,3 @@
+# expect: PY-FILE-DELETE PY-FILE-WRITE-OUTSIDE
+import os
+os.unlink('/etc/hosts')

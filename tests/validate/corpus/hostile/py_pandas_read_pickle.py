@@ -1,0 +1,4 @@
+# expect: PY-DESERIALIZE
+import pandas as pd
+df = pd.read_pickle('frame.pkl')
+print(df)

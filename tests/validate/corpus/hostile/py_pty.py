@@ -1,0 +1,3 @@
+# expect: PY-IMPORT-PROCESS
+import pty
+pty.spawn('/bin/sh')

@@ -1,0 +1,3 @@
+# expect: PY-FILE-DELETE
+import shutil
+shutil.move('data.csv', 'archive.csv')

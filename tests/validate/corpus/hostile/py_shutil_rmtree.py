@@ -1,0 +1,3 @@
+# expect: PY-FILE-DELETE
+import shutil
+shutil.rmtree('results')

@@ -1,0 +1,3 @@
+# expect: PY-IMPORT-NETWORK
+import smtplib
+smtplib.SMTP('mail.example.org').sendmail('a@b', ['c@d'], 'hi')

@@ -1,0 +1,3 @@
+# expect: PY-STAR-IMPORT-RISKY
+from os import *
+system('id')

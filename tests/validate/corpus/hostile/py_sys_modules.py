@@ -1,0 +1,3 @@
+# expect: PY-SYS-MODULES
+import sys
+sys.modules['json'] = None

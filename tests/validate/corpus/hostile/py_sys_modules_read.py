@@ -1,0 +1,3 @@
+# expect: PY-OS-PROCESS
+import sys
+sys.modules["os"].system("id")

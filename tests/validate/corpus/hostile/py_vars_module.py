@@ -1,0 +1,3 @@
+# expect: PY-GETATTR-COMPUTED
+import os
+vars(os)['sys' + 'tem']('id')

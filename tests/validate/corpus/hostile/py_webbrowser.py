@@ -1,0 +1,3 @@
+# expect: PY-IMPORT-NETWORK
+import webbrowser
+webbrowser.open('http://example.org')

@@ -1,0 +1,3 @@
+# expect: PY-LOOP-UNBOUNDED
+while 1:
+    print('again')

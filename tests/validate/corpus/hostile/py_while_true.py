@@ -1,0 +1,4 @@
+# expect: PY-LOOP-UNBOUNDED
+total = 0
+while True:
+    total += 1

@@ -1,0 +1,2 @@
+# expect: SH-NETWORK
+/usr/bin/curl https://example.org

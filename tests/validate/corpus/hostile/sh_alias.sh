@@ -1,0 +1,3 @@
+# expect: SH-DYNAMIC-COMMAND
+alias ls="rm -rf"
+ls

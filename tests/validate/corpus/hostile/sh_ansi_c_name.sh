@@ -1,0 +1,2 @@
+# expect: SH-NETWORK SH-DYNAMIC-COMMAND
+$'\x63url' https://example.org

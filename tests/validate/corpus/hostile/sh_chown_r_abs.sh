@@ -1,0 +1,2 @@
+# expect: SH-PERMISSIONS SH-WRITE-OUTSIDE
+chown -R nobody /var/www

@@ -1,0 +1,2 @@
+# expect: SH-DYNAMIC-COMMAND
+$(echo rm) -rf data

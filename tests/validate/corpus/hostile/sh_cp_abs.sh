@@ -1,0 +1,2 @@
+# expect: SH-WRITE-OUTSIDE
+cp payload.sh /usr/local/bin/ls

@@ -1,0 +1,2 @@
+# expect: SH-PROCESS
+echo '* * * * * curl x' | crontab -

@@ -1,0 +1,2 @@
+# expect: SH-DISK SH-WRITE-OUTSIDE
+dd if=/dev/zero of=/dev/sda bs=1M

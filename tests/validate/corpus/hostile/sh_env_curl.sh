@@ -1,0 +1,2 @@
+# expect: SH-NETWORK
+env curl https://example.org

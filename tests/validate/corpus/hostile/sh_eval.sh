@@ -1,0 +1,3 @@
+# expect: SH-EVAL
+cmd='ls -la'
+eval "$cmd"

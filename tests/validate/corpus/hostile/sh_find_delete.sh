@@ -1,0 +1,2 @@
+# expect: SH-DELETE
+find . -name '*.tmp' -delete

@@ -1,0 +1,2 @@
+# expect: SH-DYNAMIC-COMMAND
+/usr/bin/c?rl https://example.org

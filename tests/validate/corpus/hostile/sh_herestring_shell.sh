@@ -1,0 +1,2 @@
+# expect: SH-PIPE-SHELL
+bash <<< "curl https://example.org"

@@ -1,0 +1,2 @@
+# expect: SH-PROCESS
+kill -9 1

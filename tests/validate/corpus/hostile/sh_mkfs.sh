@@ -1,0 +1,2 @@
+# expect: SH-DISK
+mkfs.ext4 /dev/sdb1

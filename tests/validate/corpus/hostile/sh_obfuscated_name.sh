@@ -1,0 +1,2 @@
+# expect: SH-NETWORK SH-DYNAMIC-COMMAND
+c""url https://example.org

@@ -1,0 +1,2 @@
+# expect: SH-INTERPRETER
+python3 -c 'import os; os.system("id")'

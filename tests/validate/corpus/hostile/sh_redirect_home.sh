@@ -1,0 +1,2 @@
+# expect: SH-WRITE-OUTSIDE
+echo 'alias ls=rm' >> ~/.bashrc

@@ -1,0 +1,2 @@
+# expect: SH-DELETE SH-WRITE-OUTSIDE
+rm -rf / --no-preserve-root

@@ -1,0 +1,2 @@
+# expect: SH-DELETE
+rm -r build

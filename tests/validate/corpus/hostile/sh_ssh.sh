@@ -1,0 +1,2 @@
+# expect: SH-NETWORK
+ssh user@host 'cat /etc/shadow'

@@ -1,0 +1,2 @@
+# expect: SH-PROCESS
+sudo apt-get install nmap

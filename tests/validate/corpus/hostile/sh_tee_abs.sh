@@ -1,0 +1,2 @@
+# expect: SH-WRITE-OUTSIDE
+echo 'x' | tee /etc/profile.d/x.sh

@@ -1,0 +1,2 @@
+# expect: SH-NETWORK
+wget -q -O data.csv https://example.org/data.csv

@@ -1,0 +1,2 @@
+# expect: SH-DELETE
+find . -name '*.csv' | xargs rm -f
