@@ -5,7 +5,7 @@
 
 CC      ?= cc
 CLANG   ?= clang
-PKGS    := json-c libseccomp libbsd libcurl
+PKGS    := json-c libseccomp libbsd libmd libcurl
 WARN    := -std=gnu17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
            -Wstrict-prototypes -Wformat=2 -Wvla
 CPPFLAGS_K := -Iserver -D_GNU_SOURCE

@@ -15,7 +15,7 @@ pkgs=""
 for purpose in "$@"; do
 	case "$purpose" in
 	build) pkgs="$pkgs gcc make pkg-config libjson-c-dev libseccomp-dev libbsd-dev
-		libcurl4-openssl-dev libtree-sitter-dev libedit-dev" ;;
+		libcurl4-openssl-dev libtree-sitter-dev libedit-dev libmd-dev" ;;
 	test) pkgs="$pkgs check clang clang-format libclang-rt-14-dev python3 nodejs npm util-linux
 		ca-certificates neovim lua-check" ;;
 	bench) pkgs="$pkgs bubblewrap hyperfine python3-bandit" ;;

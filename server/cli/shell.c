@@ -1,0 +1,450 @@
+/* shell.c: `kiln shell`, the terminal session (what `make run` starts): type
+ * an intent, see the proposed code with its diagnostics, answer run / edit
+ * / skip, watch the output stream, repair on failure. When no model is
+ * reachable it says so once and takes code directly, validated and run in
+ * the same sandbox. Line editing and history come from libedit on a
+ * terminal; without one, lines (and answers) are read from stdin, so the
+ * session can be scripted through a pipe. It is a client of a kiln server
+ * child, exactly like an editor. */
+#include <editline/readline.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/util.h"
+#include "intent/client.h"
+#include "intent/term.h"
+#include "llm/llm.h"
+
+struct shell {
+	struct intent_client *c;
+	struct term t;
+	bool tty;   /* stdin is a terminal: libedit, prompts, $EDITOR */
+	bool model; /* a model is reachable */
+	char lang[32];
+	char session[64];
+	int max_attempts;
+	char history[4096];
+	const char *config; /* --config, handed to the server child */
+};
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	intent_client_interrupted = 1;
+}
+
+/* One line from the person (without its newline), or NULL at the end. */
+static char *read_line(struct shell *sh, const char *prompt)
+{
+	if (sh->tty) {
+		char *l = readline(prompt);
+		if (l && l[0])
+			add_history(l);
+		return l;
+	}
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n = getline(&line, &cap, stdin);
+	if (n < 0) {
+		free(line);
+		return NULL;
+	}
+	if (n && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	return line;
+}
+
+/* Code typed directly: a line that opens a block (ends with ':', '\' or
+ * '{') goes on until an empty line. */
+static char *read_code(struct shell *sh, char *first)
+{
+	struct buf b;
+	buf_init(&b, 1u << 20);
+	buf_printf(&b, "%s\n", first);
+	size_t n = strlen(first);
+	bool block = n && strchr(":\\{(", first[n - 1]);
+	while (block) {
+		char *l = read_line(sh, "... ");
+		if (!l || !l[0]) {
+			free(l);
+			break;
+		}
+		buf_printf(&b, "%s\n", l);
+		free(l);
+	}
+	return buf_steal(&b, NULL);
+}
+
+static void run_direct(struct shell *sh, const char *code)
+{
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "language", json_object_new_string(sh->lang));
+	json_object_object_add(p, "code", json_object_new_string(code));
+	_cleanup_json_ json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
+	term_status(&sh->t, "validating");
+	if (intent_client_call(sh->c, "snippet/validate", json_copy(p), term_note, &sh->t, &res,
+	                       &err) < 0 ||
+	    err) {
+		if (err)
+			term_error(&sh->t, err);
+		json_object_put(p);
+		return;
+	}
+	const char *verdict = "deny";
+	json_get_string(res, "verdict", &verdict);
+	json_object *diags = json_get(res, "diagnostics");
+	if (strcmp(verdict, "allow") != 0 || (diags && json_object_array_length(diags))) {
+		term_code(&sh->t, code, diags, verdict);
+		if (strcmp(verdict, "deny") == 0) {
+			term_info(&sh->t, "not run: the validator denies this code");
+			json_object_put(p);
+			return;
+		}
+	}
+	json_object_put(res);
+	res = NULL;
+	term_status(&sh->t, "running");
+	if (intent_client_call(sh->c, "snippet/run", p, term_note, &sh->t, &res, &err) < 0) {
+		term_info(&sh->t, "the kiln server went away");
+		return;
+	}
+	if (err)
+		term_error(&sh->t, err);
+	else
+		term_run_result(&sh->t, res);
+}
+
+/* Let the person change the code in $VISUAL/$EDITOR; NULL when unchanged
+ * or when there is no terminal to edit on. */
+static char *edit_code(struct shell *sh, const char *code)
+{
+	if (!sh->tty) {
+		term_info(&sh->t, "editing needs a terminal");
+		return NULL;
+	}
+	char path[] = "/tmp/kiln-edit-XXXXXX";
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	if (write(fd, code, strlen(code)) < 0) {
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	close(fd);
+	const char *ed = getenv("VISUAL");
+	if (!ed || !ed[0])
+		ed = getenv("EDITOR");
+	if (!ed || !ed[0])
+		ed = "vi";
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "%s '%s'", ed, path);
+	int st = system(cmd);
+	char *out = NULL;
+	FILE *f = fopen(path, "re");
+	if (f && st == 0) {
+		struct buf b;
+		buf_init(&b, 1u << 20);
+		char chunk[4096];
+		size_t n;
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			buf_append(&b, chunk, n);
+		out = buf_steal(&b, NULL);
+	}
+	if (f)
+		fclose(f);
+	unlink(path);
+	if (out && strcmp(out, code) == 0) {
+		free(out);
+		out = NULL;
+	}
+	return out;
+}
+
+/* Ask run / edit / skip until the answer is one of them. */
+static int ask_choice(struct shell *sh, bool can_run)
+{
+	for (;;) {
+		char *a =
+		    read_line(sh, can_run ? "run, edit or skip? [r/e/s] " : "edit or skip? [e/s] ");
+		if (!a)
+			return 's';
+		int c = a[0];
+		free(a);
+		if ((c == 'r' || c == 'y') && can_run)
+			return 'r';
+		if (c == 'e' || c == 's' || c == 'n')
+			return c == 'n' ? 's' : c;
+		if (!sh->tty)
+			return 's';
+	}
+}
+
+static void propose_and_run(struct shell *sh, json_object *proposal);
+
+static void approve(struct shell *sh, const char *id)
+{
+	json_object *ap = json_object_new_object();
+	json_object_object_add(ap, "proposalId", json_object_new_string(id));
+	json_object_object_add(ap, "workDoneToken", json_object_new_string("approve"));
+	json_object *rp = json_object_new_object();
+	json_object_object_add(rp, "maxAttempts", json_object_new_int(sh->max_attempts));
+	json_object_object_add(ap, "repair", rp);
+	_cleanup_json_ json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
+	if (intent_client_call(sh->c, "intent/approve", ap, term_note, &sh->t, &res, &err) < 0) {
+		term_info(&sh->t, "the kiln server went away");
+		return;
+	}
+	if (err) {
+		term_error(&sh->t, err);
+		return;
+	}
+	term_run_result(&sh->t, json_get(res, "result"));
+	const char *stopped = NULL;
+	if (json_get_string(res, "stopped", &stopped) == 0) {
+		if (strcmp(stopped, "needs_approval") == 0) {
+			term_info(&sh->t, "the repaired code needs your approval:");
+			propose_and_run(sh, json_get(res, "proposal"));
+		} else if (strcmp(stopped, "attempts_exhausted") == 0) {
+			term_info(&sh->t, "still failing after %d attempts", sh->max_attempts);
+		}
+	}
+}
+
+static void propose_and_run(struct shell *sh, json_object *proposal)
+{
+	term_proposal(&sh->t, proposal);
+	const char *verdict = "deny", *id = "", *code = "";
+	json_get_string(proposal, "verdict", &verdict);
+	json_get_string(proposal, "proposalId", &id);
+	json_get_string(proposal, "code", &code);
+	bool can_run = strcmp(verdict, "deny") != 0;
+	if (!can_run)
+		term_info(&sh->t, "the validator denies this code: it cannot run as it is");
+	switch (ask_choice(sh, can_run)) {
+	case 'r':
+		approve(sh, id);
+		break;
+	case 'e': {
+		_cleanup_free_ char *edited = edit_code(sh, code);
+		if (edited)
+			run_direct(sh, edited);
+		break;
+	}
+	default:
+		term_info(&sh->t, "skipped");
+	}
+}
+
+static void run_intent(struct shell *sh, const char *intent)
+{
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "intent", json_object_new_string(intent));
+	json_object_object_add(p, "language", json_object_new_string(sh->lang));
+	json_object_object_add(p, "sessionId", json_object_new_string(sh->session));
+	json_object_object_add(p, "workDoneToken", json_object_new_string("shell"));
+	_cleanup_json_ json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
+	term_status(&sh->t, "thinking");
+	if (intent_client_call(sh->c, "intent/run", p, term_note, &sh->t, &res, &err) < 0) {
+		term_info(&sh->t, "the kiln server went away");
+		return;
+	}
+	if (err) {
+		term_error(&sh->t, err);
+		return;
+	}
+	propose_and_run(sh, res);
+}
+
+/* Whether the configured model answers; says why not, once. */
+static void probe_model(struct shell *sh)
+{
+	_cleanup_json_ json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
+	sh->model = false;
+	term_status(&sh->t, "looking for the model");
+	if (intent_client_call(sh->c, "intent/model", NULL, NULL, NULL, &res, &err) < 0 || err) {
+		if (err)
+			term_error(&sh->t, err);
+		return;
+	}
+	term_status_clear(&sh->t);
+	bool reachable = false, available = false;
+	const char *model = "?", *provider = "?", *url = "?", *msg = "";
+	json_get_bool(res, "reachable", &reachable);
+	json_get_bool(res, "modelAvailable", &available);
+	json_get_string(res, "model", &model);
+	json_get_string(res, "provider", &provider);
+	json_get_string(res, "url", &url);
+	json_get_string(json_get(res, "error"), "message", &msg);
+	if (!reachable) {
+		printf("No model server: %s.\n", msg);
+	} else if (!available && strcmp(provider, "ollama") == 0) {
+		printf(
+		    "No model: the Ollama server at %s has no '%s'. Get it with: ollama pull %s\n",
+		    url, model, model);
+	} else {
+		sh->model = true;
+		if (sh->tty)
+			term_info(&sh->t,
+			          "kiln shell: %s via %s at %s; language %s. :help for commands.",
+			          model, provider, url, sh->lang);
+		return;
+	}
+	printf("Type %s code to validate and run it in the sandbox directly (:lang to switch, "
+	       ":model to look again, :help).\n",
+	       sh->lang);
+	fflush(stdout);
+}
+
+static void help(struct shell *sh)
+{
+	term_info(&sh->t,
+	          "Type what you want done; kiln asks the model for %s code, shows it with "
+	          "its diagnostics and runs it in the sandbox once you say r.",
+	          sh->lang);
+	term_info(&sh->t, "  :lang python|bash|javascript   the language of code to write or run");
+	term_info(&sh->t, "  :run CODE                      validate and run CODE directly");
+	term_info(&sh->t, "  :model                         look for the model server again");
+	term_info(&sh->t, "  :quit (or Ctrl-D)              leave; Ctrl-C stops what is running");
+}
+
+static void history_path(struct shell *sh)
+{
+	const char *state = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+	sh->history[0] = '\0';
+	if (state && state[0] == '/')
+		snprintf(sh->history, sizeof(sh->history), "%s/kiln", state);
+	else if (home && home[0] == '/')
+		snprintf(sh->history, sizeof(sh->history), "%s/.local/state/kiln", home);
+	else
+		return;
+	/* Best effort: no history file is no reason to fail. */
+	char tmp[4096];
+	snprintf(tmp, sizeof(tmp), "%s", sh->history);
+	for (char *p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(tmp, 0700);
+			*p = '/';
+		}
+	mkdir(tmp, 0700);
+	strncat(sh->history, "/shell_history", sizeof(sh->history) - strlen(sh->history) - 1);
+}
+
+int cli_shell(int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"lang", required_argument, NULL, 'l'},
+	    {"max-attempts", required_argument, NULL, 'm'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct shell sh = {.max_attempts = 3};
+	snprintf(sh.lang, sizeof(sh.lang), "python");
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			snprintf(sh.lang, sizeof(sh.lang), "%s", optarg);
+			break;
+		case 'm':
+			sh.max_attempts = atoi(optarg) > 0 ? atoi(optarg) : 3;
+			break;
+		case 'c':
+			sh.config = optarg;
+			break;
+		case 'h':
+			printf("Usage: kiln shell [--lang LANGUAGE] [--max-attempts N] [--config "
+			       "FILE]\n"
+			       "An interactive session: intents become proposals you run, edit or "
+			       "skip.\nWithout a terminal, lines are read from stdin.\n");
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	sh.tty = isatty(0);
+	term_init(&sh.t);
+	snprintf(sh.session, sizeof(sh.session), "shell-%d", (int)getpid());
+	struct sigaction sa = {.sa_handler = on_sigint};
+	sigaction(SIGINT, &sa, NULL);
+	char detail[512] = "";
+	int r = intent_client_start(sh.config, &sh.c, detail, sizeof(detail));
+	if (r < 0) {
+		fprintf(stderr, "kiln shell: %s\n", detail[0] ? detail : strerror(-r));
+		return 1;
+	}
+	if (sh.tty) {
+		history_path(&sh);
+		using_history();
+		if (sh.history[0])
+			read_history(sh.history);
+	}
+	probe_model(&sh);
+	for (;;) {
+		intent_client_interrupted = 0;
+		char prompt[48];
+		snprintf(prompt, sizeof(prompt), "kiln %s> ", sh.model ? "" : sh.lang);
+		if (sh.model)
+			snprintf(prompt, sizeof(prompt), "kiln> ");
+		char *line = read_line(&sh, prompt);
+		if (!line)
+			break;
+		char *l = line;
+		while (*l == ' ' || *l == '\t')
+			l++;
+		if (!l[0]) {
+			free(line);
+			continue;
+		}
+		if (strcmp(l, ":q") == 0 || strcmp(l, ":quit") == 0 || strcmp(l, ":exit") == 0) {
+			free(line);
+			break;
+		} else if (strcmp(l, ":help") == 0) {
+			help(&sh);
+		} else if (strncmp(l, ":lang", 5) == 0) {
+			const char *canon = llm_language_canonical(l[5] ? l + 6 : "");
+			if (canon && (!strcmp(canon, "python") || !strcmp(canon, "bash") ||
+			              !strcmp(canon, "javascript")))
+				snprintf(sh.lang, sizeof(sh.lang), "%s", canon);
+			term_info(&sh.t, "language: %s", sh.lang);
+		} else if (strcmp(l, ":model") == 0) {
+			probe_model(&sh);
+		} else if (strncmp(l, ":run ", 5) == 0) {
+			_cleanup_free_ char *code = read_code(&sh, l + 5);
+			run_direct(&sh, code);
+		} else if (l[0] == ':') {
+			term_info(&sh.t, "unknown command %s (:help)", l);
+		} else if (sh.model) {
+			run_intent(&sh, l);
+		} else {
+			_cleanup_free_ char *code = read_code(&sh, l);
+			run_direct(&sh, code);
+		}
+		free(line);
+	}
+	if (sh.tty) {
+		if (sh.history[0])
+			write_history(sh.history);
+		putchar('\n');
+	}
+	intent_client_stop(sh.c);
+	return 0;
+}

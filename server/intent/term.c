@@ -1,0 +1,266 @@
+/* term.c: the terminal presentation of proposals and runs (see term.h). */
+#include "intent/term.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/json.h"
+
+#define C_RESET "\033[0m"
+#define C_DIM   "\033[2m"
+#define C_BOLD  "\033[1m"
+#define C_RED   "\033[31m"
+#define C_YEL   "\033[33m"
+#define C_GRN   "\033[32m"
+#define C_CYAN  "\033[36m"
+
+static const char *c(const struct term *t, const char *code)
+{
+	return t->color ? code : "";
+}
+
+void term_init(struct term *t)
+{
+	const char *term = getenv("TERM");
+	bool colorful = !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0;
+	*t = (struct term){
+	    .color = colorful && isatty(1),
+	    .status_ok = colorful && isatty(2),
+	    .at_bol = true,
+	};
+}
+
+void term_status_clear(struct term *t)
+{
+	if (!t->status_on)
+		return;
+	fputs("\r\033[K", stderr);
+	fflush(stderr);
+	t->status_on = false;
+}
+
+void term_status(struct term *t, const char *text)
+{
+	if (!t->status_ok || t->quiet || !t->at_bol)
+		return;
+	fprintf(stderr, "\r\033[K%s%s...%s", C_DIM, text, C_RESET);
+	fflush(stderr);
+	t->status_on = true;
+}
+
+void term_info(struct term *t, const char *fmt, ...)
+{
+	term_status_clear(t);
+	va_list ap;
+	va_start(ap, fmt);
+	fputs(c(t, C_DIM), stdout);
+	vprintf(fmt, ap);
+	fputs(c(t, C_RESET), stdout);
+	fputc('\n', stdout);
+	va_end(ap);
+	fflush(stdout);
+}
+
+static const char *severity_name(int64_t s)
+{
+	return s == 1 ? "error" : s == 2 ? "warning" : s == 3 ? "info" : "hint";
+}
+
+static const char *severity_color(const struct term *t, int64_t s)
+{
+	return c(t, s == 1 ? C_RED : s == 2 ? C_YEL : C_CYAN);
+}
+
+void term_code(struct term *t, const char *code, json_object *diags, const char *verdict)
+{
+	term_status_clear(t);
+	size_t nd = diags ? json_object_array_length(diags) : 0;
+	const char *p = code ? code : "";
+	int line = 0;
+	while (*p) {
+		const char *eol = strchr(p, '\n');
+		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		/* The worst severity on this line colours its number. */
+		int64_t worst = 5;
+		for (size_t i = 0; i < nd; i++) {
+			json_object *d = json_object_array_get_idx(diags, i);
+			int64_t l = -1, s = 1;
+			json_get_int64(json_get_path(d, "range.start"), "line", &l);
+			json_get_int64(d, "severity", &s);
+			if (l == line && s < worst)
+				worst = s;
+		}
+		printf("%s%4d%s %s%.*s%s\n", worst < 5 ? severity_color(t, worst) : c(t, C_DIM),
+		       line + 1, c(t, C_RESET), "", (int)n, p, "");
+		for (size_t i = 0; i < nd; i++) {
+			json_object *d = json_object_array_get_idx(diags, i);
+			int64_t l = -1, ch = 0, s = 1;
+			const char *msg = "", *src = NULL;
+			json_get_int64(json_get_path(d, "range.start"), "line", &l);
+			json_get_int64(json_get_path(d, "range.start"), "character", &ch);
+			json_get_int64(d, "severity", &s);
+			json_get_string(d, "message", &msg);
+			json_get_string(d, "code", &src);
+			if (l != line)
+				continue;
+			printf("     %*s%s^ %s: %s%s%s%s\n", (int)(ch < 200 ? ch : 200), "",
+			       severity_color(t, s), severity_name(s), msg, src ? " [" : "",
+			       src ? src : "", src ? "]" : "");
+			fputs(c(t, C_RESET), stdout);
+		}
+		line++;
+		p += n + (eol ? 1 : 0);
+	}
+	/* Diagnostics past the last line (an unexpected end of input). */
+	for (size_t i = 0; i < nd; i++) {
+		json_object *d = json_object_array_get_idx(diags, i);
+		int64_t l = -1, s = 1;
+		const char *msg = "";
+		json_get_int64(json_get_path(d, "range.start"), "line", &l);
+		json_get_int64(d, "severity", &s);
+		json_get_string(d, "message", &msg);
+		if (l >= line)
+			printf("     %s%s: %s%s\n", severity_color(t, s), severity_name(s), msg,
+			       c(t, C_RESET));
+	}
+	if (verdict) {
+		const char *col = strcmp(verdict, "allow") == 0  ? C_GRN
+		                  : strcmp(verdict, "warn") == 0 ? C_YEL
+		                                                 : C_RED;
+		printf("%sverdict: %s%s\n", c(t, col), verdict, c(t, C_RESET));
+	}
+	fflush(stdout);
+	t->at_bol = true;
+}
+
+void term_proposal(struct term *t, json_object *p)
+{
+	const char *id = "?", *lang = "?", *code = "", *verdict = NULL, *expl = NULL;
+	json_get_string(p, "proposalId", &id);
+	json_get_string(p, "language", &lang);
+	json_get_string(p, "code", &code);
+	json_get_string(p, "verdict", &verdict);
+	json_get_string(p, "explanation", &expl);
+	term_status_clear(t);
+	printf("%sproposal %s (%s)%s\n", c(t, C_BOLD), id, lang, c(t, C_RESET));
+	term_code(t, code, json_get(p, "diagnostics"), verdict);
+	if (expl && expl[0])
+		term_info(t, "%s", expl);
+}
+
+void term_note(void *data, const char *method, json_object *params)
+{
+	struct term *t = data;
+	const char *s = NULL;
+	if (strcmp(method, "run/output") == 0) {
+		const char *stream = "stdout", *text = "";
+		json_get_string(params, "stream", &stream);
+		json_get_string(params, "text", &text);
+		term_status_clear(t);
+		size_t n = strlen(text);
+		FILE *f = strcmp(stream, "stderr") == 0 ? stderr : stdout;
+		if (f == stderr)
+			fflush(stdout);
+		fwrite(text, 1, n, f);
+		fflush(f);
+		if (n)
+			t->at_bol = text[n - 1] == '\n';
+	} else if (strcmp(method, "run/artifact") == 0) {
+		const char *name = "?", *path = NULL, *mime = "";
+		json_get_string(params, "name", &name);
+		json_get_string(params, "path", &path);
+		json_get_string(params, "mimeType", &mime);
+		if (!t->at_bol)
+			putchar('\n'), t->at_bol = true;
+		term_info(t, "artifact: %s (%s)%s%s", name, mime, path ? " at " : "",
+		          path ? path : "");
+	} else if (strcmp(method, "intent/attempt") == 0) {
+		int64_t n = 0;
+		json_get_int64(params, "attempt", &n);
+		json_get_string(params, "stage", &s);
+		if (!s)
+			return;
+		if (!t->at_bol)
+			putchar('\n'), t->at_bol = true;
+		if (strcmp(s, "running") == 0) {
+			char buf[64];
+			snprintf(buf, sizeof(buf), "running (attempt %lld)", (long long)n);
+			term_status(t, buf);
+		} else if (strcmp(s, "ran") == 0) {
+			const char *why = NULL;
+			if (json_get_string(params, "failure", &why) == 0)
+				term_info(t, "attempt %lld failed: %s", (long long)n, why);
+		} else if (strcmp(s, "repairing") == 0) {
+			term_status(t, "asking the model for a repair");
+		} else if (strcmp(s, "repaired") == 0) {
+			const char *code = "", *verdict = NULL;
+			json_get_string(params, "code", &code);
+			json_get_string(params, "verdict", &verdict);
+			term_info(t, "repaired code (attempt %lld):", (long long)n);
+			term_code(t, code, NULL, verdict);
+		} else if (strcmp(s, "repair_failed") == 0) {
+			const char *e = "";
+			json_get_string(params, "error", &e);
+			term_info(t, "the repair failed: %s", e);
+		}
+	} else if (strcmp(method, "$/progress") == 0) {
+		json_object *v = json_get(params, "value");
+		const char *kind = "", *msg = NULL;
+		json_get_string(v, "kind", &kind);
+		if (strcmp(kind, "end") != 0 && json_get_string(v, "message", &msg) == 0)
+			term_status(t, msg);
+	} else if (strcmp(method, "intent/partial") == 0) {
+		term_status(t, "writing");
+	} else if (strcmp(method, "intent/explanation") == 0) {
+		const char *text = "";
+		json_get_string(params, "text", &text);
+		term_status_clear(t);
+		printf("%s%s%s", c(t, C_CYAN), text, c(t, C_RESET));
+		fflush(stdout);
+		size_t n = strlen(text);
+		if (n)
+			t->at_bol = text[n - 1] == '\n';
+	}
+}
+
+void term_run_result(struct term *t, json_object *r)
+{
+	term_status_clear(t);
+	if (!t->at_bol)
+		putchar('\n'), t->at_bol = true;
+	int64_t code = -1, ms = 0;
+	bool timed_out = false;
+	const char *sig = NULL;
+	json_get_bool(r, "timedOut", &timed_out);
+	json_get_string(r, "signal", &sig);
+	json_get_int64(r, "durationMs", &ms);
+	if (json_get_int64(r, "exitCode", &code) == 0 && code == 0 && !timed_out)
+		printf("%sok: exit 0 (%lld ms)%s\n", c(t, C_GRN), (long long)ms, c(t, C_RESET));
+	else if (timed_out)
+		printf("%sstopped: time limit reached (%lld ms)%s\n", c(t, C_RED), (long long)ms,
+		       c(t, C_RESET));
+	else if (sig)
+		printf("%skilled by %s (%lld ms)%s\n", c(t, C_RED), sig, (long long)ms,
+		       c(t, C_RESET));
+	else
+		printf("%sexit %lld (%lld ms)%s\n", c(t, C_RED), (long long)code, (long long)ms,
+		       c(t, C_RESET));
+	fflush(stdout);
+}
+
+void term_error(struct term *t, json_object *e)
+{
+	term_status_clear(t);
+	if (!t->at_bol)
+		putchar('\n'), t->at_bol = true;
+	const char *msg = "error", *kind = NULL;
+	json_get_string(e, "message", &msg);
+	json_get_string(json_get(e, "data"), "kind", &kind);
+	fflush(stdout);
+	fprintf(stderr, "%s%s%s%s%s\n", c(t, C_RED), kind ? kind : "", kind ? ": " : "", msg,
+	        c(t, C_RESET));
+	fflush(stderr);
+}

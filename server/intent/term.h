@@ -1,0 +1,35 @@
+/* term.h: how the terminal front ends (`kiln shell`, `kiln ask`) show
+ * proposals, diagnostics, streamed output, status and errors: colour only
+ * on a terminal that supports it (and not under NO_COLOR), a status line
+ * on stderr that the next output replaces. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+struct term {
+	bool color;     /* stdout gets colour */
+	bool status_ok; /* stderr is a terminal: show a status line */
+	bool status_on; /* a status line is showing */
+	bool quiet;     /* no status lines at all */
+	bool at_bol;    /* the last output ended a line */
+};
+
+void term_init(struct term *t);
+/* Show a transient status ("thinking", "running") on stderr. */
+void term_status(struct term *t, const char *text);
+void term_status_clear(struct term *t);
+/* A proposal (intent/run's result): code with line numbers, each
+ * diagnostic under its line, the verdict. */
+void term_proposal(struct term *t, json_object *proposal);
+/* Diagnostics of code (snippet/validate's result) under the code. */
+void term_code(struct term *t, const char *code, json_object *diagnostics, const char *verdict);
+/* A notification while waiting: run/output is written through, run/artifact
+ * and intent/attempt are summarised, $/progress sets the status. */
+void term_note(void *data, const char *method, json_object *params);
+/* The end of a run (snippet/run's result). */
+void term_run_result(struct term *t, json_object *result);
+/* A JSON-RPC error object: its kind and message. */
+void term_error(struct term *t, json_object *error);
+/* A line of information in the terminal's muted colour. */
+void term_info(struct term *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

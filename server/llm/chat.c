@@ -1,0 +1,586 @@
+/* chat.c: one streamed chat with a model server, provider-neutral: sends
+ * the provider's request, splits the streamed body into lines for the
+ * provider's parser, and turns every way it can fail into an llm_error
+ * with a stable kind and a sentence that says what to do. A 404 about the
+ * model triggers a second request for the server's model list, so the
+ * error can name the models that are there. */
+#include "llm/llm.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "core/json.h"
+#include "core/log.h"
+#include "core/position.h"
+#include "core/util.h"
+#include "llm/http.h"
+#include "rpc/message.h"
+
+/* Messages for people are cut to their buffers on purpose. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+
+/* Error bodies and model lists are short; a longer one is cut. */
+#define ERROR_BODY_MAX (64u << 10)
+#define LINE_MAX_BYTES (1u << 20)
+
+enum phase { PHASE_CHAT, PHASE_MODELS };
+
+struct llm_chat {
+	struct http *http;
+	struct http_req *req;
+	const struct llm_ops *ops;
+	char *url, *model, *api_key;
+	uint64_t connect_ms, idle_ms, total_ms;
+	enum phase phase;
+	long status;
+	bool lines; /* 2xx and streamed: parse line by line */
+	char retry_after[64];
+	struct buf line; /* a partial line of the stream */
+	struct buf body; /* error body, whole body or model list */
+	struct llm_stream st;
+	struct llm_error err;
+	struct llm_chat_callbacks cb;
+	/* llm_models_start: the list is the point, not an error's detail. */
+	void (*models_done)(void *data, json_object *models, const struct llm_error *err);
+	void *data;
+};
+
+static void chat_free(struct llm_chat *c)
+{
+	buf_release(&c->line);
+	buf_release(&c->body);
+	buf_release(&c->st.text);
+	buf_release(&c->st.event);
+	json_object_put(c->err.data);
+	free(c->url);
+	free(c->model);
+	if (c->api_key) {
+		explicit_bzero(c->api_key, strlen(c->api_key));
+		free(c->api_key);
+	}
+	free(c);
+}
+
+static void forward_delta(void *data, const char *text, size_t len)
+{
+	struct llm_chat *c = data;
+	if (c->cb.delta)
+		c->cb.delta(c->data, text, len);
+}
+
+static json_object *err_data(struct llm_chat *c)
+{
+	if (!c->err.data)
+		c->err.data = json_object_new_object();
+	return c->err.data;
+}
+
+static void set_err(struct llm_chat *c, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void set_err(struct llm_chat *c, const char *kind, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err.message, sizeof(c->err.message), fmt, ap);
+	va_end(ap);
+	c->err.kind = kind;
+	json_object_object_add(err_data(c), "url", json_object_new_string(c->url));
+	json_object_object_add(err_data(c), "provider", json_object_new_string(c->ops->name));
+}
+
+static void finish(struct llm_chat *c)
+{
+	c->req = NULL;
+	if (c->models_done) {
+		c->models_done(c->data, NULL, &c->err);
+		chat_free(c);
+		return;
+	}
+	if (c->err.kind) {
+		c->cb.done(c->data, NULL, &c->err);
+	} else {
+		struct llm_answer a = {
+		    .text = c->st.text.data ? c->st.text.data : "",
+		    .len = c->st.text.len,
+		    .finish_reason = c->st.finish_reason[0] ? c->st.finish_reason : NULL,
+		    .prompt_tokens = c->st.prompt_tokens,
+		    .completion_tokens = c->st.completion_tokens,
+		};
+		c->cb.done(c->data, &a, NULL);
+	}
+	chat_free(c);
+}
+
+/* --- responses ---------------------------------------------------------------- */
+
+static int on_headers(void *data, long status, const char *ctype, const char *retry_after)
+{
+	struct llm_chat *c = data;
+	c->status = status;
+	snprintf(c->retry_after, sizeof(c->retry_after), "%s", retry_after ? retry_after : "");
+	/* A 2xx stream is parsed as it comes, unless the server sent one
+	 * plain JSON document (it ignored stream: true). */
+	bool whole = ctype && strncasecmp(ctype, "application/json", 16) == 0;
+	c->lines = c->phase == PHASE_CHAT && status >= 200 && status < 300 && !whole;
+	return 0;
+}
+
+static int feed_lines(struct llm_chat *c)
+{
+	char *p = c->line.data;
+	size_t left = c->line.len;
+	char *nl;
+	while (left && (nl = memchr(p, '\n', left))) {
+		size_t n = (size_t)(nl - p);
+		if (c->ops->stream_line(&c->st, p, n) < 0)
+			return -1;
+		left -= n + 1;
+		p = nl + 1;
+	}
+	buf_consume(&c->line, c->line.len - left);
+	return 0;
+}
+
+static int on_body(void *data, const char *chunk, size_t len)
+{
+	struct llm_chat *c = data;
+	if (!c->lines) {
+		/* Keep what fits: an error body is only read for its message. */
+		if (c->phase == PHASE_CHAT && c->status >= 200 && c->status < 300) {
+			if (buf_append(&c->body, chunk, len) < 0) {
+				c->st.err_kind = LLM_E_TOO_LARGE;
+				return -1;
+			}
+		} else {
+			size_t room = c->body.max - c->body.len;
+			buf_append(&c->body, chunk, len < room ? len : room);
+		}
+		return 0;
+	}
+	if (buf_append(&c->line, chunk, len) < 0) {
+		c->st.err_kind = LLM_E_BAD_RESPONSE;
+		snprintf(c->st.err_message, sizeof(c->st.err_message),
+		         "a line of the stream is longer than %u bytes", LINE_MAX_BYTES);
+		return -1;
+	}
+	return feed_lines(c);
+}
+
+/* Retry-After is seconds or an HTTP date; -1 when absent or unreadable. */
+static int64_t retry_after_ms(const char *v)
+{
+	if (!v || !v[0])
+		return -1;
+	char *end;
+	double secs = strtod(v, &end);
+	if (end != v && (*end == '\0' || *end == ' ') && secs >= 0)
+		return (int64_t)(secs * 1000);
+	struct tm tm = {0};
+	if (strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm)) {
+		time_t t = timegm(&tm);
+		time_t now = time(NULL);
+		return t > now ? (int64_t)(t - now) * 1000 : 0;
+	}
+	return -1;
+}
+
+static void on_done(void *data, const struct http_result *res);
+
+static int list_models(struct llm_chat *c)
+{
+	char url[2048];
+	snprintf(url, sizeof(url), "%s%s", c->url, c->ops->models_path);
+	char auth[1024] = "";
+	const char *headers[2] = {NULL, NULL};
+	if (c->api_key) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->api_key);
+		headers[0] = auth;
+	}
+	struct http_options o = {
+	    .method = "GET",
+	    .url = url,
+	    .headers = headers,
+	    .connect_timeout_ms = c->connect_ms,
+	    .idle_timeout_ms = c->idle_ms,
+	    .total_timeout_ms = c->idle_ms,
+	};
+	static const struct http_callbacks cbs = {
+	    .headers = on_headers, .body = on_body, .done = on_done};
+	c->phase = PHASE_MODELS;
+	buf_reset(&c->body);
+	int r = http_request_start(c->http, &o, &cbs, c, &c->req);
+	explicit_bzero(auth, sizeof(auth));
+	return r;
+}
+
+static void transport_failed(struct llm_chat *c, const struct http_result *res);
+static void http_failed(struct llm_chat *c);
+
+static void models_only_done(struct llm_chat *c, const struct http_result *res)
+{
+	json_object *names = NULL;
+	if (res->curl_code != 0) {
+		transport_failed(c, res);
+	} else if (res->status != 200) {
+		c->status = res->status;
+		c->phase = PHASE_CHAT; /* a 404 here must not list again */
+		http_failed(c);
+		return;
+	} else {
+		json_object *body = NULL;
+		char why[64];
+		names = json_object_new_array();
+		if (rpc_parse(c->body.data ? c->body.data : "", c->body.len, &body, why,
+		              sizeof(why)) == 0 &&
+		    body)
+			c->ops->model_names(body, names);
+		else
+			set_err(c, LLM_E_BAD_RESPONSE, "the model list at %s%s is not JSON", c->url,
+			        c->ops->models_path);
+		json_object_put(body);
+	}
+	c->req = NULL;
+	c->models_done(c->data, c->err.kind ? NULL : names, c->err.kind ? &c->err : NULL);
+	json_object_put(names);
+	chat_free(c);
+}
+
+static void models_listed(struct llm_chat *c, const struct http_result *res)
+{
+	if (c->models_done) {
+		models_only_done(c, res);
+		return;
+	}
+	char hint[512];
+	c->ops->pull_hint(&(struct llm_config){.model = c->model}, hint, sizeof(hint));
+	json_object *names = json_object_new_array();
+	if (res->curl_code == 0 && res->status == 200) {
+		json_object *body = NULL;
+		char why[64];
+		if (rpc_parse(c->body.data ? c->body.data : "", c->body.len, &body, why,
+		              sizeof(why)) == 0)
+			c->ops->model_names(body, names);
+		json_object_put(body);
+	}
+	struct buf list;
+	buf_init(&list, 300);
+	size_t n = json_object_array_length(names);
+	for (size_t i = 0; i < n; i++)
+		if (buf_printf(&list, "%s%s", i ? ", " : "",
+		               json_object_get_string(json_object_array_get_idx(names, i))) < 0)
+			break;
+	if (n)
+		snprintf(c->err.message, sizeof(c->err.message),
+		         "the model server at %s has no model '%s'. It has: %s. Get it with: %s",
+		         c->url, c->model, list.data ? list.data : "", hint);
+	else
+		snprintf(c->err.message, sizeof(c->err.message),
+		         "the model server at %s has no model '%s' (and lists none). Get it "
+		         "with: %s",
+		         c->url, c->model, hint);
+	buf_release(&list);
+	json_object_object_add(err_data(c), "models", names);
+	json_object_object_add(err_data(c), "pull", json_object_new_string(hint));
+	finish(c);
+}
+
+/* The server's message from an error body: the provider's field when the
+ * body is JSON, else the start of the text. */
+static void server_message(struct llm_chat *c, char *out, size_t n)
+{
+	out[0] = '\0';
+	const char *text = c->body.data ? c->body.data : "";
+	json_object *obj = NULL;
+	char why[64];
+	if (rpc_parse(text, c->body.len, &obj, why, sizeof(why)) == 0 && obj) {
+		const char *m = c->ops->error_message(obj);
+		if (m)
+			snprintf(out, n, "%s", m);
+	}
+	json_object_put(obj);
+	if (!out[0] && c->body.len) {
+		size_t len = c->body.len < n - 1 ? c->body.len : n - 1;
+		len = utf8_complete_prefix(text, len);
+		memcpy(out, text, len);
+		out[len] = '\0';
+		for (char *p = out; *p; p++)
+			if (*p == '\n' || *p == '\r')
+				*p = ' ';
+	}
+}
+
+static void http_failed(struct llm_chat *c)
+{
+	char msg[300];
+	server_message(c, msg, sizeof(msg));
+	long s = c->status;
+	if (msg[0])
+		json_object_object_add(err_data(c), "serverMessage", json_object_new_string(msg));
+	json_object_object_add(err_data(c), "status", json_object_new_int64(s));
+	const char *said = msg[0] ? msg : "no message";
+	if (s == 404 && (strcasestr(msg, "model") || !msg[0])) {
+		set_err(c, LLM_E_MODEL, "the model server at %s has no model '%s' (%s)", c->url,
+		        c->model, said);
+		if (list_models(c) < 0)
+			finish(c);
+		return;
+	}
+	if (s == 401)
+		set_err(
+		    c, LLM_E_UNAUTHORIZED,
+		    "the model server at %s refused the request as unauthorized (HTTP 401: %s); "
+		    "set llm.apiKey or KILN_API_KEY",
+		    c->url, said);
+	else if (s == 403)
+		set_err(c, LLM_E_FORBIDDEN,
+		        "the model server at %s forbids this request (HTTP 403: %s); check the API "
+		        "key's permissions for model '%s'",
+		        c->url, said, c->model);
+	else if (s == 429) {
+		int64_t ms = retry_after_ms(c->retry_after);
+		if (ms >= 0) {
+			set_err(c, LLM_E_RATE_LIMITED,
+			        "the model server at %s is rate limiting (HTTP 429: %s); retry in "
+			        "%lld s",
+			        c->url, said, (long long)((ms + 999) / 1000));
+			json_object_object_add(err_data(c), "retryAfterMs",
+			                       json_object_new_int64(ms));
+		} else {
+			set_err(
+			    c, LLM_E_RATE_LIMITED,
+			    "the model server at %s is rate limiting (HTTP 429: %s); retry later",
+			    c->url, said);
+		}
+	} else if (s >= 500)
+		set_err(c, LLM_E_SERVER, "the model server at %s failed (HTTP %ld: %s)", c->url, s,
+		        said);
+	else
+		set_err(c, LLM_E_HTTP,
+		        "the model server at %s answered HTTP %ld to %s (%s); is llm.provider "
+		        "'%s' right for this server?",
+		        c->url, s, c->ops->chat_path, said, c->ops->name);
+	finish(c);
+}
+
+static void transport_failed(struct llm_chat *c, const struct http_result *res)
+{
+	int code = res->curl_code;
+	if (res->idle_timeout) {
+		set_err(c, LLM_E_STALLED,
+		        "the model server at %s sent nothing for %llu ms (llm.idleTimeoutMs) %s",
+		        c->url, (unsigned long long)c->idle_ms,
+		        c->st.text.len ? "in the middle of the answer" : "before answering");
+		json_object_object_add(err_data(c), "receivedBytes",
+		                       json_object_new_int64((int64_t)c->st.text.len));
+		return;
+	}
+	bool connected = res->status != 0;
+	if (!connected && (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
+	                   code == CURLE_COULDNT_RESOLVE_PROXY ||
+	                   code == CURLE_OPERATION_TIMEDOUT || code == CURLE_SSL_CONNECT_ERROR)) {
+		if (c->ops == &llm_ollama_ops)
+			set_err(
+			    c, LLM_E_UNREACHABLE,
+			    "cannot reach Ollama at %s (%s). Start it with 'ollama serve' (or "
+			    "the Ollama app), or point llm.url / KILN_LLM_URL at a running server",
+			    c->url, res->curl_error);
+		else
+			set_err(
+			    c, LLM_E_UNREACHABLE,
+			    "cannot reach the OpenAI-compatible server at %s (%s). Start it (for "
+			    "example 'llama-server -m MODEL.gguf' or 'vllm serve MODEL'), or "
+			    "point llm.url / KILN_LLM_URL at a running server",
+			    c->url, res->curl_error);
+		return;
+	}
+	if (code == CURLE_OPERATION_TIMEDOUT) {
+		set_err(c, LLM_E_TIMEOUT,
+		        "the model did not finish within %llu ms (llm.totalTimeoutMs)",
+		        (unsigned long long)c->total_ms);
+		return;
+	}
+	if (code == CURLE_GOT_NOTHING && !connected) {
+		set_err(c, LLM_E_CUT,
+		        "the model server at %s closed the connection without answering", c->url);
+		return;
+	}
+	set_err(c, LLM_E_CUT, "the stream from %s broke after %zu bytes of answer (%s)", c->url,
+	        c->st.text.len, res->curl_error);
+	json_object_object_add(err_data(c), "receivedBytes",
+	                       json_object_new_int64((int64_t)c->st.text.len));
+}
+
+static void on_done(void *data, const struct http_result *res)
+{
+	struct llm_chat *c = data;
+	c->req = NULL;
+	if (c->phase == PHASE_MODELS) {
+		models_listed(c, res);
+		return;
+	}
+	if (c->st.err_kind) {
+		/* The parser or a cap stopped the transfer on purpose. */
+		if (strcmp(c->st.err_kind, LLM_E_TOO_LARGE) == 0)
+			set_err(c, LLM_E_TOO_LARGE,
+			        "the model's answer exceeds %zu bytes (llm.maxResponseBytes)",
+			        c->st.text.max);
+		else if (strcmp(c->st.err_kind, LLM_E_SERVER) == 0)
+			set_err(c, LLM_E_SERVER, "the model server at %s reported an error: %s",
+			        c->url, c->st.err_message);
+		else
+			set_err(c, c->st.err_kind, "%s", c->st.err_message);
+		finish(c);
+		return;
+	}
+	if (res->curl_code != 0 && !(res->status >= 300 && res->curl_code == CURLE_PARTIAL_FILE)) {
+		transport_failed(c, res);
+		finish(c);
+		return;
+	}
+	c->status = res->status;
+	if (c->status < 200 || c->status >= 300) {
+		http_failed(c);
+		return;
+	}
+	int r = 0;
+	if (c->lines) {
+		/* A last line without its newline, then the blank line that
+		 * ends a last server-sent event. */
+		if (c->line.len)
+			r = c->ops->stream_line(&c->st, c->line.data, c->line.len);
+		if (r == 0)
+			r = c->ops->stream_line(&c->st, "", 0);
+	} else {
+		r = c->ops->whole_body(&c->st, c->body.data ? c->body.data : "", c->body.len);
+	}
+	if (r < 0) {
+		c->st.err_kind = c->st.err_kind ? c->st.err_kind : LLM_E_BAD_RESPONSE;
+		on_done(c, &(struct http_result){.status = c->status});
+		return;
+	}
+	if (!c->st.finished) {
+		set_err(c, LLM_E_CUT,
+		        "the stream from %s ended before the model finished (after %zu bytes of "
+		        "answer)",
+		        c->url, c->st.text.len);
+		json_object_object_add(err_data(c), "receivedBytes",
+		                       json_object_new_int64((int64_t)c->st.text.len));
+	}
+	finish(c);
+}
+
+int llm_chat_start(struct http *h, const struct llm_config *cfg, json_object *messages,
+                   const struct llm_chat_callbacks *cb, void *data, struct llm_chat **ret_chat)
+{
+	struct llm_chat *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->http = h;
+	c->ops = cfg->ops;
+	c->url = strdup(cfg->url);
+	c->model = strdup(cfg->model);
+	c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
+	c->connect_ms = cfg->connect_timeout_ms;
+	c->idle_ms = cfg->idle_timeout_ms;
+	c->total_ms = cfg->total_timeout_ms;
+	c->cb = *cb;
+	c->data = data;
+	c->st.prompt_tokens = c->st.completion_tokens = -1;
+	c->st.emit = forward_delta;
+	c->st.emit_data = c;
+	buf_init(&c->line, LINE_MAX_BYTES);
+	buf_init(&c->body, ERROR_BODY_MAX > cfg->max_response ? ERROR_BODY_MAX : cfg->max_response);
+	buf_init(&c->st.text, cfg->max_response);
+	buf_init(&c->st.event, LINE_MAX_BYTES);
+	_cleanup_free_ char *body = c->ops->chat_body(cfg, messages);
+	if (!c->url || !c->model || (cfg->api_key && !c->api_key) || !body) {
+		chat_free(c);
+		return -ENOMEM;
+	}
+	char url[2048];
+	snprintf(url, sizeof(url), "%s%s", c->url, c->ops->chat_path);
+	char auth[1024] = "";
+	const char *headers[4] = {
+	    "Content-Type: application/json",
+	    "Accept: application/x-ndjson, text/event-stream, application/json", NULL, NULL};
+	if (c->api_key) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->api_key);
+		headers[2] = auth;
+	}
+	struct http_options o = {
+	    .method = "POST",
+	    .url = url,
+	    .body = body,
+	    .headers = headers,
+	    .connect_timeout_ms = c->connect_ms,
+	    .idle_timeout_ms = c->idle_ms,
+	    .total_timeout_ms = c->total_ms,
+	};
+	static const struct http_callbacks cbs = {
+	    .headers = on_headers, .body = on_body, .done = on_done};
+	int r = http_request_start(h, &o, &cbs, c, &c->req);
+	explicit_bzero(auth, sizeof(auth));
+	if (r < 0) {
+		chat_free(c);
+		return r;
+	}
+	log_debug("llm: %s %s model %s", c->ops->name, url, c->model);
+	*ret_chat = c;
+	return 0;
+}
+
+int llm_models_start(struct http *h, const struct llm_config *cfg,
+                     void (*done)(void *data, json_object *models, const struct llm_error *err),
+                     void *data, struct llm_chat **ret_chat)
+{
+	struct llm_chat *c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->http = h;
+	c->ops = cfg->ops;
+	c->url = strdup(cfg->url);
+	c->model = strdup(cfg->model);
+	c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
+	c->connect_ms = cfg->connect_timeout_ms;
+	c->idle_ms = cfg->idle_timeout_ms;
+	c->total_ms = cfg->total_timeout_ms;
+	c->models_done = done;
+	c->data = data;
+	buf_init(&c->line, LINE_MAX_BYTES);
+	buf_init(&c->body, ERROR_BODY_MAX);
+	buf_init(&c->st.text, 1);
+	buf_init(&c->st.event, 1);
+	if (!c->url || !c->model || (cfg->api_key && !c->api_key)) {
+		chat_free(c);
+		return -ENOMEM;
+	}
+	int r = list_models(c);
+	if (r < 0) {
+		chat_free(c);
+		return r;
+	}
+	*ret_chat = c;
+	return 0;
+}
+
+void llm_chat_cancel(struct llm_chat *c)
+{
+	if (!c)
+		return;
+	http_request_cancel(c->req);
+	chat_free(c);
+}
+
+json_object *llm_error_data(const struct llm_error *err)
+{
+	json_object *d = err->data ? json_copy(err->data) : json_object_new_object();
+	if (!d)
+		d = json_object_new_object();
+	json_object_object_add(d, "kind", json_object_new_string(err->kind ? err->kind : "error"));
+	return d;
+}

@@ -1,0 +1,151 @@
+/* settings.c: resolving the model endpoint's configuration from the "llm"
+ * section (config file overlaid by initializationOptions), the environment
+ * and the defaults, in that order of precedence. */
+#include "llm/llm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/json.h"
+
+#define DEFAULT_PROVIDER     "ollama"
+#define DEFAULT_OLLAMA_MODEL "qwen2.5-coder"
+#define DEFAULT_OPENAI_MODEL "gpt-4o-mini"
+
+const struct llm_ops *llm_provider(const char *name)
+{
+	static const struct llm_ops *const all[] = {&llm_ollama_ops, &llm_openai_ops};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (strcmp(all[i]->name, name) == 0)
+			return all[i];
+	/* Names people use for OpenAI-compatible servers. */
+	if (!strcmp(name, "openai-compatible") || !strcmp(name, "vllm") ||
+	    !strcmp(name, "llama.cpp") || !strcmp(name, "lmstudio"))
+		return &llm_openai_ops;
+	return NULL;
+}
+
+/* A string setting: the section's member, else the environment variable,
+ * else NULL. *src says which. */
+static const char *pick(json_object *section, const char *key, const char *env, const char **src)
+{
+	const char *v = NULL;
+	if (json_get_string(section, key, &v) == 0 && v[0]) {
+		*src = "config";
+		return v;
+	}
+	v = env ? getenv(env) : NULL;
+	if (v && v[0]) {
+		*src = "env";
+		return v;
+	}
+	return NULL;
+}
+
+static int pick_ms(json_object *section, const char *key, uint64_t def, uint64_t *out, char *detail,
+                   size_t dsz)
+{
+	int64_t v;
+	int r = json_get_int64(section, key, &v);
+	if (r == -ENOENT) {
+		*out = def;
+		return 0;
+	}
+	if (r < 0 || v < 0) {
+		snprintf(detail, dsz, "llm.%s must be a non-negative number", key);
+		return -EINVAL;
+	}
+	*out = (uint64_t)v;
+	return 0;
+}
+
+void llm_config_release(struct llm_config *c)
+{
+	free(c->provider);
+	free(c->url);
+	free(c->model);
+	if (c->api_key) {
+		/* Keys should not linger in freed memory a core dump shows. */
+		explicit_bzero(c->api_key, strlen(c->api_key));
+		free(c->api_key);
+	}
+	*c = (struct llm_config){0};
+}
+
+int llm_config_resolve(json_object *section, struct llm_config *ret, char *detail, size_t dsz)
+{
+	struct llm_config c = {.temperature = -1};
+	const char *src = "default";
+	const char *provider = pick(section, "provider", "KILN_LLM_PROVIDER", &src);
+	if (!provider)
+		provider = DEFAULT_PROVIDER;
+	c.ops = llm_provider(provider);
+	if (!c.ops) {
+		snprintf(detail, dsz,
+		         "unknown model provider '%s' (llm.provider or KILN_LLM_PROVIDER): use "
+		         "\"ollama\" or \"openai\"",
+		         provider);
+		return -EINVAL;
+	}
+	src = "default";
+	const char *url = pick(section, "url", "KILN_LLM_URL", &src);
+	c.url_source = src;
+	if (!url)
+		url = c.ops->default_url;
+	src = "default";
+	const char *model = pick(section, "model", "KILN_MODEL", &src);
+	if (!model)
+		model = c.ops == &llm_ollama_ops ? DEFAULT_OLLAMA_MODEL : DEFAULT_OPENAI_MODEL;
+	const char *key = pick(section, "apiKey", "KILN_API_KEY", &src);
+
+	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+		snprintf(detail, dsz, "llm.url must start with http:// or https:// (got '%s')",
+		         url);
+		return -EINVAL;
+	}
+	c.provider = strdup(c.ops->name);
+	c.url = strdup(url);
+	c.model = strdup(model);
+	c.api_key = key ? strdup(key) : NULL;
+	if (!c.provider || !c.url || !c.model || (key && !c.api_key)) {
+		llm_config_release(&c);
+		return -ENOMEM;
+	}
+	/* Accept a base URL given with the API's prefix or a trailing
+	 * slash ("http://host:8000/v1/"), as OpenAI's clients take it. */
+	size_t n = strlen(c.url);
+	while (n > 0 && c.url[n - 1] == '/')
+		c.url[--n] = '\0';
+	if (c.ops == &llm_openai_ops && n >= 3 && strcmp(c.url + n - 3, "/v1") == 0)
+		c.url[n - 3] = '\0';
+
+	json_object *t = json_get(section, "temperature");
+	if (t) {
+		if (!json_object_is_type(t, json_type_double) &&
+		    !json_object_is_type(t, json_type_int)) {
+			snprintf(detail, dsz, "llm.temperature must be a number");
+			goto bad;
+		}
+		c.temperature = json_object_get_double(t);
+	}
+	if (json_get_int64(section, "maxTokens", &c.max_tokens) == -EINVAL) {
+		snprintf(detail, dsz, "llm.maxTokens must be an integer");
+		goto bad;
+	}
+	uint64_t max_resp, hist;
+	if (pick_ms(section, "connectTimeoutMs", 5000, &c.connect_timeout_ms, detail, dsz) < 0 ||
+	    pick_ms(section, "idleTimeoutMs", 60000, &c.idle_timeout_ms, detail, dsz) < 0 ||
+	    pick_ms(section, "totalTimeoutMs", 600000, &c.total_timeout_ms, detail, dsz) < 0 ||
+	    pick_ms(section, "maxResponseBytes", 1u << 20, &max_resp, detail, dsz) < 0 ||
+	    pick_ms(section, "historyTokens", 4096, &hist, detail, dsz) < 0)
+		goto bad;
+	c.max_response = max_resp ? (size_t)max_resp : 1u << 20;
+	c.history_tokens = (int64_t)hist;
+	*ret = c;
+	return 0;
+bad:
+	llm_config_release(&c);
+	return -EINVAL;
+}

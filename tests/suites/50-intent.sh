@@ -1,0 +1,122 @@
+#!/bin/sh
+# 50-intent.sh: the run-intent pipeline against a fake model server that
+# speaks both wire formats (tests/fake-model/fake_model.py): every
+# transcript in protocol/transcripts/intent/ (*.test) and intent/model/
+# (*.test.in: they need the fake server and the KILN_TEST_* variables, so
+# 15-transcripts.sh, which plays every *.test, leaves them out) is played
+# once per provider
+# (Ollama's /api/chat and the OpenAI-compatible /v1/chat/completions), then
+# a session recorded with `kiln --record` is replayed, then `kiln ask` and
+# `kiln shell` are driven through pipes. Loopback only; bounded in time.
+set -u
+cd "$(dirname "$0")/../.."
+
+KILN=${KILN:-build/asan/kiln}
+[ -x "$KILN" ] || KILN=build/kiln
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); echo "PASS $1"; }
+ko() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+tmp=$(mktemp -d)
+fake_pid=
+cleanup() {
+	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
+
+# The fake model server picks its own loopback port and writes it down.
+/usr/bin/python3 tests/fake-model/fake_model.py --port-file "$tmp/port" --max-seconds 900 \
+	2>"$tmp/fake.log" &
+fake_pid=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+if [ ! -s "$tmp/port" ]; then
+	echo "50-intent: the fake model server did not start:"
+	cat "$tmp/fake.log"
+	echo "50-intent: 0 passed, 1 failed"
+	exit 1
+fi
+url="http://127.0.0.1:$(cat "$tmp/port")"
+export KILN_TEST_MODEL_URL="$url"
+export KILN_TEST_STATE="$tmp/state"
+# A config file for the precedence transcripts (file over environment,
+# initializationOptions over file). The URL comes from the environment.
+mkdir -p "$tmp/state"
+echo '{"llm":{"model":"fake-nocode"}}' >"$tmp/state/config.json"
+# Sanitizer builds report leaks at exit; the transcripts' %exit checks
+# would see them as crashes, which is what we want.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+
+# --- transcripts, once per provider ------------------------------------------
+for provider in ollama openai; do
+	export KILN_TEST_PROVIDER=$provider
+	# intent/*.test need no model server (15-transcripts.sh plays them
+	# too); intent/model/*.test.in need the fake one and the KILN_TEST_*
+	# variables, so they are named apart from what 15 plays.
+	for t in protocol/transcripts/intent/*.test protocol/transcripts/intent/model/*.test.in; do
+		name="$provider/${t#protocol/transcripts/intent/}"
+		name=${name%.test.in}
+		name=${name%.test}
+		if "$KILN" replay --server "$KILN" "$t" >"$tmp/out" 2>&1; then
+			ok "$name"
+		else
+			ko "$name"
+			sed 's/^/    /' "$tmp/out" | tail -n 30
+		fi
+	done
+done
+
+# --- the audit log got a line per proposal, approval and run -------------------
+audit="$tmp/state/kiln/audit.jsonl"
+if [ -s "$audit" ] && grep -q '"event":"proposal"' "$audit" &&
+	grep -q '"event":"approval"' "$audit" && grep -q '"event":"run"' "$audit" &&
+	grep -q '"codeSha256":"[0-9a-f]\{64\}"' "$audit"; then
+	ok "audit-log"
+else
+	ko "audit-log"
+fi
+# The API key given in a transcript never reaches the log.
+if grep -q 'sk-' "$audit" 2>/dev/null; then ko "audit-no-key"; else ok "audit-no-key"; fi
+
+# --- a recorded session replays ------------------------------------------------
+sh tests/fake-model/record-session.sh "$KILN" "$url" "$tmp" >"$tmp/rec.out" 2>&1
+if [ $? -eq 0 ]; then
+	ok "record-replay"
+else
+	ko "record-replay"
+	sed 's/^/    /' "$tmp/rec.out" | tail -n 30
+fi
+
+# --- kiln ask and kiln shell through pipes -------------------------------------
+export XDG_STATE_HOME="$tmp/state"
+out=$(KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 "$KILN" ask --yes "greet" </dev/null 2>&1)
+if [ $? -eq 0 ] && echo "$out" | grep -q "hello from kiln"; then ok "ask-yes"; else
+	ko "ask-yes"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+out=$(KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 "$KILN" ask "greet" </dev/null 2>&1)
+if [ $? -eq 0 ] && echo "$out" | grep -q "print('hello from kiln')" &&
+	! echo "$out" | grep -q "^hello from kiln"; then ok "ask-propose-only"; else
+	ko "ask-propose-only"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+out=$(KILN_LLM_URL=$url KILN_MODEL=fake-nocode timeout 60 "$KILN" ask --yes "greet" </dev/null 2>&1)
+if [ $? -ne 0 ] && echo "$out" | grep -q "no_code"; then ok "ask-no-code"; else
+	ko "ask-no-code"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+printf '{"llm":{"url":"%s","model":"fake-coder"}}\n' "$url" >"$tmp/ask.json"
+out=$(KILN_MODEL=fake-nocode timeout 60 "$KILN" ask --config "$tmp/ask.json" --yes "greet" </dev/null 2>&1)
+if [ $? -eq 0 ] && echo "$out" | grep -q "^hello from kiln"; then ok "ask-config-file"; else
+	ko "ask-config-file"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+out=$(printf 'greet\nr\n' | KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 "$KILN" shell 2>&1)
+if [ $? -eq 0 ] && echo "$out" | grep -q "hello from kiln" &&
+	echo "$out" | grep -q "print('hello from kiln')"; then ok "shell-pipe-model"; else
+	ko "shell-pipe-model"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+# No model server at all: said once, and typed code runs directly.
+out=$(printf 'print(6 * 7)\nprint("again")\n' | KILN_LLM_URL=http://127.0.0.1:9 timeout 60 "$KILN" shell 2>&1)
+n=$(echo "$out" | grep -c "cannot reach")
+if [ $? -eq 0 ] && [ "$n" -eq 1 ] && echo "$out" | grep -q "^42$" && echo "$out" | grep -q "^again$"; then
+	ok "shell-pipe-no-model"; else ko "shell-pipe-no-model"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+
+echo "50-intent: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
