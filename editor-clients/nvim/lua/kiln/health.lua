@@ -1,0 +1,137 @@
+-- kiln.health: :checkhealth kiln. Is the server found and which version,
+-- does it start and which methods does this build serve, does the sandbox
+-- work on this machine (and the fix when not), does the model server answer.
+local compat = require('kiln.compat')
+local config = require('kiln.config')
+
+local M = {}
+
+-- Through the server (intent/model): the model it would really ask, from
+-- setup{}, its config file and the environment together.
+local function check_model_server(h, client)
+  local e, r = client.request_sync('intent/model', vim.empty_dict(), 8000)
+  if e then
+    h.warn('cannot check the model: ' .. tostring(e.message), { 'check llm in setup{} (:help kiln-option-llm)' })
+    return
+  end
+  local what = ('%s at %s, model %s'):format(tostring(r.provider), tostring(r.url), tostring(r.model))
+  if not r.reachable then
+    local msg = type(r.error) == 'table' and r.error.message or 'no answer'
+    h.warn('the model server does not answer: ' .. what .. ': ' .. tostring(msg),
+      r.provider == 'ollama' and
+      { 'start Ollama: `ollama serve`, then `ollama pull ' .. tostring(r.model) .. '`',
+        'or set llm.url in setup{}' } or { 'check llm.url and llm.apiKey (or KILN_API_KEY)' })
+  elseif r.modelAvailable == false then
+    local names = type(r.models) == 'table' and table.concat(r.models, ', ') or '?'
+    h.warn('the model server answers, but has no model ' .. tostring(r.model) .. ' (it has: ' .. names .. ')',
+      r.provider == 'ollama' and { '`ollama pull ' .. tostring(r.model) .. '`', 'or set llm.model in setup{}' }
+      or { 'set llm.model in setup{}' })
+  else
+    h.ok('the model server answers: ' .. what)
+  end
+end
+
+local function check_model(h)
+  local llm = config.options.llm or {}
+  local provider = llm.provider or os.getenv('KILN_LLM_PROVIDER') or 'ollama'
+  local url = llm.url or os.getenv('KILN_LLM_URL')
+  local openai = provider ~= 'ollama'
+  if not url then
+    url = openai and 'https://api.openai.com' or 'http://localhost:11434'
+  end
+  url = url:gsub('/+$', ''):gsub('/v1$', '')
+  local probe = openai and (url .. '/v1/models') or (url .. '/api/tags')
+  if vim.fn.executable('curl') ~= 1 then
+    h.info('model server: ' .. probe .. ' not checked (no curl on PATH)')
+    return
+  end
+  local r = compat.run({ 'curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-m', '3', probe }, 5000)
+  local code = tonumber(r.stdout) or 0
+  if r.code == 0 and code >= 200 and code < 300 then
+    h.ok(('model server answers: %s (%s, model %s)'):format(url, provider, llm.model or 'default'))
+  elseif r.code == 0 and (code == 401 or code == 403) then
+    h.warn(('model server %s answers %d: the API key is missing or wrong'):format(url, code),
+      { 'set llm.apiKey in setup{} or KILN_API_KEY' })
+  else
+    local why = vim.trim(r.stderr ~= '' and r.stderr or ('HTTP ' .. code))
+    h.warn(('model server does not answer: %s (%s)'):format(probe, why),
+      openai and { 'check llm.url in setup{}' } or
+      { 'start Ollama: `ollama serve`, then `ollama pull qwen2.5-coder`', 'or set llm.url in setup{}' })
+  end
+end
+
+function M.check()
+  local h = compat.health()
+  h.start('kiln')
+  if vim.fn.has('nvim-0.7') == 1 then
+    h.ok('Neovim ' .. tostring(vim.version().major) .. '.' .. tostring(vim.version().minor))
+  else
+    h.error('Neovim 0.7 or later is needed')
+  end
+  local cmd = config.options.cmd
+  local exe = cmd[1]
+  if vim.fn.executable(exe) ~= 1 then
+    h.error(("server not found: '%s'"):format(exe), {
+      'build it: `make` in the kiln repository gives build/kiln',
+      'put build/kiln on PATH, or set cmd = { "/path/to/kiln" } in setup{}',
+    })
+    return
+  end
+  local v = compat.run({ exe, '--version' }, 5000)
+  if v.code == 0 then
+    h.ok(('server: %s (%s)'):format(vim.trim(v.stdout), vim.fn.exepath(exe)))
+  else
+    h.error(('`%s --version` failed: %s'):format(exe, vim.trim(v.stderr)))
+    return
+  end
+
+  local client = require('kiln.client')
+  local c, err = client.ensure(config.options.timeout_ms)
+  if not c then
+    h.error('the server does not start: ' .. tostring(err))
+    return
+  end
+  local methods = client.methods() or {}
+  h.ok('the server starts; it serves: ' .. (#methods > 0 and table.concat(methods, ', ') or 'the lifecycle only'))
+  if client.state.last_exit then
+    local e = client.state.last_exit
+    h.warn(('a server exited unexpectedly earlier (code %s, signal %s)'):format(tostring(e.code), tostring(e.signal)))
+  end
+
+  h.start('kiln: sandbox')
+  if not client.supports('snippet/run') then
+    h.warn('this server build has no snippet/run: the sandbox cannot be checked')
+  else
+    local out = {}
+    local old = client.on('run/output', function(p)
+      table.insert(out, type(p) == 'table' and (p.text or p.data) or '')
+    end)
+    local e, r = client.request_sync('snippet/run', { language = 'bash', code = 'echo kiln-ok\n' }, 15000)
+    client.on('run/output', old)
+    local text = table.concat(out)
+    if not e and r and (r.exitCode == 0) and text:find('kiln-ok', 1, true) then
+      h.ok('the sandbox runs code on this machine')
+    else
+      local why = e and (e.message or vim.inspect(e))
+        or ('exit ' .. tostring(r and r.exitCode) .. ', output ' .. vim.inspect(text))
+      local advice = {}
+      local kind = e and type(e.data) == 'table' and e.data.kind
+      if e and type(e.data) == 'table' and e.data.fix then
+        table.insert(advice, e.data.fix)
+      end
+      table.insert(advice, 'unprivileged user namespaces must be allowed: `sysctl kernel.unprivileged_userns_clone=1`')
+      table.insert(advice, 'on Ubuntu 23.10+: `sysctl kernel.apparmor_restrict_unprivileged_userns=0` '
+        .. 'or an AppArmor profile for kiln')
+      h.error('the sandbox does not work here: ' .. why .. (kind and (' [' .. kind .. ']') or ''), advice)
+    end
+  end
+
+  h.start('kiln: model')
+  if client.supports('intent/model') then
+    check_model_server(h, client)
+  else
+    check_model(h)
+  end
+end
+
+return M

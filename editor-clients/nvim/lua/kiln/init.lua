@@ -1,0 +1,147 @@
+-- kiln: the Neovim client of the kiln server. setup{} takes the options in
+-- kiln.config; the commands (plugin/kiln.lua) call the functions here. The
+-- server starts on first use, not at setup.
+local M = {}
+
+local config = require('kiln.config')
+
+local setup_done = false
+
+function M.setup(opts)
+  config.set(opts)
+  setup_done = true
+  local g = config.options.keymaps and config.options.keymaps.global or {}
+  local cmds = {
+    intent = '<cmd>KilnIntent<cr>', run = '<cmd>KilnRun<cr>', cancel = '<cmd>KilnCancel<cr>',
+    validate = '<cmd>KilnValidate<cr>',
+  }
+  for name, lhs in pairs(g) do
+    if cmds[name] and lhs then
+      vim.keymap.set('n', lhs, cmds[name], { desc = 'kiln: ' .. name })
+      if name ~= 'cancel' then
+        vim.keymap.set('x', lhs, ':' .. cmds[name]:sub(6), { desc = 'kiln: ' .. name })
+      end
+    end
+  end
+  return M
+end
+
+local function ensure_setup()
+  if not setup_done then
+    M.setup(vim.g.kiln_options)
+  end
+end
+
+local function cur_buf()
+  return vim.api.nvim_get_current_buf()
+end
+
+--- :KilnValidate: opts.line1/line2 when given a range.
+function M.validate(opts)
+  ensure_setup()
+  opts = opts or {}
+  return require('kiln.validate').validate(opts.buf or cur_buf(), opts.line1, opts.line2, opts.on_done)
+end
+
+--- :KilnRun: approve and run the buffer's proposal, else run the range or
+--- the buffer as code.
+function M.run(opts)
+  ensure_setup()
+  opts = opts or {}
+  local buf = opts.buf or cur_buf()
+  local run = require('kiln.run')
+  local intent = require('kiln.intent')
+  local p, version
+  if not opts.line1 then
+    p, version = intent.runnable(buf)
+  end
+  if p then
+    if p.verdict == 'deny' then
+      require('kiln.client').notify('the validator denied this proposal: it cannot be run ' ..
+        '(see its diagnostics)', vim.log.levels.ERROR)
+      return nil
+    end
+    return run.approve(p.proposalId, 'kiln run: proposal ' .. tostring(p.proposalId), buf, version)
+  end
+  return run.run_buffer(buf, opts.line1, opts.line2)
+end
+
+--- :KilnCancel: stop the run, or the intent being written.
+function M.cancel()
+  local run = require('kiln.run')
+  if run.current then
+    return run.cancel()
+  end
+  if require('kiln.intent').cancel(cur_buf()) then
+    return true
+  end
+  require('kiln.client').notify('nothing to cancel')
+  return false
+end
+
+--- :KilnIntent: opts.text (prompted for when empty), opts.line1/line2.
+function M.intent(opts)
+  ensure_setup()
+  opts = opts or {}
+  if opts.text == nil or opts.text == '' then
+    vim.ui.input({ prompt = 'kiln intent: ' }, function(text)
+      if text and text ~= '' then
+        opts.text = text
+        require('kiln.intent').run(opts)
+      end
+    end)
+    return nil
+  end
+  return require('kiln.intent').run(opts)
+end
+
+function M.accept() return require('kiln.intent').accept() end
+function M.reject() return require('kiln.intent').reject() end
+function M.accept_all() return require('kiln.intent').accept_all() end
+function M.reject_all() return require('kiln.intent').reject_all() end
+
+--- :KilnRestart / :KilnStop.
+function M.stop()
+  require('kiln.client').stop_sync()
+end
+
+function M.restart()
+  ensure_setup()
+  local client = require('kiln.client')
+  client.stop_sync()
+  local _, err = client.ensure()
+  if err then
+    client.notify(err, vim.log.levels.ERROR)
+  end
+end
+
+--- A status line component: what kiln is doing, or '' when idle.
+function M.status()
+  local ok, client = pcall(require, 'kiln.client')
+  if not ok then
+    return ''
+  end
+  local _, p = next(client.state.progress)
+  if p then
+    local s = 'kiln:'
+    if p.title and p.title ~= 'kiln' then
+      s = s .. ' ' .. p.title
+    end
+    if p.message and p.message ~= '' then
+      s = s .. ' ' .. p.message
+    end
+    if p.percentage then
+      s = s .. (' %d%%'):format(p.percentage)
+    end
+    return s
+  end
+  if next(require('kiln.intent').pending) then
+    return 'kiln: thinking'
+  end
+  if require('kiln.run').current then
+    return 'kiln: running'
+  end
+  return ''
+end
+
+return M

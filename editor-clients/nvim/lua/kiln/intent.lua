@@ -1,0 +1,655 @@
+-- kiln.intent: :KilnIntent and the review of its proposal. The intent goes
+-- to the server with the buffer's text, version and selection; the code
+-- streams into a preview window while the model writes; the proposal comes
+-- back as hunks shown inline (or in a side-by-side diff) with the
+-- validator's diagnostics, to be accepted or rejected one by one. Accepted
+-- hunks of one proposal form one undo step, and a buffer that changed since
+-- the request (or since the last accepted hunk) is never written.
+local client = require('kiln.client')
+local compat = require('kiln.compat')
+local config = require('kiln.config')
+local doc = require('kiln.doc')
+local edit = require('kiln.edit')
+local validate = require('kiln.validate')
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('kiln.review')
+local diag_ns = vim.api.nvim_create_namespace('kiln.proposal')
+
+-- Requests in flight by buffer: { rid, tick, snapshot, code }.
+M.pending = {}
+-- Reviews by buffer (see start_review), and each buffer's last proposal
+-- (what :KilnRun approves) as { proposal, tick }.
+M.reviews = {}
+M.proposals = {}
+-- One conversation per Neovim instance, so follow-up intents have context.
+M.session_id = ('nvim-%d-%d'):format(vim.fn.getpid(), os.time())
+
+-- --- the streamed preview -------------------------------------------------
+
+local preview_buf = nil
+
+local function preview_window(create)
+  if not (preview_buf and vim.api.nvim_buf_is_valid(preview_buf)) then
+    if not create then
+      return nil
+    end
+    preview_buf = vim.api.nvim_create_buf(false, true)
+    pcall(vim.api.nvim_buf_set_name, preview_buf, 'kiln://preview')
+    compat.set_buf(preview_buf, { buftype = 'nofile', bufhidden = 'hide', swapfile = false })
+  end
+  for _, w in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(w) == preview_buf then
+      return w
+    end
+  end
+  if not create then
+    return nil
+  end
+  local cur = vim.api.nvim_get_current_win()
+  vim.cmd('belowright 10split')
+  local w = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(w, preview_buf)
+  vim.api.nvim_set_current_win(cur)
+  return w
+end
+
+function M.preview_lines()
+  if not (preview_buf and vim.api.nvim_buf_is_valid(preview_buf)) then
+    return {}
+  end
+  return vim.api.nvim_buf_get_lines(preview_buf, 0, -1, false)
+end
+
+local function preview_set(code, language)
+  preview_window(true)
+  vim.bo[preview_buf].modifiable = true
+  vim.api.nvim_buf_set_lines(preview_buf, 0, -1, false, vim.split(code, '\n', { plain = true }))
+  vim.bo[preview_buf].modifiable = false
+  if language and vim.bo[preview_buf].filetype ~= language then
+    vim.bo[preview_buf].filetype = language
+  end
+end
+
+local function preview_close()
+  local w = preview_window(false)
+  if w and #vim.api.nvim_list_wins() > 1 then
+    pcall(vim.api.nvim_win_close, w, true)
+  end
+end
+
+client.on('intent/partial', function(p)
+  if type(p) ~= 'table' then
+    return
+  end
+  -- The request this belongs to: the only one, or the one it names.
+  local req
+  for _, r in pairs(M.pending) do
+    req = r
+  end
+  if not req then
+    return
+  end
+  -- text is what the model added, or with reset the code so far (the
+  -- server restarts the preview when its reading of the answer changes).
+  if type(p.text) ~= 'string' then
+    return
+  end
+  if p.reset then
+    req.code = p.text
+  else
+    req.code = req.code .. p.text
+  end
+  req.partials = req.partials + 1
+  preview_set(req.code, req.language)
+end)
+
+client.on_death(function(reason)
+  for buf, r in pairs(M.pending) do
+    M.pending[buf] = nil
+    r.done({ message = reason }, nil)
+  end
+end)
+
+-- --- review -------------------------------------------------------------------
+
+local function pending_hunks(rv)
+  local n = 0
+  for _, h in ipairs(rv.hunks) do
+    if h.status == 'pending' then
+      n = n + 1
+    end
+  end
+  return n
+end
+
+-- The hunk's first row in the buffer now (1-based; for an insertion, the
+-- row it goes after), given the hunks accepted before it.
+local function cur_row(rv, h)
+  local row = h.a_start
+  for _, o in ipairs(rv.hunks) do
+    if o == h then
+      break
+    end
+    if o.status == 'accepted' then
+      row = row + #o.lines - o.a_count
+    end
+  end
+  return row
+end
+
+-- The proposed buffer of a split review: the buffer now plus the hunks
+-- still pending, and each pending hunk's first row in it.
+local function proposed_lines(rv)
+  local lines = vim.api.nvim_buf_get_lines(rv.buf, 0, -1, false)
+  local shift = 0
+  for _, h in ipairs(rv.hunks) do
+    if h.status == 'pending' then
+      local row = cur_row(rv, h) + shift
+      local first = h.a_count > 0 and row or row + 1
+      for _ = 1, h.a_count do
+        table.remove(lines, first)
+      end
+      for i, l in ipairs(h.lines) do
+        table.insert(lines, first + i - 1, l)
+      end
+      h.p_row = first
+      shift = shift + #h.lines - h.a_count
+    end
+  end
+  return lines
+end
+
+local function diag_items(h, row0)
+  local items = {}
+  for _, d in ipairs(h.diagnostics or {}) do
+    local it = vim.deepcopy(d)
+    it.lnum = row0 + (d.lnum - (h.b_start - 1))
+    it.end_lnum = it.lnum + (d.end_lnum - d.lnum)
+    table.insert(items, it)
+  end
+  return items
+end
+
+local function render(rv)
+  local buf = rv.buf
+  vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
+  vim.diagnostic.reset(diag_ns, buf)
+  local nlines = vim.api.nvim_buf_line_count(buf)
+  if rv.style == 'split' then
+    local lines = proposed_lines(rv)
+    if rv.pbuf and vim.api.nvim_buf_is_valid(rv.pbuf) then
+      vim.bo[rv.pbuf].modifiable = true
+      vim.api.nvim_buf_set_lines(rv.pbuf, 0, -1, false, lines)
+      vim.bo[rv.pbuf].modifiable = false
+      local items = {}
+      for _, h in ipairs(rv.hunks) do
+        if h.status == 'pending' then
+          vim.list_extend(items, diag_items(h, h.p_row - 1))
+        end
+      end
+      vim.diagnostic.set(diag_ns, rv.pbuf, items)
+      pcall(vim.cmd, 'diffupdate')
+    end
+    return
+  end
+  local items = {}
+  for i, h in ipairs(rv.hunks) do
+    if h.status == 'pending' then
+      local row = cur_row(rv, h)
+      local virt = {}
+      for _, l in ipairs(h.lines) do
+        table.insert(virt, { { l, 'DiffAdd' } })
+      end
+      table.insert(virt, 1, { { ('kiln hunk %d/%d%s'):format(i, #rv.hunks, rv.hint), 'Comment' } })
+      local anchor, above
+      if h.a_count > 0 then
+        vim.api.nvim_buf_set_extmark(buf, ns, row - 1, 0, {
+          end_row = row - 1 + h.a_count, end_col = 0, hl_group = 'DiffDelete', hl_eol = true,
+          strict = false,
+        })
+        anchor, above = row - 2 + h.a_count, false
+      elseif row == 0 then
+        anchor, above = 0, true
+      else
+        anchor, above = row - 1, false
+      end
+      anchor = math.max(0, math.min(anchor, nlines - 1))
+      h.mark = vim.api.nvim_buf_set_extmark(buf, ns, anchor, 0, {
+        virt_lines = virt, virt_lines_above = above,
+      })
+      h.anchor = anchor
+      -- The proposed lines are virtual: their diagnostics go on the row the
+      -- hunk is shown at, saying which proposed line they are about.
+      for _, d in ipairs(h.diagnostics or {}) do
+        local it = vim.deepcopy(d)
+        it.message = ('proposed line %d: %s'):format(d.lnum - (h.b_start - 1) + 1, d.message)
+        it.lnum, it.end_lnum, it.col, it.end_col = anchor, anchor, 0, 0
+        table.insert(items, it)
+      end
+    end
+  end
+  vim.diagnostic.set(diag_ns, buf, items)
+end
+
+local review_keys = { 'accept', 'reject', 'accept_all', 'reject_all', 'next', 'prev' }
+
+local function map_keys(rv, buf)
+  local keys = config.options.keymaps and config.options.keymaps.review
+  if not keys then
+    return
+  end
+  local fns = {
+    accept = function() M.accept(rv.buf) end,
+    reject = function() M.reject(rv.buf) end,
+    accept_all = function() M.accept_all(rv.buf) end,
+    reject_all = function() M.reject_all(rv.buf) end,
+    next = function() M.jump(rv.buf, 1) end,
+    prev = function() M.jump(rv.buf, -1) end,
+  }
+  for _, name in ipairs(review_keys) do
+    if keys[name] then
+      vim.keymap.set('n', keys[name], fns[name], { buffer = buf, desc = 'kiln: ' .. name:gsub('_', ' ') })
+      table.insert(rv.mapped, { buf, keys[name] })
+    end
+  end
+end
+
+local function end_review(rv, why)
+  if M.reviews[rv.buf] ~= rv then
+    return
+  end
+  M.reviews[rv.buf] = nil
+  if vim.api.nvim_buf_is_valid(rv.buf) then
+    vim.api.nvim_buf_clear_namespace(rv.buf, ns, 0, -1)
+    vim.diagnostic.reset(diag_ns, rv.buf)
+  end
+  for _, m in ipairs(rv.mapped) do
+    if vim.api.nvim_buf_is_valid(m[1]) then
+      pcall(vim.keymap.del, 'n', m[2], { buffer = m[1] })
+    end
+  end
+  if rv.pbuf and vim.api.nvim_buf_is_valid(rv.pbuf) then
+    for _, w in ipairs(vim.api.nvim_list_wins()) do
+      if vim.api.nvim_win_get_buf(w) == rv.buf then
+        vim.api.nvim_win_call(w, function() pcall(vim.cmd, 'diffoff') end)
+      end
+    end
+    pcall(vim.api.nvim_buf_delete, rv.pbuf, { force = true })
+  end
+  rv.ended = why
+  if why then
+    client.notify(why)
+  end
+end
+
+-- The buffer must be exactly as the review last left it.
+local function stale(rv)
+  return doc.version(rv.buf) ~= rv.tick
+end
+
+local function conflict(rv)
+  client.notify('the buffer changed since the request: the proposal was not applied ' ..
+    '(run :KilnIntent again)', vim.log.levels.WARN)
+  rv.conflict = true
+  end_review(rv)
+end
+
+-- Write hunk h into the buffer. Every write after the first joins the
+-- first one's undo block, so one `u` takes the whole proposal back.
+local function write_hunk(rv, h)
+  local row = cur_row(rv, h)
+  if rv.written then
+    pcall(vim.cmd, 'undojoin')
+  end
+  if h.a_count > 0 then
+    vim.api.nvim_buf_set_lines(rv.buf, row - 1, row - 1 + h.a_count, false, h.lines)
+  else
+    vim.api.nvim_buf_set_lines(rv.buf, row, row, false, h.lines)
+  end
+  h.status = 'accepted'
+  rv.written = true
+end
+
+-- The hunk under the cursor (in the buffer or the proposed window), else
+-- the first pending one.
+local function hunk_at_cursor(rv)
+  local win = vim.api.nvim_get_current_win()
+  local wbuf = vim.api.nvim_win_get_buf(win)
+  local cursor = vim.api.nvim_win_get_cursor(win)[1]
+  local first
+  for _, h in ipairs(rv.hunks) do
+    if h.status == 'pending' then
+      first = first or h
+      local lo, hi
+      if wbuf == rv.pbuf and h.p_row then
+        lo, hi = h.p_row, h.p_row + math.max(#h.lines, 1) - 1
+      else
+        local row = cur_row(rv, h)
+        lo, hi = row, row + math.max(h.a_count, 1) - 1
+        if h.a_count == 0 then
+          lo, hi = math.max(row, 1), math.max(row, 1)
+        end
+      end
+      if cursor >= lo and cursor <= hi then
+        return h
+      end
+    end
+  end
+  return first
+end
+
+local function after_decision(rv)
+  if pending_hunks(rv) == 0 then
+    local accepted = 0
+    for _, h in ipairs(rv.hunks) do
+      if h.status == 'accepted' then
+        accepted = accepted + 1
+      end
+    end
+    if accepted == 0 then
+      -- Rejected whole: nothing is left for :KilnRun to approve.
+      M.proposals[rv.buf] = nil
+    end
+    end_review(rv, ('review done: %d of %d hunks accepted'):format(accepted, #rv.hunks))
+  else
+    render(rv)
+  end
+end
+
+local function get_review(buf)
+  buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
+  local rv = M.reviews[buf]
+  if not rv then
+    -- From the proposed window of a split review.
+    for _, r in pairs(M.reviews) do
+      if r.pbuf == buf then
+        return r
+      end
+    end
+    client.notify('no proposal under review here', vim.log.levels.WARN)
+  end
+  return rv
+end
+
+--- Accept the hunk under the cursor (or hunk number n).
+function M.accept(buf, n)
+  local rv = get_review(buf)
+  if not rv then
+    return false
+  end
+  if stale(rv) then
+    conflict(rv)
+    return false
+  end
+  local h = n and rv.hunks[n] or hunk_at_cursor(rv)
+  if not h or h.status ~= 'pending' then
+    return false
+  end
+  write_hunk(rv, h)
+  rv.tick = doc.version(rv.buf)
+  M.proposals[rv.buf].tick = rv.tick
+  after_decision(rv)
+  return true
+end
+
+function M.reject(buf, n)
+  local rv = get_review(buf)
+  if not rv then
+    return false
+  end
+  local h = n and rv.hunks[n] or hunk_at_cursor(rv)
+  if not h or h.status ~= 'pending' then
+    return false
+  end
+  h.status = 'rejected'
+  after_decision(rv)
+  return true
+end
+
+function M.accept_all(buf)
+  local rv = get_review(buf)
+  if not rv then
+    return false
+  end
+  if stale(rv) then
+    conflict(rv)
+    return false
+  end
+  for _, h in ipairs(rv.hunks) do
+    if h.status == 'pending' then
+      write_hunk(rv, h)
+    end
+  end
+  rv.tick = doc.version(rv.buf)
+  M.proposals[rv.buf].tick = rv.tick
+  after_decision(rv)
+  return true
+end
+
+function M.reject_all(buf)
+  local rv = get_review(buf)
+  if not rv then
+    return false
+  end
+  for _, h in ipairs(rv.hunks) do
+    if h.status == 'pending' then
+      h.status = 'rejected'
+    end
+  end
+  after_decision(rv)
+  return true
+end
+
+--- Move the cursor to the next (dir 1) or previous (-1) pending hunk.
+function M.jump(buf, dir)
+  local rv = get_review(buf)
+  if not rv then
+    return
+  end
+  local cursor = vim.api.nvim_win_get_cursor(0)[1]
+  local rows = {}
+  for _, h in ipairs(rv.hunks) do
+    if h.status == 'pending' then
+      table.insert(rows, math.max(1, cur_row(rv, h)))
+    end
+  end
+  local target
+  for i = (dir > 0 and 1 or #rows), (dir > 0 and #rows or 1), dir do
+    if (dir > 0 and rows[i] > cursor) or (dir < 0 and rows[i] < cursor) then
+      target = rows[i]
+      break
+    end
+  end
+  target = target or rows[dir > 0 and 1 or #rows]
+  if target then
+    vim.api.nvim_win_set_cursor(0, { math.min(target, vim.api.nvim_buf_line_count(0)), 0 })
+  end
+end
+
+local function open_split(rv)
+  local win = vim.fn.bufwinid(rv.buf)
+  if win == -1 then
+    return
+  end
+  rv.pbuf = vim.api.nvim_create_buf(false, true)
+  pcall(vim.api.nvim_buf_set_name, rv.pbuf, 'kiln://proposal/' .. rv.proposal.proposalId)
+  compat.set_buf(rv.pbuf, { buftype = 'nofile', bufhidden = 'wipe', swapfile = false,
+    filetype = vim.bo[rv.buf].filetype })
+  local cur = vim.api.nvim_get_current_win()
+  vim.api.nvim_set_current_win(win)
+  vim.cmd('diffthis')
+  vim.cmd('rightbelow vsplit')
+  vim.api.nvim_win_set_buf(0, rv.pbuf)
+  render(rv)
+  vim.cmd('diffthis')
+  vim.api.nvim_set_current_win(cur)
+end
+
+--- Show a proposal for buf, requested when the buffer was snapshot.
+function M.start_review(buf, proposal, snapshot, tick)
+  local old = M.reviews[buf]
+  if old then
+    end_review(old)
+  end
+  local uri = vim.uri_from_bufnr(buf)
+  local edits = edit.edits_for(proposal.edit, uri)
+  if not edits and type(proposal.hunks) == 'table' then
+    edits = {}
+    for _, h in ipairs(proposal.hunks) do
+      table.insert(edits, { range = h.range, newText = h.newText })
+    end
+  end
+  if not edits then
+    client.notify('the proposal carries no edit', vim.log.levels.ERROR)
+    return nil
+  end
+  local new = edit.apply(snapshot, edits)
+  local hunks = edit.hunks(snapshot, new)
+  -- The validator's diagnostics are positions in the code, which starts
+  -- where the (first) edit starts; each goes with the hunk that holds it.
+  local start_row = math.huge
+  for _, e in ipairs(edits) do
+    start_row = math.min(start_row, e.range.start.line)
+  end
+  local items = validate.convert(proposal.diagnostics, new, start_row == math.huge and 0 or start_row)
+  for _, d in ipairs(items) do
+    for _, h in ipairs(hunks) do
+      if d.lnum + 1 >= h.b_start and d.lnum + 1 < h.b_start + math.max(h.b_count, 1) then
+        h.diagnostics = h.diagnostics or {}
+        table.insert(h.diagnostics, d)
+        break
+      end
+    end
+  end
+  local keys = config.options.keymaps and config.options.keymaps.review
+  local hint = ''
+  if keys and keys.accept and keys.reject then
+    hint = ('   %s accept, %s reject%s'):format(keys.accept, keys.reject,
+      keys.accept_all and (', ' .. keys.accept_all .. ' all') or '')
+  end
+  local rv = {
+    buf = buf, proposal = proposal, hunks = hunks, tick = tick, snapshot = snapshot,
+    style = config.options.diff_style, mapped = {}, hint = hint,
+  }
+  M.reviews[buf] = rv
+  -- version: the document version the proposal was made for, which
+  -- intent/approve checks; tick: the buffer as the review left it.
+  M.proposals[buf] = { proposal = proposal, tick = tick, version = tick }
+  if #hunks == 0 then
+    end_review(rv, 'the proposal changes nothing')
+    return rv
+  end
+  if rv.style == 'split' then
+    open_split(rv)
+    map_keys(rv, rv.pbuf)
+  else
+    render(rv)
+  end
+  map_keys(rv, buf)
+  if stale(rv) then
+    client.notify('the buffer changed while the model wrote: the proposal is shown but ' ..
+      'cannot be applied', vim.log.levels.WARN)
+  end
+  client.notify(('proposal %s: %d hunk%s, verdict %s'):format(proposal.proposalId or '?', #hunks,
+    #hunks == 1 and '' or 's', tostring(proposal.verdict)))
+  return rv
+end
+
+--- :KilnIntent. opts: { text, line1, line2 (a range), buf, on_done(err, rv) }.
+function M.run(opts)
+  local buf = opts.buf or vim.api.nvim_get_current_buf()
+  if M.pending[buf] then
+    client.notify('an intent is already being worked on for this buffer (:KilnCancel)',
+      vim.log.levels.WARN)
+    return nil
+  end
+  local item = doc.item(buf)
+  local params = {
+    intent = opts.text,
+    textDocument = item,
+    language = doc.language(buf),
+    sessionId = M.session_id,
+    workDoneToken = ('kiln-intent-%d'):format(buf),
+  }
+  if opts.line1 then
+    params.range = doc.line_range(buf, opts.line1, opts.line2)
+  else
+    local c = vim.api.nvim_win_get_cursor(0)
+    local row = vim.api.nvim_win_get_buf(0) == buf and c[1] or 1
+    -- Insert below the cursor's line, whole lines.
+    local n = vim.api.nvim_buf_line_count(buf)
+    if row < n or vim.bo[buf].eol then
+      params.position = { line = row, character = 0 }
+    else
+      local last = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1] or ''
+      params.position = { line = n - 1, character = doc.to_server_col(buf, n - 1, #last) }
+    end
+  end
+  local req = {
+    tick = item.version, snapshot = doc.lines(buf), code = '', partials = 0,
+    language = params.language,
+  }
+  req.done = function(err, result)
+    M.pending[buf] = nil
+    preview_close()
+    local rv
+    if err then
+      client.notify('intent: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    elseif vim.api.nvim_buf_is_valid(buf) then
+      local proposal = result and (result.proposal or result) or {}
+      rv = M.start_review(buf, proposal, req.snapshot, req.tick)
+    end
+    if opts.on_done then
+      opts.on_done(err, rv)
+    end
+  end
+  M.pending[buf] = req
+  req.rid = client.request('intent/run', params, function(err, result)
+    if M.pending[buf] == req then
+      req.done(err, result)
+    end
+  end)
+  return req
+end
+
+--- Cancel the intent in flight for buf; true if there was one.
+function M.cancel(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  local req = M.pending[buf]
+  if not req then
+    return false
+  end
+  client.cancel(req.rid)
+  M.pending[buf] = nil
+  preview_close()
+  client.notify('intent cancelled')
+  return true
+end
+
+--- The proposal :KilnRun would approve for buf: the one under review, or
+--- the last one while the buffer is as its review left it.
+--- Also returns the document version to approve it with: the request's
+--- while the buffer holds only what the review wrote, else the buffer's
+--- own (so that the server reports the conflict).
+function M.runnable(buf)
+  local p = M.proposals[buf]
+  if not p then
+    return nil
+  end
+  local now = doc.version(buf)
+  if now == p.tick then
+    return p.proposal, p.version
+  end
+  if M.reviews[buf] then
+    return p.proposal, now
+  end
+  return nil
+end
+
+function M.review(buf)
+  return M.reviews[buf or vim.api.nvim_get_current_buf()]
+end
+
+return M

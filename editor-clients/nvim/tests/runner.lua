@@ -1,0 +1,172 @@
+-- tests/runner.lua: runs one test file's tests inside a headless Neovim,
+-- against the real kiln server. Started by tests/run.sh as
+--   nvim --headless -u NONE -i NONE -n -c 'luafile tests/runner.lua'
+-- with KILN_TEST_FILE (the test file), KILN_BIN (the server) and
+-- KILN_TEST_OUT (where results go, one line a test: "ok NAME",
+-- "FAIL NAME: why" or "skip NAME: why"). Every wait is bounded.
+local root = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h:h')
+vim.opt.rtp:prepend(root)
+vim.cmd('runtime plugin/kiln.lua')
+vim.o.swapfile = false
+vim.o.hidden = true
+
+local out = assert(io.open(assert(os.getenv('KILN_TEST_OUT')), 'a'))
+local file = assert(os.getenv('KILN_TEST_FILE'))
+
+local h = {}
+_G.h = h
+h.root = root
+h.repo = vim.fn.fnamemodify(root, ':h:h')
+h.bin = os.getenv('KILN_BIN') or (h.repo .. '/build/kiln')
+h.messages = {}
+
+-- Every message the plugin gives, for assertions.
+vim.notify = function(msg, level)
+  table.insert(h.messages, { msg = msg, level = level })
+  io.stderr:write('  [notify] ' .. tostring(msg) .. '\n')
+end
+
+function h.skip(why)
+  error({ skip = why }, 0)
+end
+
+function h.fail(why)
+  error({ fail = why }, 0)
+end
+
+function h.wait(ms, cond, what)
+  if not vim.wait(ms, cond, 10) then
+    h.fail('timed out after ' .. ms .. ' ms waiting for ' .. what)
+  end
+end
+
+function h.eq(want, got, what)
+  if not vim.deep_equal(want, got) then
+    h.fail(('%s: want %s, got %s'):format(what, vim.inspect(want), vim.inspect(got)))
+  end
+end
+
+function h.ok(cond, what)
+  if not cond then
+    h.fail(what)
+  end
+end
+
+function h.message(pattern)
+  for _, m in ipairs(h.messages) do
+    if tostring(m.msg):find(pattern) then
+      return m
+    end
+  end
+  return nil
+end
+
+function h.setup(opts)
+  require('kiln').setup(vim.tbl_deep_extend('force', { cmd = { h.bin }, timeout_ms = 10000 }, opts or {}))
+end
+
+--- Start the server and skip the test unless this build serves method.
+function h.need(method)
+  local client = require('kiln.client')
+  local c, err = client.ensure(10000)
+  if not c then
+    h.fail('server did not start: ' .. tostring(err))
+  end
+  if not client.supports(method) then
+    h.skip('server build has no ' .. method .. ' yet')
+  end
+end
+
+--- A fresh scratch buffer with lines and filetype, current in one window.
+function h.buffer(lines, ft)
+  vim.cmd('silent! only')
+  vim.cmd('enew!')
+  local buf = vim.api.nvim_get_current_buf()
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].filetype = ft or 'python'
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  -- A clean undo history: undo must go back to exactly these lines.
+  local ul = vim.bo[buf].undolevels
+  vim.bo[buf].undolevels = -1
+  vim.api.nvim_buf_set_lines(buf, 0, 0, false, {})
+  vim.bo[buf].undolevels = ul
+  return buf
+end
+
+function h.lines(buf)
+  return vim.api.nvim_buf_get_lines(buf or 0, 0, -1, false)
+end
+
+-- The fake model server (tests/fake-model), started once per test file.
+local fake_job
+function h.fake_model()
+  if h.fake_url then
+    return h.fake_url
+  end
+  local script = h.repo .. '/tests/fake-model/fake_model.py'
+  if vim.fn.filereadable(script) ~= 1 then
+    h.skip('no tests/fake-model/fake_model.py in the tree yet')
+  end
+  local port_file = vim.fn.tempname()
+  fake_job = vim.fn.jobstart({ 'python3', script, '--port', '0', '--port-file', port_file,
+    '--max-seconds', '300' })
+  h.ok(fake_job > 0, 'cannot start the fake model server')
+  h.wait(10000, function() return vim.fn.filereadable(port_file) == 1 end, 'the fake model port')
+  local port = vim.trim(vim.fn.readfile(port_file)[1] or '')
+  h.fake_url = 'http://127.0.0.1:' .. port
+  return h.fake_url
+end
+
+-- Between tests: no server, no windows or buffers, no messages.
+local function reset()
+  pcall(function() require('kiln.client').stop_sync(3000) end)
+  for _, m in ipairs({ 'kiln.run', 'kiln.intent' }) do
+    local mod = package.loaded[m]
+    if mod then
+      mod.current = nil
+      if mod.pending then
+        mod.pending, mod.reviews, mod.proposals = {}, {}, {}
+      end
+    end
+  end
+  pcall(vim.cmd, 'silent! only')
+  pcall(vim.cmd, 'enew!')
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if b ~= vim.api.nvim_get_current_buf() then
+      pcall(vim.api.nvim_buf_delete, b, { force = true })
+    end
+  end
+  vim.diagnostic.reset()
+  h.messages = {}
+end
+
+local tests = dofile(file)
+local only = os.getenv('KILN_TEST_FILTER')
+for _, t in ipairs(tests) do
+  local name, fn = t[1], t[2]
+  if not only or name:find(only, 1, true) then
+    reset()
+    local ok, err = xpcall(fn, function(e)
+      if type(e) == 'table' then
+        return e
+      end
+      return { fail = tostring(e) .. '\n' .. debug.traceback() }
+    end)
+    local line
+    if ok then
+      line = 'ok ' .. name
+    elseif err.skip then
+      line = 'skip ' .. name .. ': ' .. err.skip
+    else
+      line = 'FAIL ' .. name .. ': ' .. tostring(err.fail)
+    end
+    out:write(line .. '\n')
+    out:flush()
+  end
+end
+reset()
+if fake_job then
+  vim.fn.jobstop(fake_job)
+end
+out:close()
+vim.cmd('qa!')

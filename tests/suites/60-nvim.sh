@@ -1,0 +1,76 @@
+#!/bin/sh
+# 60-nvim.sh: the Neovim plugin (editor-clients/nvim) in headless Neovim,
+# driving the real build/kiln (and tests/fake-model for intents), on
+# Debian's Neovim 0.7.2 and on Neovim 0.10 from Debian trixie's packages
+# (tests/tools/nvim-0.10.sh). A test whose server method is not in this
+# build yet is skipped with the reason; so is the 0.10 run, only when
+# trixie's packages cannot be fetched.
+set -u
+cd "$(dirname "$0")/../.."
+tests=editor-clients/nvim/tests
+pass=0
+fail=0
+skip=0
+
+count() {
+	# Adds the counts of one run's summary line to the totals.
+	p=$(echo "$1" | sed -nE 's/^nvim: ([0-9]+) passed.*/\1/p')
+	f=$(echo "$1" | sed -nE 's/^nvim: [0-9]+ passed, ([0-9]+) failed.*/\1/p')
+	s=$(echo "$1" | sed -nE 's/.* ([0-9]+) skipped$/\1/p')
+	pass=$((pass + ${p:-0}))
+	fail=$((fail + ${f:-1}))
+	skip=$((skip + ${s:-0}))
+}
+
+run_on() {
+	label=$1
+	nvim=$2
+	log=$(mktemp)
+	KILN_BIN=${KILN_BIN:-$PWD/build/kiln} sh $tests/run.sh "$nvim" >"$log" 2>&1
+	grep -v '^nvim: ' "$log" | sed "s/^/[$label] /"
+	count "$(grep '^nvim: ' "$log" | tail -n 1)"
+	rm -f "$log"
+}
+
+if [ ! -x build/kiln ]; then
+	echo "no build/kiln: run 'make build/kiln' first"
+	echo "nvim: 0 passed, 1 failed"
+	exit 1
+fi
+
+# The plugin's Lua is clean by luacheck (editor-clients/nvim/.luacheckrc).
+if (cd editor-clients/nvim && luacheck --no-color -q .) >/tmp/kiln-luacheck.$$ 2>&1; then
+	echo "ok luacheck"
+	pass=$((pass + 1))
+else
+	echo "FAIL luacheck:"
+	sed 's/^/    /' /tmp/kiln-luacheck.$$
+	fail=$((fail + 1))
+fi
+rm -f /tmp/kiln-luacheck.$$
+
+if command -v nvim >/dev/null 2>&1; then
+	run_on "$(nvim --version | head -n 1 | sed 's/^NVIM v//')" nvim
+else
+	echo "no nvim on PATH (Debian's neovim package: make deps installs it)"
+	fail=$((fail + 1))
+fi
+
+# Neovim 0.10: skipped, never failed, when trixie's packages are out of reach.
+ntests=$(cat $tests/test_*.lua | grep -c "^  { '")
+nvim10=$(sh tests/tools/nvim-0.10.sh)
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	run_on "$("$nvim10" --version | head -n 1 | sed 's/^NVIM v//')" "$nvim10"
+elif [ "$rc" -eq 77 ]; then
+	echo "[0.10] skipped: $ntests tests (Neovim 0.10 could not be fetched from trixie, see above)"
+	skip=$((skip + ntests))
+else
+	echo "[0.10] tests/tools/nvim-0.10.sh failed ($rc)"
+	fail=$((fail + 1))
+fi
+
+line="nvim: $pass passed, $fail failed"
+[ "$skip" -gt 0 ] && line="$line, $skip skipped"
+echo "$line"
+[ "$fail" -eq 0 ]
