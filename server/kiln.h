@@ -54,5 +54,12 @@ struct kiln {
  * Returns the process exit code. */
 int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd);
 
+/* Make config (owned by the caller) the effective configuration's next
+ * value: subsystems whose section appears in changed are rebuilt from it.
+ * -errno with a sentence in detail, and nothing changed, when a section is
+ * not valid. The caller then swaps k->config. */
+int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, char *detail,
+                     size_t dsz);
+
 /* Stop all work and make kiln_serve return code (after flushing replies). */
 void kiln_stop(struct kiln *k, int code);

@@ -6,9 +6,11 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "config.h"
+#include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "intent/intent.h"
@@ -31,6 +33,25 @@ void kiln_stop(struct kiln *k, int code)
 	 * processes behind them before the loop returns. */
 	rpc_dispatch_cancel_all(k->rpc);
 	loop_stop(k->loop, code);
+}
+
+int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, char *detail,
+                     size_t dsz)
+{
+	/* The validator holds compiled rules and profiles: rebuild it when
+	 * its section changed. Other subsystems read their section per use. */
+	if (json_get(changed, "validator")) {
+		struct validator *v = NULL;
+		int r = val_new(config_section(config, "validator"), &v);
+		if (r < 0) {
+			snprintf(detail, dsz,
+			         "the \"validator\" options are not valid (the server's log says why)");
+			return r;
+		}
+		val_free(k->validator);
+		k->validator = v;
+	}
+	return 0;
 }
 
 static void on_message(void *data, json_object *msg)

@@ -62,12 +62,31 @@ int method_initialize(struct rpc_call *call, json_object *params)
 			       NULL);
 		return 0;
 	}
-	k->encoding = negotiate_encoding(params);
 	json_object *opts = json_get(params, "initializationOptions");
+	if (opts && !json_object_is_type(opts, json_type_object)) {
+		rpc_call_error(call, RPC_INVALID_PARAMS,
+		               "Invalid params: initializationOptions must be an object", NULL);
+		return 0;
+	}
+	/* The client's options lie over the config file. Built aside, so a
+	 * section that is not valid changes nothing and says why. */
+	json_object *merged = json_copy(k->config);
+	if (!merged || config_merge(merged, opts) < 0) {
+		json_object_put(merged);
+		return -ENOMEM;
+	}
+	char detail[256] = "";
+	if (kiln_reconfigure(k, merged, opts, detail, sizeof(detail)) < 0) {
+		json_object_put(merged);
+		rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL,
+		                "Invalid params: initializationOptions: %s", detail);
+		return 0;
+	}
+	json_object_put(k->config);
+	k->config = merged;
 	json_object_put(k->init_options);
 	k->init_options = json_copy(opts);
-	if (config_merge(k->config, opts) < 0)
-		return -ENOMEM;
+	k->encoding = negotiate_encoding(params);
 	const char *client = NULL;
 	json_object *info = json_get(params, "clientInfo");
 	if (json_get_string(info, "name", &client) == 0)
