@@ -1,0 +1,315 @@
+/* test_peer.c: the client connection (rpc/peer.c) through the real loop:
+ * messages and bad input from a pipe or a regular file, end of input,
+ * backpressure (congested past the high-water mark, drain callback below
+ * the low one, nothing dropped), a broken output, and flush. */
+#include "rpc/peer.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+
+#include "core/json.h"
+#include "core/loop.h"
+#include "rpc/message.h"
+#include "unit.h"
+
+static struct loop *loop;
+static struct rpc_peer *peer;
+static int nmsg, nbad, nclosed, last_code;
+static char last_msg[256];
+
+static void on_message(void *data, json_object *msg)
+{
+	(void)data;
+	nmsg++;
+	snprintf(last_msg, sizeof(last_msg), "%s", msg ? json_compact(msg) : "null");
+}
+static void on_bad(void *data, int code, const char *detail)
+{
+	(void)data;
+	ck_assert(detail && detail[0]);
+	nbad++;
+	last_code = code;
+}
+static void on_closed(void *data)
+{
+	(void)data;
+	nclosed++;
+	loop_stop(loop, 0);
+}
+static const struct rpc_peer_ops ops = {on_message, on_bad, on_closed};
+
+static void give_up(struct loop *l, void *data)
+{
+	(void)data;
+	loop_stop(l, 99);
+}
+
+static void setup(void)
+{
+	signal(SIGPIPE, SIG_IGN);
+	loop = loop_new();
+	nmsg = nbad = nclosed = last_code = 0;
+	last_msg[0] = '\0';
+	loop_timer_start(loop, 5000, give_up, NULL);
+}
+
+static void teardown(void)
+{
+	rpc_peer_free(peer);
+	peer = NULL;
+	loop_free(loop);
+}
+
+/* Good messages between every kind of bad input. */
+static char *make_input(size_t *ret_len)
+{
+	struct buf b;
+	buf_init(&b, 1 << 20);
+	buf_printf(&b, "Content-Length: 17\r\n\r\n{\"jsonrpc\":\"2.0\"}");
+	buf_printf(&b, "Content-Length: 5\r\n\r\n{\"a\":"); /* not JSON: -32700 */
+	buf_printf(&b, "Content-Length: 1001\r\n\r\n");     /* over the cap: -32600 */
+	for (int i = 0; i < 1001; i++)
+		buf_append(&b, "x", 1);
+	buf_printf(&b, "Content-Length: 4\r\n\r\nnull"); /* JSON null is a message */
+	buf_printf(&b, "Content-Length: x\r\n\r\n{}");   /* bad length: -32700 */
+	buf_printf(&b, "Content-Length: 7\r\n\r\n[1,2,3]");
+	buf_printf(&b, "Content-Length: 10\r\n\r\n{\"cut\":"); /* eof: logged only */
+	return buf_steal(&b, ret_len);
+}
+
+static void check_input_result(void)
+{
+	ck_assert_int_eq(nmsg, 3);
+	ck_assert_str_eq(last_msg, "[1,2,3]");
+	ck_assert_int_eq(nbad, 3);
+	ck_assert_int_eq(nclosed, 1);
+}
+
+START_TEST(reads_a_pipe)
+{
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	ck_assert_ptr_nonnull(peer);
+	/* Write the bytes in small pieces so messages straddle reads. */
+	size_t len;
+	char *input = make_input(&len);
+	for (size_t i = 0; i < len; i += 7) {
+		size_t n = len - i < 7 ? len - i : 7;
+		ck_assert_int_eq(write(in[1], input + i, n), (ssize_t)n);
+	}
+	free(input);
+	close(in[1]);
+	ck_assert_int_eq(loop_run(loop), 0);
+	check_input_result();
+	rpc_peer_free(peer);
+	peer = NULL;
+	/* The fds' flags are restored: blocking again. */
+	ck_assert_int_eq(fcntl(in[0], F_GETFL) & O_NONBLOCK, 0);
+	close(in[0]);
+	close(out[0]);
+	close(out[1]);
+}
+END_TEST
+
+/* kiln < file: epoll refuses a regular file; the peer polls it instead. */
+START_TEST(reads_a_regular_file)
+{
+	FILE *f = tmpfile();
+	size_t len;
+	char *input = make_input(&len);
+	fwrite(input, 1, len, f);
+	free(input);
+	rewind(f);
+	int out[2];
+	ck_assert_int_eq(pipe(out), 0);
+	peer = rpc_peer_new(loop, fileno(f), out[1], 1000, &ops, NULL);
+	ck_assert_ptr_nonnull(peer);
+	ck_assert_int_eq(loop_run(loop), 0);
+	check_input_result();
+	fclose(f);
+	close(out[0]);
+	close(out[1]);
+}
+END_TEST
+
+static int drained;
+static void on_drain(void *data)
+{
+	ck_assert_ptr_eq(data, &drained);
+	drained++;
+	loop_stop(loop, 5);
+}
+
+static int client_fd;
+static size_t client_bytes;
+static struct loop_timer *reader;
+static void client_reads(struct loop *l, void *data)
+{
+	(void)data;
+	char chunk[65536];
+	ssize_t n;
+	while ((n = read(client_fd, chunk, sizeof(chunk))) > 0)
+		client_bytes += (size_t)n;
+	reader = loop_timer_start(l, 1, client_reads, NULL);
+}
+
+START_TEST(backpressure)
+{
+	int in[2], sv[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer = rpc_peer_new(loop, in[0], sv[0], 1000, &ops, NULL);
+	client_fd = sv[1];
+	client_bytes = 0;
+	drained = 0;
+
+	/* Nobody reads: queue ~64 KiB notifications until congested. */
+	json_object *params = json_object_new_object();
+	char *text = malloc(65536);
+	memset(text, 'x', 65535);
+	text[65535] = '\0';
+	json_object_object_add(params, "text", json_object_new_string(text));
+	free(text);
+	json_object *note = rpc_notification_new("run/output", params);
+	size_t one = strlen(json_compact(note));
+	int sent = 0;
+	while (!rpc_peer_congested(peer)) {
+		ck_assert_int_eq(rpc_peer_send(peer, note), 0);
+		sent++;
+		ck_assert_int_lt(sent, 1000);
+	}
+	ck_assert_uint_ge(rpc_peer_queued(peer), 8u << 20);
+	/* Replies still queue when congested: they are never dropped. */
+	ck_assert_int_eq(rpc_peer_send(peer, note), 0);
+	sent++;
+	ck_assert(rpc_peer_congested(peer));
+	/* Nobody reading: a bounded flush gives up. */
+	ck_assert_int_eq(rpc_peer_flush(peer, 50), -ETIMEDOUT);
+
+	/* Now the client reads; the drain callback fires once the queue
+	 * falls below the low-water mark. */
+	ck_assert_int_eq(rpc_peer_on_drain(peer, on_drain, &drained), 0);
+	/* A cancelled waiter is not called. */
+	ck_assert_int_eq(rpc_peer_on_drain(peer, on_drain, NULL), 0);
+	rpc_peer_cancel_drain(peer, on_drain, NULL);
+	fcntl(client_fd, F_SETFL, O_NONBLOCK);
+	reader = loop_timer_start(loop, 1, client_reads, NULL);
+	ck_assert_int_eq(loop_run(loop), 5);
+	ck_assert_int_eq(drained, 1);
+	ck_assert(!rpc_peer_congested(peer));
+	ck_assert_uint_lt(rpc_peer_queued(peer), 1u << 20);
+	loop_timer_stop(loop, reader);
+	/* Everything arrives: flush the rest and count the bytes. */
+	while (rpc_peer_queued(peer) > 0) {
+		client_reads(loop, NULL);
+		loop_timer_stop(loop, reader);
+		rpc_peer_flush(peer, 10);
+	}
+	client_reads(loop, NULL);
+	loop_timer_stop(loop, reader);
+	char header[64];
+	snprintf(header, sizeof(header), "Content-Length: %zu\r\n\r\n", one);
+	ck_assert_uint_eq(client_bytes, (size_t)sent * (one + strlen(header)));
+	json_object_put(note);
+	close(in[0]);
+	close(in[1]);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+/* Already below the low-water mark: the callback comes next turn. */
+START_TEST(drain_when_idle)
+{
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	drained = 0;
+	ck_assert_int_eq(rpc_peer_on_drain(peer, on_drain, &drained), 0);
+	ck_assert_int_eq(drained, 0);
+	ck_assert_int_eq(loop_run(loop), 5);
+	ck_assert_int_eq(drained, 1);
+	close(in[0]);
+	close(in[1]);
+	close(out[0]);
+	close(out[1]);
+}
+END_TEST
+
+START_TEST(broken_output)
+{
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	close(out[0]); /* the client went away */
+	json_object *n = rpc_notification_new("x", NULL);
+	ck_assert_int_eq(rpc_peer_send(peer, n), -EPIPE);
+	ck_assert_int_eq(nclosed, 1);
+	ck_assert_int_eq(rpc_peer_send(peer, n), -EPIPE);
+	ck_assert_int_eq(rpc_peer_flush(peer, 10), -EPIPE);
+	json_object_put(n);
+	close(in[0]);
+	close(in[1]);
+	close(out[1]);
+}
+END_TEST
+
+static int taps_in, taps_out;
+static void tap(void *data, bool outgoing, const char *json, size_t len)
+{
+	(void)data;
+	ck_assert_uint_eq(strlen(json), len);
+	if (outgoing)
+		taps_out++;
+	else
+		taps_in++;
+}
+
+START_TEST(tap_sees_both_ways)
+{
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	taps_in = taps_out = 0;
+	rpc_peer_set_tap(peer, tap, NULL);
+	const char msg[] = "Content-Length: 2\r\n\r\n{}";
+	ck_assert_int_eq(write(in[1], msg, sizeof(msg) - 1), (ssize_t)sizeof(msg) - 1);
+	close(in[1]);
+	ck_assert_int_eq(loop_run(loop), 0);
+	json_object *n = rpc_notification_new("x", NULL);
+	ck_assert_int_eq(rpc_peer_send(peer, n), 0);
+	json_object_put(n);
+	ck_assert_int_eq(taps_in, 1);
+	ck_assert_int_eq(taps_out, 1);
+	struct unit_frames f = {0};
+	unit_read_frames(out[0], 100, &f);
+	ck_assert_int_eq(f.nmsgs, 1);
+	unit_frames_release(&f);
+	close(in[0]);
+	close(out[0]);
+	close(out[1]);
+}
+END_TEST
+
+static Suite *peer_suite(void)
+{
+	Suite *s = suite_create("peer");
+	TCase *tc = tcase_create("peer");
+	tcase_set_timeout(tc, 20);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, reads_a_pipe);
+	tcase_add_test(tc, reads_a_regular_file);
+	tcase_add_test(tc, backpressure);
+	tcase_add_test(tc, drain_when_idle);
+	tcase_add_test(tc, broken_output);
+	tcase_add_test(tc, tap_sees_both_ways);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(peer_suite)
