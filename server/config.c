@@ -65,8 +65,8 @@ int config_load(const char *path, json_object **ret_config, char *detail, size_t
 	free(text);
 	if (r < 0 || !json_object_is_type(obj, json_type_object)) {
 		json_object_put(obj);
-		snprintf(detail, dsz, "config %s is not a JSON object%s%s", path, why[0] ? ": " : "",
-			 why);
+		snprintf(detail, dsz, "config %s is not a JSON object%s%s", path,
+		         why[0] ? ": " : "", why);
 		return -EINVAL;
 	}
 	*ret_config = obj;

@@ -15,31 +15,32 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"Usage: kiln [OPTION...]                 serve JSON-RPC on stdin/stdout\n"
-		"       kiln replay [-v] TRANSCRIPT...    check transcripts against fresh servers\n"
-		"       kiln shell [--lang L]             interactive: intents become code you run\n"
-		"       kiln ask [--yes] \"INTENT\"        one intent, non-interactively\n"
-		"       kiln run [--lang L] [--timeout S] FILE|-\n"
-		"                                         run code in the sandbox, output as it comes\n"
-		"       kiln validate [--lang L] [--profile P] [--format text|json] FILE|-\n"
-		"                                         check code like a compiler (exit 0/1/2:\n"
-		"                                         allow/warn/deny; see kiln validate --help)\n"
-		"\n"
-		"kiln gives an editor a safe code interpreter: it validates code a model or a\n"
-		"person wrote and runs it, once approved, in a sandbox of its own making.\n"
-		"Editors start it as a child process and talk the LSP's JSON-RPC framing.\n"
-		"\n"
-		"Options:\n"
-		"  --log-level LEVEL        error, warn (default), info or debug\n"
-		"  --log-file FILE          append logs to FILE instead of stderr\n"
-		"  --record FILE            write the session to FILE as a replayable transcript\n"
-		"  --max-message-size N     refuse messages over N bytes (default 64 MiB)\n"
-		"  --config FILE            config file (default $XDG_CONFIG_HOME/kiln/config.json)\n"
-		"  -h, --help               show this help\n"
-		"  -V, --version            show the version\n"
-		"\n"
-		"Docs: docs/protocol.md (methods), docs/architecture.md, protocol/transcripts/.\n");
+	fprintf(
+	    out,
+	    "Usage: kiln [OPTION...]                 serve JSON-RPC on stdin/stdout\n"
+	    "       kiln replay [-v] TRANSCRIPT...    check transcripts against fresh servers\n"
+	    "       kiln shell [--lang L]             interactive: intents become code you run\n"
+	    "       kiln ask [--yes] \"INTENT\"        one intent, non-interactively\n"
+	    "       kiln run [--lang L] [--timeout S] FILE|-\n"
+	    "                                         run code in the sandbox, output as it comes\n"
+	    "       kiln validate [--lang L] [--profile P] [--format text|json] FILE|-\n"
+	    "                                         check code like a compiler (exit 0/1/2:\n"
+	    "                                         allow/warn/deny; see kiln validate --help)\n"
+	    "\n"
+	    "kiln gives an editor a safe code interpreter: it validates code a model or a\n"
+	    "person wrote and runs it, once approved, in a sandbox of its own making.\n"
+	    "Editors start it as a child process and talk the LSP's JSON-RPC framing.\n"
+	    "\n"
+	    "Options:\n"
+	    "  --log-level LEVEL        error, warn (default), info or debug\n"
+	    "  --log-file FILE          append logs to FILE instead of stderr\n"
+	    "  --record FILE            write the session to FILE as a replayable transcript\n"
+	    "  --max-message-size N     refuse messages over N bytes (default 64 MiB)\n"
+	    "  --config FILE            config file (default $XDG_CONFIG_HOME/kiln/config.json)\n"
+	    "  -h, --help               show this help\n"
+	    "  -V, --version            show the version\n"
+	    "\n"
+	    "Docs: docs/protocol.md (methods), docs/architecture.md, protocol/transcripts/.\n");
 }
 
 enum {
@@ -51,14 +52,14 @@ enum {
 };
 
 static const struct option global_options[] = {
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
-	{"log-file", required_argument, NULL, OPT_LOG_FILE},
-	{"record", required_argument, NULL, OPT_RECORD},
-	{"max-message-size", required_argument, NULL, OPT_MAX_MESSAGE},
-	{"config", required_argument, NULL, OPT_CONFIG},
-	{NULL, 0, NULL, 0},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"log-file", required_argument, NULL, OPT_LOG_FILE},
+    {"record", required_argument, NULL, OPT_RECORD},
+    {"max-message-size", required_argument, NULL, OPT_MAX_MESSAGE},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {NULL, 0, NULL, 0},
 };
 
 static int parse_size(const char *s, size_t *ret)
@@ -123,8 +124,9 @@ int main(int argc, char **argv)
 		case OPT_LOG_LEVEL: {
 			enum log_level level;
 			if (log_level_parse(optarg, &level) < 0) {
-				fprintf(stderr, "kiln: unknown log level '%s' (error, warn, info, debug)\n",
-					optarg);
+				fprintf(stderr,
+				        "kiln: unknown log level '%s' (error, warn, info, debug)\n",
+				        optarg);
 				return 2;
 			}
 			log_set_level(level);
@@ -134,7 +136,7 @@ int main(int argc, char **argv)
 			int r = log_open_file(optarg);
 			if (r < 0) {
 				fprintf(stderr, "kiln: cannot open log file %s: %s\n", optarg,
-					strerror(-r));
+				        strerror(-r));
 				return 2;
 			}
 			break;
@@ -147,7 +149,9 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MAX_MESSAGE:
 			if (parse_size(optarg, &opts.max_message) < 0) {
-				fprintf(stderr, "kiln: --max-message-size wants a size such as 65536 or 64M\n");
+				fprintf(
+				    stderr,
+				    "kiln: --max-message-size wants a size such as 65536 or 64M\n");
 				return 2;
 			}
 			break;

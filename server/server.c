@@ -44,8 +44,9 @@ int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, 
 		struct validator *v = NULL;
 		int r = val_new(config_section(config, "validator"), &v);
 		if (r < 0) {
-			snprintf(detail, dsz,
-			         "the \"validator\" options are not valid (the server's log says why)");
+			snprintf(
+			    detail, dsz,
+			    "the \"validator\" options are not valid (the server's log says why)");
 			return r;
 		}
 		val_free(k->validator);
@@ -74,9 +75,9 @@ static void on_closed(void *data)
 }
 
 static const struct rpc_peer_ops peer_ops = {
-	.message = on_message,
-	.bad_input = on_bad_input,
-	.closed = on_closed,
+    .message = on_message,
+    .bad_input = on_bad_input,
+    .closed = on_closed,
 };
 
 static void on_signal(struct loop *loop, int signo, void *data)

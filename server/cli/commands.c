@@ -4,11 +4,8 @@
 #include "core/util.h"
 
 const struct cli_command cli_commands[] = {
-	{"replay", cli_replay},
-	{"shell", cli_shell},
-	{"ask", cli_ask},
-	{"run", cli_run},
-	{"validate", cli_validate},
+    {"replay", cli_replay}, {"shell", cli_shell},       {"ask", cli_ask},
+    {"run", cli_run},       {"validate", cli_validate},
 };
 
 const size_t cli_commands_count = ARRAY_SIZE(cli_commands);

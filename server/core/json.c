@@ -94,7 +94,7 @@ json_object *json_get_path(json_object *obj, const char *path)
 const char *json_compact(json_object *obj)
 {
 	return json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
-							   JSON_C_TO_STRING_NOSLASHESCAPE);
+	                                               JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
 json_object *json_copy(json_object *obj)

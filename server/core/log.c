@@ -13,10 +13,10 @@ static enum log_level current_level = LOG_WARN;
 static int log_fd = 2;
 
 static const char *const level_names[] = {
-	[LOG_ERROR] = "error",
-	[LOG_WARN] = "warn",
-	[LOG_INFO] = "info",
-	[LOG_DEBUG] = "debug",
+    [LOG_ERROR] = "error",
+    [LOG_WARN] = "warn",
+    [LOG_INFO] = "info",
+    [LOG_DEBUG] = "debug",
 };
 
 int log_level_parse(const char *name, enum log_level *ret_level)
@@ -62,7 +62,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	struct tm tm;
 	gmtime_r(&ts.tv_sec, &tm);
 	int n = snprintf(line, sizeof(line), "kiln %02d:%02d:%02d.%03ld %s: ", tm.tm_hour,
-			 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, level_names[level]);
+	                 tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000, level_names[level]);
 	va_list ap;
 	va_start(ap, fmt);
 	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);

@@ -123,7 +123,7 @@ uint32_t pos_column(const char *line, size_t byte_col, enum pos_encoding enc)
 }
 
 size_t pos_offset(const char *text, size_t len, uint32_t line, uint32_t character,
-		  enum pos_encoding enc)
+                  enum pos_encoding enc)
 {
 	size_t i = 0;
 	for (uint32_t l = 0; l < line; l++) {
@@ -134,7 +134,8 @@ size_t pos_offset(const char *text, size_t len, uint32_t line, uint32_t characte
 	}
 	const unsigned char *p = (const unsigned char *)text;
 	uint32_t col = 0;
-	while (i < len && text[i] != '\n' && !(text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')) {
+	while (i < len && text[i] != '\n' &&
+	       !(text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')) {
 		size_t seq = utf8_seq_len(p + i, len - i);
 		uint32_t u = units(p + i, seq, enc);
 		if (col + u > character)

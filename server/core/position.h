@@ -25,7 +25,7 @@ uint32_t pos_column(const char *line, size_t byte_col, enum pos_encoding enc);
  * the end of its line clamps to the line's end and a line past the end of
  * text to text's end, as LSP asks. */
 size_t pos_offset(const char *text, size_t len, uint32_t line, uint32_t character,
-		  enum pos_encoding enc);
+                  enum pos_encoding enc);
 
 /* Length of the UTF-8 sequence starting at s (1 for an invalid byte). */
 size_t utf8_seq_len(const unsigned char *s, size_t avail);

@@ -26,7 +26,7 @@ static inline void cleanup_closep(int *fd)
 }
 
 /* _cleanup_free_ char *s = ...; frees s when it goes out of scope. */
-#define _cleanup_free_	__attribute__((cleanup(cleanup_freep)))
+#define _cleanup_free_ __attribute__((cleanup(cleanup_freep)))
 /* _cleanup_close_ int fd = -1; closes fd (when >= 0) at scope exit. */
 #define _cleanup_close_ __attribute__((cleanup(cleanup_closep)))
 

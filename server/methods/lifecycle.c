@@ -33,7 +33,7 @@ static json_object *capabilities(const struct kiln *k)
 {
 	json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "positionEncoding",
-			       json_object_new_string(pos_encoding_name(k->encoding)));
+	                       json_object_new_string(pos_encoding_name(k->encoding)));
 	/* kiln's own methods, so a client can tell what this build serves. */
 	json_object *kiln = json_object_new_object();
 	json_object *methods = json_object_new_array();
@@ -53,13 +53,13 @@ int method_initialize(struct rpc_call *call, json_object *params)
 	struct rpc_dispatch *d = rpc_call_dispatch(call);
 	if (rpc_dispatch_state(d) != RPC_STATE_UNINITIALIZED) {
 		rpc_call_error(call, RPC_INVALID_REQUEST,
-			       "Invalid Request: initialize may be sent only once", NULL);
+		               "Invalid Request: initialize may be sent only once", NULL);
 		return 0;
 	}
 	if (params && !json_object_is_type(params, json_type_object)) {
 		rpc_call_error(call, RPC_INVALID_PARAMS,
-			       "Invalid params: initialize takes an object (InitializeParams)",
-			       NULL);
+		               "Invalid params: initialize takes an object (InitializeParams)",
+		               NULL);
 		return 0;
 	}
 	json_object *opts = json_get(params, "initializationOptions");

@@ -59,7 +59,8 @@ static int check_verdict(struct rpc_call *call, json_object *params, const char 
 	                  &verdict, detail, sizeof(detail));
 	if (r < 0) {
 		if (r != -EINVAL) {
-			rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL, "Invalid params: %s", detail);
+			rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL, "Invalid params: %s",
+			                detail);
 			return 0;
 		}
 		/* A language the config's sandbox knows but the validator has no
@@ -85,11 +86,11 @@ static int check_verdict(struct rpc_call *call, json_object *params, const char 
 	json_object_object_add(data, "kind", json_object_new_string("denied"));
 	json_object_object_add(data, "verdict", json_object_new_string("deny"));
 	json_object_object_add(data, "diagnostics", steal_pointer(&diags));
-	rpc_call_errorf(call, RPC_REQUEST_FAILED, data,
-	                "the validator denied this code (line %lld: %s); fix it%s", (long long)line + 1,
-	                first,
-	                override ? ", or set validator.allowOverride in the config to allow overrides"
-	                         : ", or send \"override\": true where the config allows it");
+	rpc_call_errorf(
+	    call, RPC_REQUEST_FAILED, data,
+	    "the validator denied this code (line %lld: %s); fix it%s", (long long)line + 1, first,
+	    override ? ", or set validator.allowOverride in the config to allow overrides"
+	             : ", or send \"override\": true where the config allows it");
 	return 0;
 }
 

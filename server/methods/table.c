@@ -5,18 +5,18 @@
 #include "core/util.h"
 
 const struct rpc_method kiln_methods[] = {
-	{"initialize", method_initialize, RPC_BEFORE_INIT},
-	{"initialized", method_initialized, RPC_NOTIFICATION},
-	{"shutdown", method_shutdown, 0},
-	{"exit", method_exit, RPC_NOTIFICATION | RPC_BEFORE_INIT | RPC_AFTER_SHUTDOWN},
-	{"snippet/validate", method_snippet_validate, 0},
-	{"snippet/run", method_snippet_run, 0},
-	{"intent/run", method_intent_run, 0},
-	{"intent/approve", method_intent_approve, 0},
-	{"intent/model", method_intent_model, 0},
-	{"textDocument/didOpen", method_text_document_did_open, RPC_NOTIFICATION},
-	{"textDocument/didChange", method_text_document_did_change, RPC_NOTIFICATION},
-	{"textDocument/didClose", method_text_document_did_close, RPC_NOTIFICATION},
+    {"initialize", method_initialize, RPC_BEFORE_INIT},
+    {"initialized", method_initialized, RPC_NOTIFICATION},
+    {"shutdown", method_shutdown, 0},
+    {"exit", method_exit, RPC_NOTIFICATION | RPC_BEFORE_INIT | RPC_AFTER_SHUTDOWN},
+    {"snippet/validate", method_snippet_validate, 0},
+    {"snippet/run", method_snippet_run, 0},
+    {"intent/run", method_intent_run, 0},
+    {"intent/approve", method_intent_approve, 0},
+    {"intent/model", method_intent_model, 0},
+    {"textDocument/didOpen", method_text_document_did_open, RPC_NOTIFICATION},
+    {"textDocument/didChange", method_text_document_did_change, RPC_NOTIFICATION},
+    {"textDocument/didClose", method_text_document_did_close, RPC_NOTIFICATION},
 };
 
 const size_t kiln_methods_count = ARRAY_SIZE(kiln_methods);

@@ -44,7 +44,8 @@ static bool same_number(json_object *a, json_object *b)
 
 static bool is_number(json_object *v)
 {
-	return v && (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double));
+	return v &&
+	       (json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double));
 }
 
 static bool type_named(const char *name, size_t n, json_object *v)
@@ -70,7 +71,7 @@ static bool type_named(const char *name, size_t n, json_object *v)
 
 /* scratch: captures made during this match attempt, merged on success. */
 static bool match_at(json_object *exp, json_object *act, const struct match_captures *c,
-		     json_object *scratch, char *path, size_t plen, char *why, size_t wsz)
+                     json_object *scratch, char *path, size_t plen, char *why, size_t wsz)
 {
 	const char *inner;
 	size_t n;
@@ -92,14 +93,14 @@ static bool match_at(json_object *exp, json_object *act, const struct match_capt
 			if (match_at(have, act, c, scratch, path, plen, sub, sizeof(sub)) &&
 			    json_object_equal(have, act))
 				return true;
-			snprintf(why, wsz, "%s: expected %s (bound to $%s), got %s", path, show(have),
-				 name, show(act));
+			snprintf(why, wsz, "%s: expected %s (bound to $%s), got %s", path,
+			         show(have), name, show(act));
 			return false;
 		}
 		if (n > 3 && strncmp(inner, "re:", 3) == 0) {
 			if (!act || !json_object_is_type(act, json_type_string)) {
-				snprintf(why, wsz, "%s: expected a string matching /%.*s/, got %s", path,
-					 (int)(n - 3), inner + 3, show(act));
+				snprintf(why, wsz, "%s: expected a string matching /%.*s/, got %s",
+				         path, (int)(n - 3), inner + 3, show(act));
 				return false;
 			}
 			char pat[1024];
@@ -112,8 +113,8 @@ static bool match_at(json_object *exp, json_object *act, const struct match_capt
 			bool ok = regexec(&re, json_object_get_string(act), 0, NULL, 0) == 0;
 			regfree(&re);
 			if (!ok)
-				snprintf(why, wsz, "%s: expected a string matching /%s/, got %s", path,
-					 pat, show(act));
+				snprintf(why, wsz, "%s: expected a string matching /%s/, got %s",
+				         path, pat, show(act));
 			return ok;
 		}
 		if (type_named(inner, n, act))
@@ -143,13 +144,13 @@ static bool match_at(json_object *exp, json_object *act, const struct match_capt
 			const char *pi;
 			size_t pn;
 			bool absent_wanted = is_placeholder(ev, &pi, &pn) && pn == 6 &&
-					     strncmp(pi, "absent", 6) == 0;
+			                     strncmp(pi, "absent", 6) == 0;
 			bool ok;
 			if (absent_wanted) {
 				ok = !present;
 				if (!ok)
-					snprintf(why, wsz, "%s: expected no such member, got %s", path,
-						 show(av));
+					snprintf(why, wsz, "%s: expected no such member, got %s",
+					         path, show(av));
 			} else if (!present) {
 				ok = false;
 				snprintf(why, wsz, "%s: missing (expected %s)", path, show(ev));
@@ -174,22 +175,23 @@ static bool match_at(json_object *exp, json_object *act, const struct match_capt
 			json_object *last = json_object_array_get_idx(exp, ne - 1);
 			const char *li;
 			size_t ln;
-			if (is_placeholder(last, &li, &ln) && ln == 3 && strncmp(li, "...", 3) == 0) {
+			if (is_placeholder(last, &li, &ln) && ln == 3 &&
+			    strncmp(li, "...", 3) == 0) {
 				prefix = true;
 				ne--;
 			}
 		}
 		if (prefix ? na < ne : na != ne) {
 			snprintf(why, wsz, "%s: expected %s%zu elements, got %zu: %s", path,
-				 prefix ? "at least " : "", ne, na, show(act));
+			         prefix ? "at least " : "", ne, na, show(act));
 			return false;
 		}
 		for (size_t i = 0; i < ne; i++) {
 			size_t old = strlen(path);
 			snprintf(path + old, plen - old, "[%zu]", i);
 			bool ok = match_at(json_object_array_get_idx(exp, i),
-					   json_object_array_get_idx(act, i), c, scratch, path, plen,
-					   why, wsz);
+			                   json_object_array_get_idx(act, i), c, scratch, path,
+			                   plen, why, wsz);
 			path[old] = '\0';
 			if (!ok)
 				return false;
@@ -205,7 +207,7 @@ static bool match_at(json_object *exp, json_object *act, const struct match_capt
 }
 
 bool match_json(json_object *expected, json_object *actual, struct match_captures *c, char *why,
-		size_t wsz)
+                size_t wsz)
 {
 	char path[1024] = "$";
 	char dummy[8];

@@ -20,7 +20,7 @@ void match_captures_release(struct match_captures *c);
  * path and reason of the first mismatch, e.g.
  * "$.result.verdict: expected \"allow\", got \"deny\"". */
 bool match_json(json_object *expected, json_object *actual, struct match_captures *c, char *why,
-		size_t wsz);
+                size_t wsz);
 
 /* Replace every string "{{$name}}" in obj (in place) by a copy of its
  * bound value. -ENOENT (naming it in why) when a name is not bound. */

@@ -21,15 +21,15 @@ struct record {
 /* Members whose values change from run to run: recorded as placeholders
  * so the transcript replays. */
 static const char *const volatile_keys[] = {
-	"durationMs", "cpuMs", "maxRssKb", "runId", "proposalId", "version", "pid", "token",
-	"timestamp",
+    "durationMs", "cpuMs", "maxRssKb", "runId",     "proposalId",
+    "version",    "pid",   "token",    "timestamp",
 };
 
 /* Members that must never reach a file. */
 static int is_secret(const char *key)
 {
-	static const char *const words[] = {"apikey", "api_key", "authorization", "password",
-					    "secret", "token_secret", "bearer"};
+	static const char *const words[] = {"apikey", "api_key",      "authorization", "password",
+	                                    "secret", "token_secret", "bearer"};
 	for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
 		if (strcasestr(key, words[i]))
 			return 1;
@@ -59,9 +59,9 @@ static void scrub(json_object *obj, int outgoing)
 		if (is_secret(key)) {
 			json_object_object_add(obj, key, json_object_new_string("{{redacted}}"));
 		} else if (outgoing && is_volatile(key) && val &&
-			   !json_object_is_type(val, json_type_object)) {
-			const char *ph = json_object_is_type(val, json_type_string) ? "{{string}}"
-										   : "{{any}}";
+		           !json_object_is_type(val, json_type_object)) {
+			const char *ph =
+			    json_object_is_type(val, json_type_string) ? "{{string}}" : "{{any}}";
 			json_object_object_add(obj, key, json_object_new_string(ph));
 		} else {
 			scrub(val, outgoing);
@@ -109,9 +109,10 @@ int record_open(const char *path, struct rpc_peer *peer, struct record **ret_rec
 		return -e;
 	}
 	rec->start_ms = loop_now_ms();
-	fprintf(rec->f, "# Recorded by kiln --record. Replay with: kiln replay %s\n"
-			"# Volatile values are {{placeholders}}; secrets are {{redacted}}.\n",
-		path);
+	fprintf(rec->f,
+	        "# Recorded by kiln --record. Replay with: kiln replay %s\n"
+	        "# Volatile values are {{placeholders}}; secrets are {{redacted}}.\n",
+	        path);
 	fflush(rec->f);
 	rpc_peer_set_tap(peer, tap, rec);
 	*ret_rec = rec;

@@ -26,8 +26,8 @@
 #include "rpc/message.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
-#define STDERR_KEEP	   (256u << 10)
-#define MAX_IGNORES	   32
+#define STDERR_KEEP        (256u << 10)
+#define MAX_IGNORES        32
 
 struct server {
 	pid_t pid;
@@ -58,8 +58,8 @@ static void on_server_message(void *data, char *body, size_t len)
 	char why[200] = "";
 	if (rpc_parse(body, len, &obj, why, sizeof(why)) < 0) {
 		if (!s->fatal[0])
-			snprintf(s->fatal, sizeof(s->fatal), "the server sent a body that is not JSON (%s): %.100s",
-				 why, body);
+			snprintf(s->fatal, sizeof(s->fatal),
+			         "the server sent a body that is not JSON (%s): %.100s", why, body);
 		return;
 	}
 	if (s->verbose)
@@ -73,12 +73,12 @@ static void on_server_frame_error(void *data, enum frame_error err, const char *
 	(void)err;
 	if (!s->fatal[0])
 		snprintf(s->fatal, sizeof(s->fatal),
-			 "the server's stdout is not clean LSP framing: %s", detail);
+		         "the server's stdout is not clean LSP framing: %s", detail);
 }
 
 static const struct frame_callbacks server_frame_cbs = {
-	.message = on_server_message,
-	.error = on_server_frame_error,
+    .message = on_server_message,
+    .error = on_server_frame_error,
 };
 
 static void reap(struct server *s, bool block)
@@ -96,7 +96,8 @@ static void reap(struct server *s, bool block)
 /* Read whatever the server has written, waiting up to ms for something. */
 static void pump(struct server *s, long ms)
 {
-	struct pollfd p[2] = {{.fd = s->out_fd, .events = POLLIN}, {.fd = s->err_fd, .events = POLLIN}};
+	struct pollfd p[2] = {{.fd = s->out_fd, .events = POLLIN},
+	                      {.fd = s->err_fd, .events = POLLIN}};
 	int r = poll(p, 2, (int)ms);
 	if (r <= 0) {
 		reap(s, false);
@@ -220,8 +221,8 @@ static int spawn(const char *exe, struct transcript *t, const char *home, struct
 static const char *pretty(json_object *o)
 {
 	return o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							     JSON_C_TO_STRING_NOSLASHESCAPE)
-		 : "null";
+	                                                 JSON_C_TO_STRING_NOSLASHESCAPE)
+	         : "null";
 }
 
 static void indent_into(struct buf *b, const char *label, const char *text)
@@ -268,7 +269,8 @@ static json_object *next_message(struct player *pl, uint64_t deadline, bool *ret
 	return m;
 }
 
-static int fail(struct player *pl, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct player *pl, int line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static int fail(struct player *pl, int line, const char *fmt, ...)
 {
 	char msg[2048];
@@ -336,7 +338,8 @@ static int play_group(struct player *pl, size_t first, size_t count)
 			for (size_t i = 0; show == count && i < count; i++)
 				if (!matched[i])
 					show = i;
-			fail(pl, g[show].line, "the message received does not match: %s", why_first);
+			fail(pl, g[show].line, "the message received does not match: %s",
+			     why_first);
 			indent_into(&pl->report, "expected:", pretty(g[show].json));
 			indent_into(&pl->report, "received:", pretty(m));
 			json_object_put(m);
@@ -351,7 +354,7 @@ static int send_bytes(struct player *pl, int line, const char *data, size_t n)
 {
 	if (write_all(pl->s, data, n) < 0)
 		return fail(pl, line, "cannot write to the server (it has %s)",
-			    pl->s->exited ? "exited" : "closed its input");
+		            pl->s->exited ? "exited" : "closed its input");
 	return 0;
 }
 
@@ -443,7 +446,8 @@ static int play_steps(struct player *pl)
 				while (json_object_array_length(pl->s->queue) > 0) {
 					json_object *m = json_object_array_get_idx(pl->s->queue, 0);
 					if (!ignored(pl, m)) {
-						fail(pl, st->line, "expected silence, got a message");
+						fail(pl, st->line,
+						     "expected silence, got a message");
 						indent_into(&pl->report, "received:", pretty(m));
 						return -1;
 					}
@@ -458,13 +462,15 @@ static int play_steps(struct player *pl)
 		case STEP_EXIT:
 			if (!wait_exit(pl, pl->timeout_ms))
 				return fail(pl, st->line, "the server did not exit within %ld ms",
-					    pl->timeout_ms);
+				            pl->timeout_ms);
 			if (!WIFEXITED(pl->s->status) || WEXITSTATUS(pl->s->status) != st->number) {
 				if (WIFSIGNALED(pl->s->status))
-					return fail(pl, st->line, "expected exit code %ld, the server was killed by signal %d",
-						    st->number, WTERMSIG(pl->s->status));
-				return fail(pl, st->line, "expected exit code %ld, got %d", st->number,
-					    WEXITSTATUS(pl->s->status));
+					return fail(pl, st->line,
+					            "expected exit code %ld, the server was killed "
+					            "by signal %d",
+					            st->number, WTERMSIG(pl->s->status));
+				return fail(pl, st->line, "expected exit code %ld, got %d",
+				            st->number, WEXITSTATUS(pl->s->status));
 			}
 			break;
 		case STEP_STDERR: {
@@ -472,7 +478,7 @@ static int play_steps(struct player *pl)
 			while (!(pl->s->err.data && strstr(pl->s->err.data, st->bytes))) {
 				if (loop_now_ms() >= deadline || pl->s->err_fd < 0)
 					return fail(pl, st->line, "stderr never contained \"%s\"",
-						    st->bytes);
+					            st->bytes);
 				pump(pl->s, 50);
 			}
 			break;
@@ -500,8 +506,8 @@ static int check_health(struct player *pl)
 	    strstr(e, "runtime error:"))
 		return fail(pl, line, "a sanitizer reported an error in the server");
 	if (WIFSIGNALED(s->status))
-		return fail(pl, line, "the server was killed by signal %d (%s)", WTERMSIG(s->status),
-			    strsignal(WTERMSIG(s->status)));
+		return fail(pl, line, "the server was killed by signal %d (%s)",
+		            WTERMSIG(s->status), strsignal(WTERMSIG(s->status)));
 	if (s->fatal[0])
 		return fail(pl, line, "%s", s->fatal);
 	while (json_object_array_length(s->queue) > 0) {
@@ -546,9 +552,10 @@ static bool run_one(const char *exe, const char *path, bool verbose)
 		close_input(&s);
 		if (!wait_exit(&pl, pl.timeout_ms)) {
 			if (r == 0)
-				r = fail(&pl, t.nsteps ? t.steps[t.nsteps - 1].line : 1,
-					 "the server did not exit within %ld ms of its input closing",
-					 pl.timeout_ms);
+				r = fail(
+				    &pl, t.nsteps ? t.steps[t.nsteps - 1].line : 1,
+				    "the server did not exit within %ld ms of its input closing",
+				    pl.timeout_ms);
 			kill(s.pid, SIGKILL);
 			reap(&s, true);
 		}
@@ -592,19 +599,19 @@ static bool run_one(const char *exe, const char *path, bool verbose)
 static void replay_usage(FILE *out)
 {
 	fprintf(out, "Usage: kiln replay [-v] [--server PATH] TRANSCRIPT...\n"
-		     "Play each transcript against a fresh server and report PASS or FAIL.\n"
-		     "  -v, --verbose     show every message and the server's stderr\n"
-		     "  --server PATH     the kiln binary to test (default: this one)\n"
-		     "The format is described in docs/transcripts.md.\n");
+	             "Play each transcript against a fresh server and report PASS or FAIL.\n"
+	             "  -v, --verbose     show every message and the server's stderr\n"
+	             "  --server PATH     the kiln binary to test (default: this one)\n"
+	             "The format is described in docs/transcripts.md.\n");
 }
 
 int cli_replay(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"verbose", no_argument, NULL, 'v'},
-		{"server", required_argument, NULL, 's'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"server", required_argument, NULL, 's'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	bool verbose = false;
 	char exe[4096];

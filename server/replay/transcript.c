@@ -106,7 +106,7 @@ static int push_str(char ***arr, size_t *n, char *s)
 
 /* Finish a pending JSON step whose text was gathered over lines. */
 static int flush_json(struct transcript *t, struct buf *text, int kind, bool ordered, int line,
-		      char *detail, size_t dsz)
+                      char *detail, size_t dsz)
 {
 	if (kind < 0)
 		return 0;
@@ -117,8 +117,9 @@ static int flush_json(struct transcript *t, struct buf *text, int kind, bool ord
 		return -EINVAL;
 	}
 	buf_reset(text);
-	return add_step(t, (struct step){.kind = (enum step_kind)kind, .line = line, .json = obj,
-					 .ordered = ordered});
+	return add_step(
+	    t, (struct step){
+	           .kind = (enum step_kind)kind, .line = line, .json = obj, .ordered = ordered});
 }
 
 static long number_arg(const char *s, bool *ok)
@@ -157,8 +158,9 @@ int transcript_load(const char *path, struct transcript *ret_t, char *detail, si
 					p++;
 				if (*p == '\0')
 					continue;
-				snprintf(detail, dsz, "%s:%d: a line must start with -->, <--, <~~, %% or #",
-					 path, lineno);
+				snprintf(detail, dsz,
+				         "%s:%d: a line must start with -->, <--, <~~, %% or #",
+				         path, lineno);
 				r = -EINVAL;
 				goto out;
 			}
@@ -186,7 +188,7 @@ int transcript_load(const char *path, struct transcript *ret_t, char *detail, si
 			st.kind = raw ? STEP_SEND_RAW : STEP_SEND_BODY;
 			r = add_step(&t, st);
 		} else if (strncmp(line, "-->", 3) == 0 || strncmp(line, "<--", 3) == 0 ||
-			   strncmp(line, "<~~", 3) == 0) {
+		           strncmp(line, "<~~", 3) == 0) {
 			pending_kind = line[0] == '-' ? STEP_SEND : STEP_EXPECT;
 			pending_ordered = line[1] == '-';
 			pending_line = lineno;
@@ -208,12 +210,13 @@ int transcript_load(const char *path, struct transcript *ret_t, char *detail, si
 					ok = false;
 				else
 					push_str(&t.env, &t.nenv, expand(arg));
-			} else if (IS("%silence") || IS("%sleep") || IS("%exit") || IS("%timeout")) {
+			} else if (IS("%silence") || IS("%sleep") || IS("%exit") ||
+			           IS("%timeout")) {
 				st.number = number_arg(arg, &ok);
 				st.kind = IS("%silence") ? STEP_SILENCE
-					  : IS("%sleep") ? STEP_SLEEP
-					  : IS("%exit")	 ? STEP_EXIT
-							 : STEP_TIMEOUT;
+				          : IS("%sleep") ? STEP_SLEEP
+				          : IS("%exit")  ? STEP_EXIT
+				                         : STEP_TIMEOUT;
 				if (ok)
 					r = add_step(&t, st);
 			} else if (IS("%close")) {
@@ -230,14 +233,14 @@ int transcript_load(const char *path, struct transcript *ret_t, char *detail, si
 					free(st.bytes);
 			} else {
 				snprintf(detail, dsz, "%s:%d: unknown directive %.*s", path, lineno,
-					 (int)nlen, line);
+				         (int)nlen, line);
 				r = -EINVAL;
 				goto out;
 			}
 #undef IS
 			if (!ok) {
 				snprintf(detail, dsz, "%s:%d: bad argument to %.*s", path, lineno,
-					 (int)nlen, line);
+				         (int)nlen, line);
 				r = -EINVAL;
 				goto out;
 			}

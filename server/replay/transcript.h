@@ -7,15 +7,15 @@
 #include <stddef.h>
 
 enum step_kind {
-	STEP_SEND,	/* json: a message to frame and send */
-	STEP_SEND_RAW,	/* bytes exactly as written */
+	STEP_SEND,      /* json: a message to frame and send */
+	STEP_SEND_RAW,  /* bytes exactly as written */
 	STEP_SEND_BODY, /* bytes framed with Content-Length */
-	STEP_EXPECT,	/* json; ordered or not; consecutive ones form a group */
-	STEP_SILENCE,	/* number: ms */
-	STEP_SLEEP,	/* number: ms */
+	STEP_EXPECT,    /* json; ordered or not; consecutive ones form a group */
+	STEP_SILENCE,   /* number: ms */
+	STEP_SLEEP,     /* number: ms */
 	STEP_CLOSE,
-	STEP_EXIT,   /* number: exit code */
-	STEP_STDERR, /* text */
+	STEP_EXIT,    /* number: exit code */
+	STEP_STDERR,  /* text */
 	STEP_TIMEOUT, /* number: ms for the following groups */
 	STEP_IGNORE,  /* text: a notification method */
 };

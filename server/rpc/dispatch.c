@@ -15,13 +15,13 @@
 /* Replies to the members of one batch, gathered until all are answered. */
 struct batch {
 	json_object *replies; /* array */
-	int pending;	      /* calls not yet answered, +1 while being read */
+	int pending;          /* calls not yet answered, +1 while being read */
 };
 
 struct rpc_call {
 	struct rpc_dispatch *d;
 	struct rpc_call *prev, *next; /* pending requests */
-	json_object *id;	      /* owned copy; NULL for JSON null */
+	json_object *id;              /* owned copy; NULL for JSON null */
 	char *method;
 	struct batch *batch;
 	bool notification;
@@ -52,7 +52,7 @@ struct rpc_dispatch {
 };
 
 struct rpc_dispatch *rpc_dispatch_new(struct loop *loop, struct rpc_peer *peer,
-				      const struct rpc_method *table, size_t n, void *ctx)
+                                      const struct rpc_method *table, size_t n, void *ctx)
 {
 	struct rpc_dispatch *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -313,11 +313,11 @@ static void handle_response(struct rpc_dispatch *d, const struct rpc_msg *m)
 		}
 	}
 	log_warn("response from client for unknown request id %s",
-		 m->id ? json_compact(m->id) : "null");
+	         m->id ? json_compact(m->id) : "null");
 }
 
 static struct rpc_call *new_call(struct rpc_dispatch *d, const struct rpc_msg *m,
-				 struct batch *batch)
+                                 struct batch *batch)
 {
 	struct rpc_call *call = calloc(1, sizeof(*call));
 	if (!call)
@@ -347,7 +347,7 @@ static struct rpc_call *new_call(struct rpc_dispatch *d, const struct rpc_msg *m
 
 /* Error reply for something that never became a call. */
 static void reply_error(struct rpc_dispatch *d, struct batch *batch, json_object *id, int code,
-			const char *message)
+                        const char *message)
 {
 	json_object *e = rpc_error_new(id, code, message, NULL);
 	if (batch && e)
@@ -391,7 +391,7 @@ static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *b
 		if (notification)
 			return; /* LSP: dropped before initialize */
 		snprintf(detail, sizeof(detail),
-			 "Server not initialized: send \"initialize\" before \"%s\"", m.method);
+		         "Server not initialized: send \"initialize\" before \"%s\"", m.method);
 		reply_error(d, batch, m.id, RPC_SERVER_NOT_INITIALIZED, detail);
 		return;
 	}
@@ -399,7 +399,7 @@ static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *b
 		if (notification)
 			return;
 		snprintf(detail, sizeof(detail),
-			 "Invalid Request: the server is shutting down; only \"exit\" is accepted");
+		         "Invalid Request: the server is shutting down; only \"exit\" is accepted");
 		reply_error(d, batch, m.id, RPC_INVALID_REQUEST, detail);
 		return;
 	}
@@ -410,7 +410,7 @@ static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *b
 	}
 	if (!notification && (method->flags & RPC_NOTIFICATION)) {
 		snprintf(detail, sizeof(detail),
-			 "Invalid Request: \"%s\" is a notification and takes no id", m.method);
+		         "Invalid Request: \"%s\" is a notification and takes no id", m.method);
 		reply_error(d, batch, m.id, RPC_INVALID_REQUEST, detail);
 		return;
 	}
@@ -447,8 +447,7 @@ void rpc_dispatch_message(struct rpc_dispatch *d, json_object *msg)
 	}
 	size_t n = json_object_array_length(msg);
 	if (n == 0) {
-		reply_error(d, NULL, NULL, RPC_INVALID_REQUEST,
-			    "Invalid Request: an empty batch");
+		reply_error(d, NULL, NULL, RPC_INVALID_REQUEST, "Invalid Request: an empty batch");
 		return;
 	}
 	struct batch *b = calloc(1, sizeof(*b));
@@ -479,7 +478,7 @@ int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params)
 }
 
 int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params, rpc_reply_fn cb,
-		void *data)
+                void *data)
 {
 	struct out_request *o = calloc(1, sizeof(*o));
 	if (!o) {

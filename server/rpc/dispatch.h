@@ -23,8 +23,8 @@ struct rpc_call;
 typedef int (*rpc_handler_fn)(struct rpc_call *call, json_object *params);
 
 enum rpc_method_flags {
-	RPC_NOTIFICATION = 1 << 0, /* a notification, never answered */
-	RPC_BEFORE_INIT = 1 << 1,  /* allowed before initialize */
+	RPC_NOTIFICATION = 1 << 0,   /* a notification, never answered */
+	RPC_BEFORE_INIT = 1 << 1,    /* allowed before initialize */
 	RPC_AFTER_SHUTDOWN = 1 << 2, /* allowed after shutdown */
 };
 
@@ -43,7 +43,7 @@ enum rpc_state {
 /* table: sorted or not, it is searched by name; it must outlive dispatch.
  * ctx is handed to handlers through rpc_call_ctx(). */
 struct rpc_dispatch *rpc_dispatch_new(struct loop *loop, struct rpc_peer *peer,
-				      const struct rpc_method *table, size_t n, void *ctx);
+                                      const struct rpc_method *table, size_t n, void *ctx);
 /* Cancels every call still pending (see rpc_dispatch_cancel_all) first. */
 void rpc_dispatch_free(struct rpc_dispatch *d);
 
@@ -65,7 +65,7 @@ int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params);
  * (borrowed), or both NULL when dispatch is freed first. params stolen. */
 typedef void (*rpc_reply_fn)(void *data, json_object *result, json_object *error);
 int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params, rpc_reply_fn cb,
-		void *data);
+                void *data);
 
 struct rpc_peer *rpc_dispatch_peer(struct rpc_dispatch *d);
 
@@ -85,7 +85,7 @@ void rpc_call_reply(struct rpc_call *call, json_object *result);
  * code's standard text. The call is freed. */
 void rpc_call_error(struct rpc_call *call, int code, const char *message, json_object *data);
 void rpc_call_errorf(struct rpc_call *call, int code, json_object *data, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 /* Register how to stop the call's work when the client cancels it or the
  * server stops. fn must stop the work and forget the call: dispatch then

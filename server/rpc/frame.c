@@ -30,7 +30,7 @@ bool frame_reader_idle(const struct frame_reader *fr)
 }
 
 static void fail(const struct frame_callbacks *cb, void *cb_data, enum frame_error err,
-		 const char *detail)
+                 const char *detail)
 {
 	cb->error(cb_data, err, detail);
 }
@@ -54,7 +54,7 @@ static size_t header_end(const char *s, size_t n)
  * *ret_len, or -EINVAL with *ret_err and detail written. (Not the
  * frame_error itself: FRAME_ERR_NO_LENGTH is 0, which reads as success.) */
 static int parse_headers(const char *s, size_t end, size_t *ret_len, enum frame_error *ret_err,
-			 char *detail, size_t dsz)
+                         char *detail, size_t dsz)
 {
 	bool have_len = false;
 	size_t len = 0;
@@ -70,8 +70,8 @@ static int parse_headers(const char *s, size_t end, size_t *ret_len, enum frame_
 			continue;
 		const char *colon = memchr(line, ':', ll);
 		if (!colon) {
-			snprintf(detail, dsz, "header line without ':' (%.*s)", (int)(ll > 60 ? 60 : ll),
-				 line);
+			snprintf(detail, dsz, "header line without ':' (%.*s)",
+			         (int)(ll > 60 ? 60 : ll), line);
 			*ret_err = FRAME_ERR_BAD_HEADER;
 			return -EINVAL;
 		}
@@ -92,8 +92,8 @@ static int parse_headers(const char *s, size_t end, size_t *ret_len, enum frame_
 			for (const char *p = v; p < vend; p++) {
 				if (*p < '0' || *p > '9' || n > (UINT64_MAX - 9) / 10) {
 					snprintf(detail, dsz,
-						 "Content-Length is not a decimal number (%.*s)",
-						 (int)(vend - v > 40 ? 40 : vend - v), v);
+					         "Content-Length is not a decimal number (%.*s)",
+					         (int)(vend - v > 40 ? 40 : vend - v), v);
 					*ret_err = FRAME_ERR_BAD_LENGTH;
 					return -EINVAL;
 				}
@@ -152,7 +152,7 @@ static void start_resync(struct frame_reader *fr)
 }
 
 int frame_reader_feed(struct frame_reader *fr, const char *data, size_t n,
-		      const struct frame_callbacks *cb, void *cb_data)
+                      const struct frame_callbacks *cb, void *cb_data)
 {
 	char detail[160];
 	while (n > 0) {
@@ -189,7 +189,8 @@ int frame_reader_feed(struct frame_reader *fr, const char *data, size_t n,
 			n -= used;
 			size_t len = 0;
 			enum frame_error err;
-			int r = parse_headers(fr->header.data, e, &len, &err, detail, sizeof(detail));
+			int r =
+			    parse_headers(fr->header.data, e, &len, &err, detail, sizeof(detail));
 			buf_reset(&fr->header);
 			if (r < 0) {
 				fail(cb, cb_data, err, detail);
@@ -200,8 +201,8 @@ int frame_reader_feed(struct frame_reader *fr, const char *data, size_t n,
 			}
 			if (len > fr->max_body) {
 				snprintf(detail, sizeof(detail),
-					 "message of %zu bytes is over the limit of %zu bytes", len,
-					 fr->max_body);
+				         "message of %zu bytes is over the limit of %zu bytes", len,
+				         fr->max_body);
 				fail(cb, cb_data, FRAME_ERR_TOO_LARGE, detail);
 				fr->want = len;
 				fr->state = FRAME_SKIP;
@@ -259,16 +260,16 @@ void frame_reader_eof(struct frame_reader *fr, const struct frame_callbacks *cb,
 			size_t e = header_end(fr->header.data, fr->header.len);
 			if (e && e == fr->header.len)
 				snprintf(detail, sizeof(detail),
-					 "input ended after a header, before its body");
+				         "input ended after a header, before its body");
 			else
 				snprintf(detail, sizeof(detail),
-					 "input ended inside a header (%zu bytes)", fr->header.len);
+				         "input ended inside a header (%zu bytes)", fr->header.len);
 			fail(cb, cb_data, FRAME_ERR_TRUNCATED, detail);
 		}
 		break;
 	case FRAME_BODY:
 		snprintf(detail, sizeof(detail), "input ended after %zu of %zu body bytes",
-			 fr->body.len, fr->body.len + fr->want);
+		         fr->body.len, fr->body.len + fr->want);
 		fail(cb, cb_data, FRAME_ERR_TRUNCATED, detail);
 		break;
 	case FRAME_SKIP:

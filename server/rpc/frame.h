@@ -14,11 +14,11 @@
 #include "core/buf.h"
 
 enum frame_error {
-	FRAME_ERR_NO_LENGTH,	/* header block without Content-Length */
-	FRAME_ERR_BAD_LENGTH,	/* Content-Length not a decimal number */
-	FRAME_ERR_BAD_HEADER,	/* a line that is not "Name: value", or too long */
-	FRAME_ERR_TOO_LARGE,	/* Content-Length over the cap; body skipped */
-	FRAME_ERR_TRUNCATED,	/* input ended inside a header or body */
+	FRAME_ERR_NO_LENGTH,  /* header block without Content-Length */
+	FRAME_ERR_BAD_LENGTH, /* Content-Length not a decimal number */
+	FRAME_ERR_BAD_HEADER, /* a line that is not "Name: value", or too long */
+	FRAME_ERR_TOO_LARGE,  /* Content-Length over the cap; body skipped */
+	FRAME_ERR_TRUNCATED,  /* input ended inside a header or body */
 };
 
 struct frame_callbacks {
@@ -49,7 +49,7 @@ void frame_reader_init(struct frame_reader *fr, size_t max_body);
 void frame_reader_release(struct frame_reader *fr);
 /* Returns -ENOMEM on allocation failure (the stream is then unusable). */
 int frame_reader_feed(struct frame_reader *fr, const char *data, size_t n,
-		      const struct frame_callbacks *cb, void *cb_data);
+                      const struct frame_callbacks *cb, void *cb_data);
 /* The input ended: report a partial message, if any, as FRAME_ERR_TRUNCATED. */
 void frame_reader_eof(struct frame_reader *fr, const struct frame_callbacks *cb, void *cb_data);
 /* True while no partial header or body is buffered. */

@@ -59,7 +59,7 @@ static size_t json_strict_prefix(const char *s, size_t len)
 		} else {
 			size_t k = 0;
 			while (k < 3 && (len - i < strlen(literals[k]) ||
-					 memcmp(s + i, literals[k], strlen(literals[k])) != 0))
+			                 memcmp(s + i, literals[k], strlen(literals[k])) != 0))
 				k++;
 			if (k == 3)
 				return i;
@@ -108,14 +108,15 @@ int rpc_parse(const char *body, size_t len, json_object **ret_obj, char *detail,
 	}
 	if (err != json_tokener_success) {
 		snprintf(detail, dsz, "Parse error: %s at byte %zu", json_tokener_error_desc(err),
-			 end);
+		         end);
 		goto fail;
 	}
 	/* Only whitespace may follow the value. */
 	for (size_t i = end; i < len; i++) {
 		char c = body[i];
 		if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
-			snprintf(detail, dsz, "Parse error: data after the JSON value at byte %zu", i);
+			snprintf(detail, dsz, "Parse error: data after the JSON value at byte %zu",
+			         i);
 			goto fail;
 		}
 	}
@@ -139,7 +140,7 @@ static int valid_id(json_object *id)
 }
 
 int rpc_msg_parse(json_object *obj, struct rpc_msg *ret, json_object **ret_id, char *detail,
-		  size_t dsz)
+                  size_t dsz)
 {
 	struct rpc_msg m = {0};
 	*ret_id = NULL;
@@ -172,7 +173,7 @@ int rpc_msg_parse(json_object *obj, struct rpc_msg *ret, json_object **ret_id, c
 		    !json_object_is_type(params, json_type_object) &&
 		    !json_object_is_type(params, json_type_array)) {
 			snprintf(detail, dsz,
-				 "Invalid Request: \"params\" must be an object or an array");
+			         "Invalid Request: \"params\" must be an object or an array");
 			return -EINVAL;
 		}
 		/* Editors differ in how they say "no params": Neovim sends [],
@@ -191,8 +192,9 @@ int rpc_msg_parse(json_object *obj, struct rpc_msg *ret, json_object **ret_id, c
 	int has_result = json_object_object_get_ex(obj, "result", &result);
 	int has_error = json_object_object_get_ex(obj, "error", &error);
 	if (!has_id || has_result == has_error) {
-		snprintf(detail, dsz, "Invalid Request: a message needs a \"method\", or an \"id\" "
-				      "with exactly one of \"result\" and \"error\"");
+		snprintf(detail, dsz,
+		         "Invalid Request: a message needs a \"method\", or an \"id\" "
+		         "with exactly one of \"result\" and \"error\"");
 		return -EINVAL;
 	}
 	m.kind = RPC_KIND_RESPONSE;
@@ -284,7 +286,7 @@ json_object *rpc_error_new(json_object *id, int code, const char *message, json_
 	}
 	json_object_object_add(e, "code", json_object_new_int(code));
 	json_object_object_add(e, "message",
-			       utf8_string(message ? message : rpc_error_message(code)));
+	                       utf8_string(message ? message : rpc_error_message(code)));
 	if (data)
 		json_object_object_add(e, "data", data);
 	json_object_object_add(o, "error", e);
@@ -325,7 +327,8 @@ int rpc_id_equal(json_object *a, json_object *b)
 		/* 1 and 1.0 are the same number. */
 		if ((json_object_is_type(a, json_type_int) ||
 		     json_object_is_type(a, json_type_double)) &&
-		    (json_object_is_type(b, json_type_int) || json_object_is_type(b, json_type_double)))
+		    (json_object_is_type(b, json_type_int) ||
+		     json_object_is_type(b, json_type_double)))
 			return json_object_get_double(a) == json_object_get_double(b);
 		return 0;
 	}

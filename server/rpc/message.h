@@ -45,7 +45,7 @@ int rpc_parse(const char *body, size_t len, json_object **ret_obj, char *detail,
  * sentence in detail, and *ret_id set to the id to answer with (NULL for
  * JSON null) when the message is an invalid request. */
 int rpc_msg_parse(json_object *obj, struct rpc_msg *ret, json_object **ret_id, char *detail,
-		  size_t dsz);
+                  size_t dsz);
 
 /* The standard message for a code ("Invalid Request", ...). */
 const char *rpc_error_message(int code);

@@ -75,8 +75,8 @@ static void on_frame_error(void *data, enum frame_error err, const char *detail)
 }
 
 static const struct frame_callbacks frame_cbs = {
-	.message = on_body,
-	.error = on_frame_error,
+    .message = on_body,
+    .error = on_frame_error,
 };
 
 static void input_ended(struct rpc_peer *peer)
@@ -152,7 +152,7 @@ static int write_some(struct rpc_peer *peer)
 {
 	while (peer->out_off < peer->out.len) {
 		ssize_t n = write(peer->out_fd, peer->out.data + peer->out_off,
-				  peer->out.len - peer->out_off);
+		                  peer->out.len - peer->out_off);
 		if (n > 0) {
 			peer->out_off += (size_t)n;
 			continue;
@@ -206,7 +206,7 @@ static void update_out_watch(struct rpc_peer *peer)
 }
 
 struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t max_message,
-			      const struct rpc_peer_ops *ops, void *data)
+                              const struct rpc_peer_ops *ops, void *data)
 {
 	struct rpc_peer *peer = calloc(1, sizeof(*peer));
 	if (!peer)

@@ -30,7 +30,7 @@ typedef void (*rpc_tap_fn)(void *data, bool outgoing, const char *json, size_t l
 /* Takes no ownership of the fds; sets them non-blocking. NULL on OOM or
  * when the loop refuses the fds. */
 struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t max_message,
-			      const struct rpc_peer_ops *ops, void *data);
+                              const struct rpc_peer_ops *ops, void *data);
 void rpc_peer_free(struct rpc_peer *peer);
 
 /* Serialise and queue msg (borrowed). -EPIPE once the output is broken. */
