@@ -61,5 +61,10 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd);
 int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, char *detail,
                      size_t dsz);
 
+/* Prepare what the first requests will need (the validator's compiled
+ * rules) from the loop's idle iterations. initialize calls it once its
+ * reply is out, so start-up itself stays instant. */
+void kiln_warm_up(struct kiln *k);
+
 /* Stop all work and make kiln_serve return code (after flushing replies). */
 void kiln_stop(struct kiln *k, int code);

@@ -55,6 +55,20 @@ int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, 
 	return 0;
 }
 
+/* One language's rules per loop iteration, so a request that arrives
+ * meanwhile waits for one compile at most. */
+static void warm_validator(struct loop *loop, void *data)
+{
+	struct kiln *k = data;
+	if (k->validator && val_prepare(k->validator) > 0)
+		loop_timer_start(loop, 0, warm_validator, k);
+}
+
+void kiln_warm_up(struct kiln *k)
+{
+	loop_timer_start(k->loop, 0, warm_validator, k);
+}
+
 static void on_message(void *data, json_object *msg)
 {
 	struct kiln *k = data;

@@ -100,6 +100,7 @@ int method_initialize(struct rpc_call *call, json_object *params)
 	json_object_object_add(result, "serverInfo", server_info);
 	rpc_dispatch_set_state(d, RPC_STATE_RUNNING);
 	rpc_call_reply(call, result);
+	kiln_warm_up(k);
 	return 0;
 }
 

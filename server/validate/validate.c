@@ -24,7 +24,8 @@
 
 struct validator {
 	TSParser *parser;
-	struct val_ruleset *rulesets[8]; /* indexed like val_langs */
+	struct val_ruleset *rulesets[8]; /* indexed like val_langs; NULL until needed */
+	char *rules_dir;                 /* NULL: the rules compiled in */
 	json_object *profiles;           /* name -> {category|rule id -> severity} */
 	char *default_profile;
 	char *workspace;
@@ -180,7 +181,13 @@ int val_new(json_object *config, struct validator **ret_val)
 	ts_parser_set_timeout_micros(v->parser, PARSE_TIMEOUT_US);
 	const char *rules_dir = NULL;
 	json_get_string(config, "rulesDir", &rules_dir);
-	for (size_t i = 0; i < val_langs_count; i++) {
+	if (rules_dir && !(v->rules_dir = strdup(rules_dir)))
+		goto fail;
+	/* Compiling the queries takes tens of milliseconds a language, so the
+	 * built-in rules compile on first use (or in val_prepare) to keep
+	 * start-up instant. A user's own rule files are read now, so that a
+	 * mistake in them is reported when the config is applied. */
+	for (size_t i = 0; rules_dir && i < val_langs_count; i++) {
 		r = val_ruleset_load(val_langs[i], rules_dir, &v->rulesets[i], detail,
 		                     sizeof(detail));
 		if (r < 0) {
@@ -237,11 +244,39 @@ void val_free(struct validator *v)
 	for (size_t i = 0; i < ARRAY_SIZE(v->rulesets); i++)
 		val_ruleset_free(v->rulesets[i]);
 	json_object_put(v->profiles);
+	free(v->rules_dir);
 	free(v->default_profile);
 	free(v->workspace);
 	if (v->parser)
 		ts_parser_delete(v->parser);
 	free(v);
+}
+
+/* The ruleset of language li, compiled now if it was not yet. */
+static int ruleset_for(struct validator *v, size_t li, char *detail, size_t dsz)
+{
+	if (v->rulesets[li])
+		return 0;
+	return val_ruleset_load(val_langs[li], v->rules_dir, &v->rulesets[li], detail, dsz);
+}
+
+int val_prepare(struct validator *v)
+{
+	char detail[256];
+	for (size_t i = 0; i < val_langs_count; i++) {
+		if (v->rulesets[i])
+			continue;
+		int r = ruleset_for(v, i, detail, sizeof(detail));
+		if (r < 0) {
+			log_error("validator: %s", detail);
+			return r;
+		}
+		for (size_t j = i + 1; j < val_langs_count; j++)
+			if (!v->rulesets[j])
+				return 1;
+		return 0;
+	}
+	return 0;
 }
 
 int val_python_available(struct validator *v)
@@ -572,7 +607,9 @@ int val_check(struct validator *v, const char *language, const char *code, size_
 		                          "CPython was not available",
 		                          NULL));
 	}
-	r = val_rules_run(&d, v->rulesets[li], root, pmap, diags);
+	r = ruleset_for(v, li, detail, dsz);
+	if (r >= 0)
+		r = val_rules_run(&d, v->rulesets[li], root, pmap, diags);
 	ts_tree_delete(tree);
 	if (r < 0) {
 		doc_release(&d);

@@ -40,6 +40,11 @@ int val_check(struct validator *v, const char *language, const char *code, size_
               const char *profile, enum pos_encoding enc, json_object **ret_diagnostics,
               enum val_verdict *ret_verdict, char *detail, size_t dsz);
 
+/* Compile the next language's built-in rules ahead of their first use,
+ * so that an idle loop can warm the validator a step at a time. Returns 1
+ * while languages remain, 0 when all are ready, -errno on failure. */
+int val_prepare(struct validator *v);
+
 /* "allow", "warn", "deny". */
 const char *val_verdict_name(enum val_verdict v);
 
