@@ -75,28 +75,22 @@ static bool sh_fold(struct val_doc *d, TSNode n, char *out, int depth)
 	return sh_fold_into(d, n, out, depth);
 }
 
+static void sh_visit(struct val_doc *d, TSNode n)
+{
+	char name[VAL_VALUE_MAX], val[VAL_VALUE_MAX];
+	if (!val_type_is(n, "variable_assignment"))
+		return;
+	TSNode k = ts_node_child_by_field_name(n, "name", 4);
+	TSNode v = ts_node_child_by_field_name(n, "value", 5);
+	if (!ts_node_is_null(k) && sh_fold(d, v, val, 0)) {
+		val_node_text(d, k, name);
+		val_alias_set(d, name, val, false);
+	}
+}
+
 static void sh_collect(struct val_doc *d, TSNode root)
 {
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	char name[VAL_VALUE_MAX], val[VAL_VALUE_MAX];
-	for (;;) {
-		TSNode n = ts_tree_cursor_current_node(&c);
-		if (val_type_is(n, "variable_assignment")) {
-			TSNode k = ts_node_child_by_field_name(n, "name", 4);
-			TSNode v = ts_node_child_by_field_name(n, "value", 5);
-			if (!ts_node_is_null(k) && sh_fold(d, v, val, 0)) {
-				val_node_text(d, k, name);
-				val_alias_set(d, name, val, false);
-			}
-		}
-		if (ts_tree_cursor_goto_first_child(&c))
-			continue;
-		while (!ts_tree_cursor_goto_next_sibling(&c))
-			if (!ts_tree_cursor_goto_parent(&c))
-				goto out;
-	}
-out:
-	ts_tree_cursor_delete(&c);
+	val_walk(d, root, sh_visit);
 }
 
 /* A command's qualified name is its constant value. */

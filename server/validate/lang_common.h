@@ -31,6 +31,9 @@ static inline void val_join(char *out, const char *a, const char *b)
 		val_cats(out, b);
 }
 
+/* Call visit on root and every node below it, in document order. */
+void val_walk(struct val_doc *d, TSNode root, void (*visit)(struct val_doc *d, TSNode n));
+
 static inline bool val_type_is(TSNode n, const char *type)
 {
 	return strcmp(ts_node_type(n), type) == 0;

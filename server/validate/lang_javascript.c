@@ -228,28 +228,22 @@ static void collect_import(struct val_doc *d, TSNode n)
 	}
 }
 
+static void js_visit(struct val_doc *d, TSNode n)
+{
+	const char *t = ts_node_type(n);
+	if (strcmp(t, "variable_declarator") == 0)
+		collect_binding(d, ts_node_child_by_field_name(n, "name", 4),
+		                ts_node_child_by_field_name(n, "value", 5));
+	else if (strcmp(t, "assignment_expression") == 0)
+		collect_binding(d, ts_node_child_by_field_name(n, "left", 4),
+		                ts_node_child_by_field_name(n, "right", 5));
+	else if (strcmp(t, "import_statement") == 0)
+		collect_import(d, n);
+}
+
 static void js_collect(struct val_doc *d, TSNode root)
 {
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	for (;;) {
-		TSNode n = ts_tree_cursor_current_node(&c);
-		const char *t = ts_node_type(n);
-		if (strcmp(t, "variable_declarator") == 0)
-			collect_binding(d, ts_node_child_by_field_name(n, "name", 4),
-			                ts_node_child_by_field_name(n, "value", 5));
-		else if (strcmp(t, "assignment_expression") == 0)
-			collect_binding(d, ts_node_child_by_field_name(n, "left", 4),
-			                ts_node_child_by_field_name(n, "right", 5));
-		else if (strcmp(t, "import_statement") == 0)
-			collect_import(d, n);
-		if (ts_tree_cursor_goto_first_child(&c))
-			continue;
-		while (!ts_tree_cursor_goto_next_sibling(&c))
-			if (!ts_tree_cursor_goto_parent(&c))
-				goto out;
-	}
-out:
-	ts_tree_cursor_delete(&c);
+	val_walk(d, root, js_visit);
 }
 
 static const char *js_describe(const char *parent, const char *missing)

@@ -277,26 +277,20 @@ static void collect_assign(struct val_doc *d, TSNode n)
 	val_alias_set(d, name, q, module);
 }
 
+static void py_visit(struct val_doc *d, TSNode n)
+{
+	const char *t = ts_node_type(n);
+	if (strcmp(t, "import_statement") == 0)
+		collect_import(d, n);
+	else if (strcmp(t, "import_from_statement") == 0)
+		collect_from(d, n);
+	else if (strcmp(t, "assignment") == 0)
+		collect_assign(d, n);
+}
+
 static void py_collect(struct val_doc *d, TSNode root)
 {
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	for (;;) {
-		TSNode n = ts_tree_cursor_current_node(&c);
-		const char *t = ts_node_type(n);
-		if (strcmp(t, "import_statement") == 0)
-			collect_import(d, n);
-		else if (strcmp(t, "import_from_statement") == 0)
-			collect_from(d, n);
-		else if (strcmp(t, "assignment") == 0)
-			collect_assign(d, n);
-		if (ts_tree_cursor_goto_first_child(&c))
-			continue;
-		while (!ts_tree_cursor_goto_next_sibling(&c))
-			if (!ts_tree_cursor_goto_parent(&c))
-				goto out;
-	}
-out:
-	ts_tree_cursor_delete(&c);
+	val_walk(d, root, py_visit);
 }
 
 static const char *py_describe(const char *parent, const char *missing)
