@@ -20,7 +20,7 @@ static void usage(FILE *out)
 	    "Usage: kiln [OPTION...]                 serve JSON-RPC on stdin/stdout\n"
 	    "       kiln replay [-v] TRANSCRIPT...    check transcripts against fresh servers\n"
 	    "       kiln shell [--lang L]             interactive: intents become code you run\n"
-	    "       kiln ask [--yes] \"INTENT\"        one intent, non-interactively\n"
+	    "       kiln ask [--yes] \"INTENT\"         one intent, non-interactively\n"
 	    "       kiln run [--lang L] [--timeout S] FILE|-\n"
 	    "                                         run code in the sandbox, output as it comes\n"
 	    "       kiln validate [--lang L] [--profile P] [--format text|json] FILE|-\n"
@@ -31,7 +31,7 @@ static void usage(FILE *out)
 	    "person wrote and runs it, once approved, in a sandbox of its own making.\n"
 	    "Editors start it as a child process and talk the LSP's JSON-RPC framing.\n"
 	    "\n"
-	    "Options:\n"
+	    "Options (before a subcommand; --config and the log options apply to it too):\n"
 	    "  --log-level LEVEL        error, warn (default), info or debug\n"
 	    "  --log-file FILE          append logs to FILE instead of stderr\n"
 	    "  --record FILE            write the session to FILE as a replayable transcript\n"
@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 	char **sub_argv = argv + optind;
 	for (size_t i = 0; i < cli_commands_count; i++)
 		if (strcmp(cli_commands[i].name, cmd) == 0)
-			return cli_commands[i].fn(sub_argc, sub_argv);
+			return cli_commands[i].fn(&opts, sub_argc, sub_argv);
 	fprintf(stderr, "kiln: unknown command '%s'. Try 'kiln --help'.\n", cmd);
 	return 2;
 }

@@ -15,6 +15,7 @@
 #include "core/util.h"
 #include "intent/client.h"
 #include "intent/term.h"
+#include "kiln.h"
 
 static void on_sigint(int sig)
 {
@@ -36,7 +37,7 @@ static void usage(FILE *f)
 	       "KILN_MODEL, KILN_API_KEY (docs/configuration.md).\n");
 }
 
-int cli_ask(int argc, char **argv)
+int cli_ask(const struct kiln_options *global, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"yes", no_argument, NULL, 'y'},
@@ -49,7 +50,7 @@ int cli_ask(int argc, char **argv)
 	};
 	bool yes = false, repair = true;
 	const char *lang = "python";
-	const char *config = NULL;
+	const char *config = global->config_path;
 	int max_attempts = 3;
 	int ch;
 	optind = 1;

@@ -1,20 +1,23 @@
-/* cli.h: kiln's subcommands (`kiln replay`, and later run, validate,
- * shell). Each takes argv with argv[0] the subcommand's name and returns
- * the process exit code. */
+/* cli.h: kiln's subcommands (replay, run, validate, shell, ask). Each takes
+ * the global options given before its name (`kiln --config F run ...`) and
+ * its own argv, with argv[0] the subcommand's name, and returns the process
+ * exit code. Its own options win over the global ones. */
 #pragma once
 
 #include <stddef.h>
 
+struct kiln_options;
+
 struct cli_command {
 	const char *name;
-	int (*fn)(int argc, char **argv);
+	int (*fn)(const struct kiln_options *opts, int argc, char **argv);
 };
 
 extern const struct cli_command cli_commands[];
 extern const size_t cli_commands_count;
 
-int cli_replay(int argc, char **argv);
-int cli_shell(int argc, char **argv);
-int cli_ask(int argc, char **argv);
-int cli_run(int argc, char **argv);
-int cli_validate(int argc, char **argv);
+int cli_replay(const struct kiln_options *opts, int argc, char **argv);
+int cli_shell(const struct kiln_options *opts, int argc, char **argv);
+int cli_ask(const struct kiln_options *opts, int argc, char **argv);
+int cli_run(const struct kiln_options *opts, int argc, char **argv);
+int cli_validate(const struct kiln_options *opts, int argc, char **argv);

@@ -154,14 +154,14 @@ static void usage(FILE *out)
 	             "run's result object to stderr at the end.\n");
 }
 
-int cli_run(int argc, char **argv)
+int cli_run(const struct kiln_options *global, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"lang", required_argument, NULL, 'l'}, {"timeout", required_argument, NULL, 't'},
 	    {"json", no_argument, NULL, 'j'},       {"config", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
 	};
-	const char *lang = NULL, *config_path = NULL;
+	const char *lang = NULL, *config_path = global->config_path;
 	double timeout = 0;
 	bool json = false;
 	int c;

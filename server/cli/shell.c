@@ -23,6 +23,7 @@
 #include "core/util.h"
 #include "intent/client.h"
 #include "intent/term.h"
+#include "kiln.h"
 #include "llm/llm.h"
 
 struct shell {
@@ -346,7 +347,7 @@ static void history_path(struct shell *sh)
 	strncat(sh->history, "/shell_history", sizeof(sh->history) - strlen(sh->history) - 1);
 }
 
-int cli_shell(int argc, char **argv)
+int cli_shell(const struct kiln_options *global, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"lang", required_argument, NULL, 'l'},
@@ -355,7 +356,7 @@ int cli_shell(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct shell sh = {.max_attempts = 3};
+	struct shell sh = {.max_attempts = 3, .config = global->config_path};
 	snprintf(sh.lang, sizeof(sh.lang), "python");
 	int ch;
 	optind = 1;

@@ -16,6 +16,7 @@
 #include "core/json.h"
 #include "core/position.h"
 #include "core/util.h"
+#include "kiln.h"
 #include "validate/validate.h"
 
 #define EXIT_UNCHECKED 3
@@ -169,7 +170,7 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 	return verdict == VAL_ALLOW ? 0 : verdict == VAL_WARN ? 1 : 2;
 }
 
-int cli_validate(int argc, char **argv)
+int cli_validate(const struct kiln_options *global, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"lang", required_argument, NULL, 'l'},
@@ -181,7 +182,7 @@ int cli_validate(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *lang = NULL, *profile = NULL, *format = "text", *enc_name = NULL;
-	const char *config_path = NULL;
+	const char *config_path = global->config_path;
 	int c;
 	/* 0, not 1: glibc then resets all of getopt's state from main's parse. */
 	optind = 0;

@@ -19,6 +19,7 @@
 #include "core/position.h"
 #include "core/util.h"
 #include "llm/http.h"
+#include "llm/stream.h"
 #include "rpc/message.h"
 
 /* Messages for people are cut to their buffers on purpose. */
@@ -130,22 +131,6 @@ static int on_headers(void *data, long status, const char *ctype, const char *re
 	return 0;
 }
 
-static int feed_lines(struct llm_chat *c)
-{
-	char *p = c->line.data;
-	size_t left = c->line.len;
-	char *nl;
-	while (left && (nl = memchr(p, '\n', left))) {
-		size_t n = (size_t)(nl - p);
-		if (c->ops->stream_line(&c->st, p, n) < 0)
-			return -1;
-		left -= n + 1;
-		p = nl + 1;
-	}
-	buf_consume(&c->line, c->line.len - left);
-	return 0;
-}
-
 static int on_body(void *data, const char *chunk, size_t len)
 {
 	struct llm_chat *c = data;
@@ -168,7 +153,7 @@ static int on_body(void *data, const char *chunk, size_t len)
 		         "a line of the stream is longer than %u bytes", LINE_MAX_BYTES);
 		return -1;
 	}
-	return feed_lines(c);
+	return llm_stream_lines(c->ops, &c->st, &c->line);
 }
 
 /* Retry-After is seconds or an HTTP date; -1 when absent or unreadable. */
@@ -451,10 +436,7 @@ static void on_done(void *data, const struct http_result *res)
 	if (c->lines) {
 		/* A last line without its newline, then the blank line that
 		 * ends a last server-sent event. */
-		if (c->line.len)
-			r = c->ops->stream_line(&c->st, c->line.data, c->line.len);
-		if (r == 0)
-			r = c->ops->stream_line(&c->st, "", 0);
+		r = llm_stream_end(c->ops, &c->st, &c->line);
 	} else {
 		r = c->ops->whole_body(&c->st, c->body.data ? c->body.data : "", c->body.len);
 	}

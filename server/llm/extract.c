@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "core/buf.h"
+#include "core/position.h"
 #include "core/util.h"
 
 /* Extraction never needs more than the answer itself. */
@@ -245,7 +246,10 @@ int llm_extract_code(const char *text, size_t len, const char *language, struct 
 					p = next;
 					continue;
 				}
-				snprintf(tag, sizeof(tag), "%.*s", (int)(tl < 31 ? tl : 31), t);
+				/* Cut a long tag on a character boundary: it
+				 * goes to the client as a JSON string. */
+				size_t keep = tl < 31 ? tl : utf8_complete_prefix(t, 31);
+				snprintf(tag, sizeof(tag), "%.*s", (int)keep, t);
 				drop_lead_in(&prose);
 				open_ch = ch;
 				open_n = n;

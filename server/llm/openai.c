@@ -179,8 +179,10 @@ static int openai_stream_line(struct llm_stream *s, const char *line, size_t len
 	s->err_kind = LLM_E_BAD_RESPONSE;
 	snprintf(s->err_message, sizeof(s->err_message),
 	         "the body from /v1/chat/completions is not server-sent events (a line starts "
-	         "with \"%.40s\")",
-	         line);
+	         "with \"%.*s\")",
+	         /* line is len bytes, not a string: the next line or
+	          * nothing at all may follow it. */
+	         (int)(len < 40 ? len : 40), line);
 	return -1;
 big:
 	s->err_kind = LLM_E_TOO_LARGE;

@@ -605,8 +605,9 @@ static void replay_usage(FILE *out)
 	             "The format is described in docs/transcripts.md.\n");
 }
 
-int cli_replay(int argc, char **argv)
+int cli_replay(const struct kiln_options *kopts, int argc, char **argv)
 {
+	(void)kopts; /* each transcript starts its server with its own %args */
 	static const struct option opts[] = {
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"server", required_argument, NULL, 's'},
