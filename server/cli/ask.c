@@ -53,7 +53,7 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	const char *config = global->config_path;
 	int max_attempts = 3;
 	int ch;
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then also resets the ordering main() chose with "+" */
 	while ((ch = getopt_long(argc, argv, "yl:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'y':

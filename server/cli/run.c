@@ -165,8 +165,8 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	double timeout = 0;
 	bool json = false;
 	int c;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+l:t:jc:h", opts, NULL)) != -1) {
+	optind = 0; /* 0, not 1: glibc then also resets the ordering main() chose with "+" */
+	while ((c = getopt_long(argc, argv, "l:t:jc:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'l':
 			lang = optarg;

@@ -359,7 +359,7 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 	struct shell sh = {.max_attempts = 3, .config = global->config_path};
 	snprintf(sh.lang, sizeof(sh.lang), "python");
 	int ch;
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then also resets the ordering main() chose with "+" */
 	while ((ch = getopt_long(argc, argv, "l:h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':

@@ -618,7 +618,7 @@ int cli_replay(const struct kiln_options *kopts, int argc, char **argv)
 	char exe[4096];
 	const char *server = NULL;
 	int c;
-	optind = 1;
+	optind = 0; /* 0, not 1: glibc then also resets the ordering main() chose with "+" */
 	while ((c = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
