@@ -284,8 +284,14 @@ static void server_message(struct llm_chat *c, char *out, size_t n)
 	char why[64];
 	if (rpc_parse(text, c->body.len, &obj, why, sizeof(why)) == 0 && obj) {
 		const char *m = c->ops->error_message(obj);
-		if (m)
-			snprintf(out, n, "%s", m);
+		if (m) {
+			/* Cut on a character boundary: serverMessage goes
+			 * into the error's data as a JSON string. */
+			size_t len = strlen(m) < n - 1 ? strlen(m) : n - 1;
+			len = utf8_complete_prefix(m, len);
+			memcpy(out, m, len);
+			out[len] = '\0';
+		}
 	}
 	json_object_put(obj);
 	if (!out[0] && c->body.len) {
@@ -296,6 +302,13 @@ static void server_message(struct llm_chat *c, char *out, size_t n)
 		for (char *p = out; *p; p++)
 			if (*p == '\n' || *p == '\r')
 				*p = ' ';
+		/* A proxy's page in Latin-1 is not UTF-8: mark its bytes. */
+		for (size_t i = 0; i < len;) {
+			size_t seq = utf8_seq_len((const unsigned char *)out + i, len - i);
+			if (seq == 1 && (unsigned char)out[i] >= 0x80)
+				out[i] = '?';
+			i += seq;
+		}
 	}
 }
 
