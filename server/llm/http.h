@@ -45,8 +45,8 @@ struct http_options {
 	uint64_t total_timeout_ms; /* 0: none */
 };
 
-/* The multi handle. Created lazily by the first request so that libcurl's
- * resolver threads start only after the sandbox's fork server. */
+/* The multi handle. Created lazily by the first request, so a session that
+ * never asks a model never starts libcurl's resolver thread. */
 struct http *http_new(struct loop *loop);
 /* Cancels every transfer still running (their done is not called). */
 void http_free(struct http *h);
