@@ -59,6 +59,7 @@ enum {
 	FD_SYNC,
 	FD_OUT,
 	FD_ERR,
+	FD_IN, /* only when the plan has an in_fd */
 	FD_FIRST_FREE,
 };
 
@@ -484,9 +485,9 @@ __attribute__((noreturn)) static void program(const struct sbx_plan *p, int pfd)
 {
 	PSTEP(pfd, SBX_STEP_SESSION, prctl(PR_SET_PDEATHSIG, SIGKILL));
 	PSTEP(pfd, SBX_STEP_SESSION, setsid());
-	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	PSTEP(pfd, SBX_STEP_STDIO, nul);
-	PSTEP(pfd, SBX_STEP_STDIO, dup2(nul, 0));
+	int in = p->in_fd >= 0 ? FD_IN : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	PSTEP(pfd, SBX_STEP_STDIO, in);
+	PSTEP(pfd, SBX_STEP_STDIO, dup2(in, 0));
 	PSTEP(pfd, SBX_STEP_STDIO, dup2(FD_OUT, 1));
 	PSTEP(pfd, SBX_STEP_STDIO, dup2(FD_ERR, 2));
 	/* Keep only the close-on-exec report pipe: exec closes it too. */
@@ -566,8 +567,8 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	/* If the server dies, pid 1 dies, and with it the whole box. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(127);
-	int keep[] = {p->status_fd, p->sync_fd, p->out_fd, p->err_fd};
-	if (tidy_fds(keep, 4) < 0)
+	int keep[] = {p->status_fd, p->sync_fd, p->out_fd, p->err_fd, p->in_fd};
+	if (tidy_fds(keep, p->in_fd >= 0 ? 5 : 4) < 0)
 		_exit(127);
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
@@ -668,8 +669,11 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 		program(p, pp[1]);
 	}
 	close(pp[1]);
+	/* The program's ends only: their EOF tells the server it ended. */
 	close(FD_OUT);
 	close(FD_ERR);
+	if (p->in_fd >= 0)
+		close(FD_IN);
 	/* pid 1 needs no privilege from here on: empty every set. */
 	for (unsigned long cap = 0; cap < 64; cap++)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
@@ -687,6 +691,11 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	close(pp[0]);
 	if (n == (ssize_t)sizeof(rec)) {
 		struct sbx_msg m = {.type = SBX_MSG_FAIL, .step = rec[0], .err = rec[1]};
+		send_msg(FD_STATUS, &m, -1);
+	} else if (n == 0) {
+		/* EOF without a record: the close-on-exec pipe closed in a
+		 * successful execve. A worker's owner waits for this. */
+		struct sbx_msg m = {.type = SBX_MSG_EXEC};
 		send_msg(FD_STATUS, &m, -1);
 	}
 	reap(pid, &set);

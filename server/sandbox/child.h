@@ -95,6 +95,7 @@ struct sbx_plan {
 	int sync_fd;   /* read end: one byte once the id maps are written */
 	int out_fd;    /* write end of the stdout pipe */
 	int err_fd;    /* write end of the stderr pipe */
+	int in_fd;     /* the program's stdin; -1 for /dev/null (a run) */
 };
 
 /* Messages on the status socket, child to parent. */
@@ -102,6 +103,7 @@ enum sbx_msg_type {
 	SBX_MSG_READY = 1, /* the box is built; carries the /work fd */
 	SBX_MSG_FAIL,      /* setup failed at step with errno err */
 	SBX_MSG_EXIT,      /* the program ended: wait status and rusage */
+	SBX_MSG_EXEC,      /* the program's execve succeeded (after READY) */
 };
 
 struct sbx_msg {

@@ -297,6 +297,8 @@ static bool valid_file_name(const char *f)
 	       strlen(f) < 64;
 }
 
+static int interpreter(struct ctx *c, const char *file);
+
 static int language(struct ctx *c, json_object *section, const char *name)
 {
 	json_object *entry = json_get(json_get(section, "languages"), name);
@@ -359,6 +361,14 @@ static int language(struct ctx *c, json_object *section, const char *name)
 			if ((r = add_glob(c, d->binds[i])) < 0)
 				return r;
 	}
+	return interpreter(c, file);
+}
+
+/* The program's checks and extras, once argv is set: argv[0] must be an
+ * installed absolute path; the code's file is added last (the caller
+ * fills in its bytes). */
+static int interpreter(struct ctx *c, const char *file)
+{
 	const char *prog = c->po->argv[0];
 	if (prog[0] != '/')
 		return fail(c, -EINVAL, "the interpreter '%s' must be an absolute path", prog);
@@ -386,9 +396,11 @@ static int language(struct ctx *c, json_object *section, const char *name)
 	return add_file(c, path, NULL, 0, 0444);
 }
 
-int sbx_plan_build(const struct sandbox *s, json_object *section, const char *lang,
-                   const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
-                   char *err, size_t errsz)
+/* The program is a language of the table (lang) or an explicit argv
+ * with its file name (a worker's). */
+static int build(const struct sandbox *s, json_object *section, const char *lang,
+                 const char *const *argv, const char *file, const char *code,
+                 const struct sbx_limits *lim, struct sbx_plan_owned **ret, char *err, size_t errsz)
 {
 	struct sbx_plan_owned *po = calloc(1, sizeof(*po));
 	if (!po)
@@ -396,7 +408,7 @@ int sbx_plan_build(const struct sandbox *s, json_object *section, const char *la
 	struct ctx c = {.po = po, .err = err, .errsz = errsz};
 	struct sbx_plan *p = &po->plan;
 	int r;
-	p->status_fd = p->sync_fd = p->out_fd = p->err_fd = -1;
+	p->status_fd = p->sync_fd = p->out_fd = p->err_fd = p->in_fd = -1;
 	p->as_root = s->euid == 0;
 	p->landlock_abi = s->landlock_abi;
 	p->seccomp = &s->filter;
@@ -443,7 +455,18 @@ int sbx_plan_build(const struct sandbox *s, json_object *section, const char *la
 	po->envp[ARRAY_SIZE(base_env)] = NULL;
 	if ((r = env_from(&c, json_get(section, "env"), "sandbox.env")) < 0)
 		goto out;
-	if ((r = language(&c, section, lang)) < 0)
+	if (lang) {
+		r = language(&c, section, lang);
+	} else {
+		size_t n = 0;
+		while (argv[n])
+			n++;
+		if (!valid_file_name(file))
+			r = fail(&c, -EINVAL, "'%s' is not a valid file name", file);
+		else if ((r = set_argv(&c, argv, n, file)) >= 0)
+			r = interpreter(&c, file);
+	}
+	if (r < 0)
 		goto out;
 	p->files[p->nfiles - 1].data = code;
 	p->files[p->nfiles - 1].len = code_len;
@@ -467,6 +490,22 @@ out:
 		snprintf(err, errsz, "the sandbox layout has too many entries");
 	sbx_plan_free(po);
 	return r;
+}
+
+int sbx_plan_build(const struct sandbox *s, json_object *section, const char *lang,
+                   const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
+                   char *err, size_t errsz)
+{
+	return build(s, section, lang, NULL, NULL, code, lim, ret, err, errsz);
+}
+
+int sbx_plan_build_argv(const struct sandbox *s, const char *const *argv, const char *file,
+                        const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
+                        char *err, size_t errsz)
+{
+	if (!argv || !argv[0] || !file)
+		return -EINVAL;
+	return build(s, NULL, NULL, argv, file, code, lim, ret, err, errsz);
 }
 
 void sbx_plan_free(struct sbx_plan_owned *po)

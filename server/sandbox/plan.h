@@ -26,4 +26,10 @@ struct sbx_plan_owned {
 int sbx_plan_build(const struct sandbox *s, json_object *section, const char *language,
                    const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
                    char *err, size_t errsz);
+/* The same box for a program given by argv instead of a language name
+ * (a worker's, see worker.h): "{file}" in argv stands for /code/FILE,
+ * which holds code. The config's languages and env do not apply. */
+int sbx_plan_build_argv(const struct sandbox *s, const char *const *argv, const char *file,
+                        const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
+                        char *err, size_t errsz);
 void sbx_plan_free(struct sbx_plan_owned *po);

@@ -28,6 +28,7 @@
 #include "rpc/dispatch.h"
 #include "rpc/peer.h"
 #include "sandbox/artifact.h"
+#include "sandbox/box.h"
 #include "sandbox/child.h"
 #include "sandbox/limits.h"
 #include "sandbox/plan.h"
@@ -341,33 +342,10 @@ static void on_wall(struct loop *loop, void *data)
 /* A sentence on why the box could not be built and what to do. */
 static void describe_failure(struct run *run, int step, int err)
 {
-	const char *hint = "";
-	if (step == SBX_STEP_NONE &&
-	    (err == EPERM || err == EACCES || err == ENOSPC || err == EINVAL))
-		hint = " User namespaces are not available to this user: check that "
-		       "kernel.unprivileged_userns_clone is 1 (where it exists) and "
-		       "user.max_user_namespaces is above 0 (`sysctl user.max_user_namespaces`). "
-		       "See docs/sandbox.md.";
-	else if ((step == SBX_STEP_IDS || step == SBX_STEP_PRIVATE || step == SBX_STEP_ROOT_TMPFS ||
-	          step == SBX_STEP_BIND || step == SBX_STEP_SYNC) &&
-	         (err == EPERM || err == EACCES))
-		hint = " The kernel created the user namespace but gave it no privilege: on Ubuntu "
-		       "23.10 and later this is kernel.apparmor_restrict_unprivileged_userns=1; "
-		       "install the AppArmor profile in server/sandbox/apparmor/ (see "
-		       "docs/sandbox.md) or set that sysctl to 0.";
-	else if (step == SBX_STEP_PROC && (err == EPERM || err == EACCES))
-		hint =
-		    " The kernel refused a fresh /proc: this happens inside containers that mask "
-		    "parts of /proc. Run kiln on the host or in a container started with an "
-		    "unmasked /proc.";
-	else if (err == ENOSYS)
-		hint = " This kernel is too old for kiln's sandbox (it needs Linux 5.12 or newer).";
-	else if (step == SBX_STEP_EXEC && err == ENOENT)
-		hint = " The interpreter is missing inside the box.";
 	snprintf(run->errmsg, sizeof(run->errmsg),
 	         "kiln will not run this code: the sandbox could not be built (%s failed: %s). "
 	         "Code never runs outside the sandbox.%s",
-	         sbx_step_name(step), strerror(err), hint);
+	         sbx_step_name(step), strerror(err), sbx_failure_hint(step, err));
 	run->err = -(err ? err : EPERM);
 }
 
@@ -480,44 +458,6 @@ static void maybe_finish(struct run *run)
 
 /* --- start ---------------------------------------------------------------- */
 
-struct clone_args_k {
-	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
-	    set_tid_size, cgroup;
-};
-
-static int write_proc(pid_t pid, const char *file, const char *text)
-{
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, file);
-	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ssize_t n = write(fd, text, strlen(text));
-	if (n < 0)
-		return -errno;
-	return n == (ssize_t)strlen(text) ? 0 : -EIO;
-}
-
-/* The box's single uid and gid: the server's own, or nobody when the
- * server is root (the code is never root on the host). */
-static int write_id_maps(struct run *run)
-{
-	uid_t out_uid = run->sbx->euid == 0 ? SBX_ROOT_MAPS_TO : run->sbx->euid;
-	gid_t out_gid = run->sbx->euid == 0 ? SBX_ROOT_MAPS_TO : run->sbx->egid;
-	char map[64];
-	int r;
-	/* Unprivileged writers must deny setgroups before writing gid_map.
-	 * As root the child first drops its groups itself, then has no
-	 * capability left to call setgroups again. */
-	if (run->sbx->euid != 0 && (r = write_proc(run->pid, "setgroups", "deny")) < 0)
-		return r;
-	snprintf(map, sizeof(map), "%d %u 1\n", SBX_INNER_ID, (unsigned)out_uid);
-	if ((r = write_proc(run->pid, "uid_map", map)) < 0)
-		return r;
-	snprintf(map, sizeof(map), "%d %u 1\n", SBX_INNER_ID, (unsigned)out_gid);
-	return write_proc(run->pid, "gid_map", map);
-}
-
 static void on_start_failed(struct loop *loop, void *data)
 {
 	(void)loop;
@@ -534,70 +474,32 @@ static void on_start_failed(struct loop *loop, void *data)
 
 static int clone_box(struct run *run, struct sbx_plan_owned *po)
 {
-	int status[2] = {-1, -1}, sync[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+	int out[2] = {-1, -1}, err[2] = {-1, -1};
 	int r = 0;
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, status) < 0 ||
-	    pipe2(sync, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
 		r = neg_errno();
 		snprintf(run->errmsg, sizeof(run->errmsg), "cannot create pipes: %s", strerror(-r));
 		goto out;
 	}
-	/* See write_id_maps() for the choice of ids. */
-	po->plan.self_map = run->sbx->euid != 0;
-	snprintf(po->plan.uid_map, sizeof(po->plan.uid_map), "%d %u 1\n", SBX_INNER_ID,
-	         (unsigned)run->sbx->euid);
-	snprintf(po->plan.gid_map, sizeof(po->plan.gid_map), "%d %u 1\n", SBX_INNER_ID,
-	         (unsigned)run->sbx->egid);
-	po->plan.status_fd = status[1];
-	po->plan.sync_fd = sync[0];
 	po->plan.out_fd = out[1];
 	po->plan.err_fd = err[1];
-	int pidfd = -1;
-	struct clone_args_k ca = {
-	    .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-	             CLONE_NEWUTS | CLONE_NEWCGROUP | CLONE_PIDFD,
-	    .pidfd = (uint64_t)(uintptr_t)&pidfd,
-	    .exit_signal = SIGCHLD,
-	};
 	run->start_ms = loop_now_ms();
-	long pid = syscall(SYS_clone3, &ca, sizeof(ca));
-	if (pid == 0)
-		sbx_child_main(&po->plan); /* never returns */
-	if (pid < 0) {
-		r = neg_errno();
-		describe_failure(run, SBX_STEP_NONE, -r);
-		goto out;
-	}
-	run->pid = (pid_t)pid;
-	run->pidfd = pidfd;
-	close(steal_fd(&status[1]));
-	close(steal_fd(&sync[0]));
-	close(steal_fd(&out[1]));
-	close(steal_fd(&err[1]));
-	r = po->plan.self_map ? 0 : write_id_maps(run);
+	struct sbx_box box;
+	int step;
+	r = sbx_box_clone(run->sbx, &po->plan, &box, &step);
 	if (r < 0) {
-		syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-		siginfo_t si;
-		waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED);
-		run->reaped = true;
-		describe_failure(run, SBX_STEP_IDS, -r);
+		describe_failure(run, step, -r);
 		goto out;
 	}
-	if (!po->plan.self_map && write(sync[1], "x", 1) != 1) {
-		r = neg_errno();
-		goto out;
-	}
-	run->status_fd = steal_fd(&status[0]);
+	run->pid = box.pid;
+	run->pidfd = box.pidfd;
+	run->status_fd = box.status_fd;
 	run->fds[OUT] = steal_fd(&out[0]);
 	run->fds[ERR] = steal_fd(&err[0]);
 	fcntl(run->fds[OUT], F_SETFL, O_NONBLOCK);
 	fcntl(run->fds[ERR], F_SETFL, O_NONBLOCK);
 out:
 	for (int i = 0; i < 2; i++) {
-		if (status[i] >= 0)
-			close(status[i]);
-		if (sync[i] >= 0)
-			close(sync[i]);
 		if (out[i] >= 0)
 			close(out[i]);
 		if (err[i] >= 0)
@@ -707,13 +609,8 @@ static void run_free(struct run *run)
 				break;
 			}
 	if (run->pidfd >= 0 && !run->reaped) {
-		/* pid 1's death kills the whole pid namespace; waiting for it
-		 * means every process of the box is gone when we return. */
-		syscall(SYS_pidfd_send_signal, run->pidfd, SIGKILL, NULL, 0);
-		siginfo_t si;
-		while (waitid((idtype_t)P_PIDFD, (id_t)run->pidfd, &si, WEXITED) < 0 &&
-		       errno == EINTR)
-			;
+		loop_unwatch(loop, run->pidfd);
+		sbx_box_kill(steal_fd(&run->pidfd));
 	}
 	struct loop_timer **timers[] = {&run->wall_timer, &run->grace_timer, &run->flush_timer,
 	                                &run->start_timer};

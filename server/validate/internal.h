@@ -159,7 +159,7 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 enum val_severity val_severity_for(json_object *profile, const struct val_rule *r);
 int val_severity_parse(const char *s, enum val_severity *ret);
 
-/* The CPython syntax worker. */
+/* The CPython syntax worker, in kiln's sandbox (sandbox/worker.h). */
 struct val_pyworker;
 struct val_pyworker *val_pyworker_new(const char *python, int timeout_ms);
 void val_pyworker_free(struct val_pyworker *w);
@@ -172,3 +172,6 @@ struct val_pyerror {
 };
 int val_pyworker_check(struct val_pyworker *w, const char *code, size_t len,
                        struct val_pyerror *ret_err);
+/* Why the last check got no answer from CPython, as a clause ("the
+ * sandbox could not be built (...)", "it did not answer within 2000 ms"). */
+const char *val_pyworker_why(const struct val_pyworker *w);

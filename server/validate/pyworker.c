@@ -1,27 +1,25 @@
 /* pyworker.c: CPython as the authority on Python syntax. One persistent
  * python3 process (started on first use, reused, restarted after a
  * failure) compiles each snippet and answers its first SyntaxError with
- * exact line and column. Each request is bounded in time; a worker that
- * does not answer in time is killed and the caller falls back to
- * tree-sitter. It runs as a plain child with an empty environment until
- * the sandbox can host it. */
+ * exact line and column. It runs in kiln's sandbox (sandbox/worker.h),
+ * never outside it: when no box can be built, CPython is not used and the
+ * caller falls back to tree-sitter, saying why. Each request is bounded
+ * in time; a worker that does not answer in time is killed. */
 #include "validate/internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/util.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/worker.h"
 
 /* The worker: read "N\n" and N bytes of UTF-8, compile (never run) them,
  * answer "ok" or "err LINE BCOL ENDLINE ENDBCOL MESSAGE" on one line, with
@@ -30,11 +28,6 @@
  * ('return' outside a function, nonlocal at module level). */
 static const char worker_src[] =
     "import sys, warnings\n"
-    "try:\n"
-    "    import resource\n"
-    "    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))\n"
-    "except Exception:\n"
-    "    pass\n"
     "warnings.simplefilter('ignore')\n"
     "rd, wr = sys.stdin.buffer, sys.stdout.buffer\n"
     "def bcol(lines, ln, col):\n"
@@ -62,13 +55,17 @@ static const char worker_src[] =
     "    wr.flush()\n";
 
 #define REPLY_MAX 1024
+/* Building the box and starting python3 takes milliseconds; this only
+ * bounds a machine that is badly stuck. */
+#define START_MS 10000
 
 struct val_pyworker {
 	char *python;
 	int timeout_ms;
-	pid_t pid;
-	int fd;      /* the worker's stdin and stdout */
-	bool broken; /* could not start: do not try again */
+	struct sandbox *sbx;     /* the filter and ids; NULL until first needed */
+	struct sbx_worker *proc; /* NULL when not running */
+	bool broken;             /* could not start: do not try again */
+	char why[768];           /* the last reason CPython could not answer */
 };
 
 struct val_pyworker *val_pyworker_new(const char *python, int timeout_ms)
@@ -82,22 +79,13 @@ struct val_pyworker *val_pyworker_new(const char *python, int timeout_ms)
 		return NULL;
 	}
 	w->timeout_ms = timeout_ms;
-	w->pid = -1;
-	w->fd = -1;
 	return w;
 }
 
 static void worker_stop(struct val_pyworker *w)
 {
-	if (w->fd >= 0)
-		close(w->fd);
-	w->fd = -1;
-	if (w->pid > 0) {
-		kill(w->pid, SIGKILL);
-		while (waitpid(w->pid, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	w->pid = -1;
+	sbx_worker_free(w->proc);
+	w->proc = NULL;
 }
 
 void val_pyworker_free(struct val_pyworker *w)
@@ -105,48 +93,38 @@ void val_pyworker_free(struct val_pyworker *w)
 	if (!w)
 		return;
 	worker_stop(w);
+	sandbox_free(w->sbx);
 	free(w->python);
 	free(w);
 }
 
+const char *val_pyworker_why(const struct val_pyworker *w)
+{
+	return w->why[0] ? w->why : "it did not answer";
+}
+
 static int worker_start(struct val_pyworker *w)
 {
-	/* A socket rather than pipes: send() with MSG_NOSIGNAL reports a dead
-	 * worker as EPIPE without a SIGPIPE, whatever the process's handler. */
-	int sv[2];
-	if (access(w->python, X_OK) < 0)
-		return -ENOENT;
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
-		return neg_errno();
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
-	posix_spawn_file_actions_adddup2(&fa, sv[1], 1);
-	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	posix_spawnattr_init(&attr);
-	/* kiln blocks the signals its loop reads through a signalfd; the
-	 * worker must not inherit that mask or those dispositions. */
-	sigset_t none, all;
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &all);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	char *argv[] = {w->python, "-I", "-S", "-B", "-c", (char *)worker_src, NULL};
-	char *envp[] = {"LC_ALL=C.UTF-8", "PATH=/usr/bin:/bin", NULL};
-	pid_t pid;
-	int r = posix_spawn(&pid, w->python, &fa, &attr, argv, envp);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	close(sv[1]);
-	if (r != 0) {
-		close(sv[0]);
-		return -r;
+	/* val_new() takes only the validator's config, so the server's
+	 * sandbox subsystem cannot be borrowed (and `kiln validate` has
+	 * none): the worker prepares its own, for the seccomp filter and the
+	 * ids, the first time it needs a box. */
+	int r;
+	if (!w->sbx && (r = sandbox_new(NULL, &w->sbx)) < 0) {
+		snprintf(w->why, sizeof(w->why), "the sandbox's seccomp filter could not be built");
+		return r;
 	}
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	w->pid = pid;
-	w->fd = sv[0];
+	const char *argv[] = {w->python, "-I", "-S", "-B", "{file}", NULL};
+	struct sbx_worker_spec spec = {
+	    .argv = argv, .file = "pyworker.py", .data = worker_src, .start_ms = START_MS};
+	char err[sizeof(w->why)];
+	r = sbx_worker_spawn(w->sbx, &spec, &w->proc, err, sizeof(err));
+	if (r < 0) {
+		snprintf(w->why, sizeof(w->why), "%s", err);
+		return r;
+	}
+	log_debug("validator: CPython worker started in the sandbox (pid 1 of its box: %d)",
+	          (int)sbx_worker_pid(w->proc));
 	return 0;
 }
 
@@ -243,14 +221,15 @@ static int parse_reply(const char *line, struct val_pyerror *e)
 static int ask(struct val_pyworker *w, const char *code, size_t len, struct val_pyerror *ret)
 {
 	int64_t deadline = now_ms() + w->timeout_ms;
+	int fd = sbx_worker_fd(w->proc);
 	char hdr[32];
 	int hl = snprintf(hdr, sizeof(hdr), "%zu\n", len);
-	int r = write_all(w->fd, hdr, (size_t)hl, deadline);
+	int r = write_all(fd, hdr, (size_t)hl, deadline);
 	if (r >= 0)
-		r = write_all(w->fd, code, len, deadline);
+		r = write_all(fd, code, len, deadline);
 	char line[REPLY_MAX];
 	if (r >= 0)
-		r = read_line(w->fd, line, sizeof(line), deadline);
+		r = read_line(fd, line, sizeof(line), deadline);
 	if (r >= 0)
 		r = parse_reply(line, ret);
 	return r;
@@ -263,14 +242,20 @@ int val_pyworker_check(struct val_pyworker *w, const char *code, size_t len,
 		return -ENOENT;
 	/* A worker that died since the last request gets one restart. */
 	for (int attempt = 0; attempt < 2; attempt++) {
-		if (w->pid < 0) {
+		if (!w->proc) {
 			int r = worker_start(w);
 			if (r < 0) {
+				/* Never an unsandboxed CPython: tree-sitter alone. */
 				w->broken = true;
-				log_info(
-				    "validator: cannot start %s (%s): Python syntax is checked "
-				    "by tree-sitter alone",
-				    w->python, strerror(-r));
+				if (r == -ENOENT)
+					log_info("validator: %s: Python syntax is checked by "
+					         "tree-sitter alone",
+					         w->why);
+				else
+					log_warn(
+					    "validator: CPython cannot run in kiln's sandbox, so "
+					    "Python syntax is checked by tree-sitter alone: %s",
+					    w->why);
 				return r;
 			}
 		}
@@ -283,12 +268,15 @@ int val_pyworker_check(struct val_pyworker *w, const char *code, size_t len,
 		}
 		worker_stop(w);
 		if (r == -ETIMEDOUT) {
+			snprintf(w->why, sizeof(w->why), "it did not answer within %d ms",
+			         w->timeout_ms);
 			log_warn(
 			    "validator: the Python syntax worker took over %d ms; restarting it",
 			    w->timeout_ms);
 			return r;
 		}
 	}
+	snprintf(w->why, sizeof(w->why), "it kept failing (ending before it answered)");
 	log_warn("validator: the Python syntax worker keeps failing; using tree-sitter alone");
 	w->broken = true;
 	return -EPIPE;

@@ -601,11 +601,13 @@ int val_check(struct validator *v, const char *language, const char *code, size_
 			                  "it, so the rules could not check it)");
 	}
 	if (python && !cpython) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg),
+		         "Python syntax was checked by tree-sitter alone, because CPython was "
+		         "not available: %s",
+		         v->py ? val_pyworker_why(v->py) : "validator.python is false");
 		json_object_array_add(
-		    diags, val_diagnostic(&d, 0, 0, VAL_SEV_HINT, "kiln-no-cpython",
-		                          "Python syntax was checked by tree-sitter alone: "
-		                          "CPython was not available",
-		                          NULL));
+		    diags, val_diagnostic(&d, 0, 0, VAL_SEV_HINT, "kiln-no-cpython", msg, NULL));
 	}
 	r = ruleset_for(v, li, detail, dsz);
 	if (r >= 0)

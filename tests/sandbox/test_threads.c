@@ -2,22 +2,29 @@
  * allocate. Four threads hammer malloc/free (so its locks are often held
  * at the instant of clone) while runs are started one after another
  * through run_start_sink; a deadlock between clone and exec would hang a
- * run, which alarm() turns into a failure. Prints "N passed, N failed". */
+ * run, which alarm() turns into a failure. Then, with the threads still
+ * churning, workers (sandbox/worker.h, the validator's kind of box) are
+ * started and echo a line back through their socket. Prints "N passed,
+ * N failed". */
 #include <json-c/json.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core/loop.h"
 #include "kiln.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/worker.h"
 
-#define RUNS 25
+#define RUNS    25
+#define WORKERS 10
 
 static atomic_bool stop;
 static int passed, failed, done_runs;
@@ -86,6 +93,45 @@ static void start_next(void)
 	}
 }
 
+/* One worker: a shell that echoes each line back. */
+static void worker_round(int i)
+{
+	static const char *const argv[] = {"/bin/sh", "{file}", NULL};
+	struct sbx_worker_spec spec = {.argv = argv,
+	                               .file = "echo.sh",
+	                               .data = "while read -r l; do echo \"got $l\"; done\n",
+	                               .start_ms = 10000};
+	struct sbx_worker *w = NULL;
+	char err[512];
+	int r = sbx_worker_spawn(k.sandbox, &spec, &w, err, sizeof(err));
+	if (r < 0) {
+		failed++;
+		printf("not ok worker %d: %s\n", i, err);
+		return;
+	}
+	int fd = sbx_worker_fd(w);
+	char buf[64] = "";
+	size_t have = 0;
+	ssize_t n = send(fd, "ping\n", 5, MSG_NOSIGNAL);
+	while (n == 5 && have < sizeof(buf) - 1 && !memchr(buf, '\n', have)) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+		if (poll(&p, 1, 10000) <= 0)
+			break;
+		ssize_t k2 = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (k2 <= 0)
+			break;
+		have += (size_t)k2;
+		buf[have] = 0;
+	}
+	sbx_worker_free(w);
+	if (strcmp(buf, "got ping\n") == 0) {
+		passed++;
+	} else {
+		failed++;
+		printf("not ok worker %d: answered '%s'\n", i, buf);
+	}
+}
+
 int main(void)
 {
 	alarm(120); /* a deadlocked child would hang the loop forever */
@@ -100,6 +146,8 @@ int main(void)
 		pthread_create(&t[i], NULL, churn, NULL);
 	start_next();
 	loop_run(k.loop);
+	for (int i = 0; i < WORKERS; i++)
+		worker_round(i);
 	atomic_store(&stop, true);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);

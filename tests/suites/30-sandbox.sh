@@ -57,8 +57,8 @@ else
 	fail=$((fail + 1))
 fi
 
-# Runs start safely while other threads allocate (no lock is taken
-# between clone and exec).
+# Runs and workers start safely while other threads allocate (no lock is
+# taken between clone and exec).
 if [ -f build/asan/libkiln.a ] &&
 	cc -O1 -g -fsanitize=address,undefined -std=gnu17 -Wall -Wextra -Werror -Iserver \
 		-D_GNU_SOURCE $CFLAGS_J -o "$tmp/test_threads" tests/sandbox/test_threads.c \

@@ -3,7 +3,9 @@
 # the labelled corpus (tests/validate/corpus: detection rate on hostile
 # snippets, false positives on benign ones), `kiln validate`'s output and
 # exit codes, and the snippet/validate method over JSON-RPC in each
-# position encoding. Range unit tests are tests/unit/test_validate.c
+# position encoding, and the CPython worker's sandbox seen from outside
+# (tests/validate/worker_check.py: namespaces, reuse, restart, nothing left
+# after the server). Range unit tests are tests/unit/test_validate.c
 # (suite 10-unit). Last line: "validate: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -108,6 +110,11 @@ fi
 timeout 120 python3 tests/validate/rpc_check.py "$KILN" >"$tmp/rpc.out" 2>&1
 grep -v '^ok ' "$tmp/rpc.out"
 add_counts "$tmp/rpc.out" rpc
+
+# --- the CPython worker runs in kiln's sandbox -------------------------------------
+timeout 300 python3 tests/validate/worker_check.py "$KILN" >"$tmp/worker.out" 2>&1
+grep -v '^ok ' "$tmp/worker.out"
+add_counts "$tmp/worker.out" worker
 
 echo "validate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -208,40 +208,74 @@ START_TEST(python_utf8_and_missing_cpython)
 }
 END_TEST
 
+/* Stand-ins for CPython. The worker runs in kiln's sandbox, where the
+ * host's /tmp is not visible: a stand-in lives in PREFIX/bin under
+ * /var/tmp, and an interpreter outside /usr brings its prefix into the
+ * box. Readable by all: as root, the box's uid is nobody's. */
+struct standin {
+	char dir[64];
+	char path[128];
+};
+
+static void standin_make(struct standin *st, const char *script)
+{
+	snprintf(st->dir, sizeof(st->dir), "/var/tmp/kiln-test-validate-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(st->dir));
+	ck_assert_int_eq(chmod(st->dir, 0755), 0);
+	snprintf(st->path, sizeof(st->path), "%s/bin", st->dir);
+	ck_assert_int_eq(mkdir(st->path, 0755), 0);
+	snprintf(st->path, sizeof(st->path), "%s/bin/python", st->dir);
+	FILE *f = fopen(st->path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(script, f);
+	fclose(f);
+	ck_assert_int_eq(chmod(st->path, 0755), 0);
+}
+
+static void standin_remove(struct standin *st)
+{
+	unlink(st->path);
+	char bin[128];
+	snprintf(bin, sizeof(bin), "%s/bin", st->dir);
+	rmdir(bin);
+	rmdir(st->dir);
+}
+
+static struct validator *make_with(const struct standin *st, int timeout_ms)
+{
+	char config[256];
+	snprintf(config, sizeof(config), "{\"python\": \"%s\", \"pythonTimeoutMs\": %d}", st->path,
+	         timeout_ms);
+	return make(config);
+}
+
 /* A CPython that never answers costs one bounded wait per check and the
  * check still answers (tree-sitter alone); one that dies at once is given
  * up on. Neither may hang or crash the validator. */
 START_TEST(python_worker_failures)
 {
-	char dir[] = "/tmp/kiln-test-validate-XXXXXX";
-	ck_assert_ptr_nonnull(mkdtemp(dir));
 	static const char *const scripts[] = {"#!/bin/sh\nexec sleep 30\n", "#!/bin/sh\nexit 0\n"};
+	static const char *const why[] = {"did not answer within 100 ms", "kept failing"};
 	for (size_t i = 0; i < 2; i++) {
-		char path[128], config[256];
-		snprintf(path, sizeof(path), "%s/python%zu", dir, i);
-		FILE *f = fopen(path, "w");
-		ck_assert_ptr_nonnull(f);
-		fputs(scripts[i], f);
-		fclose(f);
-		ck_assert_int_eq(chmod(path, 0755), 0);
-		snprintf(config, sizeof(config), "{\"python\": \"%s\", \"pythonTimeoutMs\": 100}",
-		         path);
-		struct validator *v = make(config);
+		struct standin st;
+		standin_make(&st, scripts[i]);
+		struct validator *v = make_with(&st, 100);
 		for (int round = 0; round < 2; round++) {
 			enum val_verdict vd;
 			json_object *diags =
 			    check(v, "python", "import socket\nif x\n", NULL, POS_UTF16, &vd);
 			ck_assert_int_eq(vd, VAL_DENY);
 			ck_assert_ptr_nonnull(find(diags, "kiln-no-cpython"));
+			ck_assert_ptr_nonnull(
+			    strstr(first_message(diags, "kiln-no-cpython"), why[i]));
 			ck_assert_ptr_nonnull(find(diags, "PY-IMPORT-NETWORK"));
 			ck_assert_ptr_nonnull(
 			    strstr(first_message(diags, "syntax"), "tree-sitter alone"));
 			json_object_put(diags);
 		}
 		val_free(v);
-		unlink(path);
+		standin_remove(&st);
 	}
-	rmdir(dir);
 }
 END_TEST
 
@@ -250,17 +284,10 @@ END_TEST
  * A stand-in "CPython" that accepts everything makes the case. */
 START_TEST(unchecked_regions)
 {
-	char dir[] = "/tmp/kiln-test-validate-XXXXXX";
-	char path[128], config[256];
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/python-ok", dir);
-	FILE *f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs("#!/bin/sh\nwhile read -r n; do head -c \"$n\" >/dev/null; echo ok; done\n", f);
-	fclose(f);
-	ck_assert_int_eq(chmod(path, 0755), 0);
-	snprintf(config, sizeof(config), "{\"python\": \"%s\"}", path);
-	struct validator *v = make(config);
+	struct standin st;
+	standin_make(&st,
+	             "#!/bin/sh\nwhile read -r n; do head -c \"$n\" >/dev/null; echo ok; done\n");
+	struct validator *v = make_with(&st, 2000);
 	enum val_verdict vd;
 	json_object *diags =
 	    check(v, "python", "x = 1\nif x == 1\n    pass\n", NULL, POS_UTF16, &vd);
@@ -277,8 +304,74 @@ START_TEST(unchecked_regions)
 	ck_assert_int_eq(vd, VAL_ALLOW);
 	json_object_put(diags);
 	val_free(v);
-	unlink(path);
-	rmdir(dir);
+	standin_remove(&st);
+}
+END_TEST
+
+/* The worker runs in kiln's sandbox: a stand-in that answers every
+ * request with facts about where it runs, as a syntax error's message.
+ * Its own pid is 2 (a new pid namespace, under the box's pid 1), its uid
+ * 1000, the hostname kiln's, only the loopback interface, a seccomp
+ * filter, no_new_privs, and no host /home or /root. It counts requests:
+ * the same process answers every check. */
+START_TEST(worker_is_sandboxed_and_reused)
+{
+	struct standin st;
+	standin_make(&st, "#!/bin/sh\n"
+	                  "i=0\n"
+	                  "while read -r n; do\n"
+	                  "  head -c \"$n\" >/dev/null; i=$((i + 1))\n"
+	                  "  host=$(cat /proc/sys/kernel/hostname)\n"
+	                  "  ifs=$(tail -n +3 /proc/net/dev | wc -l)\n"
+	                  "  sc=$(grep -c -E '^(Seccomp:.2|NoNewPrivs:.1)$' /proc/self/status)\n"
+	                  "  h=no; [ -e /home ] || [ -e /root ] && h=yes\n"
+	                  "  echo \"err 1 0 1 0 pid=$$ uid=$(id -u) host=$host ifs=$ifs sc=$sc "
+	                  "home=$h n=$i\"\n"
+	                  "done\n");
+	struct validator *v = make_with(&st, 5000);
+	for (int n = 1; n <= 3; n++) {
+		enum val_verdict vd;
+		json_object *diags = check(v, "python", "x = 1\n", NULL, POS_UTF16, &vd);
+		char want[128];
+		snprintf(want, sizeof(want), "pid=2 uid=1000 host=kiln ifs=1 sc=2 home=no n=%d", n);
+		const char *msg = first_message(diags, "syntax");
+		ck_assert_msg(strcmp(msg, want) == 0, "worker says '%s', wanted '%s'", msg, want);
+		json_object_put(diags);
+	}
+	val_free(v);
+	standin_remove(&st);
+}
+END_TEST
+
+/* A worker that times out is killed; the next check starts a new one.
+ * The stand-in hangs on its second request only. */
+START_TEST(worker_restarts_after_timeout)
+{
+	struct standin st;
+	standin_make(&st, "#!/bin/sh\n"
+	                  "i=0\n"
+	                  "while read -r n; do\n"
+	                  "  head -c \"$n\" >/dev/null; i=$((i + 1))\n"
+	                  "  [ $i = 2 ] && exec sleep 60\n"
+	                  "  echo \"err 1 0 1 0 n=$i\"\n"
+	                  "done\n");
+	struct validator *v = make_with(&st, 300);
+	static const char *const want[] = {"n=1", NULL, "n=1", NULL};
+	for (int k = 0; k < 4; k++) {
+		enum val_verdict vd;
+		json_object *diags = check(v, "python", "x = 1\n", NULL, POS_UTF16, &vd);
+		if (want[k]) {
+			ck_assert_str_eq(first_message(diags, "syntax"), want[k]);
+			ck_assert_ptr_null(find(diags, "kiln-no-cpython"));
+		} else {
+			ck_assert_ptr_null(find(diags, "syntax"));
+			ck_assert_ptr_nonnull(strstr(first_message(diags, "kiln-no-cpython"),
+			                             "did not answer within 300 ms"));
+		}
+		json_object_put(diags);
+	}
+	val_free(v);
+	standin_remove(&st);
 }
 END_TEST
 
@@ -436,6 +529,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, python_utf8_and_missing_cpython);
 	tcase_add_test(tc, python_worker_failures);
 	tcase_add_test(tc, unchecked_regions);
+	tcase_add_test(tc, worker_is_sandboxed_and_reused);
+	tcase_add_test(tc, worker_restarts_after_timeout);
 	tcase_add_test(tc, verdicts_and_profiles);
 	tcase_add_test(tc, diagnostic_shape);
 	tcase_add_test(tc, config_overrides);
