@@ -2,7 +2,7 @@
  * (code a model wrote, validated, as a versioned edit), the document
  * versions kiln has seen (so a stale proposal is never applied blindly),
  * sessions (conversation history under a token budget) and the audit log.
- * The methods themselves live in methods/intent.c. */
+ * The methods themselves live in methods/intent_*.c and documents.c. */
 #pragma once
 
 #include <json-c/json.h>

@@ -23,10 +23,12 @@ int method_snippet_run(struct rpc_call *call, json_object *params);
 /* snippet_validate.c */
 int method_snippet_validate(struct rpc_call *call, json_object *params);
 
-/* intent.c */
+/* intent_run.c, intent_approve.c, intent_model.c */
 int method_intent_run(struct rpc_call *call, json_object *params);
 int method_intent_approve(struct rpc_call *call, json_object *params);
 int method_intent_model(struct rpc_call *call, json_object *params);
+
+/* documents.c */
 int method_text_document_did_open(struct rpc_call *call, json_object *params);
 int method_text_document_did_change(struct rpc_call *call, json_object *params);
 int method_text_document_did_close(struct rpc_call *call, json_object *params);

@@ -1,0 +1,321 @@
+/* intent_run.c: intent/run: a plain-words intent becomes a validated
+ * proposal, the code streamed in intent/partial while the model writes it.
+ * Nothing here runs code: that takes intent/approve. */
+#include "methods/methods.h"
+
+#include <errno.h>
+#include <sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/util.h"
+#include "intent/intent.h"
+#include "kiln.h"
+#include "llm/llm.h"
+#include "methods/intent_common.h"
+#include "rpc/message.h"
+#include "rpc/peer.h"
+#include "sandbox/run.h"
+#include "validate/validate.h"
+
+/* intent/partial covers the first this many bytes of an answer. */
+#define PARTIAL_MAX (256u << 10)
+
+struct run_job {
+	struct kiln *k;
+	struct rpc_call *call;
+	struct llm_chat *chat;
+	struct llm_config cfg;
+	json_object *messages;
+	json_object *token;
+	json_object *req_id;
+	char *intent, *language, *uri, *text, *session_id;
+	json_object *range, *position;
+	int64_t version;
+	struct buf acc;  /* the answer so far, for intent/partial */
+	size_t scanned;  /* acc bytes up to the last newline handled */
+	struct buf sent; /* the code streamed so far */
+	bool writing;
+};
+
+static void run_job_free(struct run_job *j)
+{
+	llm_config_release(&j->cfg);
+	json_object_put(j->messages);
+	json_object_put(j->token);
+	json_object_put(j->req_id);
+	json_object_put(j->range);
+	json_object_put(j->position);
+	free(j->intent);
+	free(j->language);
+	free(j->uri);
+	free(j->text);
+	free(j->session_id);
+	buf_release(&j->acc);
+	buf_release(&j->sent);
+	free(j);
+}
+
+static void run_cancelled(void *data)
+{
+	struct run_job *j = data;
+	llm_chat_cancel(j->chat);
+	intent_progress(j->k, j->token, "end", "cancelled");
+	run_job_free(j);
+}
+
+/* Stream the code as it forms: at each completed line, extract from the
+ * answer so far and send what was added since the last notification, or
+ * the whole code with reset when the extraction changed its mind (a
+ * second block began, say). Skipped while the client is not reading: the
+ * next notification carries what was skipped, and the result has it all. */
+static void partial(struct run_job *j)
+{
+	/* Each call scans the answer so far: past PARTIAL_MAX the cost would
+	 * grow with the square of the answer, so the stream stops there. */
+	if (rpc_peer_congested(j->k->peer) || j->scanned > PARTIAL_MAX)
+		return;
+	struct llm_code c;
+	if (llm_extract_code(j->acc.data, j->scanned, j->language, &c) < 0)
+		return;
+	size_t n = strlen(c.code);
+	bool extends =
+	    n >= j->sent.len && memcmp(c.code, j->sent.data ? j->sent.data : "", j->sent.len) == 0;
+	if (!extends || n > j->sent.len) {
+		json_object *p = json_object_new_object();
+		json_object_object_add(p, "requestId", json_object_get(j->req_id));
+		if (extends) {
+			json_object_object_add(p, "text",
+			                       json_object_new_string_len(c.code + j->sent.len,
+			                                                  (int)(n - j->sent.len)));
+			json_object_object_add(p, "reset", json_object_new_boolean(0));
+		} else {
+			json_object_object_add(p, "text", json_object_new_string(c.code));
+			json_object_object_add(p, "reset", json_object_new_boolean(1));
+		}
+		rpc_notify(j->k->rpc, "intent/partial", p);
+		buf_reset(&j->sent);
+		buf_append(&j->sent, c.code, n);
+	}
+	llm_code_release(&c);
+}
+
+static void run_delta(void *data, const char *text, size_t len)
+{
+	struct run_job *j = data;
+	if (!j->writing) {
+		j->writing = true;
+		intent_progress(j->k, j->token, "report", "writing");
+	}
+	if (buf_append(&j->acc, text, len) < 0)
+		return; /* past the cap the chat itself fails */
+	const char *nl = memrchr(text, '\n', len);
+	if (!nl)
+		return;
+	j->scanned = j->acc.len - (len - (size_t)(nl - text) - 1);
+	partial(j);
+}
+
+static void run_done(void *data, const struct llm_answer *a, const struct llm_error *err)
+{
+	struct run_job *j = data;
+	struct kiln *k = j->k;
+	j->chat = NULL;
+	if (err) {
+		intent_progress(k, j->token, "end", err->kind);
+		rpc_call_error(j->call, RPC_REQUEST_FAILED, err->message, llm_error_data(err));
+		run_job_free(j);
+		return;
+	}
+	intent_progress(k, j->token, "report", "validating");
+	struct intent_proposal *p = intent_proposal_new(k->intent);
+	if (!p) {
+		rpc_call_error(j->call, RPC_INTERNAL_ERROR, "out of memory", NULL);
+		run_job_free(j);
+		return;
+	}
+	p->language = strdup(j->language);
+	p->uri = j->uri ? strdup(j->uri) : NULL;
+	p->version = j->version;
+	p->text = j->text ? strdup(j->text) : NULL;
+	p->session_id = j->session_id ? strdup(j->session_id) : NULL;
+	p->range = json_object_get(j->range);
+	p->position = json_object_get(j->position);
+	p->messages = json_object_get(j->messages);
+	char detail[512] = "";
+	int r = intent_proposal_fill(k, p, a->text, a->len, detail, sizeof(detail));
+	if (r < 0) {
+		intent_progress(k, j->token, "end", r == -ENOENT ? LLM_E_NO_CODE : "failed");
+		json_object *d = json_object_new_object();
+		if (r == -ENOENT) {
+			json_object_object_add(d, "answer",
+			                       json_object_new_string_len(
+			                           a->text, (int)(a->len < 2000 ? a->len : 2000)));
+			intent_error(j->call, RPC_REQUEST_FAILED, LLM_E_NO_CODE, d,
+			           "the model answered without any %s code; rephrase the intent "
+			           "or check that the model '%s' writes code",
+			           j->language, j->cfg.model);
+		} else if (r == -EINVAL && !p->diagnostics) {
+			intent_error(j->call, RPC_INVALID_PARAMS, E_LANGUAGE, d, "%s", detail);
+		} else {
+			intent_error(j->call, RPC_REQUEST_FAILED, E_VALIDATOR, d, "%s", detail);
+		}
+		run_job_free(j);
+		return;
+	}
+	/* The session remembers the intent and what the model wrote. */
+	intent_session_add(k->intent, j->session_id, "user", j->intent, j->cfg.history_tokens);
+	intent_session_add(k->intent, j->session_id, "assistant", p->answer, j->cfg.history_tokens);
+	intent_audit_proposal(k, p, j->cfg.model);
+	json_object *res = intent_proposal_json(p);
+	if (a->prompt_tokens >= 0 || a->completion_tokens >= 0) {
+		json_object *u = json_object_new_object();
+		json_object_object_add(u, "promptTokens", json_object_new_int64(a->prompt_tokens));
+		json_object_object_add(u, "completionTokens",
+		                       json_object_new_int64(a->completion_tokens));
+		json_object_object_add(res, "usage", u);
+	}
+	intent_progress(k, j->token, "end", p->verdict_name);
+	rpc_call_reply(j->call, res);
+	run_job_free(j);
+}
+
+/* Byte offset of an LSP Position in text; -EINVAL when it is not one. */
+static int position_at(struct kiln *k, const char *text, size_t len, json_object *pos, size_t *ret)
+{
+	int64_t line, ch;
+	if (json_get_int64(pos, "line", &line) < 0 || json_get_int64(pos, "character", &ch) < 0 ||
+	    line < 0 || ch < 0 || line > UINT32_MAX || ch > UINT32_MAX)
+		return -EINVAL;
+	*ret = pos_offset(text, len, (uint32_t)line, (uint32_t)ch, k->encoding);
+	return 0;
+}
+
+/* The text around the cursor, for the prompt. */
+static void cursor_context(const char *text, size_t off, char **before, char **after)
+{
+	size_t len = strlen(text);
+	*before = strndup(text, off);
+	*after = strdup(text + (off <= len ? off : len));
+}
+
+int method_intent_run(struct rpc_call *call, json_object *params)
+{
+	struct kiln *k = rpc_call_ctx(call);
+	const char *intent = NULL, *uri = NULL, *text = NULL, *lang = NULL, *session = NULL;
+	json_object *doc = json_get(params, "textDocument");
+	if (json_get_string(params, "intent", &intent) < 0 || !intent[0]) {
+		rpc_call_error(call, RPC_INVALID_PARAMS,
+		               "Invalid params: intent/run needs \"intent\", a non-empty string",
+		               NULL);
+		return 0;
+	}
+	int64_t version = -1;
+	if (doc) {
+		if (json_get_string(doc, "uri", &uri) < 0 ||
+		    json_get_string(doc, "text", &text) == -EINVAL ||
+		    json_get_int64(doc, "version", &version) == -EINVAL) {
+			rpc_call_error(call, RPC_INVALID_PARAMS,
+			               "Invalid params: textDocument needs uri (string), version "
+			               "(integer) and text (string)",
+			               NULL);
+			return 0;
+		}
+		json_get_string(doc, "languageId", &lang);
+	}
+	const char *explicit_lang = NULL;
+	if (json_get_string(params, "language", &explicit_lang) == 0)
+		lang = explicit_lang;
+	const char *canon = llm_language_canonical(lang ? lang : "python");
+	if (!canon ||
+	    (strcmp(canon, "python") && strcmp(canon, "bash") && strcmp(canon, "javascript"))) {
+		intent_error(call, RPC_INVALID_PARAMS, E_LANGUAGE, NULL,
+		           "kiln runs python, bash and javascript; '%s' is none of them (set "
+		           "\"language\")",
+		           lang);
+		return 0;
+	}
+	json_object *range = json_get(params, "range");
+	json_object *position = json_get(params, "position");
+	json_get_string(params, "sessionId", &session);
+
+	struct run_job *j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	j->k = k;
+	j->call = call;
+	char detail[512] = "";
+	int r = intent_llm_config(k, &j->cfg, detail, sizeof(detail));
+	if (r < 0) {
+		free(j);
+		intent_error(call, RPC_INVALID_PARAMS, LLM_E_CONFIG, NULL, "%s", detail);
+		return 0;
+	}
+	buf_init(&j->acc, j->cfg.max_response);
+	buf_init(&j->sent, j->cfg.max_response);
+	j->intent = strdup(intent);
+	j->language = strdup(canon);
+	j->uri = uri ? strdup(uri) : NULL;
+	j->text = strdup(text ? text : "");
+	j->session_id = session ? strdup(session) : NULL;
+	j->version = version;
+	j->range = json_copy(range);
+	j->position = json_copy(position);
+	j->token = json_copy(json_get(params, "workDoneToken"));
+	j->req_id = json_copy(rpc_call_id(call));
+	if (uri && version >= 0)
+		intent_doc_seen(k->intent, uri, version);
+
+	/* The selection, or the text around the cursor, goes into the prompt. */
+	_cleanup_free_ char *selection = NULL, *before = NULL, *after = NULL;
+	size_t len = strlen(j->text);
+	size_t a = 0, b = 0;
+	if ((range && (position_at(k, j->text, len, json_get(range, "start"), &a) < 0 ||
+	               position_at(k, j->text, len, json_get(range, "end"), &b) < 0 || b < a)) ||
+	    (!range && position && position_at(k, j->text, len, position, &a) < 0)) {
+		run_job_free(j);
+		rpc_call_error(call, RPC_INVALID_PARAMS,
+		               "Invalid params: range is {start, end} with start <= end, position "
+		               "{line, character}, each a non-negative integer",
+		               NULL);
+		return 0;
+	}
+	if (range) {
+		if (b > a)
+			selection = strndup(j->text + a, b - a);
+	} else if (position) {
+		cursor_context(j->text, a, &before, &after);
+	} else if (len) {
+		before = strdup(j->text);
+	}
+	json_object *files = json_get(params, "workspaceFiles");
+	struct llm_prompt pr = {
+	    .intent = intent,
+	    .language = canon,
+	    .uri = uri,
+	    .selection = selection,
+	    .before = before,
+	    .after = after,
+	    .workspace_files = json_object_is_type(files, json_type_array) ? files : NULL,
+	    .profile = intent_profile(k),
+	    .history = intent_session_history(k->intent, session),
+	};
+	j->messages = llm_prompt_messages(&pr);
+	static const struct llm_chat_callbacks cbs = {.delta = run_delta, .done = run_done};
+	r = j->messages
+	        ? llm_chat_start(intent_http(k->intent), &j->cfg, j->messages, &cbs, j, &j->chat)
+	        : -ENOMEM;
+	if (r < 0) {
+		run_job_free(j);
+		return r;
+	}
+	intent_progress(k, j->token, "begin", "thinking");
+	rpc_call_on_cancel(call, run_cancelled, j);
+	return 0;
+}
