@@ -5,32 +5,18 @@ response, and output throughput through the server to this client.
   sandbox_client.py KILN CONFIG LANG CODE N      median ms of N runs
   sandbox_client.py KILN CONFIG --throughput MB  MB/s of MB written to stdout
 """
-import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 
-
-def send(p, m):
-    b = json.dumps(m).encode()
-    p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
-    p.stdin.flush()
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import kilnrpc  # noqa: E402
 
 
-def recv(f):
-    n = None
-    while True:
-        line = f.readline()
-        if not line:
-            return None
-        line = line.strip()
-        if not line:
-            break
-        k, _, v = line.partition(b":")
-        if k.lower() == b"content-length":
-            n = int(v)
-    return json.loads(f.read(n))
+send = kilnrpc.send
+recv = kilnrpc.recv
 
 
 def start(kiln, config):

@@ -16,26 +16,15 @@ import sys
 import time
 import argparse
 
+# tests/lib in the tree; beside this file when the suite has copied both
+# somewhere an unprivileged user can read.
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_here, os.path.join(_here, "..", "lib")]
+import kilnrpc  # noqa: E402
 
-def send(proc, msg):
-    body = json.dumps(msg).encode()
-    proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-    proc.stdin.flush()
 
-
-def recv(f):
-    length = None
-    while True:
-        line = f.readline()
-        if not line:
-            return None
-        line = line.strip()
-        if not line:
-            break
-        k, _, v = line.partition(b":")
-        if k.lower() == b"content-length":
-            length = int(v)
-    return json.loads(f.read(length))
+send = kilnrpc.send
+recv = kilnrpc.recv
 
 
 def main():

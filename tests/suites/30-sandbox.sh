@@ -80,8 +80,9 @@ if ! cc -O1 -Wall -o "$tmp/attack" tests/sandbox/attack.c >"$log" 2>&1; then
 	exit 1
 fi
 cp "$KILN" "$tmp/kiln"
-cp tests/sandbox/attacks.py tests/sandbox/rpc.py "$tmp/"
+cp tests/sandbox/attacks.py tests/sandbox/rpc.py tests/lib/kilnrpc.py "$tmp/"
 chmod 755 "$tmp/kiln" "$tmp/attack" "$tmp/attacks.py" "$tmp/rpc.py"
+chmod 644 "$tmp/kilnrpc.py"
 
 run_as() { # run_as LABEL [WRAPPER...]
 	label=$1

@@ -3,10 +3,11 @@
 snippet/validate method: ranges in the negotiated encoding, the verdict,
 the LSP shape of diagnostics, and the errors for bad params. Prints one
 line per check and "rpc: N passed, N failed"."""
-import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import kilnrpc  # noqa: E402
 
 kiln = sys.argv[1]
 passed = failed = 0
@@ -22,48 +23,10 @@ def ok(cond, what):
         print(f"FAIL {what}")
 
 
-class Server:
+class Server(kilnrpc.Server):
     def __init__(self, encoding):
         env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(os.path.dirname(__file__), "no-config"))
-        self.p = subprocess.Popen([kiln], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, env=env)
-        self.id = 0
-        caps = {"general": {"positionEncodings": [encoding]}}
-        self.init = self.call("initialize", {"processId": None, "capabilities": caps})
-        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-
-    def send(self, msg):
-        body = json.dumps(msg).encode()
-        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.p.stdin.flush()
-
-    def read(self):
-        length = None
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise EOFError("kiln closed its output")
-            line = line.strip()
-            if not line:
-                break
-            k, _, v = line.partition(b":")
-            if k.lower() == b"content-length":
-                length = int(v)
-        return json.loads(self.p.stdout.read(length))
-
-    def call(self, method, params):
-        self.id += 1
-        self.send({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})
-        while True:
-            msg = self.read()
-            if msg.get("id") == self.id:
-                return msg
-
-    def close(self):
-        self.call("shutdown", None)
-        self.send({"jsonrpc": "2.0", "method": "exit"})
-        self.p.stdin.close()
-        return self.p.wait(timeout=10)
+        super().__init__(kiln, env, {"general": {"positionEncodings": [encoding]}})
 
 
 # 'é😀' before eval: UTF-16 counts 1 + 2, UTF-8 2 + 4, UTF-32 1 + 1.

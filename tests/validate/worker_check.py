@@ -27,6 +27,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import kilnrpc  # noqa: E402
+
 kiln = sys.argv[1]
 passed = failed = 0
 NS = ("user", "mnt", "net", "pid", "ipc", "uts")
@@ -43,50 +46,16 @@ def ok(cond, what, detail=""):
         print(f"FAIL {what} {detail}".rstrip())
 
 
-class Server:
+class Server(kilnrpc.Server):
     def __init__(self, env):
-        self.p = subprocess.Popen([kiln], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL, env=env)
-        self.id = 0
-        self.call("initialize", {"processId": None, "capabilities": {}})
-        self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
-
-    def send(self, msg):
-        body = json.dumps(msg).encode()
-        self.p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.p.stdin.flush()
-
-    def read(self):
-        length = None
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise EOFError("kiln closed its output")
-            line = line.strip()
-            if not line:
-                break
-            k, _, v = line.partition(b":")
-            if k.lower() == b"content-length":
-                length = int(v)
-        return json.loads(self.p.stdout.read(length))
-
-    def call(self, method, params):
-        self.id += 1
-        self.send({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params})
-        while True:
-            msg = self.read()
-            if msg.get("id") == self.id:
-                return msg
+        super().__init__(kiln, env)
 
     def validate(self, code):
         r = self.call("snippet/validate", {"language": "python", "code": code})
         return r.get("result", {}).get("diagnostics", [])
 
     def stop(self):
-        self.call("shutdown", None)
-        self.send({"jsonrpc": "2.0", "method": "exit"})
-        self.p.stdin.close()
-        return self.p.wait(timeout=30)
+        return self.close()
 
 
 def cpython_answered(diags):
