@@ -307,8 +307,8 @@ static void run_finished(void *data, const struct run_outcome *o, int err, const
 	struct intent_proposal *p = intent_proposal_find(k->intent, j->proposal_id);
 	if (err < 0) {
 		intent_error(j->call, RPC_REQUEST_FAILED, E_SANDBOX, NULL,
-		           "the sandbox could not run the code: %s",
-		           errmsg ? errmsg : strerror(-err));
+		             "the sandbox could not run the code: %s",
+		             errmsg ? errmsg : strerror(-err));
 		approve_free(j);
 		return;
 	}
@@ -383,7 +383,7 @@ static void start_run(struct approve_job *j)
 	struct intent_proposal *p = intent_proposal_find(k->intent, j->proposal_id);
 	if (!p) {
 		intent_error(j->call, RPC_REQUEST_FAILED, E_UNKNOWN_PROPOSAL, NULL,
-		           "proposal %s is gone", j->proposal_id);
+		             "proposal %s is gone", j->proposal_id);
 		approve_free(j);
 		return;
 	}
@@ -394,7 +394,7 @@ static void start_run(struct approve_job *j)
 	int r = run_start(k, p->language, p->code, j->limits, run_finished, j, &j->run);
 	if (r < 0) {
 		intent_error(j->call, RPC_REQUEST_FAILED, E_SANDBOX, NULL,
-		           "the sandbox could not start: %s", strerror(-r));
+		             "the sandbox could not start: %s", strerror(-r));
 		approve_free(j);
 	}
 }
@@ -411,8 +411,8 @@ int method_intent_approve(struct rpc_call *call, json_object *params)
 	struct intent_proposal *p = intent_proposal_find(k->intent, id);
 	if (!p) {
 		intent_error(call, RPC_INVALID_PARAMS, E_UNKNOWN_PROPOSAL, NULL,
-		           "no proposal %s (it never existed, or it is older than the last 128)",
-		           id);
+		             "no proposal %s (it never existed, or it is older than the last 128)",
+		             id);
 		return 0;
 	}
 	/* A document that changed since the proposal was made: its edit
@@ -438,7 +438,7 @@ int method_intent_approve(struct rpc_call *call, json_object *params)
 		json_object *d = json_object_new_object();
 		json_object_object_add(d, "diagnostics", json_object_get(p->diagnostics));
 		intent_error(call, RPC_REQUEST_FAILED, E_DENIED, d,
-		           "proposal %s was denied by the validator and cannot run", p->id);
+		             "proposal %s was denied by the validator and cannot run", p->id);
 		return 0;
 	}
 	json_object *repair = json_get(params, "repair");

@@ -14,7 +14,7 @@
 #include "kiln.h"
 
 void intent_error(struct rpc_call *call, int code, const char *kind, json_object *data,
-                       const char *fmt, ...)
+                  const char *fmt, ...)
 {
 	char msg[768];
 	va_list ap;
@@ -52,9 +52,8 @@ const char *intent_profile(struct kiln *k)
 	return profile;
 }
 
-int intent_validate(struct kiln *k, const char *language, const char *code,
-                         json_object **ret_diags, enum val_verdict *ret_verdict, char *detail,
-                         size_t dsz)
+int intent_validate(struct kiln *k, const char *language, const char *code, json_object **ret_diags,
+                    enum val_verdict *ret_verdict, char *detail, size_t dsz)
 {
 	struct validator *v = k->validator;
 	if (!v) {
@@ -98,8 +97,8 @@ void intent_audit_proposal(struct kiln *k, const struct intent_proposal *p, cons
 	intent_audit(k->intent, "proposal", rec);
 }
 
-int intent_proposal_fill(struct kiln *k, struct intent_proposal *p, const char *answer,
-                                size_t len, char *detail, size_t dsz)
+int intent_proposal_fill(struct kiln *k, struct intent_proposal *p, const char *answer, size_t len,
+                         char *detail, size_t dsz)
 {
 	struct llm_code c;
 	int r = llm_extract_code(answer, len, p->language, &c);

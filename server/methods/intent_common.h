@@ -35,9 +35,8 @@ void intent_progress(struct kiln *k, json_object *token, const char *kind, const
 /* The validator profile the config names (NULL: the validator's default). */
 const char *intent_profile(struct kiln *k);
 /* Validate code under the active profile; see val_check. */
-int intent_validate(struct kiln *k, const char *language, const char *code,
-                    json_object **ret_diags, enum val_verdict *ret_verdict, char *detail,
-                    size_t dsz);
+int intent_validate(struct kiln *k, const char *language, const char *code, json_object **ret_diags,
+                    enum val_verdict *ret_verdict, char *detail, size_t dsz);
 /* The model settings from the config's "llm" section and the environment. */
 int intent_llm_config(struct kiln *k, struct llm_config *cfg, char *detail, size_t dsz);
 /* intent.maxRepairAttempts, within 1..MAX_ATTEMPTS_LIMIT. */
@@ -47,5 +46,5 @@ void intent_audit_proposal(struct kiln *k, const struct intent_proposal *p, cons
 /* Fill a proposal's code, verdict, diagnostics and edit from an answer.
  * Returns 0, -ENOENT (no code), or another -errno with a sentence in
  * detail. */
-int intent_proposal_fill(struct kiln *k, struct intent_proposal *p, const char *answer,
-                         size_t len, char *detail, size_t dsz);
+int intent_proposal_fill(struct kiln *k, struct intent_proposal *p, const char *answer, size_t len,
+                         char *detail, size_t dsz);

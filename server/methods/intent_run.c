@@ -158,9 +158,9 @@ static void run_done(void *data, const struct llm_answer *a, const struct llm_er
 			                       json_object_new_string_len(
 			                           a->text, (int)(a->len < 2000 ? a->len : 2000)));
 			intent_error(j->call, RPC_REQUEST_FAILED, LLM_E_NO_CODE, d,
-			           "the model answered without any %s code; rephrase the intent "
-			           "or check that the model '%s' writes code",
-			           j->language, j->cfg.model);
+			             "the model answered without any %s code; rephrase the intent "
+			             "or check that the model '%s' writes code",
+			             j->language, j->cfg.model);
 		} else if (r == -EINVAL && !p->diagnostics) {
 			intent_error(j->call, RPC_INVALID_PARAMS, E_LANGUAGE, d, "%s", detail);
 		} else {
@@ -236,9 +236,9 @@ int method_intent_run(struct rpc_call *call, json_object *params)
 	if (!canon ||
 	    (strcmp(canon, "python") && strcmp(canon, "bash") && strcmp(canon, "javascript"))) {
 		intent_error(call, RPC_INVALID_PARAMS, E_LANGUAGE, NULL,
-		           "kiln runs python, bash and javascript; '%s' is none of them (set "
-		           "\"language\")",
-		           lang);
+		             "kiln runs python, bash and javascript; '%s' is none of them (set "
+		             "\"language\")",
+		             lang);
 		return 0;
 	}
 	json_object *range = json_get(params, "range");
