@@ -126,7 +126,7 @@ bench: deps-bench $(BUILD)/kiln
 
 # --- housekeeping -------------------------------------------------------------
 format:
-	clang-format -i $$(git ls-files 'server/*.c' 'server/*.h' 'tests/unit/*.[ch]' 'tests/fuzz/*.c')
+	clang-format -i $$(git ls-files -co --exclude-standard 'server/*.c' 'server/*.h' 'tests/unit/*.[ch]' 'tests/fuzz/*.c')
 format-check:
 	@sh tests/suites/05-format.sh
 
