@@ -5,11 +5,13 @@
 
 CC      ?= cc
 CLANG   ?= clang
-PKGS    := json-c libseccomp libbsd libmd libcurl
+# libcurl gives only its headers: llm/curl_api.c loads it on first use.
+PKGS    := json-c libseccomp libbsd libmd
+CFLAGS_ONLY_PKGS := libcurl
 WARN    := -std=gnu17 -Wall -Wextra -Werror -Wshadow -Wmissing-prototypes \
            -Wstrict-prototypes -Wformat=2 -Wvla
 CPPFLAGS_K := -Iserver -D_GNU_SOURCE
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) $(CFLAGS_ONLY_PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 # Modules append to these.

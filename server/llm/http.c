@@ -7,7 +7,6 @@
  * which is the only place a handle may be removed from the multi. */
 #include "llm/http.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
+#include "llm/curl_api.h"
 
 struct http {
 	struct loop *loop;
@@ -46,6 +46,9 @@ struct http_req {
 	struct loop_timer *idle;
 };
 
+/* libcurl's functions, loaded by the first request (llm/curl_api.h). */
+static const struct curl_api *cu;
+
 static void process_done(struct http *h);
 
 static void req_unlink_free(struct http_req *r)
@@ -58,9 +61,9 @@ static void req_unlink_free(struct http_req *r)
 	if (r->next)
 		r->next->prev = r->prev;
 	loop_timer_stop(h->loop, r->idle);
-	curl_multi_remove_handle(h->multi, r->easy);
-	curl_easy_cleanup(r->easy);
-	curl_slist_free_all(r->headers);
+	cu->multi_remove_handle(h->multi, r->easy);
+	cu->easy_cleanup(r->easy);
+	cu->slist_free_all(r->headers);
 	free(r->body);
 	free(r);
 }
@@ -80,7 +83,7 @@ static void on_socket_event(struct loop *loop, int fd, unsigned events, void *da
 		flags |= CURL_CSELECT_ERR;
 	int running;
 	h->in_action++;
-	curl_multi_socket_action(h->multi, fd, flags, &running);
+	cu->multi_socket_action(h->multi, fd, flags, &running);
 	h->in_action--;
 	process_done(h);
 }
@@ -92,7 +95,7 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 	if (what == CURL_POLL_REMOVE) {
 		if (socketp) {
 			loop_unwatch(h->loop, s);
-			curl_multi_assign(h->multi, s, NULL);
+			cu->multi_assign(h->multi, s, NULL);
 		}
 		return 0;
 	}
@@ -105,7 +108,7 @@ static int socket_cb(CURL *easy, curl_socket_t s, int what, void *userp, void *s
 		return loop_modify(h->loop, s, ev) < 0 ? -1 : 0;
 	if (loop_watch(h->loop, s, ev, on_socket_event, h) < 0)
 		return -1;
-	curl_multi_assign(h->multi, s, h);
+	cu->multi_assign(h->multi, s, h);
 	return 0;
 }
 
@@ -116,7 +119,7 @@ static void on_curl_timer(struct loop *loop, void *data)
 	h->timer = NULL;
 	int running;
 	h->in_action++;
-	curl_multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	cu->multi_socket_action(h->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 	h->in_action--;
 	process_done(h);
 }
@@ -141,13 +144,13 @@ static void finish(struct http_req *r, int code, bool idle)
 {
 	/* The request is freed before done runs: keep its error text. */
 	char err[CURL_ERROR_SIZE];
-	snprintf(err, sizeof(err), "%s", r->errbuf[0] ? r->errbuf : curl_easy_strerror(code));
+	snprintf(err, sizeof(err), "%s", r->errbuf[0] ? r->errbuf : cu->easy_strerror(code));
 	struct http_result res = {
 	    .curl_code = code,
 	    .curl_error = err,
 	    .idle_timeout = idle,
 	};
-	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &res.status);
+	cu->easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &res.status);
 	struct http_callbacks cb = r->cb;
 	void *data = r->data;
 	bool cancelled = r->cancelled;
@@ -160,11 +163,11 @@ static void process_done(struct http *h)
 {
 	CURLMsg *msg;
 	int left;
-	while ((msg = curl_multi_info_read(h->multi, &left))) {
+	while ((msg = cu->multi_info_read(h->multi, &left))) {
 		if (msg->msg != CURLMSG_DONE)
 			continue;
 		struct http_req *r = NULL;
-		curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		cu->easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
 		if (r)
 			finish(r, msg->data.result, false);
 	}
@@ -212,7 +215,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *userp)
 	}
 	if (len <= 2 && (line[0] == '\r' || line[0] == '\n')) {
 		long status = 0;
-		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+		cu->easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
 		if (status < 200) /* 100 Continue and friends: more headers follow */
 			return len;
 		r->headers_seen = true;
@@ -282,19 +285,19 @@ static int ensure_multi(struct http *h)
 {
 	if (h->multi)
 		return 0;
-	static bool global_done;
-	if (!global_done) {
-		if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK)
-			return -EIO;
-		global_done = true;
+	char detail[256];
+	int r = curl_api_load(&cu, detail, sizeof(detail));
+	if (r < 0) {
+		log_error("%s", detail);
+		return r;
 	}
-	h->multi = curl_multi_init();
+	h->multi = cu->multi_init();
 	if (!h->multi)
 		return -ENOMEM;
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
-	curl_multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
-	curl_multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
+	cu->multi_setopt(h->multi, CURLMOPT_SOCKETFUNCTION, socket_cb);
+	cu->multi_setopt(h->multi, CURLMOPT_SOCKETDATA, h);
+	cu->multi_setopt(h->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	cu->multi_setopt(h->multi, CURLMOPT_TIMERDATA, h);
 	return 0;
 }
 
@@ -309,7 +312,7 @@ void http_free(struct http *h)
 	loop_timer_stop(h->loop, h->timer);
 	loop_timer_stop(h->loop, h->reap);
 	if (h->multi)
-		curl_multi_cleanup(h->multi);
+		cu->multi_cleanup(h->multi);
 	free(h);
 }
 
@@ -327,44 +330,44 @@ int http_request_start(struct http *h, const struct http_options *o,
 	req->h = h;
 	req->cb = *cb;
 	req->data = data;
-	req->easy = curl_easy_init();
+	req->easy = cu->easy_init();
 	if (!req->easy)
 		goto oom;
 	for (const char *const *p = o->headers; p && *p; p++) {
-		struct curl_slist *l = curl_slist_append(req->headers, *p);
+		struct curl_slist *l = cu->slist_append(req->headers, *p);
 		if (!l)
 			goto oom;
 		req->headers = l;
 	}
 	CURL *e = req->easy;
-	curl_easy_setopt(e, CURLOPT_URL, o->url);
+	cu->easy_setopt(e, CURLOPT_URL, o->url);
 	/* Model servers are plain HTTP or HTTPS; nothing else may be
 	 * reached through a configured URL (file://, gopher://, ...). */
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(e, CURLOPT_PRIVATE, (char *)req);
-	curl_easy_setopt(e, CURLOPT_ERRORBUFFER, req->errbuf);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(e, CURLOPT_HEADERDATA, req);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(e, CURLOPT_WRITEDATA, req);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, req->headers);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "kiln");
+	cu->easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	cu->easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	cu->easy_setopt(e, CURLOPT_PRIVATE, (char *)req);
+	cu->easy_setopt(e, CURLOPT_ERRORBUFFER, req->errbuf);
+	cu->easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+	cu->easy_setopt(e, CURLOPT_HEADERDATA, req);
+	cu->easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+	cu->easy_setopt(e, CURLOPT_WRITEDATA, req);
+	cu->easy_setopt(e, CURLOPT_HTTPHEADER, req->headers);
+	cu->easy_setopt(e, CURLOPT_USERAGENT, "kiln");
 	/* Environment proxies would send a local model's traffic elsewhere. */
-	curl_easy_setopt(e, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
+	cu->easy_setopt(e, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
 	if (o->connect_timeout_ms)
-		curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
+		cu->easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)o->connect_timeout_ms);
 	if (o->total_timeout_ms)
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)o->total_timeout_ms);
+		cu->easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)o->total_timeout_ms);
 	if (o->body) {
 		req->body = strdup(o->body);
 		if (!req->body)
 			goto oom;
-		curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
-		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(req->body));
+		cu->easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
+		cu->easy_setopt(e, CURLOPT_POSTFIELDSIZE, (long)strlen(req->body));
 	}
 	if (o->method && strcmp(o->method, "GET") == 0)
-		curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+		cu->easy_setopt(e, CURLOPT_HTTPGET, 1L);
 	req->next = h->reqs;
 	if (h->reqs)
 		h->reqs->prev = req;
@@ -379,7 +382,7 @@ int http_request_start(struct http *h, const struct http_options *o,
 		}
 	}
 	h->in_action++;
-	CURLMcode mc = curl_multi_add_handle(h->multi, e);
+	CURLMcode mc = cu->multi_add_handle(h->multi, e);
 	h->in_action--;
 	if (mc != CURLM_OK) {
 		req_unlink_free(req);
@@ -389,8 +392,8 @@ int http_request_start(struct http *h, const struct http_options *o,
 	return 0;
 oom:
 	if (req->easy)
-		curl_easy_cleanup(req->easy);
-	curl_slist_free_all(req->headers);
+		cu->easy_cleanup(req->easy);
+	cu->slist_free_all(req->headers);
 	free(req->body);
 	free(req);
 	return -ENOMEM;
