@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fdwait.h"
+#include "core/loop.h"
 #include "core/util.h"
 #include "sandbox/box.h"
 #include "sandbox/limits.h"
@@ -30,30 +32,16 @@ struct sbx_worker {
 	int fd;
 };
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait for READY, then EXEC, on the status socket. A FAIL names the step;
  * EOF without one means pid 1 died (or was killed) while building. */
-static int wait_started(int status_fd, int64_t deadline, int *ret_step)
+static int wait_started(int status_fd, uint64_t deadline, int *ret_step)
 {
 	bool ready = false;
 	for (;;) {
-		int64_t left = deadline - now_ms();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		struct pollfd p = {.fd = status_fd, .events = POLLIN};
-		int n = poll(&p, 1, (int)left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return neg_errno();
-		if (n == 0)
-			return -ETIMEDOUT;
+		/* A hang-up still goes to recvmsg: its EOF says pid 1 died. */
+		int r = fd_wait(status_fd, POLLIN, deadline);
+		if (r < 0 && r != -EPIPE)
+			return r;
 		struct sbx_msg m;
 		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
 		union {
@@ -122,7 +110,7 @@ int sbx_worker_spawn(const struct sandbox *s, const struct sbx_worker_spec *spec
 	po->plan.err_fd = devnull;
 	struct sbx_box box;
 	int step = SBX_STEP_NONE;
-	int64_t deadline = now_ms() + spec->start_ms;
+	uint64_t deadline = loop_now_ms() + (uint64_t)spec->start_ms;
 	r = sbx_box_clone(s, &po->plan, &box, &step);
 	/* The child has its own copy of the plan and of these fds. */
 	sbx_plan_free(po);

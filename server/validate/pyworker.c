@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fdwait.h"
+#include "core/loop.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "sandbox/sandbox.h"
@@ -128,35 +130,7 @@ static int worker_start(struct val_pyworker *w)
 	return 0;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Wait for fd to be ready for events until deadline; -ETIMEDOUT, -EPIPE. */
-static int wait_fd(int fd, short events, int64_t deadline)
-{
-	for (;;) {
-		int64_t left = deadline - now_ms();
-		if (left <= 0)
-			return -ETIMEDOUT;
-		struct pollfd p = {.fd = fd, .events = events};
-		int n = poll(&p, 1, (int)left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return neg_errno();
-		if (n == 0)
-			return -ETIMEDOUT;
-		if (p.revents & events)
-			return 0;
-		return -EPIPE;
-	}
-}
-
-static int write_all(int fd, const char *p, size_t n, int64_t deadline)
+static int write_all(int fd, const char *p, size_t n, uint64_t deadline)
 {
 	while (n > 0) {
 		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
@@ -167,14 +141,14 @@ static int write_all(int fd, const char *p, size_t n, int64_t deadline)
 		}
 		if (k < 0 && errno != EAGAIN && errno != EINTR)
 			return neg_errno();
-		int r = wait_fd(fd, POLLOUT, deadline);
+		int r = fd_wait(fd, POLLOUT, deadline);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int read_line(int fd, char *out, size_t osz, int64_t deadline)
+static int read_line(int fd, char *out, size_t osz, uint64_t deadline)
 {
 	size_t n = 0;
 	for (;;) {
@@ -194,7 +168,7 @@ static int read_line(int fd, char *out, size_t osz, int64_t deadline)
 			return -EPIPE;
 		if (errno != EAGAIN && errno != EINTR)
 			return neg_errno();
-		int r = wait_fd(fd, POLLIN, deadline);
+		int r = fd_wait(fd, POLLIN, deadline);
 		if (r < 0)
 			return r;
 	}
@@ -220,7 +194,7 @@ static int parse_reply(const char *line, struct val_pyerror *e)
 
 static int ask(struct val_pyworker *w, const char *code, size_t len, struct val_pyerror *ret)
 {
-	int64_t deadline = now_ms() + w->timeout_ms;
+	uint64_t deadline = loop_now_ms() + (uint64_t)w->timeout_ms;
 	int fd = sbx_worker_fd(w->proc);
 	char hdr[32];
 	int hl = snprintf(hdr, sizeof(hdr), "%zu\n", len);
