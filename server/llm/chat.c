@@ -176,16 +176,22 @@ static int64_t retry_after_ms(const char *v)
 
 static void on_done(void *data, const struct http_result *res);
 
+/* "Authorization: Bearer KEY" in buf, or NULL without a key. The caller
+ * wipes buf once the request has taken its copy. */
+static const char *auth_header(const struct llm_chat *c, char *buf, size_t n)
+{
+	if (!c->api_key)
+		return NULL;
+	snprintf(buf, n, "Authorization: Bearer %s", c->api_key);
+	return buf;
+}
+
 static int list_models(struct llm_chat *c)
 {
 	char url[2048];
 	snprintf(url, sizeof(url), "%s%s", c->url, c->ops->models_path);
-	char auth[1024] = "";
-	const char *headers[2] = {NULL, NULL};
-	if (c->api_key) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->api_key);
-		headers[0] = auth;
-	}
+	char auth[1024];
+	const char *headers[2] = {auth_header(c, auth, sizeof(auth)), NULL};
 	struct http_options o = {
 	    .method = "GET",
 	    .url = url,
@@ -499,14 +505,11 @@ int llm_chat_start(struct http *h, const struct llm_config *cfg, json_object *me
 	}
 	char url[2048];
 	snprintf(url, sizeof(url), "%s%s", c->url, c->ops->chat_path);
-	char auth[1024] = "";
+	char auth[1024];
 	const char *headers[4] = {
 	    "Content-Type: application/json",
-	    "Accept: application/x-ndjson, text/event-stream, application/json", NULL, NULL};
-	if (c->api_key) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", c->api_key);
-		headers[2] = auth;
-	}
+	    "Accept: application/x-ndjson, text/event-stream, application/json",
+	    auth_header(c, auth, sizeof(auth)), NULL};
 	struct http_options o = {
 	    .method = "POST",
 	    .url = url,
