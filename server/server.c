@@ -18,6 +18,7 @@
 #include "replay/record.h"
 #include "rpc/dispatch.h"
 #include "rpc/peer.h"
+#include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 #include "validate/validate.h"
 
@@ -55,13 +56,29 @@ int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, 
 	return 0;
 }
 
+/* Warm boxes are on unless sandbox.warmBoxes is false; the first is
+ * built for python, the language of most runs, and each run then has the
+ * next box of its own language built (run.h). */
+static void warm_sandbox(struct kiln *k)
+{
+	if (!k->sandbox)
+		return;
+	bool on = true;
+	if (json_get_bool(config_section(k->config, "sandbox"), "warmBoxes", &on) < 0)
+		on = true;
+	k->sandbox->warm_boxes = on;
+	run_warm(k, "python");
+}
+
 /* One language's rules per loop iteration, so a request that arrives
- * meanwhile waits for one compile at most. */
+ * meanwhile waits for one compile at most; then the first warm box. */
 static void warm_validator(struct loop *loop, void *data)
 {
 	struct kiln *k = data;
 	if (k->validator && val_prepare(k->validator) > 0)
 		loop_timer_start(loop, 0, warm_validator, k);
+	else
+		warm_sandbox(k);
 }
 
 void kiln_warm_up(struct kiln *k)

@@ -22,8 +22,12 @@ struct record {
  * so the transcript replays. */
 static const char *const volatile_keys[] = {
     "durationMs", "cpuMs", "maxRssKb", "runId",     "proposalId",
-    "version",    "pid",   "token",    "timestamp",
+    "version",    "pid",   "token",    "timestamp", "warmBox",
 };
+
+/* Members whose whole value, null or object included, depends on the
+ * machine: a run's cgroup (null where none is writable). */
+static const char *const machine_keys[] = {"cgroup"};
 
 /* Members that must never reach a file. */
 static int is_secret(const char *key)
@@ -44,6 +48,14 @@ static int is_volatile(const char *key)
 	return 0;
 }
 
+static int is_machine(const char *key)
+{
+	for (size_t i = 0; i < sizeof(machine_keys) / sizeof(machine_keys[0]); i++)
+		if (strcmp(key, machine_keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static void scrub(json_object *obj, int outgoing)
 {
 	if (json_object_is_type(obj, json_type_array)) {
@@ -58,6 +70,8 @@ static void scrub(json_object *obj, int outgoing)
 	{
 		if (is_secret(key)) {
 			json_object_object_add(obj, key, json_object_new_string("{{redacted}}"));
+		} else if (outgoing && is_machine(key)) {
+			json_object_object_add(obj, key, json_object_new_string("{{any}}"));
 		} else if (outgoing && is_volatile(key) && val &&
 		           !json_object_is_type(val, json_type_object)) {
 			const char *ph =

@@ -18,6 +18,10 @@
 #include "core/util.h"
 #include "sandbox/sandbox.h"
 
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
 struct clone_args_k {
 	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
 	    set_tid_size, cgroup;
@@ -70,8 +74,8 @@ void sbx_box_kill(int pidfd)
 	close(pidfd);
 }
 
-int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, struct sbx_box *ret,
-                  int *ret_step)
+int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
+                  struct sbx_box *ret, int *ret_step)
 {
 	int status[2] = {-1, -1}, sync[2] = {-1, -1};
 	int r = 0;
@@ -96,6 +100,11 @@ int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, struct sbx_box
 	    .pidfd = (uint64_t)(uintptr_t)&pidfd,
 	    .exit_signal = SIGCHLD,
 	};
+	/* Born in its cgroup: no moment where the box runs outside it. */
+	if (cgroup_fd >= 0) {
+		ca.flags |= CLONE_INTO_CGROUP;
+		ca.cgroup = (uint64_t)cgroup_fd;
+	}
 	long pid = syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid == 0)
 		sbx_child_main(plan); /* never returns */

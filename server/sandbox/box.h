@@ -19,11 +19,13 @@ struct sbx_box {
 
 /* Clone pid 1 of a new box that walks plan. The caller sets the plan's
  * out_fd, err_fd and in_fd (and closes its copies afterwards); this sets
- * the id maps and the status and sync fds. Safe while other threads run:
- * the child allocates nothing. On failure nothing is left running and
- * *ret_step says where it failed (SBX_STEP_NONE: clone3 itself). */
-int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, struct sbx_box *ret,
-                  int *ret_step);
+ * the id maps and the status and sync fds. cgroup_fd: a cgroup v2
+ * directory the box is born in (CLONE_INTO_CGROUP), or -1. Safe while
+ * other threads run: the child allocates nothing. On failure nothing is
+ * left running and *ret_step says where it failed (SBX_STEP_NONE: clone3
+ * itself). */
+int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
+                  struct sbx_box *ret, int *ret_step);
 
 /* SIGKILL pid 1 and wait for it: every process of the box is gone when
  * this returns. Closes the pidfd. */

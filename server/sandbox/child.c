@@ -81,6 +81,7 @@ static const char *const step_names[] = {
     [SBX_STEP_PIVOT] = "pivoting into the new root",
     [SBX_STEP_READONLY] = "making the new root read-only",
     [SBX_STEP_REPORT] = "reporting to the server",
+    [SBX_STEP_CODE] = "writing the code into the box",
     [SBX_STEP_FORK] = "starting the program's process",
     [SBX_STEP_SESSION] = "starting a new session",
     [SBX_STEP_STDIO] = "connecting stdin, stdout and stderr",
@@ -480,9 +481,19 @@ static int reset_signals(void)
 	return sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
+/* What pid 2 starts from: it shares pid 1's memory until its execve. */
+struct prog_args {
+	const struct sbx_plan *p;
+	int pfd; /* the exec report pipe */
+	const struct sbx_rlimit *rlimits;
+	size_t nrlimits;
+};
+
 /* Pid 2: lock down and become the program. Setup reads top to bottom. */
-__attribute__((noreturn)) static void program(const struct sbx_plan *p, int pfd)
+__attribute__((noreturn)) static void program(const struct prog_args *a)
 {
+	const struct sbx_plan *p = a->p;
+	int pfd = a->pfd;
 	PSTEP(pfd, SBX_STEP_SESSION, prctl(PR_SET_PDEATHSIG, SIGKILL));
 	PSTEP(pfd, SBX_STEP_SESSION, setsid());
 	int in = p->in_fd >= 0 ? FD_IN : open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -499,8 +510,8 @@ __attribute__((noreturn)) static void program(const struct sbx_plan *p, int pfd)
 	PSTEP(pfd, SBX_STEP_CHDIR, chdir(SBX_WORKSPACE));
 	umask(022);
 	PSTEP(pfd, SBX_STEP_KEYRING, (int)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0));
-	for (size_t i = 0; i < p->nrlimits; i++)
-		PSTEP(pfd, SBX_STEP_RLIMIT, setrlimit(p->rlimits[i].resource, &p->rlimits[i].lim));
+	for (size_t i = 0; i < a->nrlimits; i++)
+		PSTEP(pfd, SBX_STEP_RLIMIT, setrlimit(a->rlimits[i].resource, &a->rlimits[i].lim));
 	PSTEP(pfd, SBX_STEP_CAPS, drop_caps());
 	PSTEP(pfd, SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
 	PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi));
@@ -511,9 +522,87 @@ __attribute__((noreturn)) static void program(const struct sbx_plan *p, int pfd)
 	prog_fail(pfd, SBX_STEP_EXEC);
 }
 
+static int program_entry(void *arg)
+{
+	program(arg);
+}
+
 static void noop_handler(int sig)
 {
 	(void)sig;
+}
+
+/* Wait for the server's SBX_MSG_GO: the rlimits in *go, the code's memfd
+ * in *ret_fd. Returns 0, or -1 with errno (EPIPE: the server closed the
+ * socket, it does not need this box). */
+static int recv_go(struct sbx_go *go, int *ret_fd)
+{
+	struct iovec iov = {.iov_base = go, .iov_len = sizeof(*go)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = &iov,
+	                    .msg_iovlen = 1,
+	                    .msg_control = u.buf,
+	                    .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	while ((n = recvmsg(FD_STATUS, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	if (n <= 0) {
+		errno = n < 0 ? errno : EPIPE;
+		return -1;
+	}
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	if (n != sizeof(*go) || go->nrlimits > SBX_MAX_RLIMITS || !c ||
+	    c->cmsg_type != SCM_RIGHTS) {
+		errno = EPROTO;
+		return -1;
+	}
+	memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
+	return 0;
+}
+
+/* Copy the code from the server's memfd to path, read-only. */
+static int write_code(const char *path, int codefd, uint64_t len)
+{
+	int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -1;
+	int fd = open_beneath(rootfd, path, O_CREAT | O_EXCL | O_WRONLY);
+	int saved = errno;
+	close(rootfd);
+	if (fd < 0) {
+		errno = saved;
+		return -1;
+	}
+	char buf[16384];
+	uint64_t off = 0;
+	while (off < len) {
+		ssize_t n = pread(codefd, buf, sizeof(buf), (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			errno = n < 0 ? errno : EIO;
+			break;
+		}
+		for (ssize_t w = 0; w < n;) {
+			ssize_t k = write(fd, buf + w, (size_t)(n - w));
+			if (k < 0 && errno == EINTR)
+				continue;
+			if (k <= 0)
+				goto out;
+			w += k;
+		}
+		off += (uint64_t)n;
+	}
+out:
+	saved = errno;
+	if (off == len && fchmod(fd, 0444) == 0)
+		return close(fd);
+	close(fd);
+	errno = off == len ? errno : saved;
+	return -1;
 }
 
 /* Pid 1 after the program started: reap every process, forward the
@@ -635,11 +724,30 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	STEP(SBX_STEP_PIVOT, pivot(rootfd));
 	close(rootfd);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
-	STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
+	if (!p->code_path)
+		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
 
 	struct sbx_msg ready = {.type = SBX_MSG_READY};
 	send_msg(FD_STATUS, &ready, workfd);
 	close(workfd);
+
+	/* A run's box waits here for its code: everything above may have
+	 * happened long before the run was asked for. */
+	struct prog_args args = {.p = p, .rlimits = p->rlimits, .nrlimits = p->nrlimits};
+	struct sbx_go go;
+	if (p->code_path) {
+		int codefd;
+		if (recv_go(&go, &codefd) < 0) {
+			if (errno == EPIPE)
+				_exit(0);
+			fail(SBX_STEP_CODE);
+		}
+		STEP(SBX_STEP_CODE, write_code(p->code_path, codefd, go.code_len));
+		close(codefd);
+		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
+		args.rlimits = go.rlimits;
+		args.nrlimits = go.nrlimits;
+	}
 
 	/* Signals reach pid 1 only through sigwaitinfo. A handler must be
 	 * set: the kernel drops signals to a namespace's init that has none. */
@@ -660,14 +768,15 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 
 	int pp[2];
 	STEP(SBX_STEP_FORK, pipe2(pp, O_CLOEXEC));
-	/* A raw clone, not fork(): glibc's fork takes locks another thread
-	 * of the server may have held at the first clone. */
-	pid_t pid = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+	args.pfd = pp[1];
+	/* Like posix_spawn: the program's process shares pid 1's memory (no
+	 * copy of the server's page tables) and pid 1 sleeps until its
+	 * execve, so nothing else touches that memory meanwhile. glibc's
+	 * clone() wrapper takes no lock, unlike its fork(). */
+	static char prog_stack[64 * 1024] __attribute__((aligned(64)));
+	pid_t pid = clone(program_entry, prog_stack + sizeof(prog_stack),
+	                  CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
 	STEP(SBX_STEP_FORK, pid);
-	if (pid == 0) {
-		close(pp[0]);
-		program(p, pp[1]);
-	}
 	close(pp[1]);
 	/* The program's ends only: their EOF tells the server it ended. */
 	close(FD_OUT);

@@ -83,8 +83,15 @@ struct sbx_plan {
 	size_t nbinds;
 	struct sbx_file files[SBX_MAX_FILES];
 	size_t nfiles;
-	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS];
+	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS]; /* unused with code_path */
 	size_t nrlimits;
+	/* A run's box is built before its code is known: with code_path set
+	 * (under the new root, no leading '/'), pid 1 sends READY and then
+	 * waits on the status socket for SBX_MSG_GO, which brings the code
+	 * (a memfd written to code_path, read-only) and the rlimits. That is
+	 * what lets the server build a box ahead of a run (a warm box, see
+	 * run.c). NULL: no wait, the program is in files (a worker's). */
+	const char *code_path;
 
 	char *const *argv; /* argv[0] is an absolute path inside the box */
 	char *const *envp;
@@ -114,6 +121,15 @@ struct sbx_msg {
 	struct rusage ru;
 };
 
+/* The one message from the server to pid 1, when the plan has a
+ * code_path: start the program. Carries a memfd with the code
+ * (SCM_RIGHTS). EOF instead means the box is not needed: pid 1 exits. */
+struct sbx_go {
+	uint64_t code_len;
+	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS];
+	uint32_t nrlimits;
+};
+
 /* Setup steps, so that a failure can say which one failed. */
 enum sbx_step {
 	SBX_STEP_NONE,
@@ -133,6 +149,7 @@ enum sbx_step {
 	SBX_STEP_PIVOT,
 	SBX_STEP_READONLY,
 	SBX_STEP_REPORT,
+	SBX_STEP_CODE,
 	SBX_STEP_FORK,
 	SBX_STEP_SESSION,
 	SBX_STEP_STDIO,

@@ -8,6 +8,7 @@
 
 #include "core/json.h"
 #include "core/util.h"
+#include "sandbox/cgroup.h"
 
 #define KIB 1024ull
 #define MIB (1024ull * KIB)
@@ -20,20 +21,30 @@ struct limit_def {
 	uint64_t min;
 	uint64_t ceiling;
 	const char *enforced_by;
+	unsigned cgroup;       /* the SBX_CG_* controller that can enforce it */
+	const char *by_cgroup; /* the enforcer when that controller did */
 };
 
 #define L(field) offsetof(struct sbx_limits, field)
 static const struct limit_def defs[] = {
-    {"wallMs", L(wall_ms), 30000, 100, 3600000, "timer: the server kills the box"},
-    {"cpuMs", L(cpu_ms), 30000, 1000, 3600000, "rlimit: RLIMIT_CPU (SIGXCPU, then SIGKILL)"},
-    {"memoryBytes", L(memory_bytes), 1 * GIB, 16 * MIB, 64 * GIB, "rlimit: RLIMIT_DATA"},
-    {"processes", L(processes), 64, 2, 4096, "rlimit: RLIMIT_NPROC (per user namespace)"},
-    {"fileSizeBytes", L(file_size_bytes), 64 * MIB, 1 * KIB, 16 * GIB, "rlimit: RLIMIT_FSIZE"},
-    {"openFiles", L(open_files), 256, 16, 65536, "rlimit: RLIMIT_NOFILE"},
+    {"wallMs", L(wall_ms), 30000, 100, 3600000, "timer: the server kills the box", 0, NULL},
+    {"cpuMs", L(cpu_ms), 30000, 1000, 3600000, "rlimit: RLIMIT_CPU (SIGXCPU, then SIGKILL)", 0,
+     NULL},
+    {"memoryBytes", L(memory_bytes), 1 * GIB, 16 * MIB, 64 * GIB,
+     "rlimit: RLIMIT_DATA (per process)", SBX_CG_MEMORY,
+     "cgroup: memory.max (the whole box, its tmpfs included), and RLIMIT_DATA per process"},
+    {"processes", L(processes), 64, 2, 4096, "rlimit: RLIMIT_NPROC (per user namespace)",
+     SBX_CG_PIDS, "cgroup: pids.max, and RLIMIT_NPROC"},
+    {"fileSizeBytes", L(file_size_bytes), 64 * MIB, 1 * KIB, 16 * GIB, "rlimit: RLIMIT_FSIZE", 0,
+     NULL},
+    {"openFiles", L(open_files), 256, 16, 65536, "rlimit: RLIMIT_NOFILE", 0, NULL},
     {"tmpfsBytes", L(tmpfs_bytes), 64 * MIB, 1 * MIB, 16 * GIB,
-     "tmpfs size= of /work and of /tmp, each"},
+     "tmpfs size= of /work and of /tmp, each", 0, NULL},
     {"outputBytes", L(output_bytes), 10 * MIB, 1 * KIB, 1 * GIB,
-     "server: output cut with a marker, the box killed"},
+     "server: output cut with a marker, the box killed", 0, NULL},
+    {"cpuCores", L(cpu_cores), 2, 1, 256,
+     "not enforced: no cgroup v2 cpu controller was delegated to kiln", SBX_CG_CPU,
+     "cgroup: cpu.max (cores of CPU time per 100 ms)"},
 };
 #undef L
 
@@ -83,7 +94,7 @@ static int overlay(json_object *obj, const char *where, uint64_t *vals, const ui
 			snprintf(
 			    err, errsz,
 			    "%s.%s is not a limit (known: wallMs, cpuMs, memoryBytes, processes, "
-			    "fileSizeBytes, openFiles, tmpfsBytes, outputBytes)",
+			    "fileSizeBytes, openFiles, tmpfsBytes, outputBytes, cpuCores)",
 			    where, key);
 			return -EINVAL;
 		}
@@ -128,7 +139,7 @@ int sbx_limits_resolve(json_object *section, json_object *request, struct sbx_li
 	return 0;
 }
 
-json_object *sbx_limits_to_json(const struct sbx_limits *l)
+json_object *sbx_limits_to_json(const struct sbx_limits *l, unsigned cgroup)
 {
 	json_object *o = json_object_new_object();
 	if (!o)
@@ -138,8 +149,8 @@ json_object *sbx_limits_to_json(const struct sbx_limits *l)
 		json_object_object_add(
 		    e, "value",
 		    json_object_new_int64((int64_t)*field((struct sbx_limits *)l, &defs[i])));
-		json_object_object_add(e, "enforcedBy",
-		                       json_object_new_string(defs[i].enforced_by));
+		const char *by = defs[i].cgroup & cgroup ? defs[i].by_cgroup : defs[i].enforced_by;
+		json_object_object_add(e, "enforcedBy", json_object_new_string(by));
 		json_object_object_add(o, defs[i].name, e);
 	}
 	return o;

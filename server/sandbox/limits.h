@@ -17,6 +17,7 @@ struct sbx_limits {
 	uint64_t open_files;
 	uint64_t tmpfs_bytes;
 	uint64_t output_bytes;
+	uint64_t cpu_cores;
 };
 
 /* section: the config's "sandbox" object (borrowed, may be NULL);
@@ -25,5 +26,8 @@ struct sbx_limits {
 int sbx_limits_resolve(json_object *section, json_object *request, struct sbx_limits *ret,
                        char *err, size_t errsz);
 
-/* {"wallMs": {"value": N, "enforcedBy": "..."}, ...}; NULL on OOM. */
-json_object *sbx_limits_to_json(const struct sbx_limits *l);
+/* {"wallMs": {"value": N, "enforcedBy": "..."}, ...}; NULL on OOM.
+ * cgroup: the SBX_CG_* controllers (cgroup.h) whose limit the run's cgroup
+ * took, 0 without one: they change what enforces memoryBytes, processes
+ * and cpuCores. */
+json_object *sbx_limits_to_json(const struct sbx_limits *l, unsigned cgroup);

@@ -412,7 +412,8 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	p->as_root = s->euid == 0;
 	p->landlock_abi = s->landlock_abi;
 	p->seccomp = &s->filter;
-	size_t code_len = strlen(code);
+	/* Without code now, the root must have room for the largest code. */
+	size_t code_len = code ? strlen(code) : SBX_CODE_MAX;
 	snprintf(p->root_opts, sizeof(p->root_opts), "size=%zu,nr_inodes=4096,mode=0755",
 	         code_len + (1u << 20));
 	snprintf(p->scratch_size, sizeof(p->scratch_size), "%llu",
@@ -468,21 +469,15 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	}
 	if (r < 0)
 		goto out;
-	p->files[p->nfiles - 1].data = code;
-	p->files[p->nfiles - 1].len = code_len;
+	if (code) {
+		p->files[p->nfiles - 1].data = code;
+		p->files[p->nfiles - 1].len = code_len;
+	} else {
+		/* The code comes later, with SBX_MSG_GO. */
+		p->code_path = p->files[--p->nfiles].path;
+	}
 	p->envp = po->envp;
-
-	struct sbx_rlimit rl[] = {
-	    {RLIMIT_CPU, {(lim->cpu_ms + 999) / 1000, (lim->cpu_ms + 999) / 1000 + 1}},
-	    {RLIMIT_DATA, {lim->memory_bytes, lim->memory_bytes}},
-	    {RLIMIT_NPROC, {lim->processes, lim->processes}},
-	    {RLIMIT_FSIZE, {lim->file_size_bytes, lim->file_size_bytes}},
-	    {RLIMIT_NOFILE, {lim->open_files, lim->open_files}},
-	    {RLIMIT_CORE, {0, 0}},
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(rl); i++)
-		p->rlimits[i] = rl[i];
-	p->nrlimits = ARRAY_SIZE(rl);
+	p->nrlimits = sbx_plan_rlimits(lim, p->rlimits);
 	*ret = po;
 	return 0;
 out:
@@ -490,6 +485,22 @@ out:
 		snprintf(err, errsz, "the sandbox layout has too many entries");
 	sbx_plan_free(po);
 	return r;
+}
+
+size_t sbx_plan_rlimits(const struct sbx_limits *lim, struct sbx_rlimit ret[SBX_MAX_RLIMITS])
+{
+	const struct sbx_rlimit rl[] = {
+	    {RLIMIT_CPU, {(lim->cpu_ms + 999) / 1000, (lim->cpu_ms + 999) / 1000 + 1}},
+	    {RLIMIT_DATA, {lim->memory_bytes, lim->memory_bytes}},
+	    {RLIMIT_NPROC, {lim->processes, lim->processes}},
+	    {RLIMIT_FSIZE, {lim->file_size_bytes, lim->file_size_bytes}},
+	    {RLIMIT_NOFILE, {lim->open_files, lim->open_files}},
+	    {RLIMIT_CORE, {0, 0}},
+	};
+	_Static_assert(ARRAY_SIZE(rl) <= SBX_MAX_RLIMITS, "room for the rlimits");
+	for (size_t i = 0; i < ARRAY_SIZE(rl); i++)
+		ret[i] = rl[i];
+	return ARRAY_SIZE(rl);
 }
 
 int sbx_plan_build(const struct sandbox *s, json_object *section, const char *lang,

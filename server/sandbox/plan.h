@@ -20,9 +20,13 @@ struct sbx_plan_owned {
 	char *envp[65];
 };
 
-/* Build the plan. -EINVAL (bad request: unknown language, bad env) or
- * -ENOENT (the interpreter is not installed) with a sentence in err;
- * -ENOMEM. Fds in the plan are left at -1 for the caller. */
+/* The largest code a run may bring (bytes). */
+#define SBX_CODE_MAX (1u << 20)
+
+/* Build the plan. code NULL: the box waits for its code (plan.code_path,
+ * see child.h); the root has room for SBX_CODE_MAX. -EINVAL (bad request: unknown language, bad
+ * env) or -ENOENT (the interpreter is not installed) with a sentence in err; -ENOMEM. Fds in the
+ * plan are left at -1 for the caller. */
 int sbx_plan_build(const struct sandbox *s, json_object *section, const char *language,
                    const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
                    char *err, size_t errsz);
@@ -33,3 +37,6 @@ int sbx_plan_build_argv(const struct sandbox *s, const char *const *argv, const 
                         const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
                         char *err, size_t errsz);
 void sbx_plan_free(struct sbx_plan_owned *po);
+
+/* The rlimits lim asks for, into ret; returns how many. */
+size_t sbx_plan_rlimits(const struct sbx_limits *lim, struct sbx_rlimit ret[SBX_MAX_RLIMITS]);

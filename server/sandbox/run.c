@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -29,6 +30,7 @@
 #include "rpc/peer.h"
 #include "sandbox/artifact.h"
 #include "sandbox/box.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/limits.h"
 #include "sandbox/plan.h"
@@ -40,7 +42,6 @@
 #define COALESCE_BYTES (64u * 1024)
 /* After asking pid 1 to end the box, how long before SIGKILL. */
 #define GRACE_MS 2000
-#define CODE_MAX (1u << 20)
 
 enum { OUT, ERR };
 static const char *const stream_names[] = {"stdout", "stderr"};
@@ -62,6 +63,10 @@ struct run {
 	int fds[2]; /* stdout, stderr read ends; -1 at EOF */
 	bool reaped, paused, timed_out, truncated, killing;
 	bool have_exit, failed;
+	bool parked;           /* a warm box: built, no run yet (sandbox.warm) */
+	bool from_warm;        /* this run took a warm box */
+	struct sbx_cgroup *cg; /* the box's cgroup, or NULL */
+	char language[64];     /* the box's language */
 	struct sbx_msg exit_msg;
 	int fail_step, fail_err;
 
@@ -162,6 +167,8 @@ static void on_grace(struct loop *loop, void *data)
 	struct run *run = data;
 	run->grace_timer = NULL;
 	log_warn("run %s: pid 1 did not end the box in time; killing it", run->id);
+	if (run->cg)
+		sbx_cgroup_kill(run->cg);
 	signal_box(run, SIGKILL);
 }
 
@@ -253,7 +260,8 @@ static void pause_reading(struct run *run)
 
 /* --- status and exit ----------------------------------------------------- */
 
-static void read_status(struct run *run)
+/* Read every message waiting on the status socket; true at its end. */
+static bool read_status(struct run *run)
 {
 	for (;;) {
 		struct sbx_msg m;
@@ -270,7 +278,7 @@ static void read_status(struct run *run)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return;
+			return n == 0 || errno != EAGAIN;
 		int passed = -1;
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
@@ -298,11 +306,13 @@ static void read_status(struct run *run)
 
 static void on_status(struct loop *loop, int fd, unsigned events, void *data)
 {
-	(void)fd;
 	struct run *run = data;
-	read_status(run);
-	if (events & (LOOP_HUP | LOOP_ERR))
-		loop_modify(loop, run->status_fd, 0);
+	/* At its end (pid 1 is exiting) stop watching: epoll reports a hung
+	 * up fd whatever events it is watched for. */
+	if (read_status(run) || (events & (LOOP_HUP | LOOP_ERR)))
+		loop_unwatch(loop, fd);
+	/* EXIT may be the last thing the run was waiting for. */
+	maybe_finish(run);
 }
 
 static void on_pid1_exit(struct loop *loop, int fd, unsigned events, void *data)
@@ -357,6 +367,22 @@ static const char *signal_name(int sig)
 	return buf;
 }
 
+/* What the box's cgroup saw, or null without one. */
+static json_object *cgroup_json(const struct run *run)
+{
+	struct sbx_cgroup_stats st;
+	if (!run->cg || sbx_cgroup_stats(run->cg, &st) < 0)
+		return NULL;
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "cpuMs", json_object_new_int64((int64_t)(st.cpu_usec / 1000)));
+	json_object_object_add(
+	    o, "memoryPeakBytes",
+	    st.memory_peak_bytes ? json_object_new_int64((int64_t)st.memory_peak_bytes) : NULL);
+	json_object_object_add(o, "oomKills", json_object_new_int64((int64_t)st.oom_kills));
+	json_object_object_add(o, "forksRefused", json_object_new_int64((int64_t)st.pids_max_hits));
+	return o;
+}
+
 static json_object *build_result(struct run *run)
 {
 	json_object *r = json_object_new_object();
@@ -380,7 +406,10 @@ static json_object *build_result(struct run *run)
 	              (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
 	json_object_object_add(r, "cpuMs", json_object_new_int64(cpu));
 	json_object_object_add(r, "maxRssKb", json_object_new_int64(ru->ru_maxrss));
-	json_object_object_add(r, "limits", sbx_limits_to_json(&run->limits));
+	unsigned enforced = run->cg ? sbx_cgroup_enforced(run->cg) : 0;
+	json_object_object_add(r, "limits", sbx_limits_to_json(&run->limits, enforced));
+	json_object_object_add(r, "cgroup", cgroup_json(run));
+	json_object_object_add(r, "warmBox", json_object_new_boolean(run->from_warm));
 	return r;
 }
 
@@ -424,8 +453,25 @@ static void collect_artifacts(struct run *run)
 
 static void maybe_finish(struct run *run)
 {
-	if (!run->reaped || run->fds[OUT] >= 0 || run->fds[ERR] >= 0)
+	if (run->parked) {
+		/* A warm box that died before its run: the next run builds its
+		 * own (and reports why, if it fails the same way). */
+		if (run->reaped || run->failed || run->fds[OUT] < 0 || run->fds[ERR] < 0) {
+			log_debug("sandbox: the warm box ended before use");
+			run_free(run);
+		}
 		return;
+	}
+	/* The run is over when its output has ended and pid 1 has either
+	 * died or reported the program's exit: it sends that report only
+	 * after killing and reaping everything else in the box, so pid 1 is
+	 * all that is left. Its own end (the namespaces' teardown) is then
+	 * left to the sandbox, off the run's critical path. */
+	bool over = run->reaped || (run->have_exit && !run->failed);
+	if (!over || run->fds[OUT] >= 0 || run->fds[ERR] >= 0)
+		return;
+	if (!run->end_ms)
+		run->end_ms = loop_now_ms();
 	flush_output(run);
 	run_done_fn done = run->done;
 	void *done_data = run->done_data;
@@ -445,32 +491,31 @@ static void maybe_finish(struct run *run)
 	}
 	collect_artifacts(run);
 	_cleanup_json_ json_object *result = build_result(run);
+	if (!run->reaped) {
+		loop_unwatch(run->k->loop, run->pidfd);
+		sandbox_reap_later(run->sbx, steal_fd(&run->pidfd), steal_pointer(&run->cg));
+		run->reaped = true;
+	}
 	/* Free the run before calling done (which may start another run);
 	 * the tails are copied out first. */
 	static char tails[2][SBX_TAIL_MAX + 1];
 	for (int s = 0; s < 2; s++)
 		snprintf(tails[s], sizeof(tails[s]), "%s", sbx_tail_str(&run->tail[s]));
+	/* The next run like this one finds its box built: built once this
+	 * one is over, so that building it takes no CPU from this one. */
+	struct sandbox *s = run->sbx;
+	char language[sizeof(run->language)];
+	snprintf(language, sizeof(language), "%s", run->language);
+	s->warm_limits = run->limits;
+	s->have_warm_limits = true;
 	run_free(run);
 	struct run_outcome oc = {
 	    .result = result, .stdout_tail = tails[OUT], .stderr_tail = tails[ERR]};
 	done(done_data, &oc, 0, NULL);
+	run_warm(s->k, language);
 }
 
-/* --- start ---------------------------------------------------------------- */
-
-static void on_start_failed(struct loop *loop, void *data)
-{
-	(void)loop;
-	struct run *run = data;
-	run->start_timer = NULL;
-	run_done_fn done = run->done;
-	void *done_data = run->done_data;
-	int err = run->err;
-	char msg[sizeof(run->errmsg)];
-	memcpy(msg, run->errmsg, sizeof(msg));
-	run_free(run);
-	done(done_data, NULL, err, msg);
-}
+/* --- boxes ---------------------------------------------------------------- */
 
 static int clone_box(struct run *run, struct sbx_plan_owned *po)
 {
@@ -483,10 +528,17 @@ static int clone_box(struct run *run, struct sbx_plan_owned *po)
 	}
 	po->plan.out_fd = out[1];
 	po->plan.err_fd = err[1];
-	run->start_ms = loop_now_ms();
 	struct sbx_box box;
 	int step;
-	r = sbx_box_clone(run->sbx, &po->plan, &box, &step);
+	r = sbx_box_clone(run->sbx, &po->plan, run->cg ? sbx_cgroup_fd(run->cg) : -1, &box, &step);
+	if (r < 0 && run->cg && step == SBX_STEP_NONE) {
+		/* The cgroup would not take the box (delegation changed under
+		 * us?): the rlimits still hold, so go on without it. */
+		log_warn("run %s: cannot start the box in its cgroup (%s); using rlimits only",
+		         run->id, strerror(-r));
+		sbx_cgroup_free(steal_pointer(&run->cg));
+		r = sbx_box_clone(run->sbx, &po->plan, -1, &box, &step);
+	}
 	if (r < 0) {
 		describe_failure(run, step, -r);
 		goto out;
@@ -508,36 +560,237 @@ out:
 	return r;
 }
 
-int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
-                   const char *language, const char *code, json_object *limits, run_done_fn done,
-                   void *data, struct run **ret_run)
+static int watch_box(struct run *run)
 {
-	struct sandbox *s = k->sandbox;
+	struct loop *loop = run->k->loop;
+	if (loop_watch(loop, run->pidfd, LOOP_READ, on_pid1_exit, run) < 0 ||
+	    loop_watch(loop, run->status_fd, LOOP_READ, on_status, run) < 0 ||
+	    loop_watch(loop, run->fds[OUT], LOOP_READ, on_pipe, run) < 0 ||
+	    loop_watch(loop, run->fds[ERR], LOOP_READ, on_pipe, run) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* Build a box for language that waits for its code (plan.code_path).
+ * -EINVAL/-ENOENT and the like with errmsg set; -ENOMEM. */
+static int build_box(struct run *run, const char *language)
+{
+	struct sbx_plan_owned *po = NULL;
+	snprintf(run->language, sizeof(run->language), "%s", language);
+	struct sandbox *s = run->sbx;
+	if (s->cgroups) {
+		char name[32];
+		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
+		int r = sbx_cgroup_new(s->cgroups, name, &run->cg);
+		if (r < 0)
+			log_warn("sandbox: cannot make a cgroup for a box: %s", strerror(-r));
+	}
+	int r = sbx_plan_build(run->sbx, run->section, language, NULL, &run->limits, &po,
+	                       run->errmsg, sizeof(run->errmsg));
+	if (r < 0) {
+		if (r != -ENOMEM && !run->errmsg[0])
+			snprintf(run->errmsg, sizeof(run->errmsg), "cannot prepare the sandbox: %s",
+			         strerror(-r));
+		return r;
+	}
+	r = clone_box(run, po);
+	/* The child has its own copy of the plan. */
+	sbx_plan_free(po);
+	if (r >= 0 && watch_box(run) < 0)
+		r = -ENOMEM;
+	return r;
+}
+
+/* Hand the code and the rlimits to pid 1, which starts the program. A
+ * failure to send shows up as pid 1's own report or death. */
+static int send_go(struct run *run, const char *code)
+{
+	size_t len = strlen(code);
+	_cleanup_close_ int fd = memfd_create("kiln-code", MFD_CLOEXEC);
+	if (fd < 0)
+		return neg_errno();
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, code + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? neg_errno() : -EIO;
+		off += (size_t)w;
+	}
+	struct sbx_go go = {.code_len = len};
+	go.nrlimits = (uint32_t)sbx_plan_rlimits(&run->limits, go.rlimits);
+	struct iovec iov = {.iov_base = &go, .iov_len = sizeof(go)};
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct msghdr mh = {.msg_iov = &iov,
+	                    .msg_iovlen = 1,
+	                    .msg_control = u.buf,
+	                    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	ssize_t n;
+	while ((n = sendmsg(run->status_fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+		;
+	return n == (ssize_t)sizeof(go) ? 0 : neg_errno();
+}
+
+static struct run *run_new(struct kiln *k)
+{
 	struct run *run = calloc(1, sizeof(*run));
 	if (!run)
-		return -ENOMEM;
+		return NULL;
 	run->k = k;
-	run->sbx = s;
-	run->sink = sink;
-	run->sink_data = sink_data;
-	run->done = done;
-	run->done_data = data;
+	run->sbx = k->sandbox;
 	run->pidfd = run->status_fd = run->work_fd = -1;
 	run->fds[OUT] = run->fds[ERR] = -1;
 	run->pending_stream = -1;
 	/* Room for a full read even if every byte became U+FFFD. */
 	buf_init(&run->pending, 8 * COALESCE_BYTES);
-	if (s) {
-		snprintf(run->id, sizeof(run->id), "r%lu", ++s->next_id);
-		run->next = s->runs;
-		s->runs = run;
-	} else {
-		snprintf(run->id, sizeof(run->id), "r0");
-	}
 	run->section = json_copy(config_section(k->config, "sandbox"));
+	if (run->sbx) {
+		run->next = run->sbx->runs;
+		run->sbx->runs = run;
+	}
+	return run;
+}
+
+/* --- warm boxes ----------------------------------------------------------- */
+
+/* A box built ahead of its run differs from a fresh one only in when it
+ * was built: it still waits for its code, and serves one run. It fits a
+ * run of the same language, the same tmpfs size and the same sandbox
+ * config; anything else gets a cold box, and the warm one stays. */
+static bool warm_fits(const struct run *warm, const struct run *run, const char *language)
+{
+	return !warm->failed && !warm->reaped && warm->fds[OUT] >= 0 && warm->fds[ERR] >= 0 &&
+	       strcmp(warm->language, language) == 0 &&
+	       warm->limits.tmpfs_bytes == run->limits.tmpfs_bytes &&
+	       json_object_equal(warm->section, run->section);
+}
+
+/* Move warm's box (processes, fds, what it reported so far) to run. */
+static void adopt_box(struct run *run, struct run *warm)
+{
+	struct loop *loop = run->k->loop;
+	int *fds[] = {&warm->pidfd, &warm->status_fd, &warm->fds[OUT], &warm->fds[ERR]};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		loop_unwatch(loop, *fds[i]);
+	run->pid = warm->pid;
+	run->pidfd = steal_fd(&warm->pidfd);
+	run->status_fd = steal_fd(&warm->status_fd);
+	run->fds[OUT] = steal_fd(&warm->fds[OUT]);
+	run->fds[ERR] = steal_fd(&warm->fds[ERR]);
+	run->work_fd = steal_fd(&warm->work_fd);
+	run->from_warm = true;
+	run->cg = steal_pointer(&warm->cg);
+	snprintf(run->language, sizeof(run->language), "%s", warm->language);
+	run->sbx->warm = NULL;
+	run_free(warm);
+}
+
+/* Drop the warm box without waiting: pid 1 sees its socket close and
+ * exits; the sandbox reaps it. */
+static void discard_warm(struct sandbox *s)
+{
+	struct run *warm = s->warm;
+	if (!warm)
+		return;
+	log_debug("sandbox: dropping the warm box for %s", warm->language);
+	if (warm->pidfd >= 0 && !warm->reaped) {
+		loop_unwatch(s->k->loop, warm->pidfd);
+		sandbox_reap_later(s, steal_fd(&warm->pidfd), steal_pointer(&warm->cg));
+	}
+	run_free(warm);
+}
+
+static void on_warm_timer(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sandbox *s = data;
+	s->warm_timer = NULL;
+	if (s->warm || !s->warm_language[0])
+		return;
+	struct run *warm = run_new(s->k);
+	if (!warm)
+		return;
+	char err[256] = "";
+	int r = 0;
+	/* The last run's limits: a box's tmpfs size is fixed when it is built. */
+	if (s->have_warm_limits)
+		warm->limits = s->warm_limits;
+	else
+		r = sbx_limits_resolve(warm->section, NULL, &warm->limits, err, sizeof(err));
+	if (r >= 0)
+		r = build_box(warm, s->warm_language);
+	if (r < 0) {
+		/* The run that wants it will build its own and say why. */
+		log_debug("sandbox: no warm box for %s: %s", s->warm_language,
+		          warm->errmsg[0] ? warm->errmsg : err);
+		run_free(warm);
+		return;
+	}
+	warm->parked = true;
+	snprintf(warm->id, sizeof(warm->id), "warm");
+	s->warm = warm;
+	log_debug("sandbox: warm box for %s, pid %d", s->warm_language, (int)warm->pid);
+}
+
+void run_warm(struct kiln *k, const char *language)
+{
+	struct sandbox *s = k->sandbox;
+	if (!s || !s->warm_boxes || !language)
+		return;
+	/* One warm box, for the language asked for last. */
+	if (s->warm && strcmp(s->warm->language, language) != 0)
+		discard_warm(s);
+	if (s->warm || s->warm_timer)
+		return;
+	snprintf(s->warm_language, sizeof(s->warm_language), "%s", language);
+	/* From the loop, after what is being answered now has gone out. */
+	s->warm_timer = loop_timer_start(k->loop, 0, on_warm_timer, s);
+}
+
+/* --- start ---------------------------------------------------------------- */
+
+static void on_start_failed(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct run *run = data;
+	run->start_timer = NULL;
+	run_done_fn done = run->done;
+	void *done_data = run->done_data;
+	int err = run->err;
+	char msg[sizeof(run->errmsg)];
+	memcpy(msg, run->errmsg, sizeof(msg));
+	run_free(run);
+	done(done_data, NULL, err, msg);
+}
+
+int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
+                   const char *language, const char *code, json_object *limits, run_done_fn done,
+                   void *data, struct run **ret_run)
+{
+	struct sandbox *s = k->sandbox;
+	struct run *run = run_new(k);
+	if (!run)
+		return -ENOMEM;
+	run->sink = sink;
+	run->sink_data = sink_data;
+	run->done = done;
+	run->done_data = data;
+	run->start_ms = loop_now_ms();
+	if (s)
+		snprintf(run->id, sizeof(run->id), "r%lu", ++s->next_id);
+	else
+		snprintf(run->id, sizeof(run->id), "r0");
 
 	int r = 0;
-	struct sbx_plan_owned *po = NULL;
 	if (!s) {
 		r = -ENODEV;
 		snprintf(
@@ -547,25 +800,24 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 	} else if (!language || !code) {
 		r = -EINVAL;
 		snprintf(run->errmsg, sizeof(run->errmsg), "language and code are required");
-	} else if (strlen(code) > CODE_MAX) {
+	} else if (strlen(code) > SBX_CODE_MAX) {
 		r = -EINVAL;
 		snprintf(run->errmsg, sizeof(run->errmsg), "code is larger than %u bytes",
-		         CODE_MAX);
+		         SBX_CODE_MAX);
 	} else if ((r = sbx_limits_resolve(run->section, limits, &run->limits, run->errmsg,
 	                                   sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
-	} else if ((r = sbx_plan_build(s, run->section, language, code, &run->limits, &po,
-	                               run->errmsg, sizeof(run->errmsg))) < 0) {
-		if (r == -ENOMEM) {
-			run_free(run);
-			return r;
-		}
-		if (!run->errmsg[0])
-			snprintf(run->errmsg, sizeof(run->errmsg), "cannot prepare the sandbox: %s",
-			         strerror(-r));
+	} else if (s->warm && warm_fits(s->warm, run, language)) {
+		adopt_box(run, s->warm);
+		r = watch_box(run);
 	} else {
-		r = clone_box(run, po);
-		sbx_plan_free(po);
+		/* A box that does not fit this run will not fit the next. */
+		discard_warm(s);
+		r = build_box(run, language);
+	}
+	if (r == -ENOMEM) {
+		run_free(run);
+		return r;
 	}
 	if (r < 0) {
 		run->err = r;
@@ -577,12 +829,13 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 		*ret_run = run;
 		return 0;
 	}
-	struct loop *loop = k->loop;
-	if (loop_watch(loop, run->pidfd, LOOP_READ, on_pid1_exit, run) < 0 ||
-	    loop_watch(loop, run->status_fd, LOOP_READ, on_status, run) < 0 ||
-	    loop_watch(loop, run->fds[OUT], LOOP_READ, on_pipe, run) < 0 ||
-	    loop_watch(loop, run->fds[ERR], LOOP_READ, on_pipe, run) < 0 ||
-	    !(run->wall_timer = loop_timer_start(loop, run->limits.wall_ms, on_wall, run))) {
+	if (run->cg &&
+	    (r = sbx_cgroup_set_limits(run->cg, run->limits.memory_bytes, run->limits.processes,
+	                               run->limits.cpu_cores)) < 0)
+		log_warn("run %s: the cgroup took only some limits: %s", run->id, strerror(-r));
+	if ((r = send_go(run, code)) < 0)
+		log_debug("run %s: cannot hand the code to pid 1: %s", run->id, strerror(-r));
+	if (!(run->wall_timer = loop_timer_start(k->loop, run->limits.wall_ms, on_wall, run))) {
 		run_cancel(run);
 		return -ENOMEM;
 	}
@@ -602,16 +855,24 @@ int run_start(struct kiln *k, const char *language, const char *code, json_objec
 static void run_free(struct run *run)
 {
 	struct loop *loop = run->k->loop;
-	if (run->sbx)
+	if (run->sbx) {
 		for (struct run **pp = &run->sbx->runs; *pp; pp = &(*pp)->next)
 			if (*pp == run) {
 				*pp = run->next;
 				break;
 			}
+		if (run->sbx->warm == run)
+			run->sbx->warm = NULL;
+	}
 	if (run->pidfd >= 0 && !run->reaped) {
 		loop_unwatch(loop, run->pidfd);
+		if (run->cg)
+			sbx_cgroup_kill(run->cg);
 		sbx_box_kill(steal_fd(&run->pidfd));
 	}
+	/* Every process of the box is gone (or was never started): the
+	 * cgroup empties at once. */
+	sbx_cgroup_free(run->cg);
 	struct loop_timer **timers[] = {&run->wall_timer, &run->grace_timer, &run->flush_timer,
 	                                &run->start_timer};
 	for (size_t i = 0; i < ARRAY_SIZE(timers); i++)

@@ -30,6 +30,12 @@ typedef void (*run_done_fn)(void *data, const struct run_outcome *outcome, int e
 int run_start(struct kiln *k, const char *language, const char *code, json_object *limits,
               run_done_fn done, void *data, struct run **ret_run);
 
+/* Build a box for language ahead of its run (a warm box), from the loop,
+ * if warm boxes are on (sandbox.warmBoxes) and none is waiting. The next
+ * run of that language with the same tmpfs size and config takes it, and
+ * run_start builds the next one. */
+void run_warm(struct kiln *k, const char *language);
+
 /* Kill the run now; done is NOT called afterwards. Every process of the
  * box is dead when this returns. */
 void run_cancel(struct run *run);

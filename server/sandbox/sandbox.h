@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "sandbox/limits.h"
+
 struct kiln;
 struct run;
 
@@ -15,18 +17,42 @@ struct run;
  * validator's file rules treat it as inside by default. */
 #define SBX_WORKSPACE "/work"
 
+struct loop_timer;
+struct sbx_dying;
+struct sbx_cgroup;
+struct sbx_cgroup_root;
+
 struct sandbox {
 	struct kiln *k;
 	struct sock_fprog filter;
 	int landlock_abi;
 	uid_t euid;
 	gid_t egid;
-	struct run *runs; /* alive, newest first */
+	struct run *runs; /* alive, newest first; the warm box too */
 	unsigned long next_id;
+	/* Warm boxes (run.c): built ahead of the next run. Off unless the
+	 * server turns them on (the config's sandbox.warmBoxes). */
+	bool warm_boxes;
+	struct run *warm; /* the one built box waiting for a run, or NULL */
+	struct loop_timer *warm_timer;
+	char warm_language[64];
+	struct sbx_limits warm_limits; /* the last run's: they fix the tmpfs size */
+	bool have_warm_limits;
+	struct sbx_dying *dying; /* pid 1s that reported and are ending */
+	/* Where runs' cgroups go (cgroup.h), from the config's
+	 * sandbox.cgroup at start; NULL: rlimits only. */
+	struct sbx_cgroup_root *cgroups;
+	unsigned long next_box;
 };
 
 /* Prepare the subsystem. Call before any thread starts (libseccomp and
  * the loop are all it needs). -errno with a log line on failure. */
 int sandbox_new(struct kiln *k, struct sandbox **ret_sandbox);
-/* Kill every run still alive (their done callbacks are not called). */
+/* Kill every run still alive (their done callbacks are not called) and
+ * wait for every pid 1 to be gone. */
 void sandbox_free(struct sandbox *s);
+
+/* Take pidfd, a pid 1 that has reported its program's end (everything
+ * else in its box is dead) and is exiting, and its box's cgroup (or
+ * NULL): reap it when it is gone, then remove the cgroup. */
+void sandbox_reap_later(struct sandbox *s, int pidfd, struct sbx_cgroup *cg);

@@ -111,7 +111,7 @@ int sbx_worker_spawn(const struct sandbox *s, const struct sbx_worker_spec *spec
 	struct sbx_box box;
 	int step = SBX_STEP_NONE;
 	uint64_t deadline = loop_now_ms() + (uint64_t)spec->start_ms;
-	r = sbx_box_clone(s, &po->plan, &box, &step);
+	r = sbx_box_clone(s, &po->plan, -1, &box, &step);
 	/* The child has its own copy of the plan and of these fds. */
 	sbx_plan_free(po);
 	close(sv[1]);

@@ -25,6 +25,9 @@ KILN=$tmp/kiln
 cat >"$tmp/config.json" <<'JSON'
 {"sandbox": {"languages": {"true": {"argv": ["/bin/true"], "file": "x"}}}}
 JSON
+cat >"$tmp/cold.json" <<'JSON'
+{"sandbox": {"warmBoxes": false, "languages": {"true": {"argv": ["/bin/true"], "file": "x"}}}}
+JSON
 : >"$tmp/empty"
 echo pass >"$tmp/pass.py"
 PY=/usr/bin/python3
@@ -44,7 +47,7 @@ median() { # median COMMAND: median milliseconds, from hyperfine ("nan" if it fa
 }
 
 row() { # row LABEL BARE_MS MS
-	python3 -c 'import sys; l, b, m = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]); print("  %-34s %8.2f ms  %6.2fx bare" % (l, m, m / b))' "$@"
+	python3 -c 'import sys; l, b, m = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]); print("  %-40s %8.2f ms  %6.2fx bare" % (l, m, m / b))' "$@"
 }
 
 echo "sandbox bench ($RUNS runs each, medians; $(nproc) cores, kernel $(uname -r))"
@@ -64,8 +67,16 @@ for what in true python; do
 	row "unshare (same namespaces)" "$bare" "$(median "$UNSHARE $bare_cmd")"
 	row "bubblewrap (equivalent setup)" "$bare" "$(median "$BWRAP $bare_cmd")"
 	row "kiln run (full isolation)" "$bare" "$(median "$kiln_cmd")"
+	# Through the server, request to response: every box built for its
+	# request (cold), requests back to back (each finds the box built
+	# during the previous run, maybe not finished), and with a pause before
+	# each (the warm box is ready, as between a person's runs).
+	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/cold.json" "$srv_lang" "$srv_code" "$RUNS" || echo nan)
+	row "kiln server snippet/run, cold box" "$bare" "$srv"
 	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" || echo nan)
-	row "kiln server snippet/run" "$bare" "$srv"
+	row "kiln server snippet/run, back to back" "$bare" "$srv"
+	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" 0.05 || echo nan)
+	row "kiln server snippet/run, warm box" "$bare" "$srv"
 done
 
 MB=${MB:-200}

@@ -2,8 +2,12 @@
 """sandbox_client.py: time snippet/run through a kiln server, request to
 response, and output throughput through the server to this client.
 
-  sandbox_client.py KILN CONFIG LANG CODE N      median ms of N runs
-  sandbox_client.py KILN CONFIG --throughput MB  MB/s of MB written to stdout
+  sandbox_client.py KILN CONFIG LANG CODE N [PAUSE]  median ms of N runs
+  sandbox_client.py KILN CONFIG --throughput MB       MB/s of MB written to stdout
+
+PAUSE: seconds to wait before each run (not timed), so that the server has
+its warm box built, as between the runs a person asks for; without it the
+runs go back to back and each may find its box still being built.
 """
 import os
 import statistics
@@ -57,8 +61,12 @@ def main():
         print("%.1f" % (n / dt / 1e6))
     else:
         lang, code, n = sys.argv[3], sys.argv[4], int(sys.argv[5])
+        pause = float(sys.argv[6]) if len(sys.argv) > 6 else 0
         run_once(p, 1, lang, code)  # warm up
-        times = [run_once(p, i + 2, lang, code)[0] * 1000 for i in range(n)]
+        times = []
+        for i in range(n):
+            time.sleep(pause)
+            times.append(run_once(p, i + 2, lang, code)[0] * 1000)
         print("%.2f" % statistics.median(times))
     p.stdin.close()
     p.wait(timeout=10)

@@ -28,6 +28,37 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def own_cgroup2():
+    """This process's cgroup v2 directory, as kiln's "auto" finds it, or
+    None (no cgroup2 mount, no 0:: line)."""
+    try:
+        with open("/proc/self/cgroup") as f:
+            path = next((ln[3:].strip() for ln in f if ln.startswith("0::")), None)
+        with open("/proc/self/mountinfo") as f:
+            mounts = [ln.split() for ln in f if " - cgroup2 " in ln]
+    except OSError:
+        return None
+    for m in mounts:
+        root, point = m[3], m[4].replace("\\040", " ")
+        if path is not None and (root == "/" or path == root or path.startswith(root + "/")):
+            rel = path[len(root):] if root != "/" else path
+            return os.path.normpath(point + "/" + rel)
+    return None
+
+
+def stale_kiln_cgroups():
+    """kiln-<pid> cgroups whose server is gone: a run's cleanup failed."""
+    d = own_cgroup2()
+    found = []
+    if not d or not os.path.isdir(d):
+        return found
+    for name in os.listdir(d):
+        if name.startswith("kiln-") and name[5:].isdigit() and \
+                not os.path.exists("/proc/%s" % name[5:]):
+            found.append(os.path.join(d, name))
+    return found
+
+
 class Suite:
     def __init__(self, args):
         self.kiln = os.path.abspath(args.kiln)
@@ -118,12 +149,24 @@ class Suite:
                 except OSError:
                     pass
             return "processes of the box are still alive on the host: %s" % left
+        stale = stale_kiln_cgroups()
+        if stale:
+            return "cgroups left behind: %s" % stale
         now = self.host_state()
         if now != self.snapshot:
             changed = sorted(set(now.items()) ^ set(self.snapshot.items()))
             self.snapshot = now
             return "files outside the run directory changed: %s" % changed[:5]
         return None
+
+    def after_sigkill(self):
+        """A killed server cannot remove its cgroup: the next kiln to
+        start must (its kiln-<pid> is stale once the pid is gone)."""
+        if not stale_kiln_cgroups():
+            return None
+        self.kiln_run("bash", "true\n")
+        left = stale_kiln_cgroups()
+        return "the next kiln left stale cgroups: %s" % left if left else None
 
     # --- running code --------------------------------------------------------
 
@@ -219,6 +262,40 @@ class Suite:
             return check(rc, out, err, res)
         return run
 
+    def cgroup_case(self):
+        # With a writable cgroup v2 (as root here: the controllerless
+        # /sys/fs/cgroup/unified), the whole box is born in a cgroup of
+        # its own: the CPU a double-forked grandchild burns is charged to
+        # it. Without one (nobody here), the result says null and the
+        # limits name the rlimits that enforce them.
+        code = ("import os, time\n"
+                "if os.fork() == 0:\n"
+                "    if os.fork() == 0:\n"
+                "        t = time.time()\n"
+                "        while time.time() - t < 0.3:\n"
+                "            pass\n"
+                "    os._exit(0)\n"
+                "time.sleep(0.8)\n")
+        d = own_cgroup2()
+        writable = d if d and os.access(d, os.W_OK) and \
+            os.access(os.path.join(d, "cgroup.procs"), os.W_OK) else None
+
+        def check(rc, out, err, res):
+            if not res:
+                return "no result: rc=%s err=%r" % (rc, err[-300:])
+            cg = res.get("cgroup", "missing")
+            mem = res["limits"]["memoryBytes"]["enforcedBy"]
+            if writable is None:
+                if cg is not None:
+                    return "a cgroup although none is writable: %r" % cg
+                return None if mem.startswith("rlimit") else "memoryBytes: %r" % mem
+            if not isinstance(cg, dict):
+                return "no cgroup although %s is writable: %r" % (writable, cg)
+            if cg["cpuMs"] < 200:
+                return "the grandchild's CPU is not in the box's cgroup: %r" % cg
+            return None
+        self.case("cgroup-holds-the-whole-box", self.python_case(code, check))
+
     def all_cases(self):
         self.case("tiocsti-and-tioclinux", self.contained("tiocsti"))
         self.case("proc-1-exe", self.contained("proc1exe"))
@@ -270,6 +347,7 @@ class Suite:
         self.case("busy-loop-ignoring-sigxcpu", self.cpu_case())
         self.case("billion-bytes-of-output", self.output_case())
         self.case("double-forked-daemon", self.daemon_case())
+        self.cgroup_case()
         self.case("ignores-sigterm", self.python_case(
             "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
             "print('started', flush=True)\nwhile True:\n    time.sleep(1)\n",
@@ -528,6 +606,103 @@ class Suite:
             return "left behind: %s" % left if left else None
         self.case("server-stop-kills-everything", server_stop)
 
+        def warm_box_fresh():
+            # A warm box is built before its run's code is known, but
+            # still serves one run only. Run 1 leaves traces wherever it
+            # may write, and a daemon; run 2 gets the box built meanwhile
+            # (warmBox true) and must find none of it. (Namespace inode
+            # numbers would prove nothing: the kernel reuses those of
+            # namespaces that are gone.)
+            first = ("echo mark > /tmp/mark; echo mark > /work/mark\n"
+                     "echo a > /work/out/a.txt\n(setsid sleep 1000 &)\n"
+                     "echo mark > /dev/shm/mark\n")
+            second = ("for f in /tmp/mark /work/mark /work/out/a.txt /dev/shm/mark; do\n"
+                      "  [ -e $f ] && echo LEFT $f\ndone\n"
+                      "echo PROCS $(for p in /proc/[0-9]*; do cat $p/comm; done)\n"
+                      "ls /code\n"
+                      "echo x 2>/dev/null > /code/snippet.sh && echo WROTE-CODE\n"
+                      "echo own > /work/out/b.txt\n")
+            d = self.rpc([("bash", first), ("bash", second)], "--one-by-one", "0.5")
+            res = [r.get("result") if r else None for r in d["replies"]]
+            if not all(res):
+                return "runs failed: %r" % d["replies"]
+            if not res[1]["warmBox"]:
+                return "the second run did not get a warm box: %r" % res[1]
+            out = [d["output"].get(r["runId"], {}).get("stdout", "") for r in res]
+            # pid 1 (kiln), bash, its subshell and cat: nothing of run 1.
+            procs = [ln.split()[1:] for ln in out[1].splitlines() if ln.startswith("PROCS")]
+            if not procs or not set(procs[0]) <= {"kiln", "bash", "cat"}:
+                return "processes of another run visible: %r" % out[1]
+            for bad in ("LEFT", "WROTE-CODE"):
+                if bad in out[1]:
+                    return "state crossed runs (%s): %r" % (bad, out[1])
+            if "snippet.sh" not in out[1]:
+                return "no code file: %r" % out[1]
+            names = sorted((a["runId"], a["name"]) for a in d["artifacts"])
+            want = sorted([(res[0]["runId"], "a.txt"), (res[1]["runId"], "b.txt")])
+            return None if names == want else "artifacts: %r" % names
+        self.case("warm-box-fresh-per-run", warm_box_fresh)
+
+        def warm_box_dies_with_server():
+            # The boxes a server keeps (the warm box waiting for code,
+            # the validator's worker) end with it, stopped or killed.
+            def children(pid):
+                found = set()
+                for p in os.listdir("/proc"):
+                    try:
+                        with open("/proc/%s/stat" % p) as f:
+                            st = f.read().rsplit(")", 1)[1].split()
+                    except (OSError, IndexError):
+                        continue
+                    if int(st[1]) == pid:
+                        found.add((int(p), st[19]))  # pid, start time
+                return found
+
+            def alive(pid, start):
+                try:
+                    with open("/proc/%d/stat" % pid) as f:
+                        return f.read().rsplit(")", 1)[1].split()[19] == start
+                except OSError:
+                    return False
+            for how in ("stop", "kill"):
+                proc = subprocess.Popen([self.kiln, "--config", self.config], env=self.env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+                b = json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                "params": {}}).encode()
+                proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+                proc.stdin.flush()
+                kids = set()
+                for _ in range(100):
+                    kids = children(proc.pid)
+                    if len(kids) >= 2:
+                        break
+                    time.sleep(0.05)
+                if not kids:
+                    proc.kill()
+                    proc.wait()
+                    return "no warm box appeared (%s)" % how
+                if how == "stop":
+                    proc.stdin.close()
+                    proc.wait(timeout=10)
+                else:
+                    proc.kill()
+                    proc.wait()
+                for _ in range(50):
+                    left = [k for k in kids if alive(*k)]
+                    if not left:
+                        break
+                    time.sleep(0.1)
+                if left:
+                    for pid, _ in left:
+                        try:
+                            os.kill(pid, signal.SIGKILL)
+                        except OSError:
+                            pass
+                    return "left behind after %s: %r" % (how, left)
+            return self.after_sigkill()
+        self.case("warm-box-dies-with-server", warm_box_dies_with_server)
+
         def server_killed():
             # Even SIGKILL of the server takes the box down (PDEATHSIG).
             proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang",
@@ -543,7 +718,7 @@ class Suite:
             proc.wait()
             for _ in range(50):
                 if not self.box_processes():
-                    return None
+                    return self.after_sigkill()
                 time.sleep(0.1)
             return "left behind after SIGKILL of kiln: %s" % self.box_processes()
         self.case("server-sigkill-kills-everything", server_killed)

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """rpc.py: drive a kiln server over stdio JSON-RPC for the sandbox tests.
 
-  rpc.py KILN [--limits JSON] [--cancel-after S] [--stall S] LANG=FILE...
+  rpc.py KILN [--limits JSON] [--cancel-after S] [--stall S] [--one-by-one S] LANG=FILE...
 
 Starts KILN (a server), initializes, sends one snippet/run per LANG=FILE
-(all at once), optionally cancels them after S seconds, or stops reading
+(all at once; with --one-by-one, each S seconds after the previous one's
+reply, so that the server has built a warm box for it), optionally cancels them after S seconds, or stops reading
 the server's output for S seconds (backpressure), and prints one JSON
 object: {"replies": [...], "output": {runId: {stdout, stderr}},
 "artifacts": [...], "order_ok": bool}. Bounded: gives up after 120 s.
@@ -27,42 +28,10 @@ send = kilnrpc.send
 recv = kilnrpc.recv
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("kiln")
-    ap.add_argument("--limits")
-    ap.add_argument("--cancel-after", type=float)
-    ap.add_argument("--stall", type=float)
-    ap.add_argument("--config")
-    ap.add_argument("runs", nargs="+")
-    a = ap.parse_args()
-    cmd = [a.kiln] + (["--config", a.config] if a.config else [])
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                "params": {"capabilities": {}}})
-    init = recv(proc.stdout)
-    assert init and "result" in init, init
-    send(proc, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
-    ids = []
-    for i, spec in enumerate(a.runs):
-        lang, _, path = spec.partition("=")
-        with open(path) as f:
-            code = f.read()
-        # The sandbox is under test here, not the validator.
-        params = {"language": lang, "code": code, "override": True}
-        if a.limits:
-            params["limits"] = json.loads(a.limits)
-        send(proc, {"jsonrpc": "2.0", "id": i + 1, "method": "snippet/run", "params": params})
-        ids.append(i + 1)
-    if a.stall:
-        time.sleep(a.stall)
-    if a.cancel_after is not None:
-        time.sleep(a.cancel_after)
-        for i in ids:
-            send(proc, {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
-    replies, output, artifacts = {}, {}, []
+def collect(proc, ids, replies, output, artifacts):
+    """Read until every id in ids has its reply (or 120 s have passed)."""
     deadline = time.time() + 120
-    while len(replies) < len(ids) and time.time() < deadline:
+    while any(i not in replies for i in ids) and time.time() < deadline:
         m = recv(proc.stdout)
         if m is None:
             break
@@ -75,6 +44,48 @@ def main():
             artifacts.append(m["params"])
         elif "id" in m and m["id"] in ids:
             replies[m["id"]] = m
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("kiln")
+    ap.add_argument("--limits")
+    ap.add_argument("--cancel-after", type=float)
+    ap.add_argument("--stall", type=float)
+    ap.add_argument("--config")
+    ap.add_argument("--one-by-one", type=float)
+    ap.add_argument("runs", nargs="+")
+    a = ap.parse_args()
+    cmd = [a.kiln] + (["--config", a.config] if a.config else [])
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"capabilities": {}}})
+    init = recv(proc.stdout)
+    assert init and "result" in init, init
+    send(proc, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    ids = []
+    replies, output, artifacts = {}, {}, []
+    for i, spec in enumerate(a.runs):
+        lang, _, path = spec.partition("=")
+        with open(path) as f:
+            code = f.read()
+        # The sandbox is under test here, not the validator.
+        params = {"language": lang, "code": code, "override": True}
+        if a.limits:
+            params["limits"] = json.loads(a.limits)
+        if a.one_by_one is not None:
+            time.sleep(a.one_by_one)
+        send(proc, {"jsonrpc": "2.0", "id": i + 1, "method": "snippet/run", "params": params})
+        ids.append(i + 1)
+        if a.one_by_one is not None:
+            collect(proc, [i + 1], replies, output, artifacts)
+    if a.stall:
+        time.sleep(a.stall)
+    if a.cancel_after is not None:
+        time.sleep(a.cancel_after)
+        for i in ids:
+            send(proc, {"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": i}})
+    collect(proc, ids, replies, output, artifacts)
     send(proc, {"jsonrpc": "2.0", "id": 999, "method": "shutdown"})
     send(proc, {"jsonrpc": "2.0", "method": "exit"})
     try:

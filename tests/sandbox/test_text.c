@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/json.h"
 #include "core/position.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/limits.h"
 #include "sandbox/text.h"
 
@@ -119,8 +121,20 @@ static void limit_tests(void)
 	CHECK(sbx_limits_resolve(sec, req, &l, err, sizeof(err)) == -22, "maxLimits lowers the ceiling");
 	json_object_put(req);
 	json_object_put(sec);
-	json_object *j = sbx_limits_to_json(&l);
-	CHECK(json_object_object_length(j) == 8, "every limit is described");
+	json_object *j = sbx_limits_to_json(&l, 0);
+	CHECK(json_object_object_length(j) == 9, "every limit is described");
+	const char *by = json_object_get_string(json_get_path(j, "memoryBytes.enforcedBy"));
+	CHECK(by && strncmp(by, "rlimit:", 7) == 0, "without a cgroup, memory is an rlimit");
+	by = json_object_get_string(json_get_path(j, "cpuCores.enforcedBy"));
+	CHECK(by && strncmp(by, "not enforced", 12) == 0, "without a cgroup, cpuCores is not enforced");
+	json_object_put(j);
+	j = sbx_limits_to_json(&l, SBX_CG_MEMORY | SBX_CG_CPU);
+	by = json_object_get_string(json_get_path(j, "memoryBytes.enforcedBy"));
+	CHECK(by && strstr(by, "memory.max"), "the memory controller enforces memoryBytes");
+	by = json_object_get_string(json_get_path(j, "processes.enforcedBy"));
+	CHECK(by && strncmp(by, "rlimit:", 7) == 0, "without the pids controller, processes is an rlimit");
+	by = json_object_get_string(json_get_path(j, "cpuCores.enforcedBy"));
+	CHECK(by && strstr(by, "cpu.max"), "the cpu controller enforces cpuCores");
 	json_object_put(j);
 }
 
