@@ -393,6 +393,18 @@ static int tidy_fds(const int *fds, int n)
 	return (int)syscall(SYS_close_range, 3 + n, ~0U, 0);
 }
 
+/* Effective, permitted and inheritable: empty. */
+static int clear_caps(void)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	memset(d, 0, sizeof(d));
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+/* Every capability set empty for good: locked securebits (no root
+ * privileges, no setuid fixups, no ambient raise), the bounding set
+ * dropped, then ambient, effective, permitted and inheritable. */
 static int drop_caps(void)
 {
 	if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_SETUID_FIXUP |
@@ -409,10 +421,7 @@ static int drop_caps(void)
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
 		return -1;
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[2];
-	memset(d, 0, sizeof(d));
-	return (int)syscall(SYS_capset, &h, d);
+	return clear_caps();
 }
 
 static int landlock_add(int rs, const char *path, uint64_t access)
@@ -512,7 +521,11 @@ __attribute__((noreturn)) static void program(const struct prog_args *a)
 	PSTEP(pfd, SBX_STEP_KEYRING, (int)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0));
 	for (size_t i = 0; i < a->nrlimits; i++)
 		PSTEP(pfd, SBX_STEP_RLIMIT, setrlimit(a->rlimits[i].resource, &a->rlimits[i].lim));
-	PSTEP(pfd, SBX_STEP_CAPS, drop_caps());
+	/* Pid 1 emptied every capability set and locked the securebits
+	 * before starting this process, which inherits all of it; clearing
+	 * again costs two calls and does not rest on that. */
+	PSTEP(pfd, SBX_STEP_CAPS, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
+	PSTEP(pfd, SBX_STEP_CAPS, clear_caps());
 	PSTEP(pfd, SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
 	PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi));
 	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
@@ -766,6 +779,11 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 			sigaction(sig, &sa, NULL);
 	STEP(SBX_STEP_FORK, sigprocmask(SIG_BLOCK, &set, NULL));
 
+	/* From here on neither pid 1 nor the program needs a privilege: drop
+	 * them all once, here, and the program inherits the empty sets. */
+	STEP(SBX_STEP_CAPS, drop_caps());
+	STEP(SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+
 	int pp[2];
 	STEP(SBX_STEP_FORK, pipe2(pp, O_CLOEXEC));
 	args.pfd = pp[1];
@@ -783,16 +801,6 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	close(FD_ERR);
 	if (p->in_fd >= 0)
 		close(FD_IN);
-	/* pid 1 needs no privilege from here on: empty every set. */
-	for (unsigned long cap = 0; cap < 64; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
-			break;
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-	struct __user_cap_data_struct d[2];
-	memset(d, 0, sizeof(d));
-	syscall(SYS_capset, &h, d);
-	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 
 	int rec[2];
 	while ((n = read(pp[0], rec, sizeof(rec))) < 0 && errno == EINTR)
@@ -801,9 +809,10 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	if (n == (ssize_t)sizeof(rec)) {
 		struct sbx_msg m = {.type = SBX_MSG_FAIL, .step = rec[0], .err = rec[1]};
 		send_msg(FD_STATUS, &m, -1);
-	} else if (n == 0) {
+	} else if (n == 0 && p->report_exec) {
 		/* EOF without a record: the close-on-exec pipe closed in a
-		 * successful execve. A worker's owner waits for this. */
+		 * successful execve. A worker's owner waits for this; a run's
+		 * server would only be woken for nothing. */
 		struct sbx_msg m = {.type = SBX_MSG_EXEC};
 		send_msg(FD_STATUS, &m, -1);
 	}

@@ -92,6 +92,7 @@ struct sbx_plan {
 	 * what lets the server build a box ahead of a run (a warm box, see
 	 * run.c). NULL: no wait, the program is in files (a worker's). */
 	const char *code_path;
+	bool report_exec; /* send SBX_MSG_EXEC (a worker's owner waits for it) */
 
 	char *const *argv; /* argv[0] is an absolute path inside the box */
 	char *const *envp;
@@ -110,7 +111,7 @@ enum sbx_msg_type {
 	SBX_MSG_READY = 1, /* the box is built; carries the /work fd */
 	SBX_MSG_FAIL,      /* setup failed at step with errno err */
 	SBX_MSG_EXIT,      /* the program ended: wait status and rusage */
-	SBX_MSG_EXEC,      /* the program's execve succeeded (after READY) */
+	SBX_MSG_EXEC,      /* the program's execve succeeded (plan.report_exec) */
 };
 
 struct sbx_msg {

@@ -106,6 +106,7 @@ int sbx_worker_spawn(const struct sandbox *s, const struct sbx_worker_spec *spec
 		return r;
 	}
 	po->plan.in_fd = sv[1];
+	po->plan.report_exec = true;
 	po->plan.out_fd = sv[1];
 	po->plan.err_fd = devnull;
 	struct sbx_box box;
