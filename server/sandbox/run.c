@@ -578,15 +578,23 @@ static int build_box(struct run *run, const char *language)
 	struct sbx_plan_owned *po = NULL;
 	snprintf(run->language, sizeof(run->language), "%s", language);
 	struct sandbox *s = run->sbx;
+	int r = sandbox_filter_ready(s);
+	if (r < 0) {
+		snprintf(run->errmsg, sizeof(run->errmsg),
+		         "kiln will not run this code: the seccomp filter could not be compiled "
+		         "(%s)",
+		         strerror(-r));
+		return r == -ENOMEM ? r : -EIO;
+	}
 	if (s->cgroups) {
 		char name[32];
 		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
-		int r = sbx_cgroup_new(s->cgroups, name, &run->cg);
+		r = sbx_cgroup_new(s->cgroups, name, &run->cg);
 		if (r < 0)
 			log_warn("sandbox: cannot make a cgroup for a box: %s", strerror(-r));
 	}
-	int r = sbx_plan_build(run->sbx, run->section, language, NULL, &run->limits, &po,
-	                       run->errmsg, sizeof(run->errmsg));
+	r = sbx_plan_build(run->sbx, run->section, language, NULL, &run->limits, &po, run->errmsg,
+	                   sizeof(run->errmsg));
 	if (r < 0) {
 		if (r != -ENOMEM && !run->errmsg[0])
 			snprintf(run->errmsg, sizeof(run->errmsg), "cannot prepare the sandbox: %s",

@@ -28,14 +28,7 @@ int sandbox_new(struct kiln *k, struct sandbox **ret_sandbox)
 	s->euid = geteuid();
 	s->egid = getegid();
 	s->landlock_abi = sbx_landlock_abi();
-	int r = sbx_filter_build(&s->filter);
-	if (r < 0) {
-		log_error("sandbox: cannot compile the seccomp filter: %s", strerror(-r));
-		free(s);
-		return r;
-	}
-	log_debug("sandbox: seccomp filter of %u instructions, Landlock ABI %d", s->filter.len,
-	          s->landlock_abi);
+	int r;
 	/* Runs get a cgroup v2 each when one is writable (sandbox.cgroup:
 	 * "auto", "off" or a delegated directory); rlimits apply either way. */
 	if (k && k->config) {
@@ -45,13 +38,26 @@ int sandbox_new(struct kiln *k, struct sandbox **ret_sandbox)
 		r = sbx_cgroup_root_open(setting, &s->cgroups, why, sizeof(why));
 		if (r < 0) {
 			log_error("sandbox.cgroup: %s", why);
-			sbx_filter_free(&s->filter);
 			free(s);
 			return r;
 		}
 		log_debug("sandbox: %s", why);
 	}
 	*ret_sandbox = s;
+	return 0;
+}
+
+int sandbox_filter_ready(struct sandbox *s)
+{
+	if (s->filter.filter)
+		return 0;
+	int r = sbx_filter_build(&s->filter);
+	if (r < 0) {
+		log_error("sandbox: cannot compile the seccomp filter: %s", strerror(-r));
+		return r;
+	}
+	log_debug("sandbox: seccomp filter of %u instructions, Landlock ABI %d", s->filter.len,
+	          s->landlock_abi);
 	return 0;
 }
 

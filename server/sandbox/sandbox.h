@@ -24,7 +24,7 @@ struct sbx_cgroup_root;
 
 struct sandbox {
 	struct kiln *k;
-	struct sock_fprog filter;
+	struct sock_fprog filter; /* empty until sandbox_filter_ready() */
 	int landlock_abi;
 	uid_t euid;
 	gid_t egid;
@@ -45,9 +45,14 @@ struct sandbox {
 	unsigned long next_box;
 };
 
-/* Prepare the subsystem. Call before any thread starts (libseccomp and
- * the loop are all it needs). -errno with a log line on failure. */
+/* Prepare the subsystem: who the server is, the Landlock ABI, the cgroup
+ * root. -errno with a log line on failure. */
 int sandbox_new(struct kiln *k, struct sandbox **ret_sandbox);
+
+/* Compile the seccomp filter if that has not happened yet: on the first
+ * box, not at start, where libseccomp's 1 ms (here) would delay the
+ * server's first answer. -errno with a log line. */
+int sandbox_filter_ready(struct sandbox *s);
 /* Kill every run still alive (their done callbacks are not called) and
  * wait for every pid 1 to be gone. */
 void sandbox_free(struct sandbox *s);

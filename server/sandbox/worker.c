@@ -79,14 +79,19 @@ static int wait_started(int status_fd, uint64_t deadline, int *ret_step)
 	}
 }
 
-int sbx_worker_spawn(const struct sandbox *s, const struct sbx_worker_spec *spec,
-                     struct sbx_worker **ret, char *err, size_t errsz)
+int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, struct sbx_worker **ret,
+                     char *err, size_t errsz)
 {
 	struct sbx_limits lim;
 	err[0] = '\0';
 	int r = sbx_limits_resolve(NULL, NULL, &lim, err, errsz);
 	if (r < 0)
 		return r;
+	if ((r = sandbox_filter_ready(s)) < 0) {
+		snprintf(err, errsz, "the sandbox's seccomp filter could not be compiled: %s",
+		         strerror(-r));
+		return r;
+	}
 	lim.tmpfs_bytes = WORKER_TMPFS_BYTES;
 	struct sbx_plan_owned *po = NULL;
 	r = sbx_plan_build_argv(s, spec->argv, spec->file, spec->data, &lim, &po, err, errsz);

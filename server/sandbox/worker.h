@@ -29,8 +29,8 @@ struct sbx_worker_spec {
  * names the step and what to do). Nothing is left running on failure.
  * Safe while other threads run (see child.h). s: the sandbox subsystem's
  * filter and ids (sandbox_new(); its runs are not involved). */
-int sbx_worker_spawn(const struct sandbox *s, const struct sbx_worker_spec *spec,
-                     struct sbx_worker **ret, char *err, size_t errsz);
+int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, struct sbx_worker **ret,
+                     char *err, size_t errsz);
 
 /* Kill the box and wait: every process of it is gone when this returns. */
 void sbx_worker_free(struct sbx_worker *w);
