@@ -65,18 +65,20 @@ for what in true python; do
 	bare=$(median "$bare_cmd")
 	row "bare" "$bare" "$bare"
 	row "unshare (same namespaces)" "$bare" "$(median "$UNSHARE $bare_cmd")"
-	row "bubblewrap (equivalent setup)" "$bare" "$(median "$BWRAP $bare_cmd")"
+	bwrap=$(median "$BWRAP $bare_cmd")
+	row "bubblewrap (equivalent setup)" "$bare" "$bwrap"
 	row "kiln run (full isolation)" "$bare" "$(median "$kiln_cmd")"
 	# Through the server, request to response: every box built for its
 	# request (cold), requests back to back (each finds the box built
 	# during the previous run, maybe not finished), and with a pause before
 	# each (the warm box is ready, as between a person's runs).
-	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/cold.json" "$srv_lang" "$srv_code" "$RUNS" || echo nan)
-	row "kiln server snippet/run, cold box" "$bare" "$srv"
+	cold=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/cold.json" "$srv_lang" "$srv_code" "$RUNS" || echo nan)
+	row "kiln server snippet/run, cold box" "$bare" "$cold"
 	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" || echo nan)
 	row "kiln server snippet/run, back to back" "$bare" "$srv"
-	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" 0.05 || echo nan)
-	row "kiln server snippet/run, warm box" "$bare" "$srv"
+	warm=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" 0.05 || echo nan)
+	row "kiln server snippet/run, warm box" "$bare" "$warm"
+	python3 -c 'import sys; b, c, w = map(float, sys.argv[1:]); print("  bubblewrap / kiln server: %.2fx with a cold box, %.2fx with the warm box" % (b / c, b / w))' "$bwrap" "$cold" "$warm"
 done
 
 MB=${MB:-200}
