@@ -38,6 +38,8 @@
 #include "sandbox/text.h"
 
 /* Output is sent at most this often per run, or when this much is held. */
+/* How long the server is idle before it builds the next warm box. */
+#define WARM_DELAY_MS  10
 #define COALESCE_MS    20
 #define COALESCE_BYTES (64u * 1024)
 /* After asking pid 1 to end the box, how long before SIGKILL. */
@@ -760,8 +762,10 @@ void run_warm(struct kiln *k, const char *language)
 	if (s->warm || s->warm_timer)
 		return;
 	snprintf(s->warm_language, sizeof(s->warm_language), "%s", language);
-	/* From the loop, after what is being answered now has gone out. */
-	s->warm_timer = loop_timer_start(k->loop, 0, on_warm_timer, s);
+	/* A little later, from the loop: what is being answered now goes out
+	 * first, and a request that follows at once is not kept waiting
+	 * behind the clone (it builds its own box, which is as fast). */
+	s->warm_timer = loop_timer_start(k->loop, WARM_DELAY_MS, on_warm_timer, s);
 }
 
 /* --- start ---------------------------------------------------------------- */
@@ -822,6 +826,11 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 		/* A box that does not fit this run will not fit the next. */
 		discard_warm(s);
 		r = build_box(run, language);
+	}
+	/* Not now, while this run goes: after it (maybe_finish). */
+	if (s && s->warm_timer) {
+		loop_timer_stop(k->loop, s->warm_timer);
+		s->warm_timer = NULL;
 	}
 	if (r == -ENOMEM) {
 		run_free(run);
