@@ -675,7 +675,8 @@ static struct run *run_new(struct kiln *k)
 /* A box built ahead of its run differs from a fresh one only in when it
  * was built: it still waits for its code, and serves one run. It fits a
  * run of the same language, the same tmpfs size and the same sandbox
- * config; anything else gets a cold box, and the warm one stays. */
+ * config; anything else gets a box built for it (run_start_sink then
+ * drops the warm one, which would not fit the next run either). */
 static bool warm_fits(const struct run *warm, const struct run *run, const char *language)
 {
 	return !warm->failed && !warm->reaped && warm->fds[OUT] >= 0 && warm->fds[ERR] >= 0 &&
