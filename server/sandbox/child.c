@@ -496,6 +496,8 @@ struct prog_args {
 	int pfd; /* the exec report pipe */
 	const struct sbx_rlimit *rlimits;
 	size_t nrlimits;
+	char *const *argv;
+	char *const *envp;
 };
 
 /* Pid 2: lock down and become the program. Setup reads top to bottom. */
@@ -531,7 +533,7 @@ __attribute__((noreturn)) static void program(const struct prog_args *a)
 	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
 	/* Last: from here on the filter applies to the child's own calls. */
 	PSTEP(pfd, SBX_STEP_SECCOMP, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp));
-	execve(p->argv[0], p->argv, p->envp);
+	execve(a->argv[0], a->argv, a->envp);
 	prog_fail(pfd, SBX_STEP_EXEC);
 }
 
@@ -545,20 +547,50 @@ static void noop_handler(int sig)
 	(void)sig;
 }
 
-/* Wait for the server's SBX_MSG_GO: the rlimits in *go, the code's memfd
- * in *ret_fd. Returns 0, or -1 with errno (EPIPE: the server closed the
- * socket, it does not need this box). */
+/* GO's program, in pid 1's own memory (static: nothing allocates here). */
+static char go_strings[SBX_GO_STRINGS];
+static char *go_argv[SBX_GO_ARGS + 1];
+static char *go_envp[SBX_GO_ENV + 1];
+
+/* Split GO's strings into the code path, go_argv and go_envp. */
+static int split_go(const struct sbx_go *go, const char **ret_code_path)
+{
+	size_t off = 0, n = go->strings_len;
+	if (go->argc < 1 || go->argc > SBX_GO_ARGS || go->envc > SBX_GO_ENV ||
+	    n > sizeof(go_strings))
+		return -1;
+	char *slots[1 + SBX_GO_ARGS + SBX_GO_ENV];
+	size_t want = 1 + go->argc + go->envc;
+	for (size_t i = 0; i < want; i++) {
+		char *end = off < n ? memchr(go_strings + off, '\0', n - off) : NULL;
+		if (!end)
+			return -1;
+		slots[i] = go_strings + off;
+		off = (size_t)(end - go_strings) + 1;
+	}
+	*ret_code_path = slots[0];
+	for (size_t i = 0; i < go->argc; i++)
+		go_argv[i] = slots[1 + i];
+	go_argv[go->argc] = NULL;
+	for (size_t i = 0; i < go->envc; i++)
+		go_envp[i] = slots[1 + go->argc + i];
+	go_envp[go->envc] = NULL;
+	return go_argv[0][0] == '/' ? 0 : -1;
+}
+
+/* Wait for the server's GO: the header in *go, its strings in
+ * go_strings, the code's memfd in *ret_fd. Returns 0, or -1 with errno
+ * (EPIPE: the server closed the socket, it does not need this box). */
 static int recv_go(struct sbx_go *go, int *ret_fd)
 {
-	struct iovec iov = {.iov_base = go, .iov_len = sizeof(*go)};
+	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
+	                       {.iov_base = go_strings, .iov_len = sizeof(go_strings)}};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = {.msg_iov = &iov,
-	                    .msg_iovlen = 1,
-	                    .msg_control = u.buf,
-	                    .msg_controllen = sizeof(u.buf)};
+	struct msghdr mh = {
+	    .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
 	ssize_t n;
 	while ((n = recvmsg(FD_STATUS, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
@@ -567,12 +599,17 @@ static int recv_go(struct sbx_go *go, int *ret_fd)
 		return -1;
 	}
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	if (n != sizeof(*go) || go->nrlimits > SBX_MAX_RLIMITS || !c ||
-	    c->cmsg_type != SCM_RIGHTS) {
+	if (!c || c->cmsg_type != SCM_RIGHTS) {
 		errno = EPROTO;
 		return -1;
 	}
 	memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
+	if ((size_t)n < sizeof(*go) || (size_t)n != sizeof(*go) + go->strings_len ||
+	    go->nrlimits > SBX_MAX_RLIMITS || (mh.msg_flags & MSG_TRUNC)) {
+		close(*ret_fd);
+		errno = EPROTO;
+		return -1;
+	}
 	return 0;
 }
 
@@ -742,7 +779,7 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	STEP(SBX_STEP_PIVOT, pivot(rootfd));
 	close(rootfd);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
-	if (!p->code_path)
+	if (!p->await_go)
 		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
 
 	struct sbx_msg ready = {.type = SBX_MSG_READY};
@@ -751,20 +788,31 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 
 	/* A run's box waits here for its code: everything above may have
 	 * happened long before the run was asked for. */
-	struct prog_args args = {.p = p, .rlimits = p->rlimits, .nrlimits = p->nrlimits};
+	struct prog_args args = {.p = p,
+	                         .rlimits = p->rlimits,
+	                         .nrlimits = p->nrlimits,
+	                         .argv = p->argv,
+	                         .envp = p->envp};
 	struct sbx_go go;
-	if (p->code_path) {
+	if (p->await_go) {
 		int codefd;
+		const char *code_path;
 		if (recv_go(&go, &codefd) < 0) {
 			if (errno == EPIPE)
 				_exit(0);
 			fail(SBX_STEP_CODE);
 		}
-		STEP(SBX_STEP_CODE, write_code(p->code_path, codefd, go.code_len));
+		if (split_go(&go, &code_path) < 0) {
+			errno = EPROTO;
+			fail(SBX_STEP_CODE);
+		}
+		STEP(SBX_STEP_CODE, write_code(code_path, codefd, go.code_len));
 		close(codefd);
 		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
 		args.rlimits = go.rlimits;
 		args.nrlimits = go.nrlimits;
+		args.argv = go_argv;
+		args.envp = go_envp;
 	}
 
 	/* Signals reach pid 1 only through sigwaitinfo. A handler must be

@@ -85,13 +85,15 @@ struct sbx_plan {
 	size_t nfiles;
 	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS]; /* unused with code_path */
 	size_t nrlimits;
-	/* A run's box is built before its code is known: with code_path set
-	 * (under the new root, no leading '/'), pid 1 sends READY and then
-	 * waits on the status socket for SBX_MSG_GO, which brings the code
-	 * (a memfd written to code_path, read-only) and the rlimits. That is
-	 * what lets the server build a box ahead of a run (a warm box, see
-	 * run.c). NULL: no wait, the program is in files (a worker's). */
-	const char *code_path;
+	/* A run's box is built before its program is known: with await_go,
+	 * pid 1 sends READY and then waits on the status socket for GO
+	 * (struct sbx_go), which brings the program (code path, argv,
+	 * environment), the code (a memfd, written read-only) and the
+	 * rlimits. That is what lets the server build a box ahead of a run,
+	 * and one box serve any language with the same layout (a warm box,
+	 * see run.c). Otherwise the program is argv/envp and its code is in
+	 * files (a worker's). */
+	bool await_go;
 	bool report_exec; /* send SBX_MSG_EXEC (a worker's owner waits for it) */
 
 	char *const *argv; /* argv[0] is an absolute path inside the box */
@@ -122,13 +124,22 @@ struct sbx_msg {
 	struct rusage ru;
 };
 
-/* The one message from the server to pid 1, when the plan has a
- * code_path: start the program. Carries a memfd with the code
- * (SCM_RIGHTS). EOF instead means the box is not needed: pid 1 exits. */
+/* The one message from the server to pid 1, when the plan has await_go:
+ * start the program. The header is followed by strings_len bytes of
+ * NUL-terminated strings: the code's path under the new root, argc
+ * arguments (the first an absolute path inside the box), envc
+ * environment entries. Carries a memfd with the code (SCM_RIGHTS). EOF
+ * instead means the box is not needed: pid 1 exits. */
+#define SBX_GO_ARGS    32
+#define SBX_GO_ENV     64
+#define SBX_GO_STRINGS (64 * 1024)
 struct sbx_go {
 	uint64_t code_len;
 	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS];
 	uint32_t nrlimits;
+	uint32_t argc;
+	uint32_t envc;
+	uint32_t strings_len;
 };
 
 /* Setup steps, so that a failure can say which one failed. */

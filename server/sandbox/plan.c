@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/json.h"
+#include "core/buf.h"
 #include "core/util.h"
 #include "sandbox/sandbox.h"
 
@@ -30,7 +31,7 @@ struct lang_def {
  * or adds another. python is Debian's /usr/bin/python3 on purpose: a
  * pyenv or venv python on PATH lives in $HOME, which the box never sees. */
 static const struct lang_def builtin_langs[] = {
-    {"python", {"/usr/bin/python3", "{file}"}, "snippet.py", {"/etc/python3*"}},
+    {"python", {"/usr/bin/python3", "{file}"}, "snippet.py", {NULL}},
     {"bash", {"/bin/bash", "{file}"}, "snippet.sh", {NULL}},
     {"node", {"/usr/bin/node", "{file}"}, "snippet.js", {NULL}},
 };
@@ -180,7 +181,7 @@ static int add_glob(struct ctx *c, const char *pattern)
 	if (!strchr(pattern, '*'))
 		return mirror(c, pattern, SBX_BIND_OPTIONAL);
 	glob_t g;
-	int gr = glob(pattern, GLOB_NOSORT, NULL, &g);
+	int gr = glob(pattern, 0, NULL, &g); /* sorted: the layout is compared */
 	if (gr == GLOB_NOMATCH)
 		return 0;
 	if (gr != 0)
@@ -430,7 +431,11 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	for (size_t i = 0; i < ARRAY_SIZE(libdirs); i++)
 		if ((r = mirror(&c, libdirs[i], SBX_BIND_OPTIONAL)) < 0)
 			goto out;
-	if ((r = mirror(&c, "/etc/ld.so.cache", SBX_BIND_OPTIONAL)) < 0 ||
+	/* python's own /etc files are in every box, not only python's: then
+	 * the built-in languages share one layout, and one warm box serves
+	 * whichever comes next. */
+	if ((r = add_glob(&c, "/etc/python3*")) < 0 ||
+	    (r = mirror(&c, "/etc/ld.so.cache", SBX_BIND_OPTIONAL)) < 0 ||
 	    (r = mirror(&c, "/etc/alternatives", SBX_BIND_OPTIONAL)) < 0 ||
 	    (r = mirror(&c, "/etc/localtime", SBX_BIND_OPTIONAL)) < 0)
 		goto out;
@@ -473,8 +478,9 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 		p->files[p->nfiles - 1].data = code;
 		p->files[p->nfiles - 1].len = code_len;
 	} else {
-		/* The code comes later, with SBX_MSG_GO. */
-		p->code_path = p->files[--p->nfiles].path;
+		/* The program and its code come later, with GO. */
+		po->code_path = p->files[--p->nfiles].path;
+		p->await_go = true;
 	}
 	p->envp = po->envp;
 	p->nrlimits = sbx_plan_rlimits(lim, p->rlimits);
@@ -517,6 +523,34 @@ int sbx_plan_build_argv(const struct sandbox *s, const char *const *argv, const 
 	if (!argv || !argv[0] || !file)
 		return -EINVAL;
 	return build(s, NULL, NULL, argv, file, code, lim, ret, err, errsz);
+}
+
+static int layout_add(struct buf *b, const char *tag, const char *x, const char *y, unsigned long n)
+{
+	return buf_printf(b, "%s %s %s %lu\n", tag, x ? x : "-", y ? y : "-", n);
+}
+
+char *sbx_plan_layout(const struct sbx_plan *p)
+{
+	struct buf b;
+	buf_init(&b, 1u << 20);
+	int r = layout_add(&b, "root", p->root_opts, p->scratch_size, (unsigned long)p->as_root);
+	for (size_t i = 0; r >= 0 && i < p->ndirs; i++)
+		r = layout_add(&b, "dir", p->dirs[i], NULL, 0);
+	for (size_t i = 0; r >= 0 && i < p->nlinks; i++)
+		r = layout_add(&b, "link", p->links[i].path, p->links[i].target, 0);
+	for (size_t i = 0; r >= 0 && i < p->nbinds; i++)
+		r = layout_add(&b, "bind", p->binds[i].src, p->binds[i].dst, p->binds[i].flags);
+	for (size_t i = 0; r >= 0 && i < p->nfiles; i++) {
+		r = layout_add(&b, "file", p->files[i].path, NULL, (unsigned long)p->files[i].mode);
+		if (r >= 0)
+			r = buf_append(&b, p->files[i].data, p->files[i].len);
+	}
+	if (r < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_steal(&b, NULL);
 }
 
 void sbx_plan_free(struct sbx_plan_owned *po)

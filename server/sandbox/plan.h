@@ -14,6 +14,7 @@ struct sandbox;
 /* A plan and the strings it points to. */
 struct sbx_plan_owned {
 	struct sbx_plan plan;
+	const char *code_path; /* with plan.await_go: where GO's code goes */
 	char *strs[96];
 	size_t nstrs;
 	char *argv[33];
@@ -37,6 +38,12 @@ int sbx_plan_build_argv(const struct sandbox *s, const char *const *argv, const 
                         const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
                         char *err, size_t errsz);
 void sbx_plan_free(struct sbx_plan_owned *po);
+
+/* A text that is the same for two plans exactly when they build the same
+ * box, whatever program it will run (argv, environment and code come
+ * with GO): its root, directories, links, binds and files. Malloc'd;
+ * NULL on OOM. */
+char *sbx_plan_layout(const struct sbx_plan *p);
 
 /* The rlimits lim asks for, into ret; returns how many. */
 size_t sbx_plan_rlimits(const struct sbx_limits *lim, struct sbx_rlimit ret[SBX_MAX_RLIMITS]);

@@ -68,6 +68,7 @@ struct run {
 	bool parked;           /* a warm box: built, no run yet (sandbox.warm) */
 	bool from_warm;        /* this run took a warm box */
 	struct sbx_cgroup *cg; /* the box's cgroup, or NULL */
+	char *layout;          /* sbx_plan_layout() of the box */
 	char language[64];     /* the box's language */
 	struct sbx_msg exit_msg;
 	int fail_step, fail_err;
@@ -573,14 +574,12 @@ static int watch_box(struct run *run)
 	return 0;
 }
 
-/* Build a box for language that waits for its code (plan.code_path).
+/* The plan of a box for language that waits for its program (GO).
  * -EINVAL/-ENOENT and the like with errmsg set; -ENOMEM. */
-static int build_box(struct run *run, const char *language)
+static int prepare_box(struct run *run, const char *language, struct sbx_plan_owned **ret)
 {
-	struct sbx_plan_owned *po = NULL;
 	snprintf(run->language, sizeof(run->language), "%s", language);
-	struct sandbox *s = run->sbx;
-	int r = sandbox_filter_ready(s);
+	int r = sandbox_filter_ready(run->sbx);
 	if (r < 0) {
 		snprintf(run->errmsg, sizeof(run->errmsg),
 		         "kiln will not run this code: the seccomp filter could not be compiled "
@@ -588,24 +587,28 @@ static int build_box(struct run *run, const char *language)
 		         strerror(-r));
 		return r == -ENOMEM ? r : -EIO;
 	}
+	r = sbx_plan_build(run->sbx, run->section, language, NULL, &run->limits, ret, run->errmsg,
+	                   sizeof(run->errmsg));
+	if (r < 0 && r != -ENOMEM && !run->errmsg[0])
+		snprintf(run->errmsg, sizeof(run->errmsg), "cannot prepare the sandbox: %s",
+		         strerror(-r));
+	return r;
+}
+
+/* Build the box po describes, in a cgroup of its own when there are. */
+static int start_box(struct run *run, struct sbx_plan_owned *po)
+{
+	struct sandbox *s = run->sbx;
+	if (!(run->layout = sbx_plan_layout(&po->plan)))
+		return -ENOMEM;
 	if (s->cgroups) {
 		char name[32];
 		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
-		r = sbx_cgroup_new(s->cgroups, name, &run->cg);
+		int r = sbx_cgroup_new(s->cgroups, name, &run->cg);
 		if (r < 0)
 			log_warn("sandbox: cannot make a cgroup for a box: %s", strerror(-r));
 	}
-	r = sbx_plan_build(run->sbx, run->section, language, NULL, &run->limits, &po, run->errmsg,
-	                   sizeof(run->errmsg));
-	if (r < 0) {
-		if (r != -ENOMEM && !run->errmsg[0])
-			snprintf(run->errmsg, sizeof(run->errmsg), "cannot prepare the sandbox: %s",
-			         strerror(-r));
-		return r;
-	}
-	r = clone_box(run, po);
-	/* The child has its own copy of the plan. */
-	sbx_plan_free(po);
+	int r = clone_box(run, po);
 	if (r >= 0 && watch_box(run) < 0)
 		r = -ENOMEM;
 	return r;
@@ -613,7 +616,32 @@ static int build_box(struct run *run, const char *language)
 
 /* Hand the code and the rlimits to pid 1, which starts the program. A
  * failure to send shows up as pid 1's own report or death. */
-static int send_go(struct run *run, const char *code)
+static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *strs,
+                       const char *code);
+
+static int send_go(struct run *run, const struct sbx_plan_owned *po, const char *code)
+{
+	/* The program: the code's path, argv, the environment. */
+	struct buf strs;
+	buf_init(&strs, SBX_GO_STRINGS);
+	struct sbx_go go = {0};
+	int r = buf_append(&strs, po->code_path, strlen(po->code_path) + 1);
+	for (; r >= 0 && po->plan.argv[go.argc]; go.argc++)
+		r = buf_append(&strs, po->plan.argv[go.argc], strlen(po->plan.argv[go.argc]) + 1);
+	for (; r >= 0 && po->plan.envp[go.envc]; go.envc++)
+		r = buf_append(&strs, po->plan.envp[go.envc], strlen(po->plan.envp[go.envc]) + 1);
+	if (r < 0 || go.argc > SBX_GO_ARGS || go.envc > SBX_GO_ENV) {
+		buf_release(&strs);
+		return r < 0 ? r : -E2BIG;
+	}
+	go.strings_len = (uint32_t)strs.len;
+	r = send_go_msg(run, &go, &strs, code);
+	buf_release(&strs);
+	return r;
+}
+
+/* GO itself: the header, the strings, and a memfd holding the code. */
+static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *strs, const char *code)
 {
 	size_t len = strlen(code);
 	_cleanup_close_ int fd = memfd_create("kiln-code", MFD_CLOEXEC);
@@ -627,18 +655,17 @@ static int send_go(struct run *run, const char *code)
 			return w < 0 ? neg_errno() : -EIO;
 		off += (size_t)w;
 	}
-	struct sbx_go go = {.code_len = len};
-	go.nrlimits = (uint32_t)sbx_plan_rlimits(&run->limits, go.rlimits);
-	struct iovec iov = {.iov_base = &go, .iov_len = sizeof(go)};
+	go->code_len = len;
+	go->nrlimits = (uint32_t)sbx_plan_rlimits(&run->limits, go->rlimits);
+	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
+	                       {.iov_base = strs->data, .iov_len = strs->len}};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof(u));
-	struct msghdr mh = {.msg_iov = &iov,
-	                    .msg_iovlen = 1,
-	                    .msg_control = u.buf,
-	                    .msg_controllen = sizeof(u.buf)};
+	struct msghdr mh = {
+	    .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -647,7 +674,7 @@ static int send_go(struct run *run, const char *code)
 	ssize_t n;
 	while ((n = sendmsg(run->status_fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
 		;
-	return n == (ssize_t)sizeof(go) ? 0 : neg_errno();
+	return n == (ssize_t)(sizeof(*go) + strs->len) ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 
 static struct run *run_new(struct kiln *k)
@@ -673,16 +700,15 @@ static struct run *run_new(struct kiln *k)
 /* --- warm boxes ----------------------------------------------------------- */
 
 /* A box built ahead of its run differs from a fresh one only in when it
- * was built: it still waits for its code, and serves one run. It fits a
- * run of the same language, the same tmpfs size and the same sandbox
- * config; anything else gets a box built for it (run_start_sink then
- * drops the warm one, which would not fit the next run either). */
-static bool warm_fits(const struct run *warm, const struct run *run, const char *language)
+ * was built: it still waits for its program and code, and serves one
+ * run. It fits any run whose plan has the same layout (the built-in
+ * languages share one; a tmpfs size or a config's binds make another);
+ * anything else gets a box built for it (run_start_sink then drops the
+ * warm one, which would not fit the next run either). */
+static bool warm_fits(const struct run *warm, const char *layout)
 {
 	return !warm->failed && !warm->reaped && warm->fds[OUT] >= 0 && warm->fds[ERR] >= 0 &&
-	       strcmp(warm->language, language) == 0 &&
-	       warm->limits.tmpfs_bytes == run->limits.tmpfs_bytes &&
-	       json_object_equal(warm->section, run->section);
+	       warm->layout && strcmp(warm->layout, layout) == 0;
 }
 
 /* Move warm's box (processes, fds, what it reported so far) to run. */
@@ -700,7 +726,7 @@ static void adopt_box(struct run *run, struct run *warm)
 	run->work_fd = steal_fd(&warm->work_fd);
 	run->from_warm = true;
 	run->cg = steal_pointer(&warm->cg);
-	snprintf(run->language, sizeof(run->language), "%s", warm->language);
+	run->layout = steal_pointer(&warm->layout);
 	run->sbx->warm = NULL;
 	run_free(warm);
 }
@@ -737,8 +763,10 @@ static void on_warm_timer(struct loop *loop, void *data)
 		warm->limits = s->warm_limits;
 	else
 		r = sbx_limits_resolve(warm->section, NULL, &warm->limits, err, sizeof(err));
-	if (r >= 0)
-		r = build_box(warm, s->warm_language);
+	struct sbx_plan_owned *po = NULL;
+	if (r >= 0 && (r = prepare_box(warm, s->warm_language, &po)) >= 0)
+		r = start_box(warm, po);
+	sbx_plan_free(po);
 	if (r < 0) {
 		/* The run that wants it will build its own and say why. */
 		log_debug("sandbox: no warm box for %s: %s", s->warm_language,
@@ -757,9 +785,7 @@ void run_warm(struct kiln *k, const char *language)
 	struct sandbox *s = k->sandbox;
 	if (!s || !s->warm_boxes || !language)
 		return;
-	/* One warm box, for the language asked for last. */
-	if (s->warm && strcmp(s->warm->language, language) != 0)
-		discard_warm(s);
+	/* One warm box; it serves any language of its layout. */
 	if (s->warm || s->warm_timer)
 		return;
 	snprintf(s->warm_language, sizeof(s->warm_language), "%s", language);
@@ -804,6 +830,8 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 		snprintf(run->id, sizeof(run->id), "r0");
 
 	int r = 0;
+	struct sbx_plan_owned *po = NULL;
+	_cleanup_free_ char *layout = NULL;
 	if (!s) {
 		r = -ENODEV;
 		snprintf(
@@ -820,13 +848,17 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 	} else if ((r = sbx_limits_resolve(run->section, limits, &run->limits, run->errmsg,
 	                                   sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
-	} else if (s->warm && warm_fits(s->warm, run, language)) {
+	} else if ((r = prepare_box(run, language, &po)) < 0) {
+		/* errmsg set */
+	} else if (!(layout = sbx_plan_layout(&po->plan))) {
+		r = -ENOMEM;
+	} else if (s->warm && warm_fits(s->warm, layout)) {
 		adopt_box(run, s->warm);
 		r = watch_box(run);
 	} else {
 		/* A box that does not fit this run will not fit the next. */
 		discard_warm(s);
-		r = build_box(run, language);
+		r = start_box(run, po);
 	}
 	/* Not now, while this run goes: after it (maybe_finish). */
 	if (s && s->warm_timer) {
@@ -834,10 +866,12 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 		s->warm_timer = NULL;
 	}
 	if (r == -ENOMEM) {
+		sbx_plan_free(po);
 		run_free(run);
 		return r;
 	}
 	if (r < 0) {
+		sbx_plan_free(po);
 		run->err = r;
 		run->start_timer = loop_timer_start(k->loop, 0, on_start_failed, run);
 		if (!run->start_timer) {
@@ -851,8 +885,16 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 	    (r = sbx_cgroup_set_limits(run->cg, run->limits.memory_bytes, run->limits.processes,
 	                               run->limits.cpu_cores)) < 0)
 		log_warn("run %s: the cgroup took only some limits: %s", run->id, strerror(-r));
-	if ((r = send_go(run, code)) < 0)
-		log_debug("run %s: cannot hand the code to pid 1: %s", run->id, strerror(-r));
+	if ((r = send_go(run, po, code)) < 0) {
+		/* The run fails as a setup step would: pid 1 goes, and the
+		 * answer says why. */
+		log_warn("run %s: cannot hand the program to pid 1: %s", run->id, strerror(-r));
+		run->failed = true;
+		run->fail_step = SBX_STEP_CODE;
+		run->fail_err = -r;
+		signal_box(run, SIGKILL);
+	}
+	sbx_plan_free(po);
 	if (!(run->wall_timer = loop_timer_start(k->loop, run->limits.wall_ms, on_wall, run))) {
 		run_cancel(run);
 		return -ENOMEM;
@@ -912,6 +954,7 @@ static void run_free(struct run *run)
 		close(run->work_fd);
 	buf_release(&run->pending);
 	json_object_put(run->section);
+	free(run->layout);
 	free(run);
 }
 

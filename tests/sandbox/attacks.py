@@ -607,22 +607,25 @@ class Suite:
         self.case("server-stop-kills-everything", server_stop)
 
         def warm_box_fresh():
-            # A warm box is built before its run's code is known, but
-            # still serves one run only. Run 1 leaves traces wherever it
-            # may write, and a daemon; run 2 gets the box built meanwhile
-            # (warmBox true) and must find none of it. (Namespace inode
-            # numbers would prove nothing: the kernel reuses those of
-            # namespaces that are gone.)
-            first = ("echo mark > /tmp/mark; echo mark > /work/mark\n"
-                     "echo a > /work/out/a.txt\n(setsid sleep 1000 &)\n"
-                     "echo mark > /dev/shm/mark\n")
+            # A warm box is built before its run's program and code are
+            # known, but still serves one run only. Run 1 (python) leaves
+            # traces wherever it may write, and a daemon; run 2 (bash:
+            # the same box layout) gets the box built meanwhile (warmBox
+            # true) and must find none of it. (Namespace inode numbers
+            # would prove nothing: the kernel reuses those of namespaces
+            # that are gone.)
+            first = ("import subprocess\n"
+                     "for p in ('/tmp/mark', '/work/mark', '/dev/shm/mark'):\n"
+                     "    open(p, 'w').write('mark')\n"
+                     "open('/work/out/a.txt', 'w').write('a')\n"
+                     "subprocess.Popen(['setsid', 'sleep', '1000'])\n")
             second = ("for f in /tmp/mark /work/mark /work/out/a.txt /dev/shm/mark; do\n"
                       "  [ -e $f ] && echo LEFT $f\ndone\n"
                       "echo PROCS $(for p in /proc/[0-9]*; do cat $p/comm; done)\n"
                       "ls /code\n"
                       "echo x 2>/dev/null > /code/snippet.sh && echo WROTE-CODE\n"
                       "echo own > /work/out/b.txt\n")
-            d = self.rpc([("bash", first), ("bash", second)], "--one-by-one", "0.5")
+            d = self.rpc([("python", first), ("bash", second)], "--one-by-one", "0.5")
             res = [r.get("result") if r else None for r in d["replies"]]
             if not all(res):
                 return "runs failed: %r" % d["replies"]
