@@ -1,9 +1,10 @@
 /* run.c: one sandboxed run in the event loop (see run.h). run_start
- * builds the plan, clones the box and writes its id maps; from then on
- * everything is a callback: pipe data becomes coalesced, UTF-8-safe
- * output; the status socket brings the workspace fd and the program's
- * status; the pidfd says pid 1 is gone; timers enforce the wall clock.
- * The run ends when pid 1 is reaped and both pipes are at EOF. */
+ * builds the plan, takes the warm box (warm.c) or clones one, and sends
+ * pid 1 the program (GO); from then on everything is a callback: pipe
+ * data becomes coalesced, UTF-8-safe output; the status socket brings the
+ * workspace fd and the program's status; the pidfd says pid 1 is gone;
+ * timers enforce the wall clock. The run ends when both pipes are at EOF
+ * and pid 1 has reported the program's end (or is gone). */
 #include "sandbox/run.h"
 
 #include <errno.h>
@@ -34,57 +35,18 @@
 #include "sandbox/child.h"
 #include "sandbox/limits.h"
 #include "sandbox/plan.h"
+#include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/text.h"
 
 /* Output is sent at most this often per run, or when this much is held. */
-/* How long the server is idle before it builds the next warm box. */
-#define WARM_DELAY_MS  10
 #define COALESCE_MS    20
 #define COALESCE_BYTES (64u * 1024)
 /* After asking pid 1 to end the box, how long before SIGKILL. */
 #define GRACE_MS 2000
 
-enum { OUT, ERR };
 static const char *const stream_names[] = {"stdout", "stderr"};
 
-struct run {
-	struct kiln *k;
-	struct sandbox *sbx;
-	struct run *next;
-	char id[24];
-	const struct run_sink *sink;
-	void *sink_data;
-	run_done_fn done;
-	void *done_data;
-	struct sbx_limits limits;
-	json_object *section; /* the config's sandbox section, owned copy */
-
-	pid_t pid;
-	int pidfd, status_fd, work_fd;
-	int fds[2]; /* stdout, stderr read ends; -1 at EOF */
-	bool reaped, paused, timed_out, truncated, killing;
-	bool have_exit, failed;
-	bool parked;           /* a warm box: built, no run yet (sandbox.warm) */
-	bool from_warm;        /* this run took a warm box */
-	struct sbx_cgroup *cg; /* the box's cgroup, or NULL */
-	char *layout;          /* sbx_plan_layout() of the box */
-	char language[64];     /* the box's language */
-	struct sbx_msg exit_msg;
-	int fail_step, fail_err;
-
-	uint64_t start_ms, end_ms, out_bytes;
-	struct loop_timer *wall_timer, *grace_timer, *flush_timer, *start_timer;
-
-	struct sbx_utf8 dec[2];
-	struct buf pending;
-	int pending_stream;
-	struct sbx_tail tail[2];
-	char errmsg[768];
-	int err;
-};
-
-static void run_free(struct run *run);
 static void maybe_finish(struct run *run);
 
 const char *run_id(const struct run *run)
@@ -563,7 +525,7 @@ out:
 	return r;
 }
 
-static int watch_box(struct run *run)
+int run_watch_box(struct run *run)
 {
 	struct loop *loop = run->k->loop;
 	if (loop_watch(loop, run->pidfd, LOOP_READ, on_pid1_exit, run) < 0 ||
@@ -576,7 +538,7 @@ static int watch_box(struct run *run)
 
 /* The plan of a box for language that waits for its program (GO).
  * -EINVAL/-ENOENT and the like with errmsg set; -ENOMEM. */
-static int prepare_box(struct run *run, const char *language, struct sbx_plan_owned **ret)
+int run_prepare_box(struct run *run, const char *language, struct sbx_plan_owned **ret)
 {
 	snprintf(run->language, sizeof(run->language), "%s", language);
 	int r = sandbox_filter_ready(run->sbx);
@@ -596,7 +558,7 @@ static int prepare_box(struct run *run, const char *language, struct sbx_plan_ow
 }
 
 /* Build the box po describes, in a cgroup of its own when there are. */
-static int start_box(struct run *run, struct sbx_plan_owned *po)
+int run_start_box(struct run *run, struct sbx_plan_owned *po)
 {
 	struct sandbox *s = run->sbx;
 	if (!(run->layout = sbx_plan_layout(&po->plan)))
@@ -609,7 +571,7 @@ static int start_box(struct run *run, struct sbx_plan_owned *po)
 			log_warn("sandbox: cannot make a cgroup for a box: %s", strerror(-r));
 	}
 	int r = clone_box(run, po);
-	if (r >= 0 && watch_box(run) < 0)
+	if (r >= 0 && run_watch_box(run) < 0)
 		r = -ENOMEM;
 	return r;
 }
@@ -677,7 +639,7 @@ static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *str
 	return n == (ssize_t)(sizeof(*go) + strs->len) ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 
-static struct run *run_new(struct kiln *k)
+struct run *run_new(struct kiln *k)
 {
 	struct run *run = calloc(1, sizeof(*run));
 	if (!run)
@@ -695,104 +657,6 @@ static struct run *run_new(struct kiln *k)
 		run->sbx->runs = run;
 	}
 	return run;
-}
-
-/* --- warm boxes ----------------------------------------------------------- */
-
-/* A box built ahead of its run differs from a fresh one only in when it
- * was built: it still waits for its program and code, and serves one
- * run. It fits any run whose plan has the same layout (the built-in
- * languages share one; a tmpfs size or a config's binds make another);
- * anything else gets a box built for it (run_start_sink then drops the
- * warm one, which would not fit the next run either). */
-static bool warm_fits(const struct run *warm, const char *layout)
-{
-	return !warm->failed && !warm->reaped && warm->fds[OUT] >= 0 && warm->fds[ERR] >= 0 &&
-	       warm->layout && strcmp(warm->layout, layout) == 0;
-}
-
-/* Move warm's box (processes, fds, what it reported so far) to run. */
-static void adopt_box(struct run *run, struct run *warm)
-{
-	struct loop *loop = run->k->loop;
-	int *fds[] = {&warm->pidfd, &warm->status_fd, &warm->fds[OUT], &warm->fds[ERR]};
-	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-		loop_unwatch(loop, *fds[i]);
-	run->pid = warm->pid;
-	run->pidfd = steal_fd(&warm->pidfd);
-	run->status_fd = steal_fd(&warm->status_fd);
-	run->fds[OUT] = steal_fd(&warm->fds[OUT]);
-	run->fds[ERR] = steal_fd(&warm->fds[ERR]);
-	run->work_fd = steal_fd(&warm->work_fd);
-	run->from_warm = true;
-	run->cg = steal_pointer(&warm->cg);
-	run->layout = steal_pointer(&warm->layout);
-	run->sbx->warm = NULL;
-	run_free(warm);
-}
-
-/* Drop the warm box without waiting: pid 1 sees its socket close and
- * exits; the sandbox reaps it. */
-static void discard_warm(struct sandbox *s)
-{
-	struct run *warm = s->warm;
-	if (!warm)
-		return;
-	log_debug("sandbox: dropping the warm box for %s", warm->language);
-	if (warm->pidfd >= 0 && !warm->reaped) {
-		loop_unwatch(s->k->loop, warm->pidfd);
-		sandbox_reap_later(s, steal_fd(&warm->pidfd), steal_pointer(&warm->cg));
-	}
-	run_free(warm);
-}
-
-static void on_warm_timer(struct loop *loop, void *data)
-{
-	(void)loop;
-	struct sandbox *s = data;
-	s->warm_timer = NULL;
-	if (s->warm || !s->warm_language[0])
-		return;
-	struct run *warm = run_new(s->k);
-	if (!warm)
-		return;
-	char err[256] = "";
-	int r = 0;
-	/* The last run's limits: a box's tmpfs size is fixed when it is built. */
-	if (s->have_warm_limits)
-		warm->limits = s->warm_limits;
-	else
-		r = sbx_limits_resolve(warm->section, NULL, &warm->limits, err, sizeof(err));
-	struct sbx_plan_owned *po = NULL;
-	if (r >= 0 && (r = prepare_box(warm, s->warm_language, &po)) >= 0)
-		r = start_box(warm, po);
-	sbx_plan_free(po);
-	if (r < 0) {
-		/* The run that wants it will build its own and say why. */
-		log_debug("sandbox: no warm box for %s: %s", s->warm_language,
-		          warm->errmsg[0] ? warm->errmsg : err);
-		run_free(warm);
-		return;
-	}
-	warm->parked = true;
-	snprintf(warm->id, sizeof(warm->id), "warm");
-	s->warm = warm;
-	log_debug("sandbox: warm box for %s, pid %d", s->warm_language, (int)warm->pid);
-}
-
-void run_warm(struct kiln *k, const char *language)
-{
-	struct sandbox *s = k->sandbox;
-	if (!s || !s->warm_boxes || !language)
-		return;
-	/* One warm box; it serves any language of its layout. */
-	if (s->warm || s->warm_timer)
-		return;
-	snprintf(s->warm_language, sizeof(s->warm_language), "%s", language);
-	/* A little later, from the loop: what is being answered now goes out
-	 * first, and a request that follows at once is not kept waiting
-	 * behind the clone (it builds its own box, which is as fast). */
-	s->warm_timer = loop_timer_start(k->loop, WARM_DELAY_MS, on_warm_timer, s);
 }
 
 /* --- start ---------------------------------------------------------------- */
@@ -848,23 +712,18 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 	} else if ((r = sbx_limits_resolve(run->section, limits, &run->limits, run->errmsg,
 	                                   sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
-	} else if ((r = prepare_box(run, language, &po)) < 0) {
+	} else if ((r = run_prepare_box(run, language, &po)) < 0) {
 		/* errmsg set */
 	} else if (!(layout = sbx_plan_layout(&po->plan))) {
 		r = -ENOMEM;
-	} else if (s->warm && warm_fits(s->warm, layout)) {
-		adopt_box(run, s->warm);
-		r = watch_box(run);
+	} else if (warm_adopt(run, layout)) {
+		r = run_watch_box(run);
 	} else {
-		/* A box that does not fit this run will not fit the next. */
-		discard_warm(s);
-		r = start_box(run, po);
+		r = run_start_box(run, po);
 	}
-	/* Not now, while this run goes: after it (maybe_finish). */
-	if (s && s->warm_timer) {
-		loop_timer_stop(k->loop, s->warm_timer);
-		s->warm_timer = NULL;
-	}
+	/* No warm box is built while this run starts: after it (maybe_finish). */
+	if (s)
+		warm_hold(s);
 	if (r == -ENOMEM) {
 		sbx_plan_free(po);
 		run_free(run);
@@ -912,7 +771,7 @@ int run_start(struct kiln *k, const char *language, const char *code, json_objec
 
 /* --- end ------------------------------------------------------------------ */
 
-static void run_free(struct run *run)
+void run_free(struct run *run)
 {
 	struct loop *loop = run->k->loop;
 	if (run->sbx) {
