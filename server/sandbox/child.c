@@ -647,11 +647,11 @@ static int write_code(const char *path, int codefd, uint64_t len)
 		off += (uint64_t)n;
 	}
 out:
-	saved = errno;
 	if (off == len && fchmod(fd, 0444) == 0)
 		return close(fd);
+	saved = errno ? errno : EIO;
 	close(fd);
-	errno = off == len ? errno : saved;
+	errno = saved;
 	return -1;
 }
 
