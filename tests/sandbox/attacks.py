@@ -296,6 +296,32 @@ class Suite:
             return None
         self.case("cgroup-holds-the-whole-box", self.python_case(code, check))
 
+    def no_userns_case(self):
+        # Where user namespaces cannot be had, kiln refuses to run code
+        # and says why: from the terminal and through the server, whose
+        # warm box fails first (quietly) and whose run then fails aloud.
+        # The suite makes such a place with a user namespace of its own
+        # whose user.max_user_namespaces is 0.
+        inner = 'echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" "$@"'
+        wrap = ["unshare", "--user", "--map-root-user", "sh", "-c", inner]
+
+        def run():
+            rc, out, err, res = self.kiln_run("bash", "echo RAN\n", wrap=wrap)
+            if rc != 125 or "RAN" in out or "user.max_user_namespaces" not in err:
+                return "kiln run: rc=%s out=%r err=%r" % (rc, out, err[-400:])
+            script = os.path.join(self.scratch, "kiln-no-userns")
+            with open(script, "w") as f:
+                f.write("#!/bin/sh\nexec unshare --user --map-root-user sh -c '%s' %s \"$@\"\n"
+                        % (inner, self.kiln))
+            os.chmod(script, 0o755)
+            d = self.rpc([("bash", "echo RAN\n")], kiln=script)
+            err = (d["replies"][0] or {}).get("error") or {}
+            if d["output"] or err.get("code") != -32803 or \
+                    "user.max_user_namespaces" not in err.get("message", ""):
+                return "server: %r" % d
+            return None
+        return run
+
     def all_cases(self):
         self.case("tiocsti-and-tioclinux", self.contained("tiocsti"))
         self.case("proc-1-exe", self.contained("proc1exe"))
@@ -374,6 +400,7 @@ class Suite:
             "import os\nprint(os.getuid(), os.geteuid(), os.getgid(), os.getgroups())\n",
             lambda rc, out, err, res: None if out.startswith("1000 1000 1000 ") else out))
         self.protocol_cases()
+        self.case("no-user-namespaces-refuses", self.no_userns_case())
 
     def abstract_case(self):
         def run():
@@ -483,14 +510,14 @@ class Suite:
 
     # --- through the server --------------------------------------------------
 
-    def rpc(self, runs, *extra):
+    def rpc(self, runs, *extra, kiln=None):
         files = []
         for i, (lang, code) in enumerate(runs):
             p = os.path.join(self.scratch, "rpc%d" % i)
             with open(p, "w") as f:
                 f.write(code)
             files.append("%s=%s" % (lang, p))
-        cmd = [sys.executable, os.path.join(HERE, "rpc.py"), self.kiln, "--config",
+        cmd = [sys.executable, os.path.join(HERE, "rpc.py"), kiln or self.kiln, "--config",
                self.config] + list(extra) + files
         p = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, timeout=150)
         d = json.loads(p.stdout)
