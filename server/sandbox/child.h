@@ -83,7 +83,7 @@ struct sbx_plan {
 	size_t nbinds;
 	struct sbx_file files[SBX_MAX_FILES];
 	size_t nfiles;
-	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS]; /* unused with code_path */
+	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS]; /* with await_go, GO's instead */
 	size_t nrlimits;
 	/* A run's box is built before its program is known: with await_go,
 	 * pid 1 sends READY and then waits on the status socket for GO

@@ -24,10 +24,12 @@ struct sbx_plan_owned {
 /* The largest code a run may bring (bytes). */
 #define SBX_CODE_MAX (1u << 20)
 
-/* Build the plan. code NULL: the box waits for its code (plan.code_path,
- * see child.h); the root has room for SBX_CODE_MAX. -EINVAL (bad request: unknown language, bad
- * env) or -ENOENT (the interpreter is not installed) with a sentence in err; -ENOMEM. Fds in the
- * plan are left at -1 for the caller. */
+/* Build the plan. code NULL: the box waits for its program and code
+ * (plan.await_go; po->code_path is where GO's code goes, see child.h) and
+ * the root has room for SBX_CODE_MAX. -EINVAL (bad request: unknown
+ * language, bad env) or -ENOENT (the interpreter is not installed) with a
+ * sentence in err; -ENOMEM. Fds in the plan are left at -1 for the
+ * caller. */
 int sbx_plan_build(const struct sandbox *s, json_object *section, const char *language,
                    const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
                    char *err, size_t errsz);
