@@ -109,14 +109,13 @@ int sbx_landlock_abi(void)
 	return abi < 0 ? 0 : (int)abi;
 }
 
-static void send_msg(int fd, const struct sbx_msg *m, int pass_fd)
+ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd)
 {
-	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} u;
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = iovcnt};
 	if (pass_fd >= 0) {
 		memset(&u, 0, sizeof(u));
 		mh.msg_control = u.buf;
@@ -127,8 +126,45 @@ static void send_msg(int fd, const struct sbx_msg *m, int pass_fd)
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
 	}
-	while (sendmsg(fd, &mh, MSG_NOSIGNAL) < 0 && errno == EINTR)
+	ssize_t n;
+	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
 		;
+	return n;
+}
+
+ssize_t sbx_status_recv(int sock, struct iovec *iov, size_t iovcnt, int flags, int *ret_fd)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	struct msghdr mh = {.msg_iov = iov,
+	                    .msg_iovlen = iovcnt,
+	                    .msg_control = u.buf,
+	                    .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+	while ((n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	*ret_fd = -1;
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		if (*ret_fd >= 0)
+			close(*ret_fd);
+		*ret_fd = -1;
+		errno = EMSGSIZE;
+		return -1;
+	}
+	return n;
+}
+
+static void send_msg(int fd, const struct sbx_msg *m, int pass_fd)
+{
+	struct iovec iov = {.iov_base = (void *)m, .iov_len = sizeof(*m)};
+	sbx_status_send(fd, &iov, 1, pass_fd);
 }
 
 /* Report a failed step to the parent and end pid 1. */
@@ -585,28 +621,15 @@ static int recv_go(struct sbx_go *go, int *ret_fd)
 {
 	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
 	                       {.iov_base = go_strings, .iov_len = sizeof(go_strings)}};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct msghdr mh = {
-	    .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
-	ssize_t n;
-	while ((n = recvmsg(FD_STATUS, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-		;
+	ssize_t n = sbx_status_recv(FD_STATUS, iov, 2, 0, ret_fd);
 	if (n <= 0) {
 		errno = n < 0 ? errno : EPIPE;
 		return -1;
 	}
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	if (!c || c->cmsg_type != SCM_RIGHTS) {
-		errno = EPROTO;
-		return -1;
-	}
-	memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
-	if ((size_t)n < sizeof(*go) || (size_t)n != sizeof(*go) + go->strings_len ||
-	    go->nrlimits > SBX_MAX_RLIMITS || (mh.msg_flags & MSG_TRUNC)) {
-		close(*ret_fd);
+	if (*ret_fd < 0 || (size_t)n < sizeof(*go) || (size_t)n != sizeof(*go) + go->strings_len ||
+	    go->nrlimits > SBX_MAX_RLIMITS) {
+		if (*ret_fd >= 0)
+			close(*ret_fd);
 		errno = EPROTO;
 		return -1;
 	}

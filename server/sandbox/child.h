@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/uio.h>
 #include <sys/types.h>
 
 /* The uid and gid the code runs as inside the box (mapped to the server's
@@ -174,6 +175,16 @@ enum sbx_step {
 	SBX_STEP_SECCOMP,
 	SBX_STEP_EXEC,
 };
+
+/* One message on a status socket, with pass_fd attached (SCM_RIGHTS)
+ * unless it is -1: sendmsg's result. Both ends use it (pid 1 for READY
+ * and the rest, the server for GO); it allocates nothing. */
+ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd);
+
+/* Its counterpart: one message into iov (recvmsg flags: MSG_DONTWAIT or
+ * 0), the fd it carried in *ret_fd (-1 without one; close-on-exec).
+ * -1 with EMSGSIZE for a message that did not fit (its fd closed). */
+ssize_t sbx_status_recv(int sock, struct iovec *iov, size_t iovcnt, int flags, int *ret_fd);
 
 /* A sentence naming the step, for error messages. */
 const char *sbx_step_name(int step);

@@ -231,23 +231,12 @@ static bool read_status(struct run *run)
 	for (;;) {
 		struct sbx_msg m;
 		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} u;
-		struct msghdr mh = {.msg_iov = &iov,
-		                    .msg_iovlen = 1,
-		                    .msg_control = u.buf,
-		                    .msg_controllen = sizeof(u.buf)};
-		ssize_t n = recvmsg(run->status_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (n < 0 && errno == EINTR)
+		int passed;
+		ssize_t n = sbx_status_recv(run->status_fd, &iov, 1, MSG_DONTWAIT, &passed);
+		if (n < 0 && errno == EMSGSIZE)
 			continue;
 		if (n <= 0)
 			return n == 0 || errno != EAGAIN;
-		int passed = -1;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-				memcpy(&passed, CMSG_DATA(c), sizeof(int));
 		if (n != sizeof(m)) {
 			if (passed >= 0)
 				close(passed);
@@ -576,32 +565,6 @@ int run_start_box(struct run *run, struct sbx_plan_owned *po)
 	return r;
 }
 
-/* Hand the code and the rlimits to pid 1, which starts the program. A
- * failure to send shows up as pid 1's own report or death. */
-static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *strs,
-                       const char *code);
-
-static int send_go(struct run *run, const struct sbx_plan_owned *po, const char *code)
-{
-	/* The program: the code's path, argv, the environment. */
-	struct buf strs;
-	buf_init(&strs, SBX_GO_STRINGS);
-	struct sbx_go go = {0};
-	int r = buf_append(&strs, po->code_path, strlen(po->code_path) + 1);
-	for (; r >= 0 && po->plan.argv[go.argc]; go.argc++)
-		r = buf_append(&strs, po->plan.argv[go.argc], strlen(po->plan.argv[go.argc]) + 1);
-	for (; r >= 0 && po->plan.envp[go.envc]; go.envc++)
-		r = buf_append(&strs, po->plan.envp[go.envc], strlen(po->plan.envp[go.envc]) + 1);
-	if (r < 0 || go.argc > SBX_GO_ARGS || go.envc > SBX_GO_ENV) {
-		buf_release(&strs);
-		return r < 0 ? r : -E2BIG;
-	}
-	go.strings_len = (uint32_t)strs.len;
-	r = send_go_msg(run, &go, &strs, code);
-	buf_release(&strs);
-	return r;
-}
-
 /* GO itself: the header, the strings, and a memfd holding the code. */
 static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *strs, const char *code)
 {
@@ -621,22 +584,32 @@ static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *str
 	go->nrlimits = (uint32_t)sbx_plan_rlimits(&run->limits, go->rlimits);
 	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
 	                       {.iov_base = strs->data, .iov_len = strs->len}};
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
-	struct msghdr mh = {
-	    .msg_iov = iov, .msg_iovlen = 2, .msg_control = u.buf, .msg_controllen = sizeof(u.buf)};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	ssize_t n;
-	while ((n = sendmsg(run->status_fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-		;
+	ssize_t n = sbx_status_send(run->status_fd, iov, 2, fd);
 	return n == (ssize_t)(sizeof(*go) + strs->len) ? 0 : n < 0 ? neg_errno() : -EIO;
+}
+
+/* Send pid 1 GO: the program (code path, argv, environment), its code
+ * and the rlimits. -errno when it cannot be sent; the caller fails the
+ * run. */
+static int send_go(struct run *run, const struct sbx_plan_owned *po, const char *code)
+{
+	/* The program: the code's path, argv, the environment. */
+	struct buf strs;
+	buf_init(&strs, SBX_GO_STRINGS);
+	struct sbx_go go = {0};
+	int r = buf_append(&strs, po->code_path, strlen(po->code_path) + 1);
+	for (; r >= 0 && po->plan.argv[go.argc]; go.argc++)
+		r = buf_append(&strs, po->plan.argv[go.argc], strlen(po->plan.argv[go.argc]) + 1);
+	for (; r >= 0 && po->plan.envp[go.envc]; go.envc++)
+		r = buf_append(&strs, po->plan.envp[go.envc], strlen(po->plan.envp[go.envc]) + 1);
+	if (r < 0 || go.argc > SBX_GO_ARGS || go.envc > SBX_GO_ENV) {
+		buf_release(&strs);
+		return r < 0 ? r : -E2BIG;
+	}
+	go.strings_len = (uint32_t)strs.len;
+	r = send_go_msg(run, &go, &strs, code);
+	buf_release(&strs);
+	return r;
 }
 
 struct run *run_new(struct kiln *k)

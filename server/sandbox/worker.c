@@ -44,24 +44,13 @@ static int wait_started(int status_fd, uint64_t deadline, int *ret_step)
 			return r;
 		struct sbx_msg m;
 		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-		union {
-			char buf[CMSG_SPACE(sizeof(int))];
-			struct cmsghdr align;
-		} u;
-		struct msghdr mh = {.msg_iov = &iov,
-		                    .msg_iovlen = 1,
-		                    .msg_control = u.buf,
-		                    .msg_controllen = sizeof(u.buf)};
-		ssize_t k = recvmsg(status_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+		int passed;
+		ssize_t k = sbx_status_recv(status_fd, &iov, 1, MSG_DONTWAIT, &passed);
+		if (k < 0 && (errno == EAGAIN || errno == EMSGSIZE))
 			continue;
 		/* READY carries the /work fd: a worker has no use for it. */
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-				int passed;
-				memcpy(&passed, CMSG_DATA(c), sizeof(int));
-				close(passed);
-			}
+		if (passed >= 0)
+			close(passed);
 		if (k <= 0)
 			return -ECHILD;
 		if (k != sizeof(m))
