@@ -39,6 +39,11 @@ void kiln_stop(struct kiln *k, int code)
 int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, char *detail,
                      size_t dsz)
 {
+	/* The sandbox section is checked first (a bad member fails the
+	 * whole change, naming it) and applied last. */
+	int rs = sandbox_configure(NULL, config_section(config, "sandbox"), detail, dsz);
+	if (rs < 0)
+		return rs;
 	/* The validator holds compiled rules and profiles: rebuild it when
 	 * its section changed. Other subsystems read their section per use. */
 	if (json_get(changed, "validator")) {
@@ -53,7 +58,7 @@ int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, 
 		val_free(k->validator);
 		k->validator = v;
 	}
-	return 0;
+	return sandbox_configure(k->sandbox, config_section(config, "sandbox"), detail, dsz);
 }
 
 /* Warm boxes are on unless sandbox.warmBoxes is false; the first is
@@ -61,13 +66,7 @@ int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, 
  * next box of its own language built (run.h). */
 static void warm_sandbox(struct kiln *k)
 {
-	if (!k->sandbox)
-		return;
-	bool on = true;
-	if (json_get_bool(config_section(k->config, "sandbox"), "warmBoxes", &on) < 0)
-		on = true;
-	k->sandbox->warm_boxes = on;
-	run_warm(k, "python");
+	run_warm(k->sandbox, "python");
 }
 
 /* One language's rules per loop iteration, so a request that arrives
@@ -141,9 +140,15 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 		goto out;
 	}
 	/* Subsystems start here, before anything can start a thread. */
-	/* Without a sandbox the server still serves; runs are refused. */
-	if (sandbox_new(&k, &k.sandbox) < 0)
+	/* Without a sandbox the server still serves; runs are refused. A
+	 * sandbox section that is not valid fails initialize, which says why. */
+	json_object *sbx = config_section(k.config, "sandbox");
+	if (sandbox_configure(NULL, sbx, detail, sizeof(detail)) < 0)
+		sbx = NULL;
+	if (sandbox_new(k.loop, sbx, &k.sandbox, detail, sizeof(detail)) < 0) {
+		log_error("%s", detail);
 		k.sandbox = NULL;
+	}
 	r = val_new(config_section(k.config, "validator"), &k.validator);
 	if (r < 0) {
 		log_error("cannot start the validator: %s", strerror(-r));

@@ -16,7 +16,9 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
+#include "core/util.h"
 #include "kiln.h"
+#include "methods/run_sink.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 
@@ -42,26 +44,24 @@ static void write_all(int fd, const char *s, size_t n)
 	}
 }
 
-static void on_output(void *data, struct run *run, const char *stream, const char *text, size_t len)
+/* The terminal sink: the program's streams go to kiln's own. A blocking
+ * write is the terminal's backpressure, so it never asks for a pause. */
+static enum run_flow on_output(void *data, struct run *run, enum run_stream stream,
+                               const char *text, size_t len)
 {
 	(void)data;
 	(void)run;
-	write_all(strcmp(stream, "stdout") == 0 ? 1 : 2, text, len);
+	write_all(stream == RUN_STDOUT ? 1 : 2, text, len);
+	return RUN_CONTINUE;
 }
 
-static void on_artifact(void *data, struct run *run, json_object *a)
+static void on_artifact(void *data, struct run *run, const struct run_artifact *a)
 {
 	(void)data;
 	(void)run;
-	const char *name = "?", *mime = "?", *path = NULL, *omitted = NULL;
-	int64_t size = 0;
-	json_get_string(a, "name", &name);
-	json_get_string(a, "mimeType", &mime);
-	json_get_int64(a, "size", &size);
-	json_get_string(a, "path", &path);
-	json_get_string(a, "omitted", &omitted);
-	fprintf(stderr, "kiln: artifact out/%s (%s, %lld bytes)%s%s%s\n", name, mime,
-	        (long long)size,
+	const char *path = a->path, *omitted = a->omitted;
+	fprintf(stderr, "kiln: artifact out/%s (%s, %llu bytes)%s%s%s\n", a->name, a->mime_type,
+	        (unsigned long long)a->size,
 	        path      ? " copied to "
 	        : omitted ? ": "
 	                  : "",
@@ -81,25 +81,17 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 		fprintf(stderr, "kiln run: %s\n", errmsg);
 		cr->code = err == -EINVAL ? 2 : EXIT_NOSANDBOX;
 	} else {
-		bool timed_out = false;
-		int64_t exit_code = 0;
-		const char *sig = NULL;
-		json_get_bool(oc->result, "timedOut", &timed_out);
-		if (cr->json)
-			fprintf(stderr, "%s\n", json_compact(oc->result));
-		if (timed_out) {
+		if (cr->json) {
+			_cleanup_json_ json_object *result = run_outcome_json(oc);
+			fprintf(stderr, "%s\n", json_compact(result));
+		}
+		if (oc->timed_out) {
 			fprintf(stderr, "kiln run: the run reached its wall-clock limit\n");
 			cr->code = EXIT_TIMEOUT;
-		} else if (json_get_int64(oc->result, "exitCode", &exit_code) == 0) {
-			cr->code = (int)exit_code;
-		} else if (json_get_string(oc->result, "signal", &sig) == 0) {
-			int n = 9;
-			for (int s = 1; s < NSIG; s++) {
-				const char *ab = sigabbrev_np(s);
-				if (ab && strcmp(sig + 3, ab) == 0)
-					n = s;
-			}
-			cr->code = 128 + n;
+		} else if (oc->exited) {
+			cr->code = oc->exit_code;
+		} else {
+			cr->code = 128 + oc->signal;
 		}
 	}
 	loop_stop(cr->k->loop, 0);
@@ -223,8 +215,14 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		fprintf(stderr, "kiln run: %s\n", detail[0] ? detail : strerror(-r));
 		goto out;
 	}
-	if (sandbox_new(&k, &k.sandbox) < 0)
+	/* The config's sandbox section is checked here, once, as initialize
+	 * does for the server. */
+	if ((r = sandbox_new(k.loop, config_section(k.config, "sandbox"), &k.sandbox, detail,
+	                     sizeof(detail))) < 0) {
+		fprintf(stderr, "kiln run: %s\n", detail);
+		cr.code = r == -EINVAL ? 2 : EXIT_NOSANDBOX;
 		goto out;
+	}
 	loop_signal_watch(k.loop, SIGINT, on_signal, &cr);
 	loop_signal_watch(k.loop, SIGTERM, on_signal, &cr);
 	loop_signal_watch(k.loop, SIGHUP, on_signal, &cr);
@@ -233,7 +231,7 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		json_object_object_add(limits, "wallMs",
 		                       json_object_new_int64((int64_t)(timeout * 1000 + 0.5)));
 	}
-	r = run_start_sink(&k, &sink, &cr, lang, code.data, limits, on_done, &cr, &cr.run);
+	r = run_start(k.sandbox, &sink, &cr, lang, code.data, limits, on_done, &cr, &cr.run);
 	if (r < 0) {
 		fprintf(stderr, "kiln run: %s\n", strerror(-r));
 		goto out;

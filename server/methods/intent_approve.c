@@ -21,6 +21,7 @@
 #include "kiln.h"
 #include "llm/llm.h"
 #include "methods/intent_common.h"
+#include "methods/run_sink.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
 #include "sandbox/run.h"
@@ -41,6 +42,7 @@ struct approve_job {
 	json_object *last_result;
 	char *last_output;
 	struct run *run;
+	struct run_notify sink; /* the run's notifications */
 	struct llm_chat *chat;
 	struct llm_config cfg;
 	bool have_cfg;
@@ -53,6 +55,7 @@ static void approve_free(struct approve_job *j)
 {
 	if (j->run)
 		run_cancel(j->run);
+	run_notify_release(&j->sink);
 	llm_chat_cancel(j->chat);
 	if (j->have_cfg)
 		llm_config_release(&j->cfg);
@@ -88,32 +91,29 @@ static void attempt_note(struct approve_job *j, const char *stage, json_object *
 	}
 }
 
-/* Whether a run result is a failure worth a repair, and why, in words the
- * model can act on. The sandbox's result says how the process ended. */
-static bool run_failed(json_object *res, char *why, size_t n)
+/* Whether a run is a failure worth a repair, and why, in words the model
+ * can act on: the sandbox's outcome says how the program ended. */
+static bool run_failed(const struct run_outcome *o, char *why, size_t n)
 {
-	bool b;
-	int64_t code;
-	const char *s;
-	if ((json_get_bool(res, "timedOut", &b) == 0 && b) ||
-	    (json_get_string(res, "reason", &s) == 0 && strstr(s, "timeout"))) {
-		snprintf(why, n, "it was stopped after exceeding its time limit");
+	char sig[24];
+	if (o->timed_out) {
+		snprintf(why, n, "it was stopped after exceeding its time limit of %llu ms",
+		         (unsigned long long)o->limits.wall_ms);
 		return true;
 	}
-	if (json_get_string(res, "signal", &s) == 0 && s[0]) {
-		snprintf(why, n, "it was killed by signal %s", s);
+	if (o->truncated) {
+		snprintf(why, n,
+		         "it was stopped because its output exceeded the limit of %llu bytes",
+		         (unsigned long long)o->limits.output_bytes);
 		return true;
 	}
-	if (json_get_int64(res, "signal", &code) == 0 && code > 0) {
-		snprintf(why, n, "it was killed by signal %lld", (long long)code);
+	if (!o->exited) {
+		snprintf(why, n, "it was killed by signal %s",
+		         run_signal_name(o->signal, sig, sizeof(sig)));
 		return true;
 	}
-	if (json_get_int64(res, "exitCode", &code) == 0 && code != 0) {
-		snprintf(why, n, "it exited with status %lld", (long long)code);
-		return true;
-	}
-	if (json_get_bool(res, "ok", &b) == 0 && !b) {
-		snprintf(why, n, "it failed");
+	if (o->exit_code != 0) {
+		snprintf(why, n, "it exited with status %d", o->exit_code);
 		return true;
 	}
 	return false;
@@ -312,12 +312,13 @@ static void run_finished(void *data, const struct run_outcome *o, int err, const
 		approve_free(j);
 		return;
 	}
+	run_notify_release(&j->sink);
 	json_object_put(j->last_result);
-	j->last_result = json_copy(o->result);
+	j->last_result = run_outcome_json(o);
 	free(j->last_output);
 	j->last_output = output_report(o);
 	char why[200] = "";
-	bool failed = run_failed(o->result, why, sizeof(why));
+	bool failed = run_failed(o, why, sizeof(why));
 
 	json_object *a = json_object_new_object();
 	json_object_object_add(a, "attempt", json_object_new_int((int)j->attempt));
@@ -331,7 +332,7 @@ static void run_finished(void *data, const struct run_outcome *o, int err, const
 	static const char *const keep[] = {"runId", "exitCode", "signal", "timedOut", "durationMs"};
 	for (size_t i = 0; i < ARRAY_SIZE(keep); i++) {
 		json_object *v;
-		if (json_object_object_get_ex(o->result, keep[i], &v))
+		if (json_object_object_get_ex(j->last_result, keep[i], &v))
 			json_object_object_add(a, keep[i], json_object_get(v));
 	}
 	json_object_array_add(j->attempts, a);
@@ -340,7 +341,7 @@ static void run_finished(void *data, const struct run_outcome *o, int err, const
 	json_object_object_add(rec, "proposalId", json_object_new_string(j->proposal_id));
 	json_object_object_add(rec, "attempt", json_object_new_int((int)j->attempt));
 	json_object_object_add(rec, "ok", json_object_new_boolean(!failed));
-	json_object_object_add(rec, "outcome", json_copy(o->result));
+	json_object_object_add(rec, "outcome", json_object_get(j->last_result));
 	if (p) {
 		char hash[SHA256_DIGEST_STRING_LENGTH];
 		SHA256Data((const uint8_t *)p->code, strlen(p->code), hash);
@@ -391,10 +392,13 @@ static void start_run(struct approve_job *j)
 	if (j->attempt == 0)
 		j->attempt = 1;
 	attempt_note(j, "running", NULL);
-	int r = run_start(k, p->language, p->code, j->limits, run_finished, j, &j->run);
+	int r = run_notify_start(&j->sink, k, p->language, p->code, j->limits, run_finished, j,
+	                         &j->run);
 	if (r < 0) {
-		intent_error(j->call, RPC_REQUEST_FAILED, E_SANDBOX, NULL,
-		             "the sandbox could not start: %s", strerror(-r));
+		intent_error(
+		    j->call, RPC_REQUEST_FAILED, E_SANDBOX, NULL, "the sandbox could not start: %s",
+		    r == -ENODEV ? "the sandbox subsystem did not start (see the server's log)"
+		                 : strerror(-r));
 		approve_free(j);
 	}
 }

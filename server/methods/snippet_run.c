@@ -1,7 +1,8 @@
 /* snippet_run.c: snippet/run, a thin handler over the sandbox's run_start:
  * the validator's verdict is checked first (deny refuses the run), then
- * run/output and run/artifact notifications stream while the code runs;
- * the reply is the run's result; $/cancelRequest kills the box. */
+ * run/output and run/artifact notifications stream while the code runs
+ * (run_sink.c); the reply is the run's outcome; $/cancelRequest kills the
+ * box. */
 #include "methods/methods.h"
 
 #include <errno.h>
@@ -13,6 +14,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "kiln.h"
+#include "methods/run_sink.h"
 #include "rpc/message.h"
 #include "sandbox/run.h"
 #include "validate/validate.h"
@@ -20,16 +22,18 @@
 struct snippet_run {
 	struct rpc_call *call;
 	struct run *run;
+	struct run_notify sink;
 };
 
 static void on_done(void *data, const struct run_outcome *outcome, int err, const char *errmsg)
 {
 	struct snippet_run *sr = data;
+	run_notify_release(&sr->sink);
 	if (err < 0)
 		rpc_call_error(sr->call, err == -EINVAL ? RPC_INVALID_PARAMS : RPC_REQUEST_FAILED,
 		               errmsg, NULL);
 	else
-		rpc_call_reply(sr->call, json_copy(outcome->result));
+		rpc_call_reply(sr->call, run_outcome_json(outcome));
 	free(sr);
 }
 
@@ -37,6 +41,7 @@ static void on_cancel(void *data)
 {
 	struct snippet_run *sr = data;
 	run_cancel(sr->run);
+	run_notify_release(&sr->sink);
 	free(sr);
 }
 
@@ -117,7 +122,17 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 	if (!sr)
 		return -ENOMEM;
 	sr->call = call;
-	r = run_start(rpc_call_ctx(call), language, code, limits, on_done, sr, &sr->run);
+	r = run_notify_start(&sr->sink, rpc_call_ctx(call), language, code, limits, on_done, sr,
+	                     &sr->run);
+	if (r == -ENODEV) {
+		free(sr);
+		rpc_call_error(
+		    call, RPC_REQUEST_FAILED,
+		    "kiln will not run this code: the sandbox subsystem did not start (see "
+		    "the server's log)",
+		    NULL);
+		return 0;
+	}
 	if (r < 0) {
 		free(sr);
 		return r;

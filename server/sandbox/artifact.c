@@ -14,20 +14,40 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/json.h"
+#include "core/buf.h"
 #include "core/position.h"
 #include "core/util.h"
+#include "sandbox/text.h"
 
 #define MAX_DEPTH 4
 
 struct walk {
 	const char *run_id;
 	const struct sbx_artifact_opts *o;
-	sbx_artifact_fn fn;
-	void *data;
+	const atomic_bool *cancel;
+	struct sbx_artifacts *out;
 	size_t count;
+	int err;                 /* -ENOMEM or -ECANCELED: stop */
 	char copy_dir[PATH_MAX]; /* made on first use */
 };
+
+static bool cancelled(const struct walk *w)
+{
+	return w->cancel && atomic_load(w->cancel);
+}
+
+char *sbx_utf8_name(const char *name)
+{
+	struct buf b;
+	/* Each byte becomes at most three (U+FFFD). */
+	buf_init(&b, 3 * strlen(name) + 16);
+	struct sbx_utf8 u = {0};
+	if (sbx_utf8_decode(&u, name, strlen(name), true, &b) < 0 || buf_append(&b, "", 1) < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_steal(&b, NULL);
+}
 
 const char *sbx_mime_type(const char *name, const unsigned char *head, size_t n)
 {
@@ -96,6 +116,26 @@ static int read_all(int fd, unsigned char *buf, size_t n)
 	return 0;
 }
 
+/* mkdir -p dir (0700 each): the default, ~/.cache/kiln-artifacts, may
+ * be the first thing ever put in ~/.cache. */
+static int mkdir_parents(const char *dir)
+{
+	char path[PATH_MAX];
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	for (char *p = path + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(path, 0700) < 0 && errno != EEXIST)
+			return -errno;
+		if (!c)
+			return 0;
+		*p = c;
+	}
+}
+
 /* Copy fd to the run's host directory; the file name flattens '/'. */
 static int copy_out(struct walk *w, int fd, const char *name, char *ret_path, size_t pathsz)
 {
@@ -103,8 +143,9 @@ static int copy_out(struct walk *w, int fd, const char *name, char *ret_path, si
 		return -ENOENT;
 	if (!w->copy_dir[0]) {
 		char tmpl[PATH_MAX];
-		if (mkdir(w->o->host_dir, 0700) < 0 && errno != EEXIST)
-			return -errno;
+		int r = mkdir_parents(w->o->host_dir);
+		if (r < 0)
+			return r;
 		if (snprintf(tmpl, sizeof(tmpl), "%s/%s-XXXXXX", w->o->host_dir, w->run_id) >=
 		    (int)sizeof(tmpl))
 			return -ENAMETOOLONG;
@@ -129,6 +170,8 @@ static int copy_out(struct walk *w, int fd, const char *name, char *ret_path, si
 		return -errno;
 	char buf[65536];
 	for (;;) {
+		if (cancelled(w))
+			return -ECANCELED;
 		ssize_t n = read(fd, buf, sizeof(buf));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -141,51 +184,63 @@ static int copy_out(struct walk *w, int fd, const char *name, char *ret_path, si
 	}
 }
 
-static void one_file(struct walk *w, int dirfd, const char *entry, const char *name)
+/* The next artifact slot of the list, zeroed; NULL on OOM. */
+static struct run_artifact *add_item(struct walk *w)
 {
-	_cleanup_json_ json_object *a = json_object_new_object();
-	if (!a)
-		return;
-	json_object_object_add(a, "runId", json_object_new_string(w->run_id));
-	json_object_object_add(a, "name", json_object_new_string(name));
+	struct sbx_artifacts *l = w->out;
+	struct run_artifact *items = realloc(l->items, (l->n + 1) * sizeof(*items));
+	if (!items)
+		return NULL;
+	l->items = items;
+	memset(&items[l->n], 0, sizeof(items[0]));
+	return &items[l->n++];
+}
+
+static void one_file(struct walk *w, int dirfd, const char *entry, const char *raw_name)
+{
 	_cleanup_close_ int fd =
 	    openat(dirfd, entry, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return; /* swapped for something else meanwhile: skip */
+	_cleanup_free_ char *name = sbx_utf8_name(raw_name);
+	struct run_artifact *a = name ? add_item(w) : NULL;
+	if (!a) {
+		w->err = -ENOMEM;
+		return;
+	}
+	a->run_id = w->run_id;
+	a->name = steal_pointer(&name);
 	size_t size = (size_t)st.st_size;
-	json_object_object_add(a, "size", json_object_new_int64((int64_t)size));
+	a->size = size;
 	unsigned char head[512];
 	size_t hn = size < sizeof(head) ? size : sizeof(head);
 	if (read_all(fd, head, hn) < 0)
 		hn = 0;
-	json_object_object_add(a, "mimeType",
-	                       json_object_new_string(sbx_mime_type(name, head, hn)));
+	a->mime_type = sbx_mime_type(a->name, head, hn);
 	if (size <= w->o->inline_bytes) {
 		_cleanup_free_ unsigned char *bytes = malloc(size ? size : 1);
-		if (bytes && lseek(fd, 0, SEEK_SET) == 0 && read_all(fd, bytes, size) == 0) {
-			_cleanup_free_ char *b64 = base64(bytes, size);
-			if (b64) {
-				json_object_object_add(a, "encoding",
-				                       json_object_new_string("base64"));
-				json_object_object_add(a, "data", json_object_new_string(b64));
-				w->fn(w->data, a);
-				return;
-			}
-		}
-		json_object_object_add(a, "omitted", json_object_new_string("could not be read"));
+		if (bytes && lseek(fd, 0, SEEK_SET) == 0 && read_all(fd, bytes, size) == 0 &&
+		    (a->base64 = base64(bytes, size)))
+			return;
+		a->omitted = "could not be read";
 	} else if (size > w->o->max_copy_bytes) {
-		json_object_object_add(a, "omitted",
-		                       json_object_new_string("larger than the copy cap"));
+		a->omitted = "larger than the copy cap";
 	} else {
-		char path[PATH_MAX];
-		int r = copy_out(w, fd, name, path, sizeof(path));
-		if (r == 0)
-			json_object_object_add(a, "path", json_object_new_string(path));
-		else
-			json_object_object_add(a, "omitted", json_object_new_string(strerror(-r)));
+		char path[PATH_MAX] = "";
+		/* The copy is named after the UTF-8 name: its path goes to the
+		 * client too. */
+		int r = copy_out(w, fd, a->name, path, sizeof(path));
+		if (r == -ECANCELED) {
+			if (path[0])
+				unlink(path);
+			w->err = r;
+		} else if (r == 0 && !(a->path = strdup(path))) {
+			w->err = -ENOMEM;
+		} else if (r < 0) {
+			a->omitted = strerror(-r);
+		}
 	}
-	w->fn(w->data, a);
 }
 
 static void walk_dir(struct walk *w, int dirfd, const char *prefix, int depth)
@@ -199,7 +254,11 @@ static void walk_dir(struct walk *w, int dirfd, const char *prefix, int depth)
 		return;
 	}
 	struct dirent *e;
-	while ((e = readdir(d)) && w->count < w->o->max_files) {
+	while (!w->err && (e = readdir(d)) && w->count < w->o->max_files) {
+		if (cancelled(w)) {
+			w->err = -ECANCELED;
+			break;
+		}
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		char name[PATH_MAX];
@@ -225,14 +284,42 @@ static void walk_dir(struct walk *w, int dirfd, const char *prefix, int depth)
 	closedir(d);
 }
 
-int sbx_artifacts_collect(int workfd, const char *run_id, const struct sbx_artifact_opts *o,
-                          sbx_artifact_fn fn, void *data)
+void sbx_artifacts_release(struct sbx_artifacts *l)
 {
+	for (size_t i = 0; i < l->n; i++) {
+		free((char *)l->items[i].name);
+		free((char *)l->items[i].base64);
+		free((char *)l->items[i].path);
+	}
+	free(l->items);
+	*l = (struct sbx_artifacts){0};
+}
+
+/* Remove what a cancelled collection copied: nobody will be told of it. */
+static void remove_copies(struct walk *w)
+{
+	for (size_t i = 0; i < w->out->n; i++)
+		if (w->out->items[i].path)
+			unlink(w->out->items[i].path);
+	if (w->copy_dir[0])
+		rmdir(w->copy_dir);
+}
+
+int sbx_artifacts_collect(int workfd, const char *run_id, const struct sbx_artifact_opts *o,
+                          const atomic_bool *cancel, struct sbx_artifacts *ret)
+{
+	sbx_artifacts_release(ret);
 	_cleanup_close_ int out =
 	    openat(workfd, "out", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (out < 0)
 		return errno == ENOENT || errno == ELOOP || errno == ENOTDIR ? 0 : -errno;
-	struct walk w = {.run_id = run_id, .o = o, .fn = fn, .data = data};
+	struct walk w = {.run_id = run_id, .o = o, .cancel = cancel, .out = ret};
 	walk_dir(&w, out, "", 1);
-	return (int)w.count;
+	if (w.err == -ECANCELED)
+		remove_copies(&w);
+	if (w.err < 0) {
+		sbx_artifacts_release(ret);
+		return w.err;
+	}
+	return (int)ret->n;
 }

@@ -139,19 +139,12 @@ int sbx_limits_resolve(json_object *section, json_object *request, struct sbx_li
 	return 0;
 }
 
-json_object *sbx_limits_to_json(const struct sbx_limits *l, unsigned cgroup)
+size_t sbx_limit_info(const struct sbx_limits *l, unsigned cgroup, size_t i, struct sbx_limit *ret)
 {
-	json_object *o = json_object_new_object();
-	if (!o)
-		return NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(defs); i++) {
-		json_object *e = json_object_new_object();
-		json_object_object_add(
-		    e, "value",
-		    json_object_new_int64((int64_t)*field((struct sbx_limits *)l, &defs[i])));
-		const char *by = defs[i].cgroup & cgroup ? defs[i].by_cgroup : defs[i].enforced_by;
-		json_object_object_add(e, "enforcedBy", json_object_new_string(by));
-		json_object_object_add(o, defs[i].name, e);
-	}
-	return o;
+	if (i >= ARRAY_SIZE(defs))
+		return 0;
+	ret->name = defs[i].name;
+	ret->value = *field((struct sbx_limits *)l, &defs[i]);
+	ret->enforced_by = defs[i].cgroup & cgroup ? defs[i].by_cgroup : defs[i].enforced_by;
+	return ARRAY_SIZE(defs);
 }

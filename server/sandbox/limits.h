@@ -26,8 +26,15 @@ struct sbx_limits {
 int sbx_limits_resolve(json_object *section, json_object *request, struct sbx_limits *ret,
                        char *err, size_t errsz);
 
-/* {"wallMs": {"value": N, "enforcedBy": "..."}, ...}; NULL on OOM.
- * cgroup: the SBX_CG_* controllers (cgroup.h) whose limit the run's cgroup
- * took, 0 without one: they change what enforces memoryBytes, processes
- * and cpuCores. */
-json_object *sbx_limits_to_json(const struct sbx_limits *l, unsigned cgroup);
+/* One limit as a run applied it. */
+struct sbx_limit {
+	const char *name; /* as in the config and requests: "wallMs", ... */
+	uint64_t value;
+	const char *enforced_by; /* the mechanism, in words */
+};
+
+/* The i-th limit of l into ret, and how many there are (0 when i is past
+ * the last). cgroup: the SBX_CG_* controllers (cgroup.h) whose limit the
+ * run's cgroup took, 0 without one: they change what enforces
+ * memoryBytes, processes and cpuCores. */
+size_t sbx_limit_info(const struct sbx_limits *l, unsigned cgroup, size_t i, struct sbx_limit *ret);

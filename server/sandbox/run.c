@@ -21,14 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
-#include "kiln.h"
-#include "rpc/dispatch.h"
-#include "rpc/peer.h"
 #include "sandbox/artifact.h"
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
@@ -45,8 +41,6 @@
 /* After asking pid 1 to end the box, how long before SIGKILL. */
 #define GRACE_MS 2000
 
-static const char *const stream_names[] = {"stdout", "stderr"};
-
 static void maybe_finish(struct run *run);
 
 const char *run_id(const struct run *run)
@@ -54,42 +48,29 @@ const char *run_id(const struct run *run)
 	return run->id;
 }
 
-/* --- the default sink: notifications ------------------------------------ */
-
-static void rpc_output(void *data, struct run *run, const char *stream, const char *text,
-                       size_t len)
+const char *run_stream_name(enum run_stream s)
 {
-	(void)data;
-	if (!run->k->rpc)
-		return;
-	json_object *p = json_object_new_object();
-	json_object_object_add(p, "runId", json_object_new_string(run->id));
-	json_object_object_add(p, "stream", json_object_new_string(stream));
-	json_object_object_add(p, "text", json_object_new_string_len(text, (int)len));
-	rpc_notify(run->k->rpc, "run/output", p);
+	return s == RUN_STDERR ? "stderr" : "stdout";
 }
 
-static void rpc_artifact(void *data, struct run *run, json_object *artifact)
-{
-	(void)data;
-	if (run->k->rpc)
-		rpc_notify(run->k->rpc, "run/artifact", json_object_get(artifact));
-}
-
-static const struct run_sink rpc_sink = {.output = rpc_output, .artifact = rpc_artifact};
+static void pause_reading(struct run *run);
 
 /* --- output -------------------------------------------------------------- */
 
+/* Hand what is held to the sink; it may answer that reading pauses. */
 static void flush_output(struct run *run)
 {
 	if (run->flush_timer) {
-		loop_timer_stop(run->k->loop, run->flush_timer);
+		loop_timer_stop(run->loop, run->flush_timer);
 		run->flush_timer = NULL;
 	}
+	enum run_flow flow = RUN_CONTINUE;
 	if (run->pending.len && run->pending_stream >= 0)
-		run->sink->output(run->sink_data, run, stream_names[run->pending_stream],
-		                  run->pending.data, run->pending.len);
+		flow = run->sink->output(run->sink_data, run, (enum run_stream)run->pending_stream,
+		                         run->pending.data, run->pending.len);
 	buf_reset(&run->pending);
+	if (flow == RUN_PAUSE)
+		pause_reading(run);
 }
 
 static void on_flush_timer(struct loop *loop, void *data)
@@ -117,7 +98,7 @@ static void add_text(struct run *run, int s, const char *bytes, size_t n, bool f
 	if (run->pending.len >= COALESCE_BYTES)
 		flush_output(run);
 	else if (run->pending.len && !run->flush_timer)
-		run->flush_timer = loop_timer_start(run->k->loop, COALESCE_MS, on_flush_timer, run);
+		run->flush_timer = loop_timer_start(run->loop, COALESCE_MS, on_flush_timer, run);
 }
 
 static void signal_box(struct run *run, int sig)
@@ -144,14 +125,14 @@ static void end_box(struct run *run)
 		return;
 	run->killing = true;
 	signal_box(run, SIGUSR1);
-	run->grace_timer = loop_timer_start(run->k->loop, GRACE_MS, on_grace, run);
+	run->grace_timer = loop_timer_start(run->loop, GRACE_MS, on_grace, run);
 }
 
 static void stream_eof(struct run *run, int s)
 {
 	if (run->fds[s] < 0)
 		return;
-	loop_unwatch(run->k->loop, run->fds[s]);
+	loop_unwatch(run->loop, run->fds[s]);
 	close(run->fds[s]);
 	run->fds[s] = -1;
 	add_text(run, s, "", 0, true);
@@ -180,18 +161,14 @@ static void on_bytes(struct run *run, int s, const char *buf, size_t n)
 	add_text(run, s, buf, n, false);
 }
 
-static void pause_reading(struct run *run);
-
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)loop;
 	(void)events;
 	struct run *run = data;
 	int s = fd == run->fds[OUT] ? OUT : ERR;
-	if (run->k->peer && rpc_peer_congested(run->k->peer)) {
-		pause_reading(run);
+	if (run->paused)
 		return;
-	}
 	char buf[65536];
 	ssize_t n = read(fd, buf, sizeof(buf));
 	if (n > 0)
@@ -200,17 +177,21 @@ static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 		stream_eof(run, s);
 }
 
-static void on_drain(void *data)
+void run_resume_output(struct run *run)
 {
-	struct run *run = data;
+	if (!run->paused)
+		return;
 	run->paused = false;
 	for (int s = 0; s < 2; s++)
-		if (run->fds[s] >= 0)
-			loop_modify(run->k->loop, run->fds[s], LOOP_READ);
+		if (run->fds[s] >= 0 &&
+		    loop_watch(run->loop, run->fds[s], LOOP_READ, on_pipe, run) < 0)
+			log_error("run %s: cannot watch its output again", run->id);
 }
 
-/* The client is not reading: stop reading the pipes, so the program
- * blocks on a full pipe instead of the server queueing without end. */
+/* The sink cannot take more now: stop reading the pipes, so the program
+ * blocks on a full pipe instead of the server queueing without end. Not
+ * watched at all meanwhile: a pipe whose writer is gone would report its
+ * hang-up whatever it is watched for, and wake the loop without end. */
 static void pause_reading(struct run *run)
 {
 	if (run->paused)
@@ -218,9 +199,7 @@ static void pause_reading(struct run *run)
 	run->paused = true;
 	for (int s = 0; s < 2; s++)
 		if (run->fds[s] >= 0)
-			loop_modify(run->k->loop, run->fds[s], 0);
-	if (rpc_peer_on_drain(run->k->peer, on_drain, run) < 0)
-		on_drain(run);
+			loop_unwatch(run->loop, run->fds[s]);
 }
 
 /* --- status and exit ----------------------------------------------------- */
@@ -313,96 +292,49 @@ static void describe_failure(struct run *run, int step, int err)
 	run->err = -(err ? err : EPERM);
 }
 
-static const char *signal_name(int sig)
+/* How the run ended, from what pid 1 reported and the cgroup saw. */
+static void fill_outcome(const struct run *run, struct run_outcome *o)
 {
-	const char *abbrev = sigabbrev_np(sig);
-	static char buf[24];
-	snprintf(buf, sizeof(buf), "SIG%s", abbrev ? abbrev : "UNKNOWN");
-	return buf;
-}
-
-/* What the box's cgroup saw, or null without one. */
-static json_object *cgroup_json(const struct run *run)
-{
-	struct sbx_cgroup_stats st;
-	if (!run->cg || sbx_cgroup_stats(run->cg, &st) < 0)
-		return NULL;
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "cpuMs", json_object_new_int64((int64_t)(st.cpu_usec / 1000)));
-	json_object_object_add(
-	    o, "memoryPeakBytes",
-	    st.memory_peak_bytes ? json_object_new_int64((int64_t)st.memory_peak_bytes) : NULL);
-	json_object_object_add(o, "oomKills", json_object_new_int64((int64_t)st.oom_kills));
-	json_object_object_add(o, "forksRefused", json_object_new_int64((int64_t)st.pids_max_hits));
-	return o;
-}
-
-static json_object *build_result(struct run *run)
-{
-	json_object *r = json_object_new_object();
-	json_object_object_add(r, "runId", json_object_new_string(run->id));
+	*o = (struct run_outcome){.run_id = run->id,
+	                          .timed_out = run->timed_out,
+	                          .truncated = run->truncated,
+	                          .warm = run->from_warm,
+	                          .limits = run->limits};
 	int st = run->exit_msg.wstatus;
 	if (run->have_exit && WIFEXITED(st)) {
-		json_object_object_add(r, "exitCode", json_object_new_int(WEXITSTATUS(st)));
-		json_object_object_add(r, "signal", NULL);
+		o->exited = true;
+		o->exit_code = WEXITSTATUS(st);
 	} else {
-		int sig = run->have_exit && WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
-		json_object_object_add(r, "exitCode", NULL);
-		json_object_object_add(r, "signal", json_object_new_string(signal_name(sig)));
+		o->signal = run->have_exit && WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
 	}
-	json_object_object_add(r, "timedOut", json_object_new_boolean(run->timed_out));
-	json_object_object_add(r, "truncated", json_object_new_boolean(run->truncated));
 	uint64_t end = run->end_ms ? run->end_ms : loop_now_ms();
-	json_object_object_add(r, "durationMs",
-	                       json_object_new_int64((int64_t)(end - run->start_ms)));
+	o->duration_ms = end - run->start_ms;
 	const struct rusage *ru = &run->exit_msg.ru;
-	int64_t cpu = (int64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
-	              (ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
-	json_object_object_add(r, "cpuMs", json_object_new_int64(cpu));
-	json_object_object_add(r, "maxRssKb", json_object_new_int64(ru->ru_maxrss));
-	unsigned enforced = run->cg ? sbx_cgroup_enforced(run->cg) : 0;
-	json_object_object_add(r, "limits", sbx_limits_to_json(&run->limits, enforced));
-	json_object_object_add(r, "cgroup", cgroup_json(run));
-	json_object_object_add(r, "warmBox", json_object_new_boolean(run->from_warm));
-	return r;
-}
-
-static void emit_artifact(void *data, json_object *artifact)
-{
-	struct run *run = data;
-	run->sink->artifact(run->sink_data, run, artifact);
-}
-
-static uint64_t section_u64(json_object *section, const char *key, uint64_t def)
-{
-	int64_t v;
-	return json_get_int64(section, key, &v) == 0 && v >= 0 ? (uint64_t)v : def;
+	o->cpu_ms = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
+	            (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
+	o->max_rss_kb = ru->ru_maxrss;
+	o->enforced = run->cg ? sbx_cgroup_enforced(run->cg) : 0;
+	o->have_cgroup = run->cg && sbx_cgroup_stats(run->cg, &o->cgroup) >= 0;
 }
 
 static void collect_artifacts(struct run *run)
 {
 	if (run->work_fd < 0)
 		return;
-	char dir[PATH_MAX];
-	const char *host_dir = NULL;
-	const char *cfg = NULL, *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	if (json_get_string(run->section, "artifactDir", &cfg) == 0 && cfg[0] == '/')
-		host_dir = cfg;
-	else if (xdg && xdg[0] == '/' &&
-	         snprintf(dir, sizeof(dir), "%s/kiln-artifacts", xdg) < (int)sizeof(dir))
-		host_dir = dir;
-	else if (home && home[0] == '/' &&
-	         snprintf(dir, sizeof(dir), "%s/.cache/kiln-artifacts", home) < (int)sizeof(dir))
-		host_dir = dir;
+	const struct sbx_config *c = &run->sbx->config;
 	struct sbx_artifact_opts o = {
-	    .inline_bytes = section_u64(run->section, "artifactInlineBytes", 1u << 20),
-	    .max_files = section_u64(run->section, "artifactMaxFiles", 32),
-	    .max_copy_bytes = section_u64(run->section, "artifactMaxBytes", 256u << 20),
-	    .host_dir = host_dir,
+	    .inline_bytes = c->artifact_inline_bytes,
+	    .max_files = c->artifact_max_files,
+	    .max_copy_bytes = c->artifact_max_bytes,
+	    .host_dir = c->artifact_dir,
 	};
-	int r = sbx_artifacts_collect(run->work_fd, run->id, &o, emit_artifact, run);
+	struct sbx_artifacts found = {0};
+	int r = sbx_artifacts_collect(run->work_fd, run->id, &o, NULL, &found);
 	if (r < 0)
 		log_warn("run %s: cannot read the workspace back: %s", run->id, strerror(-r));
+	for (size_t i = 0; i < found.n; i++)
+		run->sink->artifact(run->sink_data, run, &found.items[i]);
+	sbx_artifacts_release(&found);
 }
 
 static void maybe_finish(struct run *run)
@@ -444,9 +376,10 @@ static void maybe_finish(struct run *run)
 		return;
 	}
 	collect_artifacts(run);
-	_cleanup_json_ json_object *result = build_result(run);
+	struct run_outcome oc;
+	fill_outcome(run, &oc);
 	if (!run->reaped) {
-		loop_unwatch(run->k->loop, run->pidfd);
+		loop_unwatch(run->loop, run->pidfd);
 		sandbox_reap_later(run->sbx, steal_fd(&run->pidfd), steal_pointer(&run->cg));
 		run->reaped = true;
 	}
@@ -462,11 +395,14 @@ static void maybe_finish(struct run *run)
 	snprintf(language, sizeof(language), "%s", run->language);
 	s->warm_limits = run->limits;
 	s->have_warm_limits = true;
+	char id[sizeof(run->id)];
+	snprintf(id, sizeof(id), "%s", run->id);
 	run_free(run);
-	struct run_outcome oc = {
-	    .result = result, .stdout_tail = tails[OUT], .stderr_tail = tails[ERR]};
+	oc.run_id = id;
+	oc.stdout_tail = tails[OUT];
+	oc.stderr_tail = tails[ERR];
 	done(done_data, &oc, 0, NULL);
-	run_warm(s->k, language);
+	run_warm(s, language);
 }
 
 /* --- boxes ---------------------------------------------------------------- */
@@ -516,7 +452,7 @@ out:
 
 int run_watch_box(struct run *run)
 {
-	struct loop *loop = run->k->loop;
+	struct loop *loop = run->loop;
 	if (loop_watch(loop, run->pidfd, LOOP_READ, on_pid1_exit, run) < 0 ||
 	    loop_watch(loop, run->status_fd, LOOP_READ, on_status, run) < 0 ||
 	    loop_watch(loop, run->fds[OUT], LOOP_READ, on_pipe, run) < 0 ||
@@ -538,8 +474,8 @@ int run_prepare_box(struct run *run, const char *language, struct sbx_plan_owned
 		         strerror(-r));
 		return r == -ENOMEM ? r : -EIO;
 	}
-	r = sbx_plan_build(run->sbx, run->section, language, NULL, &run->limits, ret, run->errmsg,
-	                   sizeof(run->errmsg));
+	r = sbx_plan_build(run->sbx, run->sbx->config.section, language, NULL, &run->limits, ret,
+	                   run->errmsg, sizeof(run->errmsg));
 	if (r < 0 && r != -ENOMEM && !run->errmsg[0])
 		snprintf(run->errmsg, sizeof(run->errmsg), "cannot prepare the sandbox: %s",
 		         strerror(-r));
@@ -612,23 +548,20 @@ static int send_go(struct run *run, const struct sbx_plan_owned *po, const char 
 	return r;
 }
 
-struct run *run_new(struct kiln *k)
+struct run *run_new(struct sandbox *s)
 {
 	struct run *run = calloc(1, sizeof(*run));
 	if (!run)
 		return NULL;
-	run->k = k;
-	run->sbx = k->sandbox;
+	run->sbx = s;
+	run->loop = s->loop;
 	run->pidfd = run->status_fd = run->work_fd = -1;
 	run->fds[OUT] = run->fds[ERR] = -1;
 	run->pending_stream = -1;
 	/* Room for a full read even if every byte became U+FFFD. */
 	buf_init(&run->pending, 8 * COALESCE_BYTES);
-	run->section = json_copy(config_section(k->config, "sandbox"));
-	if (run->sbx) {
-		run->next = run->sbx->runs;
-		run->sbx->runs = run;
-	}
+	run->next = s->runs;
+	s->runs = run;
 	return run;
 }
 
@@ -648,12 +581,13 @@ static void on_start_failed(struct loop *loop, void *data)
 	done(done_data, NULL, err, msg);
 }
 
-int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
-                   const char *language, const char *code, json_object *limits, run_done_fn done,
-                   void *data, struct run **ret_run)
+int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, const char *language,
+              const char *code, json_object *limits, run_done_fn done, void *data,
+              struct run **ret_run)
 {
-	struct sandbox *s = k->sandbox;
-	struct run *run = run_new(k);
+	if (!s)
+		return -ENODEV;
+	struct run *run = run_new(s);
 	if (!run)
 		return -ENOMEM;
 	run->sink = sink;
@@ -661,28 +595,19 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 	run->done = done;
 	run->done_data = data;
 	run->start_ms = loop_now_ms();
-	if (s)
-		snprintf(run->id, sizeof(run->id), "r%lu", ++s->next_id);
-	else
-		snprintf(run->id, sizeof(run->id), "r0");
+	snprintf(run->id, sizeof(run->id), "r%lu", ++s->next_id);
 
 	int r = 0;
 	struct sbx_plan_owned *po = NULL;
 	_cleanup_free_ char *layout = NULL;
-	if (!s) {
-		r = -ENODEV;
-		snprintf(
-		    run->errmsg, sizeof(run->errmsg),
-		    "kiln will not run this code: the sandbox subsystem did not start (see the "
-		    "server's log)");
-	} else if (!language || !code) {
+	if (!language || !code) {
 		r = -EINVAL;
 		snprintf(run->errmsg, sizeof(run->errmsg), "language and code are required");
 	} else if (strlen(code) > SBX_CODE_MAX) {
 		r = -EINVAL;
 		snprintf(run->errmsg, sizeof(run->errmsg), "code is larger than %u bytes",
 		         SBX_CODE_MAX);
-	} else if ((r = sbx_limits_resolve(run->section, limits, &run->limits, run->errmsg,
+	} else if ((r = sbx_limits_resolve(s->config.section, limits, &run->limits, run->errmsg,
 	                                   sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
 	} else if ((r = run_prepare_box(run, language, &po)) < 0) {
@@ -695,8 +620,7 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 		r = run_start_box(run, po);
 	}
 	/* No warm box is built while this run starts: after it (maybe_finish). */
-	if (s)
-		warm_hold(s);
+	warm_hold(s);
 	if (r == -ENOMEM) {
 		sbx_plan_free(po);
 		run_free(run);
@@ -705,7 +629,7 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 	if (r < 0) {
 		sbx_plan_free(po);
 		run->err = r;
-		run->start_timer = loop_timer_start(k->loop, 0, on_start_failed, run);
+		run->start_timer = loop_timer_start(s->loop, 0, on_start_failed, run);
 		if (!run->start_timer) {
 			run_free(run);
 			return -ENOMEM;
@@ -727,7 +651,7 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 		signal_box(run, SIGKILL);
 	}
 	sbx_plan_free(po);
-	if (!(run->wall_timer = loop_timer_start(k->loop, run->limits.wall_ms, on_wall, run))) {
+	if (!(run->wall_timer = loop_timer_start(s->loop, run->limits.wall_ms, on_wall, run))) {
 		run_cancel(run);
 		return -ENOMEM;
 	}
@@ -736,17 +660,11 @@ int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
 	return 0;
 }
 
-int run_start(struct kiln *k, const char *language, const char *code, json_object *limits,
-              run_done_fn done, void *data, struct run **ret_run)
-{
-	return run_start_sink(k, &rpc_sink, NULL, language, code, limits, done, data, ret_run);
-}
-
 /* --- end ------------------------------------------------------------------ */
 
 void run_free(struct run *run)
 {
-	struct loop *loop = run->k->loop;
+	struct loop *loop = run->loop;
 	if (run->sbx) {
 		for (struct run **pp = &run->sbx->runs; *pp; pp = &(*pp)->next)
 			if (*pp == run) {
@@ -772,8 +690,6 @@ void run_free(struct run *run)
 			loop_timer_stop(loop, *timers[i]);
 			*timers[i] = NULL;
 		}
-	if (run->paused && run->k->peer)
-		rpc_peer_cancel_drain(run->k->peer, on_drain, run);
 	int *fds[] = {&run->pidfd, &run->status_fd, &run->fds[OUT], &run->fds[ERR]};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (*fds[i] >= 0) {
@@ -785,7 +701,6 @@ void run_free(struct run *run)
 	if (run->work_fd >= 0)
 		close(run->work_fd);
 	buf_release(&run->pending);
-	json_object_put(run->section);
 	free(run->layout);
 	free(run);
 }

@@ -1,40 +1,97 @@
 /* run.h: one run of code in a fresh sandbox, driven by the event loop:
- * start it, stream its output as it comes, collect the files it wrote
- * under /work/out, and report how it ended. snippet/run and intent/approve
- * are thin handlers over run_start(); `kiln run` uses run_start_sink(). */
+ * start it, hand its output to a sink as it comes, collect the files it
+ * wrote under /work/out, and report how it ended as a struct. The sandbox
+ * knows nothing of the protocol: snippet/run and intent/approve give it
+ * the notification sink (methods/run_sink.c), `kiln run` a terminal one. */
 #pragma once
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-struct kiln;
+#include "sandbox/cgroup.h"
+#include "sandbox/limits.h"
+
+struct sandbox;
 struct run; /* one run in progress */
 
+enum run_stream { RUN_STDOUT, RUN_STDERR };
+
+/* "stdout" or "stderr". */
+const char *run_stream_name(enum run_stream s);
+
+/* What an output callback answers, in the manner of curl's write
+ * callback: go on, or pause until the owner calls run_resume_output(). */
+enum run_flow { RUN_CONTINUE, RUN_PAUSE };
+
+/* A file the run left under /work/out. Every string is valid UTF-8 (a
+ * name's invalid bytes became U+FFFD) and borrowed for the call. */
+struct run_artifact {
+	const char *run_id;
+	const char *name; /* relative to /work/out */
+	uint64_t size;
+	const char *mime_type;
+	const char *base64;  /* the contents, inline; or NULL */
+	const char *path;    /* a copy on the host; or NULL */
+	const char *omitted; /* why neither; or NULL */
+};
+
+/* Where a run's output and artifacts go. Output text is valid UTF-8, len
+ * bytes, and comes in the order kiln read it: a chunk of one stream is
+ * never held back behind a later chunk of the other. A callback must not
+ * cancel or free the run (it may ask for a pause). */
+struct run_sink {
+	enum run_flow (*output)(void *data, struct run *run, enum run_stream stream,
+	                        const char *text, size_t len);
+	void (*artifact)(void *data, struct run *run, const struct run_artifact *artifact);
+};
+
+/* Read the run's output again after its sink answered RUN_PAUSE. Not from
+ * inside an output callback. */
+void run_resume_output(struct run *run);
+
+/* How a run ended. */
 struct run_outcome {
-	json_object *result;     /* the snippet/run result object (borrowed; copy it to keep) */
-	const char *stdout_tail; /* last <=16 KiB of stdout, valid UTF-8, NUL-terminated */
+	const char *run_id;
+	bool exited;          /* the program exited: exit_code is its status */
+	int exit_code;        /* when exited */
+	int signal;           /* the signal that ended it, when !exited */
+	bool timed_out;       /* the wall clock ended it */
+	bool truncated;       /* its output reached outputBytes, and the box was ended */
+	bool warm;            /* it ran in a box built ahead of it */
+	uint64_t duration_ms; /* from the request to the program's end */
+	uint64_t cpu_ms;      /* user + system of the program and its children */
+	int64_t max_rss_kb;
+	struct sbx_limits limits; /* as applied */
+	unsigned enforced;        /* SBX_CG_* whose limit the run's cgroup took */
+	bool have_cgroup;         /* the run had a cgroup, and cgroup is what it saw */
+	struct sbx_cgroup_stats cgroup;
+	const char *stdout_tail; /* last <= 16 KiB of stdout, valid UTF-8, NUL-terminated */
 	const char *stderr_tail; /* same for stderr */
 };
 
 /* err < 0 when the run could not start (errmsg says why and what to do;
  * e.g. user namespaces unavailable); outcome is NULL then. -EINVAL means
  * the request itself was wrong (unknown language, bad limits). The run
- * handle is gone once done is called. */
+ * handle is gone once done is called; outcome is borrowed for the call. */
 typedef void (*run_done_fn)(void *data, const struct run_outcome *outcome, int err,
                             const char *errmsg);
 
-/* Starts a run: sends run/output and run/artifact notifications through
- * k->rpc while it runs, calls done once at the end (never synchronously
- * from run_start). limits: the request's limits object or NULL (borrowed).
- * Returns -ENOMEM only; every other failure goes through done. */
-int run_start(struct kiln *k, const char *language, const char *code, json_object *limits,
-              run_done_fn done, void *data, struct run **ret_run);
+/* Start a run: output and artifacts go to sink (sink_data is its data)
+ * while it runs; done is called once at the end (never synchronously from
+ * run_start). limits: the request's limits object or NULL (borrowed),
+ * laid over the config's. Returns -ENOMEM only; every other failure goes
+ * through done. */
+int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, const char *language,
+              const char *code, json_object *limits, run_done_fn done, void *data,
+              struct run **ret_run);
 
 /* Build a box for language ahead of its run (a warm box), from the loop,
  * if warm boxes are on (sandbox.warmBoxes) and none is waiting. The next
  * run of that language with the same tmpfs size and config takes it, and
  * run_start builds the next one. */
-void run_warm(struct kiln *k, const char *language);
+void run_warm(struct sandbox *s, const char *language);
 
 /* Kill the run now; done is NOT called afterwards. Every process of the
  * box is dead when this returns. */
@@ -42,17 +99,3 @@ void run_cancel(struct run *run);
 
 /* The run's id ("r1", "r2", ...), as in its notifications and result. */
 const char *run_id(const struct run *run);
-
-/* Where output and artifacts go instead of k->rpc (the terminal's `kiln
- * run`). text is valid UTF-8, len bytes; artifact is borrowed. */
-struct run_sink {
-	void (*output)(void *data, struct run *run, const char *stream, const char *text,
-	               size_t len);
-	void (*artifact)(void *data, struct run *run, json_object *artifact);
-};
-
-/* run_start with output sent to sink instead of notifications; k->rpc and
- * k->peer may be NULL (no backpressure then). */
-int run_start_sink(struct kiln *k, const struct run_sink *sink, void *sink_data,
-                   const char *language, const char *code, json_object *limits, run_done_fn done,
-                   void *data, struct run **ret_run);

@@ -21,8 +21,8 @@ struct sbx_cgroup;
 
 enum { OUT, ERR };
 struct run {
-	struct kiln *k;
 	struct sandbox *sbx;
+	struct loop *loop;
 	struct run *next;
 	char id[24];
 	const struct run_sink *sink;
@@ -30,12 +30,12 @@ struct run {
 	run_done_fn done;
 	void *done_data;
 	struct sbx_limits limits;
-	json_object *section; /* the config's sandbox section, owned copy */
 
 	pid_t pid;
 	int pidfd, status_fd, work_fd;
 	int fds[2]; /* stdout, stderr read ends; -1 at EOF */
-	bool reaped, paused, timed_out, truncated, killing;
+	bool reaped, timed_out, truncated, killing;
+	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */
 	bool have_exit, failed;
 	bool parked;           /* a warm box: built, no run yet (sandbox.warm) */
 	bool from_warm;        /* this run took a warm box */
@@ -57,7 +57,7 @@ struct run {
 };
 
 /* A run with no box yet, listed in the sandbox's runs; NULL on OOM. */
-struct run *run_new(struct kiln *k);
+struct run *run_new(struct sandbox *s);
 /* Kill what is left of the box (and wait for it), free everything. */
 void run_free(struct run *run);
 

@@ -3,41 +3,193 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "kiln.h"
+#include "core/util.h"
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/filter.h"
+#include "sandbox/plan.h"
 #include "sandbox/run.h"
 
-int sandbox_new(struct kiln *k, struct sandbox **ret_sandbox)
+/* Members of the section, so that a misspelt one is an error rather
+ * than a setting silently not applied. */
+static const char *const known[] = {
+    "limits",           "maxLimits",        "env",         "warmBoxes",
+    "cgroup",           "languages",        "artifactDir", "artifactInlineBytes",
+    "artifactMaxFiles", "artifactMaxBytes",
+};
+
+static int count(json_object *section, const char *key, uint64_t def, uint64_t *ret, char *err,
+                 size_t errsz)
+{
+	json_object *v = json_get(section, key);
+	if (!v) {
+		*ret = def;
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0) {
+		snprintf(err, errsz, "sandbox.%s must be a non-negative integer", key);
+		return -EINVAL;
+	}
+	*ret = (uint64_t)json_object_get_int64(v);
+	return 0;
+}
+
+/* The artifact directory: the config's, else the XDG cache's. */
+static int artifact_dir(json_object *section, char **ret, char *err, size_t errsz)
+{
+	json_object *v = json_get(section, "artifactDir");
+	char dir[PATH_MAX] = "";
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (v) {
+		const char *cfg = json_object_get_string(v);
+		if (!json_object_is_type(v, json_type_string) || cfg[0] != '/' ||
+		    strlen(cfg) >= sizeof(dir) - 64) {
+			snprintf(err, errsz, "sandbox.artifactDir must be an absolute path");
+			return -EINVAL;
+		}
+		snprintf(dir, sizeof(dir), "%s", cfg);
+	} else if (xdg && xdg[0] == '/' && strlen(xdg) < sizeof(dir) - 128) {
+		snprintf(dir, sizeof(dir), "%s/kiln-artifacts", xdg);
+	} else if (home && home[0] == '/' && strlen(home) < sizeof(dir) - 128) {
+		snprintf(dir, sizeof(dir), "%s/.cache/kiln-artifacts", home);
+	}
+	*ret = NULL;
+	if (dir[0] && !(*ret = strdup(dir)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Every language the config names, and the environment, planned once:
+ * what the plan would refuse at a run is refused here. */
+static int check_plans(json_object *section, const struct sbx_limits *lim, char *err, size_t errsz)
+{
+	const struct sandbox probe = {.host = {.euid = geteuid(), .egid = getegid()}};
+	json_object *langs = json_get(section, "languages");
+	if (langs && !json_object_is_type(langs, json_type_object)) {
+		snprintf(err, errsz, "sandbox.languages must be an object");
+		return -EINVAL;
+	}
+	struct sbx_plan_owned *po = NULL;
+	int r = 0;
+	if (langs) {
+		json_object_object_foreach(langs, name, entry)
+		{
+			(void)entry;
+			r = sbx_plan_build(&probe, section, name, "", lim, &po, err, errsz);
+			sbx_plan_free(steal_pointer(&po));
+			/* -ENOENT: not installed here; the run says so. */
+			if (r == -EINVAL || r == -ENOMEM)
+				return r;
+		}
+	}
+	/* sandbox.env applies to every language: plan one. */
+	r = sbx_plan_build(&probe, section, "bash", "", lim, &po, err, errsz);
+	sbx_plan_free(po);
+	return r == -EINVAL || r == -ENOMEM ? r : 0;
+}
+
+int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, size_t errsz)
+{
+	struct sbx_config c = {0};
+	err[0] = '\0';
+	if (section && !json_object_is_type(section, json_type_object)) {
+		snprintf(err, errsz, "sandbox must be an object");
+		return -EINVAL;
+	}
+	if (section) {
+		json_object_object_foreach(section, key, v)
+		{
+			(void)v;
+			size_t i = 0;
+			while (i < ARRAY_SIZE(known) && strcmp(known[i], key) != 0)
+				i++;
+			if (i == ARRAY_SIZE(known)) {
+				snprintf(err, errsz, "sandbox.%s is not a sandbox setting", key);
+				return -EINVAL;
+			}
+		}
+	}
+	int r = sbx_limits_resolve(section, NULL, &c.limits, err, errsz);
+	if (r < 0)
+		return r;
+	c.warm_boxes = true;
+	json_object *v = json_get(section, "warmBoxes");
+	if (v && !json_object_is_type(v, json_type_boolean)) {
+		snprintf(err, errsz, "sandbox.warmBoxes must be true or false");
+		return -EINVAL;
+	}
+	if (v)
+		c.warm_boxes = json_object_get_boolean(v);
+	v = json_get(section, "cgroup");
+	if (v && !json_object_is_type(v, json_type_string)) {
+		snprintf(err, errsz,
+		         "sandbox.cgroup must be \"auto\", \"off\" or an absolute path");
+		return -EINVAL;
+	}
+	if ((r = count(section, "artifactInlineBytes", 1u << 20, &c.artifact_inline_bytes, err,
+	               errsz)) < 0 ||
+	    (r = count(section, "artifactMaxFiles", 32, &c.artifact_max_files, err, errsz)) < 0 ||
+	    (r = count(section, "artifactMaxBytes", 256u << 20, &c.artifact_max_bytes, err,
+	               errsz)) < 0)
+		return r;
+	if ((r = check_plans(section, &c.limits, err, errsz)) < 0)
+		return r;
+	if ((r = artifact_dir(section, &c.artifact_dir, err, errsz)) < 0)
+		return r;
+	c.section = section ? json_copy(section) : json_object_new_object();
+	if (!c.section) {
+		free(c.artifact_dir);
+		return -ENOMEM;
+	}
+	*ret = c;
+	return 0;
+}
+
+void sbx_config_release(struct sbx_config *c)
+{
+	json_object_put(c->section);
+	free(c->artifact_dir);
+	*c = (struct sbx_config){0};
+}
+
+int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sandbox, char *err,
+                size_t errsz)
 {
 	struct sandbox *s = calloc(1, sizeof(*s));
-	if (!s)
+	if (!s) {
+		snprintf(err, errsz, "out of memory");
 		return -ENOMEM;
-	s->k = k;
-	s->euid = geteuid();
-	s->egid = getegid();
-	s->landlock_abi = sbx_landlock_abi();
-	int r;
+	}
+	s->loop = loop;
+	s->host.euid = geteuid();
+	s->host.egid = getegid();
+	s->host.landlock_abi = sbx_landlock_abi();
+	int r = sbx_config_resolve(section, &s->config, err, errsz);
+	if (r < 0) {
+		free(s);
+		return r;
+	}
 	/* Runs get a cgroup v2 each when one is writable (sandbox.cgroup:
-	 * "auto", "off" or a delegated directory); rlimits apply either way. */
-	if (k && k->config) {
+	 * "auto", "off" or a delegated directory); rlimits apply either way.
+	 * A sandbox without a loop starts workers only: no cgroups. */
+	if (loop) {
 		const char *setting = "auto";
-		json_get_string(config_section(k->config, "sandbox"), "cgroup", &setting);
+		json_get_string(section, "cgroup", &setting);
 		char why[PATH_MAX + 128] = "";
 		r = sbx_cgroup_root_open(setting, &s->cgroups, why, sizeof(why));
 		if (r < 0) {
-			log_error("sandbox.cgroup: %s", why);
+			snprintf(err, errsz, "sandbox.cgroup: %s", why);
+			sbx_config_release(&s->config);
 			free(s);
 			return r;
 		}
@@ -47,18 +199,38 @@ int sandbox_new(struct kiln *k, struct sandbox **ret_sandbox)
 	return 0;
 }
 
-int sandbox_filter_ready(struct sandbox *s)
+int sandbox_configure(struct sandbox *s, json_object *section, char *err, size_t errsz)
 {
-	if (s->filter.filter)
+	struct sbx_config c;
+	int r = sbx_config_resolve(section, &c, err, errsz);
+	if (r < 0)
+		return r;
+	if (!s) {
+		sbx_config_release(&c);
 		return 0;
-	int r = sbx_filter_build(&s->filter);
+	}
+	sbx_config_release(&s->config);
+	s->config = c;
+	return 0;
+}
+
+int sbx_host_filter_ready(struct sbx_host *h)
+{
+	if (h->filter.filter)
+		return 0;
+	int r = sbx_filter_build(&h->filter);
 	if (r < 0) {
 		log_error("sandbox: cannot compile the seccomp filter: %s", strerror(-r));
 		return r;
 	}
-	log_debug("sandbox: seccomp filter of %u instructions, Landlock ABI %d", s->filter.len,
-	          s->landlock_abi);
+	log_debug("sandbox: seccomp filter of %u instructions, Landlock ABI %d", h->filter.len,
+	          h->landlock_abi);
 	return 0;
+}
+
+int sandbox_filter_ready(struct sandbox *s)
+{
+	return sbx_host_filter_ready(&s->host);
 }
 
 struct sbx_dying {
@@ -88,14 +260,20 @@ static void on_dead(struct loop *loop, int fd, unsigned events, void *data)
 	loop_unwatch(loop, fd);
 	close(fd);
 	struct sbx_dying *d = data;
-	sbx_cgroup_free(d->cg);
+	sandbox_cgroup_free_later(d->s, d->cg);
 	forget(d);
+}
+
+void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg)
+{
+	(void)s;
+	sbx_cgroup_free(cg);
 }
 
 void sandbox_reap_later(struct sandbox *s, int pidfd, struct sbx_cgroup *cg)
 {
 	struct sbx_dying *d = calloc(1, sizeof(*d));
-	if (!d || !s->k || loop_watch(s->k->loop, pidfd, LOOP_READ, on_dead, d) < 0) {
+	if (!d || !s->loop || loop_watch(s->loop, pidfd, LOOP_READ, on_dead, d) < 0) {
 		/* No way to wait in the loop: wait here (it is exiting). */
 		free(d);
 		sbx_box_kill(pidfd);
@@ -111,17 +289,18 @@ void sandbox_free(struct sandbox *s)
 	if (!s)
 		return;
 	if (s->warm_timer)
-		loop_timer_stop(s->k->loop, s->warm_timer);
+		loop_timer_stop(s->loop, s->warm_timer);
 	while (s->runs)
 		run_cancel(s->runs);
 	while (s->dying) {
 		struct sbx_dying *d = s->dying;
-		loop_unwatch(s->k->loop, d->pidfd);
+		loop_unwatch(s->loop, d->pidfd);
 		sbx_box_kill(d->pidfd);
 		sbx_cgroup_free(d->cg);
 		forget(d);
 	}
 	sbx_cgroup_root_free(s->cgroups);
-	sbx_filter_free(&s->filter);
+	sbx_filter_free(&s->host.filter);
+	sbx_config_release(&s->config);
 	free(s);
 }

@@ -1,16 +1,21 @@
-/* sandbox.h: the sandbox subsystem (k->sandbox): what is prepared once
- * per server (the compiled seccomp filter, the kernel's Landlock ABI, who
- * the server runs as) and the list of runs alive, so that stopping the
- * server kills every box. Runs themselves are in run.h. */
+/* sandbox.h: the sandbox subsystem: what is prepared once per server (the
+ * compiled seccomp filter, the kernel's Landlock ABI, who the server runs
+ * as), its resolved configuration, and the list of runs alive, so that
+ * stopping the server kills every box. Runs themselves are in run.h. The
+ * sandbox knows the event loop and its own config section, nothing of the
+ * protocol: whoever starts a run gives it a sink (run.h). */
 #pragma once
 
+#include <json-c/json.h>
 #include <linux/filter.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "sandbox/limits.h"
 
-struct kiln;
+struct loop;
 struct run;
 
 /* Where the code's writable workspace is mounted inside the box; the
@@ -21,43 +26,86 @@ struct loop_timer;
 struct sbx_dying;
 struct sbx_cgroup;
 struct sbx_cgroup_root;
+struct sbx_job;
 
-struct sandbox {
-	struct kiln *k;
-	struct sock_fprog filter; /* empty until sandbox_filter_ready() */
+/* The config's "sandbox" section, checked and resolved once (at
+ * initialize, or when `kiln run` starts) so that a bad value is reported
+ * against the config, naming the member, not against every request. */
+struct sbx_config {
+	/* An owned copy of the section: the plan reads "languages" and
+	 * "env" from it, the limits "limits" and "maxLimits" (all checked
+	 * here). */
+	json_object *section;
+	struct sbx_limits limits; /* the defaults a request lays its own over */
+	bool warm_boxes;
+	char *artifact_dir; /* where large artifacts are copied; NULL: nowhere */
+	uint64_t artifact_inline_bytes, artifact_max_files, artifact_max_bytes;
+};
+
+/* Check section (the config's "sandbox" object, borrowed, may be NULL)
+ * and resolve it into ret. -EINVAL with a sentence in err that names the
+ * member ("sandbox.limits.wallMs must be a positive integer"); -ENOMEM. */
+int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, size_t errsz);
+void sbx_config_release(struct sbx_config *c);
+
+/* What is true of this host and server for every box: built once. */
+struct sbx_host {
+	struct sock_fprog filter; /* empty until sbx_host_filter_ready() */
 	int landlock_abi;
 	uid_t euid;
 	gid_t egid;
-	struct run *runs; /* alive, newest first; the warm box too */
+};
+
+/* Compile the seccomp filter if that has not happened yet: on the first
+ * box, not at start, where libseccomp's 1 ms (here) would delay the
+ * server's first answer. -errno with a log line. */
+int sbx_host_filter_ready(struct sbx_host *h);
+
+struct sandbox {
+	struct loop *loop;
+	struct sbx_host host;
+	struct sbx_config config;
+	struct run *runs; /* alive, newest first */
 	unsigned long next_id;
-	/* Warm boxes (run.c): built ahead of the next run. Off unless the
-	 * server turns them on (the config's sandbox.warmBoxes). */
-	bool warm_boxes;
+	/* Warm boxes (warm.c): built ahead of the next run. Off unless
+	 * config.warm_boxes. */
 	struct run *warm; /* the one built box waiting for a run, or NULL */
 	struct loop_timer *warm_timer;
 	char warm_language[64];
 	struct sbx_limits warm_limits; /* the last run's: they fix the tmpfs size */
 	bool have_warm_limits;
 	struct sbx_dying *dying; /* pid 1s that reported and are ending */
+	struct sbx_job *jobs;    /* work on threads of their own (job.c) */
 	/* Where runs' cgroups go (cgroup.h), from the config's
 	 * sandbox.cgroup at start; NULL: rlimits only. */
 	struct sbx_cgroup_root *cgroups;
 	unsigned long next_box;
 };
 
-/* Prepare the subsystem: who the server is, the Landlock ABI, the cgroup
- * root. -errno with a log line on failure. */
-int sandbox_new(struct kiln *k, struct sandbox **ret_sandbox);
+/* Prepare the subsystem: who the server is, the Landlock ABI, the
+ * configuration (section: the config's "sandbox" object, borrowed, may be
+ * NULL), the cgroup root it names. loop may be NULL for a sandbox that
+ * only starts workers (worker.h). -EINVAL with a sentence in err for a
+ * section that is not valid; -errno with a sentence for a cgroup setting
+ * that cannot be used. */
+int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sandbox, char *err,
+                size_t errsz);
 
-/* Compile the seccomp filter if that has not happened yet: on the first
- * box, not at start, where libseccomp's 1 ms (here) would delay the
- * server's first answer. -errno with a log line. */
+/* Check section and make it the configuration of the runs that start from
+ * now on (the cgroup setting is read at start only). s may be NULL: only
+ * check. -EINVAL with a sentence naming the member; nothing changes then. */
+int sandbox_configure(struct sandbox *s, json_object *section, char *err, size_t errsz);
+
+/* Compile the seccomp filter if that has not happened yet. */
 int sandbox_filter_ready(struct sandbox *s);
-/* Kill every run still alive (their done callbacks are not called) and
- * wait for every pid 1 to be gone. */
+/* Kill every run still alive (their done callbacks are not called), wait
+ * for every pid 1 to be gone and every job thread to end. */
 void sandbox_free(struct sandbox *s);
 
 /* Take pidfd, a pid 1 that has reported its program's end (everything
  * else in its box is dead) and is exiting, and its box's cgroup (or
- * NULL): reap it when it is gone, then remove the cgroup. */
+ * NULL): reap it when it is gone, then remove the cgroup (off the loop). */
 void sandbox_reap_later(struct sandbox *s, int pidfd, struct sbx_cgroup *cg);
+/* Remove a cgroup whose processes are all dead or dying, off the loop's
+ * thread (it may take up to a second). */
+void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg);

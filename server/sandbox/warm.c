@@ -13,7 +13,6 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
-#include "kiln.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 
@@ -35,7 +34,7 @@ static bool warm_fits(const struct run *warm, const char *layout)
 /* Move warm's box (processes, fds, what it reported so far) to run. */
 static void adopt_box(struct run *run, struct run *warm)
 {
-	struct loop *loop = run->k->loop;
+	struct loop *loop = run->loop;
 	int *fds[] = {&warm->pidfd, &warm->status_fd, &warm->fds[OUT], &warm->fds[ERR]};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		loop_unwatch(loop, *fds[i]);
@@ -61,7 +60,7 @@ static void discard_warm(struct sandbox *s)
 		return;
 	log_debug("sandbox: dropping the warm box for %s", warm->language);
 	if (warm->pidfd >= 0 && !warm->reaped) {
-		loop_unwatch(s->k->loop, warm->pidfd);
+		loop_unwatch(s->loop, warm->pidfd);
 		sandbox_reap_later(s, steal_fd(&warm->pidfd), steal_pointer(&warm->cg));
 	}
 	run_free(warm);
@@ -74,24 +73,19 @@ static void on_warm_timer(struct loop *loop, void *data)
 	s->warm_timer = NULL;
 	if (s->warm || !s->warm_language[0])
 		return;
-	struct run *warm = run_new(s->k);
+	struct run *warm = run_new(s);
 	if (!warm)
 		return;
-	char err[256] = "";
-	int r = 0;
 	/* The last run's limits: a box's tmpfs size is fixed when it is built. */
-	if (s->have_warm_limits)
-		warm->limits = s->warm_limits;
-	else
-		r = sbx_limits_resolve(warm->section, NULL, &warm->limits, err, sizeof(err));
+	warm->limits = s->have_warm_limits ? s->warm_limits : s->config.limits;
 	struct sbx_plan_owned *po = NULL;
-	if (r >= 0 && (r = run_prepare_box(warm, s->warm_language, &po)) >= 0)
+	int r = run_prepare_box(warm, s->warm_language, &po);
+	if (r >= 0)
 		r = run_start_box(warm, po);
 	sbx_plan_free(po);
 	if (r < 0) {
 		/* The run that wants it will build its own and say why. */
-		log_debug("sandbox: no warm box for %s: %s", s->warm_language,
-		          warm->errmsg[0] ? warm->errmsg : err);
+		log_debug("sandbox: no warm box for %s: %s", s->warm_language, warm->errmsg);
 		run_free(warm);
 		return;
 	}
@@ -101,10 +95,9 @@ static void on_warm_timer(struct loop *loop, void *data)
 	log_debug("sandbox: warm box for %s, pid %d", s->warm_language, (int)warm->pid);
 }
 
-void run_warm(struct kiln *k, const char *language)
+void run_warm(struct sandbox *s, const char *language)
 {
-	struct sandbox *s = k->sandbox;
-	if (!s || !s->warm_boxes || !language)
+	if (!s || !s->loop || !s->config.warm_boxes || !language)
 		return;
 	/* One warm box; it serves any language of its layout. */
 	if (s->warm || s->warm_timer)
@@ -113,7 +106,7 @@ void run_warm(struct kiln *k, const char *language)
 	/* A little later, from the loop: what is being answered now goes out
 	 * first, and a request that follows at once is not kept waiting
 	 * behind the clone (it builds its own box, which is as fast). */
-	s->warm_timer = loop_timer_start(k->loop, WARM_DELAY_MS, on_warm_timer, s);
+	s->warm_timer = loop_timer_start(s->loop, WARM_DELAY_MS, on_warm_timer, s);
 }
 
 bool warm_adopt(struct run *run, const char *layout)
@@ -130,7 +123,7 @@ bool warm_adopt(struct run *run, const char *layout)
 void warm_hold(struct sandbox *s)
 {
 	if (s->warm_timer) {
-		loop_timer_stop(s->k->loop, s->warm_timer);
+		loop_timer_stop(s->loop, s->warm_timer);
 		s->warm_timer = NULL;
 	}
 }

@@ -112,7 +112,8 @@ static int worker_start(struct val_pyworker *w)
 	 * none): the worker prepares its own, for the seccomp filter and the
 	 * ids, the first time it needs a box. */
 	int r;
-	if (!w->sbx && (r = sandbox_new(NULL, &w->sbx)) < 0) {
+	char why[256];
+	if (!w->sbx && (r = sandbox_new(NULL, NULL, &w->sbx, why, sizeof(why))) < 0) {
 		snprintf(w->why, sizeof(w->why), "the sandbox's seccomp filter could not be built");
 		return r;
 	}

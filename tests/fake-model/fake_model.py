@@ -107,6 +107,7 @@ SHAPES = {
               "```python\nprint('after thinking')\n```\n"),
     "bare": "import sys\nprint('bare', file=sys.stdout)\n",
     "foreign": "```bash\necho wrong language\n```\n",
+    "sleepy": "```python\nimport time\ntime.sleep(60)\nprint('woke')\n```\n",
 }
 
 
@@ -138,6 +139,10 @@ def answer_for(model, messages):
     if model == "fake-repair":
         failed = any("failed" in str(m.get("content", "")) and m.get("role") == "user"
                      for m in messages)
+        if failed and "time limit" in last:
+            # Says what it was told, so a test sees the facts reach it.
+            return fenced(lang, "# it ran out of time: no more sleeping\n" + RIGHT[lang],
+                          "It was too slow. Fixed:")
         if failed:
             return fenced(lang, RIGHT[lang], "The variable name was misspelled. Fixed:")
         return fenced(lang, WRONG[lang])

@@ -8,7 +8,8 @@ Starts KILN (a server), initializes, sends one snippet/run per LANG=FILE
 reply, so that the server has built a warm box for it), optionally cancels them after S seconds, or stops reading
 the server's output for S seconds (backpressure), and prints one JSON
 object: {"replies": [...], "output": {runId: {stdout, stderr}},
-"artifacts": [...], "order_ok": bool}. Bounded: gives up after 120 s.
+"artifacts": [...]}; each output entry also has "seq", the notifications'
+[stream, text] in the order they came. Bounded: gives up after 120 s.
 """
 import json
 import os
@@ -37,9 +38,11 @@ def collect(proc, ids, replies, output, artifacts):
             break
         if m.get("method") == "run/output":
             p = m["params"]
-            o = output.setdefault(p["runId"], {"stdout": "", "stderr": "", "chunks": 0})
+            o = output.setdefault(p["runId"], {"stdout": "", "stderr": "", "chunks": 0,
+                                               "seq": []})
             o[p["stream"]] += p["text"]
             o["chunks"] += 1
+            o["seq"].append([p["stream"], p["text"]])
         elif m.get("method") == "run/artifact":
             artifacts.append(m["params"])
         elif "id" in m and m["id"] in ids:

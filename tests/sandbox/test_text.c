@@ -1,17 +1,21 @@
 /* test_text.c: the UTF-8 repair of streamed output (server/sandbox/text.c)
- * and the limit resolution (limits.c), checked exhaustively where that is
+ * and the limit resolution (limits.c), the config section's check
+ * (sandbox.c) and artifact names (artifact.c), checked exhaustively where that is
  * cheap: every way of splitting a mixed valid/invalid stream in two reads
  * must give the same text as one read, and the text is always valid UTF-8.
  * Prints "N passed, N failed". Built and run by tests/suites/30-sandbox.sh. */
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/position.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/artifact.h"
 #include "sandbox/limits.h"
+#include "sandbox/sandbox.h"
 #include "sandbox/text.h"
 
 static int passed, failed;
@@ -91,6 +95,15 @@ static void text_tests(void)
 	CHECK(strlen(s) >= SBX_TAIL_MAX - 3, "tail keeps the last 16 KiB");
 }
 
+static const char *enforced_by(const struct sbx_limits *l, unsigned cg, const char *name)
+{
+	struct sbx_limit info;
+	for (size_t i = 0; i < sbx_limit_info(l, cg, i, &info); i++)
+		if (strcmp(info.name, name) == 0)
+			return info.enforced_by;
+	return NULL;
+}
+
 static void limit_tests(void)
 {
 	char err[256] = "";
@@ -121,27 +134,82 @@ static void limit_tests(void)
 	CHECK(sbx_limits_resolve(sec, req, &l, err, sizeof(err)) == -22, "maxLimits lowers the ceiling");
 	json_object_put(req);
 	json_object_put(sec);
-	json_object *j = sbx_limits_to_json(&l, 0);
-	CHECK(json_object_object_length(j) == 9, "every limit is described");
-	const char *by = json_object_get_string(json_get_path(j, "memoryBytes.enforcedBy"));
+	struct sbx_limit info;
+	size_t n = sbx_limit_info(&l, 0, 0, &info);
+	CHECK(n == 9 && sbx_limit_info(&l, 0, n, &info) == 0, "every limit is described");
+	const char *by = enforced_by(&l, 0, "memoryBytes");
 	CHECK(by && strncmp(by, "rlimit:", 7) == 0, "without a cgroup, memory is an rlimit");
-	by = json_object_get_string(json_get_path(j, "cpuCores.enforcedBy"));
+	by = enforced_by(&l, 0, "cpuCores");
 	CHECK(by && strncmp(by, "not enforced", 12) == 0, "without a cgroup, cpuCores is not enforced");
-	json_object_put(j);
-	j = sbx_limits_to_json(&l, SBX_CG_MEMORY | SBX_CG_CPU);
-	by = json_object_get_string(json_get_path(j, "memoryBytes.enforcedBy"));
+	by = enforced_by(&l, SBX_CG_MEMORY | SBX_CG_CPU, "memoryBytes");
 	CHECK(by && strstr(by, "memory.max"), "the memory controller enforces memoryBytes");
-	by = json_object_get_string(json_get_path(j, "processes.enforcedBy"));
+	by = enforced_by(&l, SBX_CG_MEMORY | SBX_CG_CPU, "processes");
 	CHECK(by && strncmp(by, "rlimit:", 7) == 0, "without the pids controller, processes is an rlimit");
-	by = json_object_get_string(json_get_path(j, "cpuCores.enforcedBy"));
+	by = enforced_by(&l, SBX_CG_MEMORY | SBX_CG_CPU, "cpuCores");
 	CHECK(by && strstr(by, "cpu.max"), "the cpu controller enforces cpuCores");
-	json_object_put(j);
+}
+
+/* The config's sandbox section is checked once, and a bad member named. */
+static void config_tests(void)
+{
+	static const struct {
+		const char *section, *want; /* want NULL: accepted */
+	} cases[] = {
+	    {"{}", NULL},
+	    {"{\"limits\": {\"wallMs\": 5000}, \"warmBoxes\": false}", NULL},
+	    {"{\"limits\": {\"wallMs\": -5}}", "sandbox.limits.wallMs must be a positive integer"},
+	    {"{\"limits\": {\"wallMs\": \"soon\"}}",
+	     "sandbox.limits.wallMs must be a positive integer"},
+	    {"{\"limits\": {\"wallMs\": 1}}", "sandbox.limits.wallMs"},
+	    {"{\"maxLimits\": {\"bogus\": 1}}", "sandbox.maxLimits.bogus"},
+	    {"{\"warmBoxes\": \"yes\"}", "sandbox.warmBoxes"},
+	    {"{\"artifactDir\": \"relative/dir\"}", "sandbox.artifactDir"},
+	    {"{\"artifactMaxFiles\": -1}", "sandbox.artifactMaxFiles"},
+	    {"{\"cgroup\": 5}", "sandbox.cgroup"},
+	    {"{\"env\": 5}", "sandbox.env"},
+	    {"{\"languages\": {\"ruby\": {\"argv\": 3}}}", "ruby"},
+	    {"{\"limit\": {}}", "sandbox.limit "},
+	    {"[]", "sandbox must be an object"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_object *sec = json_tokener_parse(cases[i].section);
+		struct sbx_config c;
+		char err[512] = "";
+		int r = sbx_config_resolve(sec, &c, err, sizeof(err));
+		if (!cases[i].want) {
+			CHECK(r == 0, "config %s is accepted (%s)", cases[i].section, err);
+			if (r == 0)
+				sbx_config_release(&c);
+		} else {
+			CHECK(r == -22 && strstr(err, cases[i].want),
+			      "config %s is refused naming %s: %s", cases[i].section, cases[i].want,
+			      err);
+		}
+		json_object_put(sec);
+	}
+}
+
+/* Artifact names reach the client as valid UTF-8. */
+static void name_tests(void)
+{
+	char *n = sbx_utf8_name("plot\xff\xfe.png");
+	CHECK(n && strcmp(n, "plot\xef\xbf\xbd\xef\xbf\xbd.png") == 0,
+	      "invalid bytes of a name become U+FFFD");
+	free(n);
+	n = sbx_utf8_name("caf\xc3\xa9/\xe2\x82\xac.txt");
+	CHECK(n && strcmp(n, "caf\xc3\xa9/\xe2\x82\xac.txt") == 0, "a valid name is kept");
+	free(n);
+	n = sbx_utf8_name("cut\xe2\x82");
+	CHECK(n && utf8_valid(n, strlen(n)), "a name ending mid-character is made valid");
+	free(n);
 }
 
 int main(void)
 {
 	text_tests();
 	limit_tests();
+	config_tests();
+	name_tests();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

@@ -1,7 +1,7 @@
 /* test_threads.c: runs start safely while other threads of the server
  * allocate. Four threads hammer malloc/free (so its locks are often held
  * at the instant of clone) while runs are started one after another
- * through run_start_sink; a deadlock between clone and exec would hang a
+ * through run_start; a deadlock between clone and exec would hang a
  * run, which alarm() turns into a failure. Then, with the threads still
  * churning, workers (sandbox/worker.h, the validator's kind of box) are
  * started and echo a line back through their socket. Prints "N passed,
@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "core/loop.h"
-#include "kiln.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"
@@ -28,7 +27,8 @@
 
 static atomic_bool stop;
 static int passed, failed, done_runs;
-static struct kiln k;
+static struct loop *loop;
+static struct sandbox *sbx;
 
 static void *churn(void *arg)
 {
@@ -45,16 +45,17 @@ static void *churn(void *arg)
 
 static char out[256];
 
-static void on_output(void *data, struct run *run, const char *stream, const char *text,
-		      size_t len)
+static enum run_flow on_output(void *data, struct run *run, enum run_stream stream,
+			       const char *text, size_t len)
 {
 	(void)data, (void)run, (void)stream;
 	size_t have = strlen(out);
 	if (have + len < sizeof(out))
 		memcpy(out + have, text, len), out[have + len] = 0;
+	return RUN_CONTINUE;
 }
 
-static void on_artifact(void *data, struct run *run, json_object *a)
+static void on_artifact(void *data, struct run *run, const struct run_artifact *a)
 {
 	(void)data, (void)run, (void)a;
 }
@@ -66,10 +67,8 @@ static void on_done(void *data, const struct run_outcome *o, int err, const char
 {
 	(void)data;
 	int64_t code = -1;
-	if (err == 0) {
-		json_object *e = json_object_object_get(o->result, "exitCode");
-		code = e ? json_object_get_int64(e) : -1;
-	}
+	if (err == 0 && o->exited)
+		code = o->exit_code;
 	if (err == 0 && code == 0 && strcmp(out, "ok\n") == 0) {
 		passed++;
 	} else {
@@ -78,7 +77,7 @@ static void on_done(void *data, const struct run_outcome *o, int err, const char
 		       msg ? msg : "", (long long)code, out);
 	}
 	if (++done_runs == RUNS)
-		loop_stop(k.loop, 0);
+		loop_stop(loop, 0);
 	else
 		start_next();
 }
@@ -87,9 +86,9 @@ static void start_next(void)
 {
 	struct run *run;
 	out[0] = 0;
-	if (run_start_sink(&k, &sink, NULL, "bash", "echo ok", NULL, on_done, NULL, &run) < 0) {
+	if (run_start(sbx, &sink, NULL, "bash", "echo ok", NULL, on_done, NULL, &run) < 0) {
 		failed++;
-		loop_stop(k.loop, 0);
+		loop_stop(loop, 0);
 	}
 }
 
@@ -103,7 +102,7 @@ static void worker_round(int i)
 	                               .start_ms = 10000};
 	struct sbx_worker *w = NULL;
 	char err[512];
-	int r = sbx_worker_spawn(k.sandbox, &spec, &w, err, sizeof(err));
+	int r = sbx_worker_spawn(sbx, &spec, &w, err, sizeof(err));
 	if (r < 0) {
 		failed++;
 		printf("not ok worker %d: %s\n", i, err);
@@ -135,9 +134,9 @@ static void worker_round(int i)
 int main(void)
 {
 	alarm(120); /* a deadlocked child would hang the loop forever */
-	k.loop = loop_new();
-	k.config = json_object_new_object();
-	if (!k.loop || sandbox_new(&k, &k.sandbox) < 0) {
+	char err[512];
+	loop = loop_new();
+	if (!loop || sandbox_new(loop, NULL, &sbx, err, sizeof(err)) < 0) {
 		printf("0 passed, 1 failed\n");
 		return 1;
 	}
@@ -145,15 +144,14 @@ int main(void)
 	for (int i = 0; i < 4; i++)
 		pthread_create(&t[i], NULL, churn, NULL);
 	start_next();
-	loop_run(k.loop);
+	loop_run(loop);
 	for (int i = 0; i < WORKERS; i++)
 		worker_round(i);
 	atomic_store(&stop, true);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
-	sandbox_free(k.sandbox);
-	json_object_put(k.config);
-	loop_free(k.loop);
+	sandbox_free(sbx);
+	loop_free(loop);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

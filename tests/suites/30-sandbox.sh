@@ -2,7 +2,8 @@
 # 30-sandbox.sh: the sandbox's tests. The UTF-8/limits unit checks, runs
 # started while other threads allocate (tests/sandbox/test_threads.c), then
 # the attack suite (tests/sandbox/attacks.py): every escape attempt of
-# issue 3 run inside kiln's box, each followed by a check of the host.
+# issue 3 run inside kiln's box, each followed by a check of the host; and
+# a check that nothing under server/sandbox/ includes the protocol.
 # As root it runs twice: as root, and as the unprivileged user nobody
 # (setpriv), from a private copy of the binaries nobody can read. Last
 # line: "30-sandbox: N passed, N failed".
@@ -42,13 +43,24 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 chmod 755 "$tmp"
 log=$tmp/log
 
-# Unit checks of text.c and limits.c against the sanitizer build.
+# The sandbox talks to a sink and gets the loop and its config: it knows
+# nothing of the protocol or of the server's state (docs/sandbox.md).
+bad=$(grep -l -E '#include "(rpc/|kiln\.h|config\.h|methods/)' server/sandbox/*.c server/sandbox/*.h)
+if [ -z "$bad" ]; then
+	pass=$((pass + 1))
+else
+	echo "layering: not ok: these include rpc/, kiln.h, config.h or methods/: $bad"
+	fail=$((fail + 1))
+fi
+
+# Unit checks of text.c, limits.c, the config check and artifact names
+# against the sanitizer build.
 CFLAGS_J=$(pkg-config --cflags json-c)
 LIBS_J=$(pkg-config --libs json-c)
 if [ -f build/asan/libkiln.a ] &&
 	cc -O1 -g -fsanitize=address,undefined -std=gnu17 -Wall -Wextra -Werror -Iserver \
 		-D_GNU_SOURCE $CFLAGS_J -o "$tmp/test_text" tests/sandbox/test_text.c \
-		build/asan/libkiln.a $LIBS_J -lm >"$log" 2>&1; then
+		build/asan/libkiln.a $LIBS_J $(pkg-config --libs libseccomp) -lm >"$log" 2>&1; then
 	"$tmp/test_text" >"$log" 2>&1
 	add "$log" "unit: "
 else

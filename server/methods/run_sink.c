@@ -1,0 +1,153 @@
+/* run_sink.c: the notification sink and the JSON of a run's outcome (see
+ * run_sink.h). */
+#include "methods/run_sink.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/json.h"
+#include "kiln.h"
+#include "rpc/dispatch.h"
+#include "rpc/peer.h"
+
+const char *run_signal_name(int sig, char *buf, size_t size)
+{
+	const char *abbrev = sigabbrev_np(sig);
+	snprintf(buf, size, "SIG%s", abbrev ? abbrev : "UNKNOWN");
+	return buf;
+}
+
+static void on_drain(void *data)
+{
+	struct run_notify *n = data;
+	struct run *run = n->run;
+	n->run = NULL;
+	if (run)
+		run_resume_output(run);
+}
+
+/* One notification per chunk, in the order the sandbox read them; while
+ * the client does not read its queue, the run pauses (the program then
+ * blocks on its full pipe) until the queue drains. */
+static enum run_flow notify_output(void *data, struct run *run, enum run_stream stream,
+                                   const char *text, size_t len)
+{
+	struct run_notify *n = data;
+	struct kiln *k = n->k;
+	if (!k->rpc)
+		return RUN_CONTINUE;
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "runId", json_object_new_string(run_id(run)));
+	json_object_object_add(p, "stream", json_object_new_string(run_stream_name(stream)));
+	json_object_object_add(p, "text", json_object_new_string_len(text, (int)len));
+	rpc_notify(k->rpc, "run/output", p);
+	if (!k->peer || !rpc_peer_congested(k->peer) || n->run)
+		return RUN_CONTINUE;
+	if (rpc_peer_on_drain(k->peer, on_drain, n) < 0)
+		return RUN_CONTINUE;
+	n->run = run;
+	return RUN_PAUSE;
+}
+
+json_object *run_artifact_json(const struct run_artifact *a)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "runId", json_object_new_string(a->run_id));
+	json_object_object_add(o, "name", json_object_new_string(a->name));
+	json_object_object_add(o, "size", json_object_new_int64((int64_t)a->size));
+	json_object_object_add(o, "mimeType", json_object_new_string(a->mime_type));
+	if (a->base64) {
+		json_object_object_add(o, "encoding", json_object_new_string("base64"));
+		json_object_object_add(o, "data", json_object_new_string(a->base64));
+	} else if (a->path) {
+		json_object_object_add(o, "path", json_object_new_string(a->path));
+	} else {
+		json_object_object_add(o, "omitted",
+		                       json_object_new_string(a->omitted ? a->omitted : "unknown"));
+	}
+	return o;
+}
+
+static void notify_artifact(void *data, struct run *run, const struct run_artifact *a)
+{
+	(void)run;
+	struct run_notify *n = data;
+	if (n->k->rpc)
+		rpc_notify(n->k->rpc, "run/artifact", run_artifact_json(a));
+}
+
+static const struct run_sink notify_sink = {.output = notify_output, .artifact = notify_artifact};
+
+int run_notify_start(struct run_notify *n, struct kiln *k, const char *language, const char *code,
+                     json_object *limits, run_done_fn done, void *data, struct run **ret_run)
+{
+	*n = (struct run_notify){.k = k};
+	return run_start(k->sandbox, &notify_sink, n, language, code, limits, done, data, ret_run);
+}
+
+void run_notify_release(struct run_notify *n)
+{
+	if (n->run && n->k->peer)
+		rpc_peer_cancel_drain(n->k->peer, on_drain, n);
+	n->run = NULL;
+}
+
+/* What the box's cgroup saw, or null without one. */
+static json_object *cgroup_json(const struct run_outcome *o)
+{
+	if (!o->have_cgroup)
+		return NULL;
+	const struct sbx_cgroup_stats *st = &o->cgroup;
+	json_object *c = json_object_new_object();
+	json_object_object_add(c, "cpuMs", json_object_new_int64((int64_t)(st->cpu_usec / 1000)));
+	json_object_object_add(
+	    c, "memoryPeakBytes",
+	    st->memory_peak_bytes ? json_object_new_int64((int64_t)st->memory_peak_bytes) : NULL);
+	json_object_object_add(c, "oomKills", json_object_new_int64((int64_t)st->oom_kills));
+	json_object_object_add(c, "forksRefused",
+	                       json_object_new_int64((int64_t)st->pids_max_hits));
+	return c;
+}
+
+/* {"wallMs": {"value": N, "enforcedBy": "..."}, ...} */
+static json_object *limits_json(const struct run_outcome *o)
+{
+	json_object *l = json_object_new_object();
+	struct sbx_limit info;
+	for (size_t i = 0; i < sbx_limit_info(&o->limits, o->enforced, i, &info); i++) {
+		json_object *e = json_object_new_object();
+		json_object_object_add(e, "value", json_object_new_int64((int64_t)info.value));
+		json_object_object_add(e, "enforcedBy", json_object_new_string(info.enforced_by));
+		json_object_object_add(l, info.name, e);
+	}
+	return l;
+}
+
+json_object *run_outcome_json(const struct run_outcome *o)
+{
+	json_object *r = json_object_new_object();
+	if (!r)
+		return NULL;
+	json_object_object_add(r, "runId", json_object_new_string(o->run_id));
+	if (o->exited) {
+		json_object_object_add(r, "exitCode", json_object_new_int(o->exit_code));
+		json_object_object_add(r, "signal", NULL);
+	} else {
+		char sig[24];
+		json_object_object_add(r, "exitCode", NULL);
+		json_object_object_add(
+		    r, "signal",
+		    json_object_new_string(run_signal_name(o->signal, sig, sizeof(sig))));
+	}
+	json_object_object_add(r, "timedOut", json_object_new_boolean(o->timed_out));
+	json_object_object_add(r, "truncated", json_object_new_boolean(o->truncated));
+	json_object_object_add(r, "durationMs", json_object_new_int64((int64_t)o->duration_ms));
+	json_object_object_add(r, "cpuMs", json_object_new_int64((int64_t)o->cpu_ms));
+	json_object_object_add(r, "maxRssKb", json_object_new_int64(o->max_rss_kb));
+	json_object_object_add(r, "limits", limits_json(o));
+	json_object_object_add(r, "cgroup", cgroup_json(o));
+	json_object_object_add(r, "warmBox", json_object_new_boolean(o->warm));
+	return r;
+}

@@ -1,0 +1,40 @@
+/* run_sink.h: a sandboxed run as the protocol sees it. The notification
+ * sink turns a run's output and artifacts into run/output and run/artifact
+ * notifications, and the client's backpressure into the sink's pause; the
+ * run's outcome becomes the snippet/run result object here, once. Serves
+ * snippet/run and intent/approve; the sandbox itself knows no JSON-RPC. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+#include "sandbox/run.h"
+
+struct kiln;
+
+/* One run's notification sink; lives as long as its run (in the owner's
+ * state). */
+struct run_notify {
+	struct kiln *k;
+	struct run *run; /* paused until the client drains, or NULL */
+};
+
+/* Start a run of the server's sandbox whose output goes out as
+ * notifications through n (initialized here). run_start's contract;
+ * -ENODEV when the sandbox did not start. The owner calls
+ * run_notify_release(n) once the run is done or cancelled. */
+int run_notify_start(struct run_notify *n, struct kiln *k, const char *language, const char *code,
+                     json_object *limits, run_done_fn done, void *data, struct run **ret_run);
+
+/* Forget a pause waiting for the client's drain. */
+void run_notify_release(struct run_notify *n);
+
+/* The snippet/run result object of an outcome (a new object); NULL on
+ * OOM. */
+json_object *run_outcome_json(const struct run_outcome *o);
+
+/* The run/artifact params of an artifact (a new object). */
+json_object *run_artifact_json(const struct run_artifact *a);
+
+/* "SIGKILL" and the like. */
+const char *run_signal_name(int sig, char *buf, size_t size);
