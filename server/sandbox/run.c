@@ -29,6 +29,7 @@
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
+#include "sandbox/job.h"
 #include "sandbox/limits.h"
 #include "sandbox/plan.h"
 #include "sandbox/run_private.h"
@@ -317,24 +318,102 @@ static void fill_outcome(const struct run *run, struct run_outcome *o)
 	o->have_cgroup = run->cg && sbx_cgroup_stats(run->cg, &o->cgroup) >= 0;
 }
 
-static void collect_artifacts(struct run *run)
+/* The end of a run whose program has ended: hand over the artifacts
+ * found (or none), free the run, then tell its owner. */
+static void finish_run(struct run *run, const struct sbx_artifacts *found)
 {
-	if (run->work_fd < 0)
-		return;
-	const struct sbx_config *c = &run->sbx->config;
-	struct sbx_artifact_opts o = {
-	    .inline_bytes = c->artifact_inline_bytes,
-	    .max_files = c->artifact_max_files,
-	    .max_copy_bytes = c->artifact_max_bytes,
-	    .host_dir = c->artifact_dir,
+	for (size_t i = 0; found && i < found->n; i++)
+		run->sink->artifact(run->sink_data, run, &found->items[i]);
+	/* Free the run before calling done (which may start another run);
+	 * the tails and the id are copied out first. */
+	static char tails[2][SBX_TAIL_MAX + 1];
+	for (int s = 0; s < 2; s++)
+		snprintf(tails[s], sizeof(tails[s]), "%s", sbx_tail_str(&run->tail[s]));
+	static char id[sizeof(run->id)];
+	snprintf(id, sizeof(id), "%s", run->id);
+	struct run_outcome oc = run->outcome;
+	oc.run_id = id;
+	oc.stdout_tail = tails[OUT];
+	oc.stderr_tail = tails[ERR];
+	/* The next run like this one finds its box built: built once this
+	 * one is over, so that building it takes no CPU from this one. */
+	struct sandbox *s = run->sbx;
+	char language[sizeof(run->language)];
+	snprintf(language, sizeof(language), "%s", run->language);
+	s->warm_limits = run->limits;
+	s->have_warm_limits = true;
+	run_done_fn done = run->done;
+	void *done_data = run->done_data;
+	run_free(run);
+	done(done_data, &oc, 0, NULL);
+	run_warm(s, language);
+}
+
+/* Reading the workspace back, on a job's thread: it owns the workspace
+ * fd and copies of what it needs, never the run (which may be cancelled
+ * meanwhile). */
+struct collect {
+	struct run *run;
+	int work_fd;
+	char run_id[24];
+	char *host_dir;
+	struct sbx_artifact_opts opts;
+	struct sbx_artifacts found;
+};
+
+static void collect_work(void *data, const atomic_bool *cancel)
+{
+	struct collect *c = data;
+	int r = sbx_artifacts_collect(c->work_fd, c->run_id, &c->opts, cancel, &c->found);
+	if (r < 0 && r != -ECANCELED)
+		log_warn("run %s: cannot read the workspace back: %s", c->run_id, strerror(-r));
+}
+
+static void collect_done(void *data)
+{
+	struct collect *c = data;
+	c->run->job = NULL;
+	finish_run(c->run, &c->found);
+}
+
+static void collect_free(void *data)
+{
+	struct collect *c = data;
+	sbx_artifacts_release(&c->found);
+	/* Closing the last fd of the workspace frees its tmpfs. */
+	close(c->work_fd);
+	free(c->host_dir);
+	free(c);
+}
+
+/* Collect the run's artifacts off the loop, then finish it; 0 when that
+ * is under way (the run must not be touched then), -ENOMEM. */
+static int start_collecting(struct run *run)
+{
+	const struct sbx_config *cfg = &run->sbx->config;
+	struct collect *c = calloc(1, sizeof(*c));
+	if (!c || (cfg->artifact_dir && !(c->host_dir = strdup(cfg->artifact_dir)))) {
+		free(c);
+		return -ENOMEM;
+	}
+	c->run = run;
+	snprintf(c->run_id, sizeof(c->run_id), "%s", run->id);
+	c->opts = (struct sbx_artifact_opts){
+	    .inline_bytes = cfg->artifact_inline_bytes,
+	    .max_files = cfg->artifact_max_files,
+	    .max_copy_bytes = cfg->artifact_max_bytes,
+	    .host_dir = c->host_dir,
 	};
-	struct sbx_artifacts found = {0};
-	int r = sbx_artifacts_collect(run->work_fd, run->id, &o, NULL, &found);
-	if (r < 0)
-		log_warn("run %s: cannot read the workspace back: %s", run->id, strerror(-r));
-	for (size_t i = 0; i < found.n; i++)
-		run->sink->artifact(run->sink_data, run, &found.items[i]);
-	sbx_artifacts_release(&found);
+	c->work_fd = steal_fd(&run->work_fd);
+	run->collecting = true;
+	int r = sbx_job_start(run->sbx, collect_work, collect_done, collect_free, c, &run->job);
+	if (r < 0) {
+		run->work_fd = c->work_fd;
+		run->collecting = false;
+		free(c->host_dir);
+		free(c);
+	}
+	return r;
 }
 
 static void maybe_finish(struct run *run)
@@ -348,6 +427,8 @@ static void maybe_finish(struct run *run)
 		}
 		return;
 	}
+	if (run->collecting)
+		return;
 	/* The run is over when its output has ended and pid 1 has either
 	 * died or reported the program's exit: it sends that report only
 	 * after killing and reaping everything else in the box, so pid 1 is
@@ -375,34 +456,15 @@ static void maybe_finish(struct run *run)
 		done(done_data, NULL, err, msg);
 		return;
 	}
-	collect_artifacts(run);
-	struct run_outcome oc;
-	fill_outcome(run, &oc);
+	fill_outcome(run, &run->outcome);
 	if (!run->reaped) {
 		loop_unwatch(run->loop, run->pidfd);
 		sandbox_reap_later(run->sbx, steal_fd(&run->pidfd), steal_pointer(&run->cg));
 		run->reaped = true;
 	}
-	/* Free the run before calling done (which may start another run);
-	 * the tails are copied out first. */
-	static char tails[2][SBX_TAIL_MAX + 1];
-	for (int s = 0; s < 2; s++)
-		snprintf(tails[s], sizeof(tails[s]), "%s", sbx_tail_str(&run->tail[s]));
-	/* The next run like this one finds its box built: built once this
-	 * one is over, so that building it takes no CPU from this one. */
-	struct sandbox *s = run->sbx;
-	char language[sizeof(run->language)];
-	snprintf(language, sizeof(language), "%s", run->language);
-	s->warm_limits = run->limits;
-	s->have_warm_limits = true;
-	char id[sizeof(run->id)];
-	snprintf(id, sizeof(id), "%s", run->id);
-	run_free(run);
-	oc.run_id = id;
-	oc.stdout_tail = tails[OUT];
-	oc.stderr_tail = tails[ERR];
-	done(done_data, &oc, 0, NULL);
-	run_warm(s, language);
+	if (run->work_fd >= 0 && start_collecting(run) == 0)
+		return;
+	finish_run(run, NULL);
 }
 
 /* --- boxes ---------------------------------------------------------------- */
@@ -681,8 +743,12 @@ void run_free(struct run *run)
 		sbx_box_kill(steal_fd(&run->pidfd));
 	}
 	/* Every process of the box is gone (or was never started): the
-	 * cgroup empties at once. */
-	sbx_cgroup_free(run->cg);
+	 * cgroup empties soon, and is removed off the loop. */
+	if (run->cg)
+		sandbox_cgroup_free_later(run->sbx, steal_pointer(&run->cg));
+	/* A collection under way stops at its next chunk; its thread cleans
+	 * up after itself. */
+	sbx_job_cancel(run->job);
 	struct loop_timer **timers[] = {&run->wall_timer, &run->grace_timer, &run->flush_timer,
 	                                &run->start_timer};
 	for (size_t i = 0; i < ARRAY_SIZE(timers); i++)
@@ -697,9 +763,9 @@ void run_free(struct run *run)
 			close(*fds[i]);
 			*fds[i] = -1;
 		}
-	/* Closing the last fd of the workspace frees its tmpfs. */
-	if (run->work_fd >= 0)
-		close(run->work_fd);
+	/* Closing the last fd of the workspace frees its tmpfs: off the
+	 * loop, it may be large. */
+	sandbox_close_later(run->sbx, run->work_fd);
 	buf_release(&run->pending);
 	free(run->layout);
 	free(run);

@@ -18,6 +18,7 @@
 struct loop_timer;
 struct sandbox;
 struct sbx_cgroup;
+struct sbx_job;
 
 enum { OUT, ERR };
 struct run {
@@ -40,8 +41,13 @@ struct run {
 	bool parked;           /* a warm box: built, no run yet (sandbox.warm) */
 	bool from_warm;        /* this run took a warm box */
 	struct sbx_cgroup *cg; /* the box's cgroup, or NULL */
-	char *layout;          /* sbx_plan_layout() of the box */
-	char language[64];     /* the box's language */
+	/* At the end: how it ended, and the job copying its artifacts back
+	 * (job.h) while the loop goes on. */
+	bool collecting;
+	struct run_outcome outcome;
+	struct sbx_job *job;
+	char *layout;      /* sbx_plan_layout() of the box */
+	char language[64]; /* the box's language */
 	struct sbx_msg exit_msg;
 	int fail_step, fail_err;
 

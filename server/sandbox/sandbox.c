@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/filter.h"
+#include "sandbox/job.h"
 #include "sandbox/plan.h"
 #include "sandbox/run.h"
 
@@ -264,10 +266,28 @@ static void on_dead(struct loop *loop, int fd, unsigned events, void *data)
 	forget(d);
 }
 
+static void cgroup_free_work(void *data, const atomic_bool *cancel)
+{
+	(void)cancel; /* it takes a second at most */
+	sbx_cgroup_free(data);
+}
+
 void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg)
 {
-	(void)s;
-	sbx_cgroup_free(cg);
+	if (cg && sbx_job_start(s, cgroup_free_work, NULL, NULL, cg, NULL) < 0)
+		sbx_cgroup_free(cg);
+}
+
+static void close_work(void *data, const atomic_bool *cancel)
+{
+	(void)cancel;
+	close((int)(intptr_t)data);
+}
+
+void sandbox_close_later(struct sandbox *s, int fd)
+{
+	if (fd >= 0 && sbx_job_start(s, close_work, NULL, NULL, (void *)(intptr_t)fd, NULL) < 0)
+		close(fd);
 }
 
 void sandbox_reap_later(struct sandbox *s, int pidfd, struct sbx_cgroup *cg)
@@ -299,6 +319,9 @@ void sandbox_free(struct sandbox *s)
 		sbx_cgroup_free(d->cg);
 		forget(d);
 	}
+	/* The cgroups of the runs and pid 1s above are removed by jobs: all
+	 * done before their root goes. */
+	sbx_jobs_stop(s);
 	sbx_cgroup_root_free(s->cgroups);
 	sbx_filter_free(&s->host.filter);
 	sbx_config_release(&s->config);

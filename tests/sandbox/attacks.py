@@ -25,6 +25,10 @@ import sys
 import tempfile
 import time
 
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
+import kilnrpc as rpcmod  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -618,6 +622,91 @@ class Suite:
                     return "not cancelled: %r" % rep
             return None
         self.case("protocol-cancel-kills", cancel)
+
+        def cancel_during_copy():
+            # Copying artifacts back (here 3 x 250 MiB) runs off the loop:
+            # a cancel sent while the copy is under way (its first file is
+            # in the artifact directory) is answered with -32800 (on the
+            # loop it would wait for the copy, and the result would come
+            # first), the server answers a request sent after it, and the
+            # partial copies are removed.
+            adir = os.path.join(self.scratch, "copies")
+            cfg = os.path.join(self.scratch, "copy-config.json")
+            with open(self.config) as f:
+                c = json.load(f)
+            c["sandbox"]["artifactDir"] = adir
+            with open(cfg, "w") as f:
+                json.dump(c, f)
+            code = ("import os\nb = b'z' * (1 << 20)\nfor i in range(3):\n"
+                    "    with open('/work/out/big%d.bin' % i, 'wb') as f:\n"
+                    "        for _ in range(250):\n            f.write(b)\n"
+                    "print('ready', flush=True)\n")
+            limits = {"tmpfsBytes": 800 << 20, "fileSizeBytes": 300 << 20, "wallMs": 60000}
+            proc = subprocess.Popen([self.kiln, "--config", cfg], env=self.env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL)
+            send = lambda m: rpcmod.send(proc, m)  # noqa: E731
+            try:
+                send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+                rpcmod.recv(proc.stdout)
+                send({"jsonrpc": "2.0", "id": 1, "method": "snippet/run",
+                      "params": {"language": "python", "code": code, "limits": limits,
+                                 "override": True}})
+                got, sent_at, answered, late = [], None, None, None
+                deadline = time.time() + 60
+                while time.time() < deadline:
+                    m = rpcmod.recv(proc.stdout)
+                    if m is None:
+                        break
+                    got.append(m)
+                    if m.get("method") == "run/output" and "ready" in m["params"]["text"]:
+                        # The copy is under way once its first file is there.
+                        for _ in range(1000):
+                            if any(fs for _, _, fs in os.walk(adir)):
+                                break
+                            time.sleep(0.01)
+                        sent_at = time.time()
+                        send({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                              "params": {"id": 1}})
+                        send({"jsonrpc": "2.0", "id": 2, "method": "snippet/validate",
+                              "params": {"language": "python", "code": "print(1)\n"}})
+                    if m.get("id") == 1:
+                        answered = time.time()
+                    if m.get("id") == 2:
+                        late = m
+                    if answered and late:
+                        break
+                send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+                send({"jsonrpc": "2.0", "method": "exit"})
+                proc.stdin.close()
+                proc.wait(timeout=30)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            rep = [m for m in got if m.get("id") == 1]
+            if not sent_at or not rep:
+                return "no ready or no reply: %r" % [m.get("method", m.get("id")) for m in got]
+            if rep[0].get("error", {}).get("code") != -32800:
+                return "the copy held the cancel up: %r" % {k: v for k, v in rep[0].items()
+                                                          if k != "result"}
+            if any(m.get("method") == "run/artifact" for m in got):
+                return "artifacts were reported after the cancel"
+            if not late or "result" not in late:
+                return "the request after the cancel was not answered: %r" % late
+            for _ in range(50):
+                left = [f for _, _, fs in os.walk(adir) for f in fs]
+                if not left:
+                    break
+                time.sleep(0.1)
+            if left:
+                return "partial copies left: %r" % left
+            if proc.returncode != 0:
+                return "the server exited with %s" % proc.returncode
+            print("# cancel during a 750 MiB copy answered in %.1f ms"
+                  % ((answered - sent_at) * 1000))
+            return None
+        self.case("protocol-cancel-during-artifact-copy", cancel_during_copy)
 
         def concurrent():
             runs = [("python", "print(%d * 7)\n" % i) for i in range(6)]
