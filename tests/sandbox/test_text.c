@@ -167,7 +167,8 @@ static void config_tests(void)
 	    {"{\"artifactMaxFiles\": -1}", "sandbox.artifactMaxFiles"},
 	    {"{\"cgroup\": 5}", "sandbox.cgroup"},
 	    {"{\"env\": 5}", "sandbox.env"},
-	    {"{\"languages\": {\"ruby\": {\"argv\": 3}}}", "ruby"},
+	    {"{\"languages\": 3}", "sandbox.languages"},
+	    {"{\"env\": {\"A\": 5}}", "env"},
 	    {"{\"limit\": {}}", "sandbox.limit "},
 	    {"[]", "sandbox must be an object"},
 	};
