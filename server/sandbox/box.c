@@ -1,10 +1,12 @@
-/* box.c: starting a box (see box.h). The clone and the id maps are the
- * same for a run and for a worker; what the box then runs, and how the
- * server talks to it, is theirs. */
+/* box.c: a built box (see box.h). The clone, the id maps, the plumbing,
+ * the status messages and the end are the same for a run, a warm box and
+ * a worker; what the box then runs, and how the server talks to it, is
+ * theirs. */
 #include "sandbox/box.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -15,7 +17,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "core/util.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/plan.h"
 #include "sandbox/sandbox.h"
 
 #ifndef CLONE_INTO_CGROUP
@@ -124,8 +129,9 @@ int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
 			goto out;
 		}
 	}
-	*ret =
-	    (struct sbx_box){.pid = (pid_t)pid, .pidfd = pidfd, .status_fd = steal_fd(&status[0])};
+	ret->pid = (pid_t)pid;
+	ret->pidfd = pidfd;
+	ret->status_fd = steal_fd(&status[0]);
 out:
 	for (int i = 0; i < 2; i++) {
 		if (status[i] >= 0)
@@ -135,6 +141,149 @@ out:
 	}
 	plan->status_fd = plan->sync_fd = -1;
 	return r;
+}
+
+void sbx_box_init(struct sbx_box *b)
+{
+	*b = (struct sbx_box){.pidfd = -1, .status_fd = -1, .fds = {-1, -1}, .work_fd = -1};
+}
+
+/* The program's plumbing: pipes for a run, a socket for a worker. Sets
+ * the plan's fds to the box's ends; ours go to b->fds. */
+static int plumb(struct sbx_plan *plan, enum sbx_box_io io, struct sbx_box *b, int theirs[3])
+{
+	if (io == SBX_BOX_SOCKET) {
+		int sv[2];
+		theirs[2] = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		if (theirs[2] < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			return neg_errno();
+		b->fds[0] = sv[0];
+		theirs[0] = sv[1];
+		plan->in_fd = plan->out_fd = sv[1];
+		plan->err_fd = theirs[2];
+		plan->report_exec = true;
+		fcntl(b->fds[0], F_SETFL, O_NONBLOCK);
+		return 0;
+	}
+	int out[2], err[2];
+	if (pipe2(out, O_CLOEXEC) < 0)
+		return neg_errno();
+	if (pipe2(err, O_CLOEXEC) < 0) {
+		int r = neg_errno();
+		close(out[0]);
+		close(out[1]);
+		return r;
+	}
+	b->fds[0] = out[0];
+	b->fds[1] = err[0];
+	theirs[0] = plan->out_fd = out[1];
+	theirs[1] = plan->err_fd = err[1];
+	fcntl(b->fds[0], F_SETFL, O_NONBLOCK);
+	fcntl(b->fds[1], F_SETFL, O_NONBLOCK);
+	return 0;
+}
+
+int sbx_box_build(struct sandbox *s, struct sbx_plan_owned *po, enum sbx_box_io io,
+                  struct sbx_box *b, int *ret_step, char *err, size_t errsz)
+{
+	int theirs[3] = {-1, -1, -1};
+	*ret_step = -1;
+	int r = 0;
+	if (!(b->layout = sbx_plan_layout(&po->plan))) {
+		r = -ENOMEM;
+		snprintf(err, errsz, "out of memory");
+		goto out;
+	}
+	if (io == SBX_BOX_PIPES && s->cgroups) {
+		char name[32];
+		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
+		r = sbx_cgroup_new(s->cgroups, name, &b->cg);
+		if (r < 0)
+			log_warn("sandbox: cannot make a cgroup for a box: %s", strerror(-r));
+	}
+	if ((r = plumb(&po->plan, io, b, theirs)) < 0) {
+		snprintf(err, errsz, "cannot create the program's pipes: %s", strerror(-r));
+		goto out;
+	}
+	r = sbx_box_clone(s, &po->plan, b->cg ? sbx_cgroup_fd(b->cg) : -1, b, ret_step);
+	if (r < 0 && b->cg && *ret_step == SBX_STEP_NONE) {
+		/* The cgroup would not take the box (delegation changed under
+		 * us?): the rlimits still hold, so go on without it. */
+		log_warn("sandbox: cannot start a box in its cgroup (%s); using rlimits only",
+		         strerror(-r));
+		sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
+		r = sbx_box_clone(s, &po->plan, -1, b, ret_step);
+	}
+out:
+	/* The child has its own copies of the plan and of these fds. */
+	for (int i = 0; i < 3; i++)
+		if (theirs[i] >= 0 && (i == 0 || theirs[i] != theirs[0]))
+			close(theirs[i]);
+	po->plan.in_fd = po->plan.out_fd = po->plan.err_fd = -1;
+	if (r < 0)
+		sbx_box_release(s, b);
+	return r;
+}
+
+bool sbx_box_read_status(struct sbx_box *b)
+{
+	for (;;) {
+		struct sbx_msg m;
+		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+		int passed;
+		ssize_t n = sbx_status_recv(b->status_fd, &iov, 1, MSG_DONTWAIT, &passed);
+		if (n < 0 && errno == EMSGSIZE)
+			continue;
+		if (n <= 0)
+			return n == 0 || errno != EAGAIN;
+		if (n != sizeof(m)) {
+			if (passed >= 0)
+				close(passed);
+			continue;
+		}
+		if (m.type == SBX_MSG_READY && passed >= 0 && b->work_fd < 0) {
+			b->work_fd = passed;
+			passed = -1;
+		} else if (m.type == SBX_MSG_FAIL && !b->failed) {
+			b->failed = true;
+			b->fail_step = m.step;
+			b->fail_err = m.err;
+		} else if (m.type == SBX_MSG_EXIT) {
+			b->have_exit = true;
+			b->exit_msg = m;
+		}
+		if (passed >= 0)
+			close(passed);
+	}
+}
+
+void sbx_box_release(struct sandbox *s, struct sbx_box *b)
+{
+	if (b->pidfd >= 0 && !b->reaped) {
+		if (b->cg)
+			sbx_cgroup_kill(b->cg);
+		sbx_box_kill(steal_fd(&b->pidfd));
+	}
+	/* Every process of the box is gone (or was never started): the
+	 * cgroup empties soon, and is removed off the loop. */
+	if (b->cg)
+		sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
+	int *fds[] = {&b->pidfd, &b->status_fd, &b->fds[0], &b->fds[1]};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (*fds[i] >= 0)
+			close(steal_fd(fds[i]));
+	/* Closing the last fd of the workspace frees its tmpfs: off the
+	 * loop, it may be large. */
+	sandbox_close_later(s, steal_fd(&b->work_fd));
+	free(b->layout);
+	sbx_box_init(b);
+}
+
+void sbx_box_reap_later(struct sandbox *s, struct sbx_box *b)
+{
+	if (b->pidfd >= 0 && !b->reaped)
+		sandbox_reap_later(s, steal_fd(&b->pidfd), steal_pointer(&b->cg));
+	b->reaped = true;
 }
 
 const char *sbx_failure_hint(int step, int err)

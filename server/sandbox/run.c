@@ -104,8 +104,8 @@ static void add_text(struct run *run, int s, const char *bytes, size_t n, bool f
 
 static void signal_box(struct run *run, int sig)
 {
-	if (run->pidfd >= 0 && !run->reaped)
-		syscall(SYS_pidfd_send_signal, run->pidfd, sig, NULL, 0);
+	if (run->box.pidfd >= 0 && !run->box.reaped)
+		syscall(SYS_pidfd_send_signal, run->box.pidfd, sig, NULL, 0);
 }
 
 static void on_grace(struct loop *loop, void *data)
@@ -114,8 +114,8 @@ static void on_grace(struct loop *loop, void *data)
 	struct run *run = data;
 	run->grace_timer = NULL;
 	log_warn("run %s: pid 1 did not end the box in time; killing it", run->id);
-	if (run->cg)
-		sbx_cgroup_kill(run->cg);
+	if (run->box.cg)
+		sbx_cgroup_kill(run->box.cg);
 	signal_box(run, SIGKILL);
 }
 
@@ -131,11 +131,11 @@ static void end_box(struct run *run)
 
 static void stream_eof(struct run *run, int s)
 {
-	if (run->fds[s] < 0)
+	if (run->box.fds[s] < 0)
 		return;
-	loop_unwatch(run->loop, run->fds[s]);
-	close(run->fds[s]);
-	run->fds[s] = -1;
+	loop_unwatch(run->loop, run->box.fds[s]);
+	close(run->box.fds[s]);
+	run->box.fds[s] = -1;
 	add_text(run, s, "", 0, true);
 	maybe_finish(run);
 }
@@ -167,7 +167,7 @@ static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 	(void)loop;
 	(void)events;
 	struct run *run = data;
-	int s = fd == run->fds[OUT] ? OUT : ERR;
+	int s = fd == run->box.fds[OUT] ? OUT : ERR;
 	if (run->paused)
 		return;
 	char buf[65536];
@@ -184,8 +184,8 @@ void run_resume_output(struct run *run)
 		return;
 	run->paused = false;
 	for (int s = 0; s < 2; s++)
-		if (run->fds[s] >= 0 &&
-		    loop_watch(run->loop, run->fds[s], LOOP_READ, on_pipe, run) < 0)
+		if (run->box.fds[s] >= 0 &&
+		    loop_watch(run->loop, run->box.fds[s], LOOP_READ, on_pipe, run) < 0)
 			log_error("run %s: cannot watch its output again", run->id);
 }
 
@@ -199,51 +199,18 @@ static void pause_reading(struct run *run)
 		return;
 	run->paused = true;
 	for (int s = 0; s < 2; s++)
-		if (run->fds[s] >= 0)
-			loop_unwatch(run->loop, run->fds[s]);
+		if (run->box.fds[s] >= 0)
+			loop_unwatch(run->loop, run->box.fds[s]);
 }
 
 /* --- status and exit ----------------------------------------------------- */
-
-/* Read every message waiting on the status socket; true at its end. */
-static bool read_status(struct run *run)
-{
-	for (;;) {
-		struct sbx_msg m;
-		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-		int passed;
-		ssize_t n = sbx_status_recv(run->status_fd, &iov, 1, MSG_DONTWAIT, &passed);
-		if (n < 0 && errno == EMSGSIZE)
-			continue;
-		if (n <= 0)
-			return n == 0 || errno != EAGAIN;
-		if (n != sizeof(m)) {
-			if (passed >= 0)
-				close(passed);
-			continue;
-		}
-		if (m.type == SBX_MSG_READY && passed >= 0 && run->work_fd < 0) {
-			run->work_fd = passed;
-			passed = -1;
-		} else if (m.type == SBX_MSG_FAIL && !run->failed) {
-			run->failed = true;
-			run->fail_step = m.step;
-			run->fail_err = m.err;
-		} else if (m.type == SBX_MSG_EXIT) {
-			run->have_exit = true;
-			run->exit_msg = m;
-		}
-		if (passed >= 0)
-			close(passed);
-	}
-}
 
 static void on_status(struct loop *loop, int fd, unsigned events, void *data)
 {
 	struct run *run = data;
 	/* At its end (pid 1 is exiting) stop watching: epoll reports a hung
 	 * up fd whatever events it is watched for. */
-	if (read_status(run) || (events & (LOOP_HUP | LOOP_ERR)))
+	if (sbx_box_read_status(&run->box) || (events & (LOOP_HUP | LOOP_ERR)))
 		loop_unwatch(loop, fd);
 	/* EXIT may be the last thing the run was waiting for. */
 	maybe_finish(run);
@@ -259,10 +226,10 @@ static void on_pid1_exit(struct loop *loop, int fd, unsigned events, void *data)
 	 * same, and the status report came on the socket anyway. */
 	if ((r < 0 && errno != ECHILD) || (r == 0 && si.si_pid == 0))
 		return;
-	run->reaped = true;
+	run->box.reaped = true;
 	run->end_ms = loop_now_ms();
 	loop_unwatch(loop, fd);
-	read_status(run);
+	sbx_box_read_status(&run->box);
 	if (run->grace_timer) {
 		loop_timer_stop(loop, run->grace_timer);
 		run->grace_timer = NULL;
@@ -301,21 +268,21 @@ static void fill_outcome(const struct run *run, struct run_outcome *o)
 	                          .truncated = run->truncated,
 	                          .warm = run->from_warm,
 	                          .limits = run->limits};
-	int st = run->exit_msg.wstatus;
-	if (run->have_exit && WIFEXITED(st)) {
+	int st = run->box.exit_msg.wstatus;
+	if (run->box.have_exit && WIFEXITED(st)) {
 		o->exited = true;
 		o->exit_code = WEXITSTATUS(st);
 	} else {
-		o->signal = run->have_exit && WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
+		o->signal = run->box.have_exit && WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
 	}
 	uint64_t end = run->end_ms ? run->end_ms : loop_now_ms();
 	o->duration_ms = end - run->start_ms;
-	const struct rusage *ru = &run->exit_msg.ru;
+	const struct rusage *ru = &run->box.exit_msg.ru;
 	o->cpu_ms = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000 +
 	            (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1000;
 	o->max_rss_kb = ru->ru_maxrss;
-	o->enforced = run->cg ? sbx_cgroup_enforced(run->cg) : 0;
-	o->have_cgroup = run->cg && sbx_cgroup_stats(run->cg, &o->cgroup) >= 0;
+	o->enforced = run->box.cg ? sbx_cgroup_enforced(run->box.cg) : 0;
+	o->have_cgroup = run->box.cg && sbx_cgroup_stats(run->box.cg, &o->cgroup) >= 0;
 }
 
 /* The end of a run whose program has ended: hand over the artifacts
@@ -404,11 +371,11 @@ static int start_collecting(struct run *run)
 	    .max_copy_bytes = cfg->artifact_max_bytes,
 	    .host_dir = c->host_dir,
 	};
-	c->work_fd = steal_fd(&run->work_fd);
+	c->work_fd = steal_fd(&run->box.work_fd);
 	run->collecting = true;
 	int r = sbx_job_start(run->sbx, collect_work, collect_done, collect_free, c, &run->job);
 	if (r < 0) {
-		run->work_fd = c->work_fd;
+		run->box.work_fd = c->work_fd;
 		run->collecting = false;
 		free(c->host_dir);
 		free(c);
@@ -418,15 +385,6 @@ static int start_collecting(struct run *run)
 
 static void maybe_finish(struct run *run)
 {
-	if (run->parked) {
-		/* A warm box that died before its run: the next run builds its
-		 * own (and reports why, if it fails the same way). */
-		if (run->reaped || run->failed || run->fds[OUT] < 0 || run->fds[ERR] < 0) {
-			log_debug("sandbox: the warm box ended before use");
-			run_free(run);
-		}
-		return;
-	}
 	if (run->collecting)
 		return;
 	/* The run is over when its output has ended and pid 1 has either
@@ -434,17 +392,17 @@ static void maybe_finish(struct run *run)
 	 * after killing and reaping everything else in the box, so pid 1 is
 	 * all that is left. Its own end (the namespaces' teardown) is then
 	 * left to the sandbox, off the run's critical path. */
-	bool over = run->reaped || (run->have_exit && !run->failed);
-	if (!over || run->fds[OUT] >= 0 || run->fds[ERR] >= 0)
+	bool over = run->box.reaped || (run->box.have_exit && !run->box.failed);
+	if (!over || run->box.fds[OUT] >= 0 || run->box.fds[ERR] >= 0)
 		return;
 	if (!run->end_ms)
 		run->end_ms = loop_now_ms();
 	flush_output(run);
 	run_done_fn done = run->done;
 	void *done_data = run->done_data;
-	if (run->failed || (!run->have_exit && !run->killing)) {
-		if (run->failed)
-			describe_failure(run, run->fail_step, run->fail_err);
+	if (run->box.failed || (!run->box.have_exit && !run->killing)) {
+		if (run->box.failed)
+			describe_failure(run, run->box.fail_step, run->box.fail_err);
 		else
 			snprintf(run->errmsg, sizeof(run->errmsg),
 			         "kiln will not run this code: the sandbox's pid 1 ended without a "
@@ -457,107 +415,55 @@ static void maybe_finish(struct run *run)
 		return;
 	}
 	fill_outcome(run, &run->outcome);
-	if (!run->reaped) {
-		loop_unwatch(run->loop, run->pidfd);
-		sandbox_reap_later(run->sbx, steal_fd(&run->pidfd), steal_pointer(&run->cg));
-		run->reaped = true;
-	}
-	if (run->work_fd >= 0 && start_collecting(run) == 0)
+	loop_unwatch(run->loop, run->box.pidfd);
+	sbx_box_reap_later(run->sbx, &run->box);
+	if (run->box.work_fd >= 0 && start_collecting(run) == 0)
 		return;
 	finish_run(run, NULL);
 }
 
 /* --- boxes ---------------------------------------------------------------- */
 
-static int clone_box(struct run *run, struct sbx_plan_owned *po)
-{
-	int out[2] = {-1, -1}, err[2] = {-1, -1};
-	int r = 0;
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0) {
-		r = neg_errno();
-		snprintf(run->errmsg, sizeof(run->errmsg), "cannot create pipes: %s", strerror(-r));
-		goto out;
-	}
-	po->plan.out_fd = out[1];
-	po->plan.err_fd = err[1];
-	struct sbx_box box;
-	int step;
-	r = sbx_box_clone(run->sbx, &po->plan, run->cg ? sbx_cgroup_fd(run->cg) : -1, &box, &step);
-	if (r < 0 && run->cg && step == SBX_STEP_NONE) {
-		/* The cgroup would not take the box (delegation changed under
-		 * us?): the rlimits still hold, so go on without it. */
-		log_warn("run %s: cannot start the box in its cgroup (%s); using rlimits only",
-		         run->id, strerror(-r));
-		sbx_cgroup_free(steal_pointer(&run->cg));
-		r = sbx_box_clone(run->sbx, &po->plan, -1, &box, &step);
-	}
-	if (r < 0) {
-		describe_failure(run, step, -r);
-		goto out;
-	}
-	run->pid = box.pid;
-	run->pidfd = box.pidfd;
-	run->status_fd = box.status_fd;
-	run->fds[OUT] = steal_fd(&out[0]);
-	run->fds[ERR] = steal_fd(&err[0]);
-	fcntl(run->fds[OUT], F_SETFL, O_NONBLOCK);
-	fcntl(run->fds[ERR], F_SETFL, O_NONBLOCK);
-out:
-	for (int i = 0; i < 2; i++) {
-		if (out[i] >= 0)
-			close(out[i]);
-		if (err[i] >= 0)
-			close(err[i]);
-	}
-	return r;
-}
-
 int run_watch_box(struct run *run)
 {
 	struct loop *loop = run->loop;
-	if (loop_watch(loop, run->pidfd, LOOP_READ, on_pid1_exit, run) < 0 ||
-	    loop_watch(loop, run->status_fd, LOOP_READ, on_status, run) < 0 ||
-	    loop_watch(loop, run->fds[OUT], LOOP_READ, on_pipe, run) < 0 ||
-	    loop_watch(loop, run->fds[ERR], LOOP_READ, on_pipe, run) < 0)
+	if (loop_watch(loop, run->box.pidfd, LOOP_READ, on_pid1_exit, run) < 0 ||
+	    loop_watch(loop, run->box.status_fd, LOOP_READ, on_status, run) < 0 ||
+	    loop_watch(loop, run->box.fds[OUT], LOOP_READ, on_pipe, run) < 0 ||
+	    loop_watch(loop, run->box.fds[ERR], LOOP_READ, on_pipe, run) < 0)
 		return -ENOMEM;
 	return 0;
 }
 
-/* The plan of a box for language that waits for its program (GO).
- * -EINVAL/-ENOENT and the like with errmsg set; -ENOMEM. */
-int run_prepare_box(struct run *run, const char *language, struct sbx_plan_owned **ret)
+int sbx_box_plan(struct sandbox *s, const char *language, const struct sbx_limits *lim,
+                 struct sbx_plan_owned **ret, char *err, size_t errsz)
 {
-	snprintf(run->language, sizeof(run->language), "%s", language);
-	int r = sandbox_filter_ready(run->sbx);
+	err[0] = '\0';
+	int r = sandbox_filter_ready(s);
 	if (r < 0) {
-		snprintf(run->errmsg, sizeof(run->errmsg),
+		snprintf(err, errsz,
 		         "kiln will not run this code: the seccomp filter could not be compiled "
 		         "(%s)",
 		         strerror(-r));
 		return r == -ENOMEM ? r : -EIO;
 	}
-	r = sbx_plan_build(run->sbx, run->sbx->config.section, language, NULL, &run->limits, ret,
-	                   run->errmsg, sizeof(run->errmsg));
-	if (r < 0 && r != -ENOMEM && !run->errmsg[0])
-		snprintf(run->errmsg, sizeof(run->errmsg), "cannot prepare the sandbox: %s",
-		         strerror(-r));
+	r = sbx_plan_build(s, s->config.section, language, NULL, lim, ret, err, errsz);
+	if (r < 0 && r != -ENOMEM && !err[0])
+		snprintf(err, errsz, "cannot prepare the sandbox: %s", strerror(-r));
 	return r;
 }
 
-/* Build the box po describes, in a cgroup of its own when there are. */
+/* Build the box po describes (in a cgroup of its own when there are)
+ * and watch it. */
 int run_start_box(struct run *run, struct sbx_plan_owned *po)
 {
-	struct sandbox *s = run->sbx;
-	if (!(run->layout = sbx_plan_layout(&po->plan)))
-		return -ENOMEM;
-	if (s->cgroups) {
-		char name[32];
-		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
-		int r = sbx_cgroup_new(s->cgroups, name, &run->cg);
-		if (r < 0)
-			log_warn("sandbox: cannot make a cgroup for a box: %s", strerror(-r));
-	}
-	int r = clone_box(run, po);
+	int step;
+	char err[256];
+	int r = sbx_box_build(run->sbx, po, SBX_BOX_PIPES, &run->box, &step, err, sizeof(err));
+	if (r < 0 && step >= 0)
+		describe_failure(run, step, -r);
+	else if (r < 0)
+		snprintf(run->errmsg, sizeof(run->errmsg), "kiln will not run this code: %s", err);
 	if (r >= 0 && run_watch_box(run) < 0)
 		r = -ENOMEM;
 	return r;
@@ -582,7 +488,7 @@ static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *str
 	go->nrlimits = (uint32_t)sbx_plan_rlimits(&run->limits, go->rlimits);
 	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
 	                       {.iov_base = strs->data, .iov_len = strs->len}};
-	ssize_t n = sbx_status_send(run->status_fd, iov, 2, fd);
+	ssize_t n = sbx_status_send(run->box.status_fd, iov, 2, fd);
 	return n == (ssize_t)(sizeof(*go) + strs->len) ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 
@@ -617,8 +523,7 @@ struct run *run_new(struct sandbox *s)
 		return NULL;
 	run->sbx = s;
 	run->loop = s->loop;
-	run->pidfd = run->status_fd = run->work_fd = -1;
-	run->fds[OUT] = run->fds[ERR] = -1;
+	sbx_box_init(&run->box);
 	run->pending_stream = -1;
 	/* Room for a full read even if every byte became U+FFFD. */
 	buf_init(&run->pending, 8 * COALESCE_BYTES);
@@ -658,6 +563,7 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	run->done_data = data;
 	run->start_ms = loop_now_ms();
 	snprintf(run->id, sizeof(run->id), "r%lu", ++s->next_id);
+	snprintf(run->language, sizeof(run->language), "%s", language ? language : "");
 
 	int r = 0;
 	struct sbx_plan_owned *po = NULL;
@@ -672,11 +578,13 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	} else if ((r = sbx_limits_resolve(s->config.section, limits, &run->limits, run->errmsg,
 	                                   sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
-	} else if ((r = run_prepare_box(run, language, &po)) < 0) {
+	} else if ((r = sbx_box_plan(s, language, &run->limits, &po, run->errmsg,
+	                             sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
 	} else if (!(layout = sbx_plan_layout(&po->plan))) {
 		r = -ENOMEM;
-	} else if (warm_adopt(run, layout)) {
+	} else if (warm_take(s, layout, &run->box)) {
+		run->from_warm = true;
 		r = run_watch_box(run);
 	} else {
 		r = run_start_box(run, po);
@@ -699,17 +607,17 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 		*ret_run = run;
 		return 0;
 	}
-	if (run->cg &&
-	    (r = sbx_cgroup_set_limits(run->cg, run->limits.memory_bytes, run->limits.processes,
+	if (run->box.cg &&
+	    (r = sbx_cgroup_set_limits(run->box.cg, run->limits.memory_bytes, run->limits.processes,
 	                               run->limits.cpu_cores)) < 0)
 		log_warn("run %s: the cgroup took only some limits: %s", run->id, strerror(-r));
 	if ((r = send_go(run, po, code)) < 0) {
 		/* The run fails as a setup step would: pid 1 goes, and the
 		 * answer says why. */
 		log_warn("run %s: cannot hand the program to pid 1: %s", run->id, strerror(-r));
-		run->failed = true;
-		run->fail_step = SBX_STEP_CODE;
-		run->fail_err = -r;
+		run->box.failed = true;
+		run->box.fail_step = SBX_STEP_CODE;
+		run->box.fail_err = -r;
 		signal_box(run, SIGKILL);
 	}
 	sbx_plan_free(po);
@@ -717,7 +625,7 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 		run_cancel(run);
 		return -ENOMEM;
 	}
-	log_debug("run %s: pid %d, %s", run->id, (int)run->pid, language);
+	log_debug("run %s: pid %d, %s", run->id, (int)run->box.pid, language);
 	*ret_run = run;
 	return 0;
 }
@@ -727,25 +635,11 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 void run_free(struct run *run)
 {
 	struct loop *loop = run->loop;
-	if (run->sbx) {
-		for (struct run **pp = &run->sbx->runs; *pp; pp = &(*pp)->next)
-			if (*pp == run) {
-				*pp = run->next;
-				break;
-			}
-		if (run->sbx->warm == run)
-			run->sbx->warm = NULL;
-	}
-	if (run->pidfd >= 0 && !run->reaped) {
-		loop_unwatch(loop, run->pidfd);
-		if (run->cg)
-			sbx_cgroup_kill(run->cg);
-		sbx_box_kill(steal_fd(&run->pidfd));
-	}
-	/* Every process of the box is gone (or was never started): the
-	 * cgroup empties soon, and is removed off the loop. */
-	if (run->cg)
-		sandbox_cgroup_free_later(run->sbx, steal_pointer(&run->cg));
+	for (struct run **pp = &run->sbx->runs; *pp; pp = &(*pp)->next)
+		if (*pp == run) {
+			*pp = run->next;
+			break;
+		}
 	/* A collection under way stops at its next chunk; its thread cleans
 	 * up after itself. */
 	sbx_job_cancel(run->job);
@@ -756,18 +650,12 @@ void run_free(struct run *run)
 			loop_timer_stop(loop, *timers[i]);
 			*timers[i] = NULL;
 		}
-	int *fds[] = {&run->pidfd, &run->status_fd, &run->fds[OUT], &run->fds[ERR]};
+	int fds[] = {run->box.pidfd, run->box.status_fd, run->box.fds[OUT], run->box.fds[ERR]};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-		if (*fds[i] >= 0) {
-			loop_unwatch(loop, *fds[i]);
-			close(*fds[i]);
-			*fds[i] = -1;
-		}
-	/* Closing the last fd of the workspace frees its tmpfs: off the
-	 * loop, it may be large. */
-	sandbox_close_later(run->sbx, run->work_fd);
+		loop_unwatch(loop, fds[i]);
+	/* Kills what is left of the box and waits for it. */
+	sbx_box_release(run->sbx, &run->box);
 	buf_release(&run->pending);
-	free(run->layout);
 	free(run);
 }
 

@@ -1,6 +1,6 @@
-/* run_private.h: what run.c (a run) and warm.c (boxes built ahead of
- * their run) share: the run itself, and the steps of starting its box.
- * Not for the rest of the server: run.h is the sandbox's API. */
+/* run_private.h: what run.c (a run) and warm.c (the cache of boxes built
+ * ahead of their run) share: the run itself, and the steps of giving it a
+ * box. Not for the rest of the server: run.h is the sandbox's API. */
 #pragma once
 
 #include <json-c/json.h>
@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "core/buf.h"
+#include "sandbox/box.h"
 #include "sandbox/child.h"
 #include "sandbox/limits.h"
 #include "sandbox/plan.h"
@@ -32,24 +33,18 @@ struct run {
 	void *done_data;
 	struct sbx_limits limits;
 
-	pid_t pid;
-	int pidfd, status_fd, work_fd;
-	int fds[2]; /* stdout, stderr read ends; -1 at EOF */
-	bool reaped, timed_out, truncated, killing;
+	/* The run's one box: built for it, or taken from the warm-box
+	 * cache (from_warm). Its pipes are fds[OUT] and fds[ERR]. */
+	struct sbx_box box;
+	bool from_warm;
+	char language[64]; /* the box's language */
+	bool timed_out, truncated, killing;
 	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */
-	bool have_exit, failed;
-	bool parked;           /* a warm box: built, no run yet (sandbox.warm) */
-	bool from_warm;        /* this run took a warm box */
-	struct sbx_cgroup *cg; /* the box's cgroup, or NULL */
 	/* At the end: how it ended, and the job copying its artifacts back
 	 * (job.h) while the loop goes on. */
 	bool collecting;
 	struct run_outcome outcome;
 	struct sbx_job *job;
-	char *layout;      /* sbx_plan_layout() of the box */
-	char language[64]; /* the box's language */
-	struct sbx_msg exit_msg;
-	int fail_step, fail_err;
 
 	uint64_t start_ms, end_ms, out_bytes;
 	struct loop_timer *wall_timer, *grace_timer, *flush_timer, *start_timer;
@@ -67,18 +62,22 @@ struct run *run_new(struct sandbox *s);
 /* Kill what is left of the box (and wait for it), free everything. */
 void run_free(struct run *run);
 
-/* The plan of a box for language that waits for its program (GO).
- * -EINVAL/-ENOENT and the like with run->errmsg set; -ENOMEM. */
-int run_prepare_box(struct run *run, const char *language, struct sbx_plan_owned **ret);
+/* The plan of a box for language that waits for its program (GO), with
+ * limits lim (their tmpfs size is the box's). -EINVAL/-ENOENT and the
+ * like with a sentence in err; -ENOMEM. */
+int sbx_box_plan(struct sandbox *s, const char *language, const struct sbx_limits *lim,
+                 struct sbx_plan_owned **ret, char *err, size_t errsz);
 /* Build the box po describes (in a cgroup of its own when there are)
  * and watch it. */
 int run_start_box(struct run *run, struct sbx_plan_owned *po);
 /* Watch the box's pidfd, status socket and pipes on the loop. */
 int run_watch_box(struct run *run);
 
-/* warm.c: if the warm box has layout, move it into run (which has no box
- * yet) and return true; otherwise drop it (it would not fit the next run
- * either) and return false. */
-bool warm_adopt(struct run *run, const char *layout);
+/* warm.c: if the cache holds a box of layout, move it into b (which
+ * holds none) and return true; otherwise drop what the cache holds (it
+ * would not fit the next run either) and return false. */
+bool warm_take(struct sandbox *s, const char *layout, struct sbx_box *b);
 /* No warm box is built now: a run is starting. */
 void warm_hold(struct sandbox *s);
+/* Drop the cache (sandbox_free). */
+void warm_free(struct sandbox *s);

@@ -21,6 +21,7 @@
 #include "sandbox/job.h"
 #include "sandbox/plan.h"
 #include "sandbox/run.h"
+#include "sandbox/run_private.h"
 
 /* Members of the section, so that a misspelt one is an error rather
  * than a setting silently not applied. */
@@ -299,8 +300,7 @@ void sandbox_free(struct sandbox *s)
 {
 	if (!s)
 		return;
-	if (s->warm_timer)
-		loop_timer_stop(s->loop, s->warm_timer);
+	warm_free(s);
 	while (s->runs)
 		run_cancel(s->runs);
 	while (s->dying) {

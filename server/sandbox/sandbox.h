@@ -27,6 +27,7 @@ struct sbx_dying;
 struct sbx_cgroup;
 struct sbx_cgroup_root;
 struct sbx_job;
+struct sbx_box;
 
 /* The config's "sandbox" section, checked and resolved once (at
  * initialize, or when `kiln run` starts) so that a bad value is reported
@@ -67,9 +68,9 @@ struct sandbox {
 	struct sbx_config config;
 	struct run *runs; /* alive, newest first */
 	unsigned long next_id;
-	/* Warm boxes (warm.c): built ahead of the next run. Off unless
-	 * config.warm_boxes. */
-	struct run *warm; /* the one built box waiting for a run, or NULL */
+	/* The warm-box cache (warm.c): boxes built ahead of the next run.
+	 * Off unless config.warm_boxes. */
+	struct sbx_box *warm; /* the one built box waiting for a run, or NULL */
 	struct loop_timer *warm_timer;
 	char warm_language[64];
 	struct sbx_limits warm_limits; /* the last run's: they fix the tmpfs size */

@@ -1,69 +1,60 @@
-/* warm.c: warm boxes. Building a box (namespaces, mounts, pivot) is most
- * of what a run costs before its program starts, and none of it depends
- * on the program: so the server keeps one box built ahead of the next
- * run, waiting for GO like any other (docs/sandbox.md). A warm box is a
- * struct run that is "parked": no request, no answer; a run that fits
- * adopts its box, and each box still serves one run only. */
+/* warm.c: the warm-box cache. Building a box (namespaces, mounts, pivot)
+ * is most of what a run costs before its program starts, and none of it
+ * depends on the program: so the server keeps one box built ahead of the
+ * next run, waiting for GO like any other (docs/sandbox.md). The cache
+ * holds built boxes, not runs: a run that fits takes the box, and each
+ * box still serves one run only. */
 #include "sandbox/run_private.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
+#include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 
 /* How long the server is idle before it builds the next warm box. */
 #define WARM_DELAY_MS 10
 
-/* A box built ahead of its run differs from a fresh one only in when it
- * was built: it still waits for its program and code, and serves one
- * run. It fits any run whose plan has the same layout (the built-in
- * languages share one; a tmpfs size or a config's binds make another);
- * anything else gets a box built for it (and warm_adopt drops the warm
- * one, which would not fit the next run either). */
-static bool warm_fits(const struct run *warm, const char *layout)
-{
-	return !warm->failed && !warm->reaped && warm->fds[OUT] >= 0 && warm->fds[ERR] >= 0 &&
-	       warm->layout && strcmp(warm->layout, layout) == 0;
-}
-
-/* Move warm's box (processes, fds, what it reported so far) to run. */
-static void adopt_box(struct run *run, struct run *warm)
-{
-	struct loop *loop = run->loop;
-	int *fds[] = {&warm->pidfd, &warm->status_fd, &warm->fds[OUT], &warm->fds[ERR]};
-	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-		loop_unwatch(loop, *fds[i]);
-	run->pid = warm->pid;
-	run->pidfd = steal_fd(&warm->pidfd);
-	run->status_fd = steal_fd(&warm->status_fd);
-	run->fds[OUT] = steal_fd(&warm->fds[OUT]);
-	run->fds[ERR] = steal_fd(&warm->fds[ERR]);
-	run->work_fd = steal_fd(&warm->work_fd);
-	run->from_warm = true;
-	run->cg = steal_pointer(&warm->cg);
-	run->layout = steal_pointer(&warm->layout);
-	run->sbx->warm = NULL;
-	run_free(warm);
-}
-
-/* Drop the warm box without waiting: pid 1 sees its socket close and
+/* Drop the cached box without waiting: pid 1 sees its socket close and
  * exits; the sandbox reaps it. */
 static void discard_warm(struct sandbox *s)
 {
-	struct run *warm = s->warm;
-	if (!warm)
+	struct sbx_box *b = s->warm;
+	if (!b)
 		return;
-	log_debug("sandbox: dropping the warm box for %s", warm->language);
-	if (warm->pidfd >= 0 && !warm->reaped) {
-		loop_unwatch(s->loop, warm->pidfd);
-		sandbox_reap_later(s, steal_fd(&warm->pidfd), steal_pointer(&warm->cg));
-	}
-	run_free(warm);
+	log_debug("sandbox: dropping the warm box");
+	s->warm = NULL;
+	loop_unwatch(s->loop, b->pidfd);
+	sbx_box_reap_later(s, b);
+	sbx_box_release(s, b);
+	free(b);
+}
+
+/* The cached box's pid 1 ended before a run took it (its build failed, or
+ * it was killed): the next run builds its own, and says why if it fails
+ * the same way. */
+static void on_warm_dead(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)events;
+	struct sandbox *s = data;
+	siginfo_t si = {0};
+	int r = waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG);
+	if ((r < 0 && errno != ECHILD) || (r == 0 && si.si_pid == 0))
+		return;
+	loop_unwatch(loop, fd);
+	log_debug("sandbox: the warm box ended before use");
+	s->warm->reaped = true;
+	struct sbx_box *b = steal_pointer(&s->warm);
+	sbx_box_release(s, b);
+	free(b);
 }
 
 static void on_warm_timer(struct loop *loop, void *data)
@@ -73,26 +64,32 @@ static void on_warm_timer(struct loop *loop, void *data)
 	s->warm_timer = NULL;
 	if (s->warm || !s->warm_language[0])
 		return;
-	struct run *warm = run_new(s);
-	if (!warm)
-		return;
 	/* The last run's limits: a box's tmpfs size is fixed when it is built. */
-	warm->limits = s->have_warm_limits ? s->warm_limits : s->config.limits;
+	const struct sbx_limits *lim = s->have_warm_limits ? &s->warm_limits : &s->config.limits;
+	struct sbx_box *b = malloc(sizeof(*b));
+	if (!b)
+		return;
+	sbx_box_init(b);
 	struct sbx_plan_owned *po = NULL;
-	int r = run_prepare_box(warm, s->warm_language, &po);
-	if (r >= 0)
-		r = run_start_box(warm, po);
+	char err[512];
+	int step = -1;
+	int r = sbx_box_plan(s, s->warm_language, lim, &po, err, sizeof(err));
+	if (r >= 0 && (r = sbx_box_build(s, po, SBX_BOX_PIPES, b, &step, err, sizeof(err))) < 0 &&
+	    step >= 0)
+		snprintf(err, sizeof(err), "%s failed: %s", sbx_step_name(step), strerror(-r));
 	sbx_plan_free(po);
+	if (r >= 0 && loop_watch(s->loop, b->pidfd, LOOP_READ, on_warm_dead, s) < 0)
+		r = -ENOMEM;
 	if (r < 0) {
 		/* The run that wants it will build its own and say why. */
-		log_debug("sandbox: no warm box for %s: %s", s->warm_language, warm->errmsg);
-		run_free(warm);
+		log_debug("sandbox: no warm box for %s: %s", s->warm_language, err);
+		sbx_box_release(s, b);
+		free(b);
 		return;
 	}
-	warm->parked = true;
-	snprintf(warm->id, sizeof(warm->id), "warm");
-	s->warm = warm;
-	log_debug("sandbox: warm box for %s, pid %d", s->warm_language, (int)warm->pid);
+	/* The run that takes it writes its own limits into its cgroup. */
+	s->warm = b;
+	log_debug("sandbox: warm box for %s, pid %d", s->warm_language, (int)b->pid);
 }
 
 void run_warm(struct sandbox *s, const char *language)
@@ -109,11 +106,17 @@ void run_warm(struct sandbox *s, const char *language)
 	s->warm_timer = loop_timer_start(s->loop, WARM_DELAY_MS, on_warm_timer, s);
 }
 
-bool warm_adopt(struct run *run, const char *layout)
+/* A box built ahead of its run differs from a fresh one only in when it
+ * was built: it still waits for its program and code, and serves one
+ * run. It fits any run whose plan has the same layout (the built-in
+ * languages share one; a tmpfs size or a config's binds make another). */
+bool warm_take(struct sandbox *s, const char *layout, struct sbx_box *b)
 {
-	struct sandbox *s = run->sbx;
-	if (s->warm && warm_fits(s->warm, layout)) {
-		adopt_box(run, s->warm);
+	struct sbx_box *w = s->warm;
+	if (w && !w->reaped && w->layout && strcmp(w->layout, layout) == 0) {
+		loop_unwatch(s->loop, w->pidfd);
+		*b = *w;
+		free(steal_pointer(&s->warm));
 		return true;
 	}
 	discard_warm(s);
@@ -126,4 +129,10 @@ void warm_hold(struct sandbox *s)
 		loop_timer_stop(s->loop, s->warm_timer);
 		s->warm_timer = NULL;
 	}
+}
+
+void warm_free(struct sandbox *s)
+{
+	warm_hold(s);
+	discard_warm(s);
 }

@@ -1,8 +1,8 @@
 /* worker.c: a long-lived program in a box (see worker.h). The plan and
- * the clone are a run's; what differs is the plumbing: one socket for
- * stdin and stdout, no wall clock, and a synchronous start that waits
- * for the program's execve, so the owner learns at once why a box could
- * not be built. */
+ * the box are a run's, built through the same box.h; what differs is the
+ * plumbing (SBX_BOX_SOCKET: one socket for stdin and stdout), no wall
+ * clock, and a synchronous start that waits for the program's execve, so
+ * the owner learns at once why a box could not be built. */
 #include "sandbox/worker.h"
 
 #include <errno.h>
@@ -26,10 +26,10 @@
 /* A worker writes nothing to disk: its /work and /tmp stay small. */
 #define WORKER_TMPFS_BYTES (1u << 20)
 
+/* A worker owns one box, built like a run's through box.h. */
 struct sbx_worker {
-	pid_t pid;
-	int pidfd;
-	int fd;
+	struct sandbox *s;
+	struct sbx_box box; /* box.fds[0]: the program's stdin and stdout */
 };
 
 /* Wait for READY, then EXEC, on the status socket. A FAIL names the step;
@@ -90,35 +90,28 @@ int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, stru
 		return r;
 	}
 	struct sbx_worker *w = calloc(1, sizeof(*w));
-	int sv[2] = {-1, -1};
-	_cleanup_close_ int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (!w || devnull < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
-		r = w ? neg_errno() : -ENOMEM;
-		snprintf(err, errsz, "cannot prepare the sandbox: %s", strerror(-r));
+	if (!w) {
 		sbx_plan_free(po);
-		free(w);
-		return r;
+		snprintf(err, errsz, "cannot prepare the sandbox: %s", strerror(ENOMEM));
+		return -ENOMEM;
 	}
-	po->plan.in_fd = sv[1];
-	po->plan.report_exec = true;
-	po->plan.out_fd = sv[1];
-	po->plan.err_fd = devnull;
-	struct sbx_box box;
-	int step = SBX_STEP_NONE;
+	w->s = s;
+	sbx_box_init(&w->box);
+	int step = -1;
 	uint64_t deadline = loop_now_ms() + (uint64_t)spec->start_ms;
-	r = sbx_box_clone(s, &po->plan, -1, &box, &step);
-	/* The child has its own copy of the plan and of these fds. */
+	r = sbx_box_build(s, po, SBX_BOX_SOCKET, &w->box, &step, err, errsz);
 	sbx_plan_free(po);
-	close(sv[1]);
 	if (r >= 0) {
-		r = wait_started(box.status_fd, deadline, &step);
-		close(box.status_fd);
-		if (r < 0)
-			sbx_box_kill(box.pidfd);
+		r = wait_started(w->box.status_fd, deadline, &step);
+		/* The worker talks over its socket only from here on. */
+		close(steal_fd(&w->box.status_fd));
 	}
 	if (r < 0) {
-		close(sv[0]);
+		sbx_box_release(s, &w->box);
 		free(w);
+		/* Before the clone, err already says what failed. */
+		if (step < 0 && err[0])
+			return r;
 		if (r == -ETIMEDOUT)
 			snprintf(err, errsz, "the sandbox did not start within %d ms",
 			         spec->start_ms);
@@ -129,10 +122,6 @@ int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, stru
 			         sbx_step_name(step), strerror(-r), sbx_failure_hint(step, -r));
 		return r;
 	}
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	w->pid = box.pid;
-	w->pidfd = box.pidfd;
-	w->fd = sv[0];
 	*ret = w;
 	return 0;
 }
@@ -141,17 +130,19 @@ void sbx_worker_free(struct sbx_worker *w)
 {
 	if (!w)
 		return;
-	close(w->fd);
-	sbx_box_kill(w->pidfd);
+	/* The socket first: the program sees EOF; then pid 1 is killed and
+	 * waited for. */
+	close(steal_fd(&w->box.fds[0]));
+	sbx_box_release(w->s, &w->box);
 	free(w);
 }
 
 int sbx_worker_fd(const struct sbx_worker *w)
 {
-	return w->fd;
+	return w->box.fds[0];
 }
 
 pid_t sbx_worker_pid(const struct sbx_worker *w)
 {
-	return w->pid;
+	return w->box.pid;
 }
