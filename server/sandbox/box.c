@@ -49,14 +49,14 @@ static int write_proc(pid_t pid, const char *file, const char *text)
  * server is root (the code is never root on the host). */
 static int write_id_maps(const struct sandbox *s, pid_t pid)
 {
-	uid_t out_uid = s->host.euid == 0 ? SBX_ROOT_MAPS_TO : s->host.euid;
-	gid_t out_gid = s->host.euid == 0 ? SBX_ROOT_MAPS_TO : s->host.egid;
+	uid_t out_uid = s->host->euid == 0 ? SBX_ROOT_MAPS_TO : s->host->euid;
+	gid_t out_gid = s->host->euid == 0 ? SBX_ROOT_MAPS_TO : s->host->egid;
 	char map[64];
 	int r;
 	/* Unprivileged writers must deny setgroups before writing gid_map.
 	 * As root the child first drops its groups itself, then has no
 	 * capability left to call setgroups again. */
-	if (s->host.euid != 0 && (r = write_proc(pid, "setgroups", "deny")) < 0)
+	if (s->host->euid != 0 && (r = write_proc(pid, "setgroups", "deny")) < 0)
 		return r;
 	snprintf(map, sizeof(map), "%d %u 1\n", SBX_INNER_ID, (unsigned)out_uid);
 	if ((r = write_proc(pid, "uid_map", map)) < 0)
@@ -91,11 +91,11 @@ int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
 		goto out;
 	}
 	/* See write_id_maps() for the choice of ids. */
-	plan->self_map = s->host.euid != 0;
+	plan->self_map = s->host->euid != 0;
 	snprintf(plan->uid_map, sizeof(plan->uid_map), "%d %u 1\n", SBX_INNER_ID,
-	         (unsigned)s->host.euid);
+	         (unsigned)s->host->euid);
 	snprintf(plan->gid_map, sizeof(plan->gid_map), "%d %u 1\n", SBX_INNER_ID,
-	         (unsigned)s->host.egid);
+	         (unsigned)s->host->egid);
 	plan->status_fd = status[1];
 	plan->sync_fd = sync[0];
 	int pidfd = -1;

@@ -410,9 +410,9 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	struct sbx_plan *p = &po->plan;
 	int r;
 	p->status_fd = p->sync_fd = p->out_fd = p->err_fd = p->in_fd = -1;
-	p->as_root = s->host.euid == 0;
-	p->landlock_abi = s->host.landlock_abi;
-	p->seccomp = &s->host.filter;
+	p->as_root = s->host->euid == 0;
+	p->landlock_abi = s->host->landlock_abi;
+	p->seccomp = &s->host->filter;
 	/* Without code now, the root must have room for the largest code. */
 	size_t code_len = code ? strlen(code) : SBX_CODE_MAX;
 	snprintf(p->root_opts, sizeof(p->root_opts), "size=%zu,nr_inodes=4096,mode=0755",

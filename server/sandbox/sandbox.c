@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,7 @@ static int artifact_dir(json_object *section, char **ret, char *err, size_t errs
  * registry's to check.) */
 static int check_plans(json_object *section, const struct sbx_limits *lim, char *err, size_t errsz)
 {
-	const struct sandbox probe = {.host = {.euid = geteuid(), .egid = getegid()}};
+	const struct sandbox probe = {.host = sbx_host_get()};
 	json_object *langs = json_get(section, "languages");
 	if (langs && !json_object_is_type(langs, json_type_object)) {
 		snprintf(err, errsz, "sandbox.languages must be an object");
@@ -165,9 +166,7 @@ int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sa
 		return -ENOMEM;
 	}
 	s->loop = loop;
-	s->host.euid = geteuid();
-	s->host.egid = getegid();
-	s->host.landlock_abi = sbx_landlock_abi();
+	s->host = sbx_host_get();
 	int r = sbx_config_resolve(section, &s->config, err, errsz);
 	if (r < 0) {
 		free(s);
@@ -208,23 +207,45 @@ int sandbox_configure(struct sandbox *s, json_object *section, char *err, size_t
 	return 0;
 }
 
-int sbx_host_filter_ready(struct sbx_host *h)
+static struct sbx_host host;
+static pthread_once_t facts_once = PTHREAD_ONCE_INIT, filter_once = PTHREAD_ONCE_INIT;
+
+static void init_facts(void)
 {
-	if (h->filter.filter)
-		return 0;
-	int r = sbx_filter_build(&h->filter);
+	host.euid = geteuid();
+	host.egid = getegid();
+	host.landlock_abi = sbx_landlock_abi();
+}
+
+const struct sbx_host *sbx_host_get(void)
+{
+	pthread_once(&facts_once, init_facts);
+	return &host;
+}
+
+static void compile_filter(void)
+{
+	int r = sbx_filter_build(&host.filter);
 	if (r < 0) {
+		host.filter_err = r;
 		log_error("sandbox: cannot compile the seccomp filter: %s", strerror(-r));
-		return r;
+		return;
 	}
-	log_debug("sandbox: seccomp filter of %u instructions, Landlock ABI %d", h->filter.len,
-	          h->landlock_abi);
-	return 0;
+	log_debug("sandbox: seccomp filter of %u instructions, Landlock ABI %d", host.filter.len,
+	          host.landlock_abi);
+}
+
+int sbx_host_filter_ready(void)
+{
+	sbx_host_get();
+	pthread_once(&filter_once, compile_filter);
+	return host.filter.filter ? 0 : host.filter_err ? host.filter_err : -EIO;
 }
 
 int sandbox_filter_ready(struct sandbox *s)
 {
-	return sbx_host_filter_ready(&s->host);
+	(void)s;
+	return sbx_host_filter_ready();
 }
 
 struct sbx_dying {
@@ -266,7 +287,7 @@ static void cgroup_free_work(void *data, const atomic_bool *cancel)
 
 void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg)
 {
-	if (cg && sbx_job_start(s, cgroup_free_work, NULL, NULL, cg, NULL) < 0)
+	if (cg && (!s || sbx_job_start(s, cgroup_free_work, NULL, NULL, cg, NULL) < 0))
 		sbx_cgroup_free(cg);
 }
 
@@ -278,7 +299,8 @@ static void close_work(void *data, const atomic_bool *cancel)
 
 void sandbox_close_later(struct sandbox *s, int fd)
 {
-	if (fd >= 0 && sbx_job_start(s, close_work, NULL, NULL, (void *)(intptr_t)fd, NULL) < 0)
+	if (fd >= 0 &&
+	    (!s || sbx_job_start(s, close_work, NULL, NULL, (void *)(intptr_t)fd, NULL) < 0))
 		close(fd);
 }
 
@@ -314,7 +336,6 @@ void sandbox_free(struct sandbox *s)
 	 * done before their root goes. */
 	sbx_jobs_stop(s);
 	sbx_cgroup_root_free(s->cgroups);
-	sbx_filter_free(&s->host.filter);
 	sbx_config_release(&s->config);
 	free(s);
 }

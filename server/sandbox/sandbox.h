@@ -49,22 +49,28 @@ struct sbx_config {
 int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, size_t errsz);
 void sbx_config_release(struct sbx_config *c);
 
-/* What is true of this host and server for every box: built once. */
+/* What is true of this host and process for every box: built once per
+ * process and shared by the server's sandbox, `kiln run`'s and every
+ * worker (the validator's, on whatever thread). Never freed. */
 struct sbx_host {
 	struct sock_fprog filter; /* empty until sbx_host_filter_ready() */
+	int filter_err;           /* why it could not be compiled */
 	int landlock_abi;
 	uid_t euid;
 	gid_t egid;
 };
 
+/* The host facts (ids, Landlock ABI); thread-safe. */
+const struct sbx_host *sbx_host_get(void);
+
 /* Compile the seccomp filter if that has not happened yet: on the first
  * box, not at start, where libseccomp's 1 ms (here) would delay the
- * server's first answer. -errno with a log line. */
-int sbx_host_filter_ready(struct sbx_host *h);
+ * server's first answer. Thread-safe. -errno with a log line. */
+int sbx_host_filter_ready(void);
 
 struct sandbox {
 	struct loop *loop;
-	struct sbx_host host;
+	const struct sbx_host *host; /* sbx_host_get() */
 	struct sbx_config config;
 	struct run *runs; /* alive, newest first */
 	unsigned long next_id;

@@ -76,14 +76,18 @@ int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, stru
 	int r = sbx_limits_resolve(NULL, NULL, &lim, err, errsz);
 	if (r < 0)
 		return r;
-	if ((r = sandbox_filter_ready(s)) < 0) {
+	/* Without a sandbox instance (the validator's), the process's host
+	 * facts are all a worker's box needs. */
+	const struct sandbox bare = {.host = sbx_host_get()};
+	struct sandbox *bs = s ? s : (struct sandbox *)&bare;
+	if ((r = sbx_host_filter_ready()) < 0) {
 		snprintf(err, errsz, "the sandbox's seccomp filter could not be compiled: %s",
 		         strerror(-r));
 		return r;
 	}
 	lim.tmpfs_bytes = WORKER_TMPFS_BYTES;
 	struct sbx_plan_owned *po = NULL;
-	r = sbx_plan_build_argv(s, spec->argv, spec->file, spec->data, &lim, &po, err, errsz);
+	r = sbx_plan_build_argv(bs, spec->argv, spec->file, spec->data, &lim, &po, err, errsz);
 	if (r < 0) {
 		if (!err[0])
 			snprintf(err, errsz, "cannot prepare the sandbox: %s", strerror(-r));
@@ -99,7 +103,7 @@ int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, stru
 	sbx_box_init(&w->box);
 	int step = -1;
 	uint64_t deadline = loop_now_ms() + (uint64_t)spec->start_ms;
-	r = sbx_box_build(s, po, SBX_BOX_SOCKET, &w->box, &step, err, errsz);
+	r = sbx_box_build(bs, po, SBX_BOX_SOCKET, &w->box, &step, err, errsz);
 	sbx_plan_free(po);
 	if (r >= 0) {
 		r = wait_started(w->box.status_fd, deadline, &step);

@@ -64,7 +64,6 @@ static const char worker_src[] =
 struct val_pyworker {
 	char *python;
 	int timeout_ms;
-	struct sandbox *sbx;     /* the filter and ids; NULL until first needed */
 	struct sbx_worker *proc; /* NULL when not running */
 	bool broken;             /* could not start: do not try again */
 	char why[768];           /* the last reason CPython could not answer */
@@ -95,7 +94,6 @@ void val_pyworker_free(struct val_pyworker *w)
 	if (!w)
 		return;
 	worker_stop(w);
-	sandbox_free(w->sbx);
 	free(w->python);
 	free(w);
 }
@@ -107,21 +105,15 @@ const char *val_pyworker_why(const struct val_pyworker *w)
 
 static int worker_start(struct val_pyworker *w)
 {
-	/* val_new() takes only the validator's config, so the server's
-	 * sandbox subsystem cannot be borrowed (and `kiln validate` has
-	 * none): the worker prepares its own, for the seccomp filter and the
-	 * ids, the first time it needs a box. */
+	/* No sandbox instance of its own: the box is built from the
+	 * process's host facts and filter, shared with the server's runs
+	 * (sandbox.h), on whichever thread the validator checks. */
 	int r;
-	char why[256];
-	if (!w->sbx && (r = sandbox_new(NULL, NULL, &w->sbx, why, sizeof(why))) < 0) {
-		snprintf(w->why, sizeof(w->why), "the sandbox's seccomp filter could not be built");
-		return r;
-	}
 	const char *argv[] = {w->python, "-I", "-S", "-B", "{file}", NULL};
 	struct sbx_worker_spec spec = {
 	    .argv = argv, .file = "pyworker.py", .data = worker_src, .start_ms = START_MS};
 	char err[sizeof(w->why)];
-	r = sbx_worker_spawn(w->sbx, &spec, &w->proc, err, sizeof(err));
+	r = sbx_worker_spawn(NULL, &spec, &w->proc, err, sizeof(err));
 	if (r < 0) {
 		snprintf(w->why, sizeof(w->why), "%s", err);
 		return r;

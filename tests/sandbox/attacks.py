@@ -51,10 +51,13 @@ def own_cgroup2():
 
 
 def stale_kiln_cgroups():
-    """kiln-<pid> cgroups whose server is gone: a run's cleanup failed."""
+    """kiln-<pid> cgroups whose server is gone: a run's cleanup failed.
+    Only where this suite's servers can make cgroups at all: as nobody
+    they cannot, and what appears there is another user's (a suite
+    running beside this one as root) to clean up."""
     d = own_cgroup2()
     found = []
-    if not d or not os.path.isdir(d):
+    if not d or not os.path.isdir(d) or not os.access(d, os.W_OK):
         return found
     for name in os.listdir(d):
         if name.startswith("kiln-") and name[5:].isdigit() and \
