@@ -19,6 +19,9 @@
 
 #define HIGH_WATER (8u << 20)
 #define LOW_WATER  (1u << 20)
+/* Past this the client has stopped reading for good, or cannot keep up
+ * even with its input paused: the connection is treated as broken. */
+#define CEILING    (64u << 20)
 #define READ_CHUNK 65536
 
 struct drain_waiter {
@@ -33,6 +36,13 @@ struct rpc_peer {
 	int in_flags, out_flags; /* restored on free */
 	bool in_watched, out_watched, in_polled;
 	bool input_done, output_broken;
+	/* Input is not read while the output queue is over the high-water
+	 * mark, so a client that writes and never reads cannot grow it. */
+	bool input_paused;
+	/* The closed callback, once: scheduled from the loop, never called
+	 * from inside a send (the sender may be what it frees). */
+	bool closed_reported;
+	struct loop_timer *closed_timer;
 	struct loop_timer *poll_timer; /* input that epoll refuses (a file) */
 	struct frame_reader fr;
 	struct buf out;
@@ -79,13 +89,54 @@ static const struct frame_callbacks frame_cbs = {
     .error = on_frame_error,
 };
 
+static void fire_closed(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct rpc_peer *peer = data;
+	peer->closed_timer = NULL;
+	if (peer->closed_reported)
+		return;
+	peer->closed_reported = true;
+	peer->ops->closed(peer->data);
+}
+
+/* Report the end of the connection from the next loop iteration, once.
+ * Whoever noticed it (a send deep inside a producer, a read) returns to
+ * its caller first; the closed callback may then free what it likes. */
+static void schedule_closed(struct rpc_peer *peer)
+{
+	if (peer->closed_reported || peer->closed_timer)
+		return;
+	peer->closed_timer = loop_timer_start(peer->loop, 0, fire_closed, peer);
+	if (!peer->closed_timer) {
+		/* Out of memory for a timer: stop the loop rather than call
+		 * back into a sender. */
+		log_error("out of memory scheduling the end of the connection");
+		loop_stop(peer->loop, 1);
+	}
+}
+
 static void input_ended(struct rpc_peer *peer)
 {
 	if (peer->input_done)
 		return;
 	frame_reader_eof(&peer->fr, &frame_cbs, peer);
 	rpc_peer_stop_input(peer);
-	peer->ops->closed(peer->data);
+	schedule_closed(peer);
+}
+
+/* The output cannot be written any more: drop what is queued, refuse
+ * further sends, and report it (later, from the loop). */
+static void output_broke(struct rpc_peer *peer)
+{
+	peer->output_broken = true;
+	buf_reset(&peer->out);
+	peer->out_off = 0;
+	if (peer->out_watched) {
+		loop_unwatch(peer->loop, peer->out_fd);
+		peer->out_watched = false;
+	}
+	schedule_closed(peer);
 }
 
 /* Read what is there; returns false once input is over. */
@@ -93,7 +144,7 @@ static bool read_some(struct rpc_peer *peer)
 {
 	char chunk[READ_CHUNK];
 	/* Bounded so one busy client cannot starve timers and child pipes. */
-	for (int rounds = 0; rounds < 16 && !peer->input_done; rounds++) {
+	for (int rounds = 0; rounds < 16 && !peer->input_done && !peer->input_paused; rounds++) {
 		ssize_t n = read(peer->in_fd, chunk, sizeof(chunk));
 		if (n > 0) {
 			if (frame_reader_feed(&peer->fr, chunk, (size_t)n, &frame_cbs, peer) < 0) {
@@ -127,8 +178,31 @@ static void on_input_poll(struct loop *loop, void *data)
 {
 	struct rpc_peer *peer = data;
 	peer->poll_timer = NULL;
-	if (read_some(peer) && !peer->input_done)
+	if (read_some(peer) && !peer->input_done && !peer->input_paused)
 		peer->poll_timer = loop_timer_start(loop, 0, on_input_poll, peer);
+}
+
+/* Pause reading at the high-water mark, resume below the low one. */
+static void update_in_watch(struct rpc_peer *peer)
+{
+	size_t q = peer->out.len - peer->out_off;
+	bool pause = peer->input_paused;
+	if (q >= HIGH_WATER)
+		pause = true;
+	else if (q < LOW_WATER)
+		pause = false;
+	if (pause == peer->input_paused || peer->input_done)
+		return;
+	peer->input_paused = pause;
+	if (pause)
+		log_debug("client is not reading its replies: input paused");
+	if (peer->in_watched) {
+		loop_modify(peer->loop, peer->in_fd, pause ? 0 : LOOP_READ);
+	} else if (peer->in_polled) {
+		loop_timer_stop(peer->loop, peer->poll_timer);
+		peer->poll_timer =
+		    pause ? NULL : loop_timer_start(peer->loop, 0, on_input_poll, peer);
+	}
 }
 
 static void fire_drain(struct loop *loop, void *data)
@@ -162,9 +236,7 @@ static int write_some(struct rpc_peer *peer)
 		if (n < 0 && errno == EAGAIN)
 			break;
 		log_warn("writing to client: %s", n < 0 ? strerror(errno) : "short write");
-		peer->output_broken = true;
-		buf_reset(&peer->out);
-		peer->out_off = 0;
+		output_broke(peer);
 		return -EPIPE;
 	}
 	if (peer->out_off == peer->out.len) {
@@ -176,6 +248,7 @@ static int write_some(struct rpc_peer *peer)
 	}
 	if (peer->waiters && !peer->drain_timer && rpc_peer_queued(peer) < LOW_WATER)
 		peer->drain_timer = loop_timer_start(peer->loop, 0, fire_drain, peer);
+	update_in_watch(peer);
 	return 0;
 }
 
@@ -185,12 +258,8 @@ static void on_output(struct loop *loop, int fd, unsigned events, void *data)
 	(void)fd;
 	(void)events;
 	struct rpc_peer *peer = data;
-	if (write_some(peer) < 0) {
+	if (write_some(peer) == 0)
 		update_out_watch(peer);
-		peer->ops->closed(peer->data);
-		return;
-	}
-	update_out_watch(peer);
 }
 
 static void update_out_watch(struct rpc_peer *peer)
@@ -260,6 +329,7 @@ void rpc_peer_free(struct rpc_peer *peer)
 	if (peer->out_watched)
 		loop_unwatch(peer->loop, peer->out_fd);
 	loop_timer_stop(peer->loop, peer->drain_timer);
+	loop_timer_stop(peer->loop, peer->closed_timer);
 	while (peer->waiters) {
 		struct drain_waiter *w = peer->waiters;
 		peer->waiters = w->next;
@@ -286,15 +356,18 @@ int rpc_peer_send(struct rpc_peer *peer, json_object *msg)
 	int r = frame_encode(&peer->out, s, len);
 	if (r < 0)
 		return r;
-	if (!peer->out_watched) {
-		/* Nothing was pending: try at once, so a reply costs no extra
-		 * loop iteration. */
-		if (write_some(peer) < 0) {
-			peer->ops->closed(peer->data);
-			return -EPIPE;
-		}
+	/* Never call back from here: the caller may be a producer in the
+	 * middle of its own work. A failure is reported from the loop. */
+	if (!peer->out_watched && write_some(peer) < 0)
+		return -EPIPE; /* Nothing was pending: tried at once. */
+	if (rpc_peer_queued(peer) > CEILING) {
+		log_error("client has not read %zu bytes of replies: dropping the connection",
+		          rpc_peer_queued(peer));
+		output_broke(peer);
+		return -EPIPE;
 	}
 	update_out_watch(peer);
+	update_in_watch(peer);
 	return 0;
 }
 

@@ -3,9 +3,16 @@
  * blocking it. Parses bodies into JSON; knows nothing of methods.
  *
  * Backpressure: writes are queued when the client is not reading. Past a
- * high-water mark the peer reports itself congested; producers (run output,
+ * high-water mark (8 MiB) the peer reports itself congested and stops
+ * reading its input, so no new requests add replies; producers (run output,
  * model streams) check rpc_peer_congested() and wait for the drain callback
- * instead of queueing more. Replies are always queued, never dropped. */
+ * instead of queueing more. Below the low-water mark (1 MiB) input resumes.
+ * Replies are queued, never dropped, up to a ceiling (64 MiB): past it the
+ * connection is treated as broken.
+ *
+ * A send never calls back into its caller: a write error (or the ceiling)
+ * marks the output broken and the closed callback runs from the next loop
+ * iteration, once, whatever else also ended the connection. */
 #pragma once
 
 #include <json-c/json.h>
@@ -21,7 +28,8 @@ struct rpc_peer_ops {
 	/* Input that is not a message: code is the JSON-RPC error to answer
 	 * with (id null), detail a sentence for the client and the log. */
 	void (*bad_input)(void *data, int code, const char *detail);
-	/* The input ended or failed, or the output side broke. */
+	/* The input ended or failed, or the output side broke. Called once,
+	 * from the loop, never from inside rpc_peer_send(). */
 	void (*closed)(void *data);
 };
 
@@ -33,7 +41,8 @@ struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t m
                               const struct rpc_peer_ops *ops, void *data);
 void rpc_peer_free(struct rpc_peer *peer);
 
-/* Serialise and queue msg (borrowed). -EPIPE once the output is broken. */
+/* Serialise and queue msg (borrowed). -EPIPE once the output is broken
+ * (then the closed callback comes later, from the loop). */
 int rpc_peer_send(struct rpc_peer *peer, json_object *msg);
 bool rpc_peer_congested(const struct rpc_peer *peer);
 /* Call fn(data) once, when the queue falls below the low-water mark (at

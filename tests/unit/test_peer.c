@@ -1,7 +1,9 @@
 /* test_peer.c: the client connection (rpc/peer.c) through the real loop:
  * messages and bad input from a pipe or a regular file, end of input,
  * backpressure (congested past the high-water mark, drain callback below
- * the low one, nothing dropped), a broken output, and flush. */
+ * the low one, nothing dropped, input paused meanwhile), the ceiling, a
+ * broken output reported from the loop and never from inside a send, and
+ * flush. */
 #include "rpc/peer.h"
 
 #include <signal.h>
@@ -248,13 +250,104 @@ START_TEST(broken_output)
 	close(out[0]); /* the client went away */
 	json_object *n = rpc_notification_new("x", NULL);
 	ck_assert_int_eq(rpc_peer_send(peer, n), -EPIPE);
-	ck_assert_int_eq(nclosed, 1);
+	/* A send never calls back into its caller (which may be a run
+	 * flushing its output, freed by the callback): closed comes from
+	 * the loop. */
+	ck_assert_int_eq(nclosed, 0);
 	ck_assert_int_eq(rpc_peer_send(peer, n), -EPIPE);
 	ck_assert_int_eq(rpc_peer_flush(peer, 10), -EPIPE);
+	ck_assert_int_eq(nclosed, 0);
+	ck_assert_int_eq(loop_run(loop), 0);
+	/* Once, however many sends failed. */
+	ck_assert_int_eq(nclosed, 1);
 	json_object_put(n);
 	close(in[0]);
 	close(in[1]);
 	close(out[1]);
+}
+END_TEST
+
+static json_object *big_note(void)
+{
+	json_object *params = json_object_new_object();
+	char *text = malloc(65536);
+	memset(text, 'x', 65535);
+	text[65535] = '\0';
+	json_object_object_add(params, "text", json_object_new_string(text));
+	free(text);
+	return rpc_notification_new("run/output", params);
+}
+
+static int input_fd;
+/* 200 ms after the request was written: nothing was read while congested.
+ * Now the client reads its replies and closes its end of the input. */
+static void start_reading(struct loop *l, void *data)
+{
+	(void)data;
+	ck_assert_int_eq(nmsg, 0);
+	ck_assert(rpc_peer_congested(peer));
+	fcntl(client_fd, F_SETFL, O_NONBLOCK);
+	reader = loop_timer_start(l, 1, client_reads, NULL);
+	close(input_fd);
+}
+
+/* A client that writes and never reads: past the high-water mark the peer
+ * reads no more input (each request would add a reply), and reads again
+ * once the client has drained the queue. */
+START_TEST(input_paused_while_congested)
+{
+	int in[2], sv[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer = rpc_peer_new(loop, in[0], sv[0], 1000, &ops, NULL);
+	client_fd = sv[1];
+	client_bytes = 0;
+	json_object *note = big_note();
+	while (!rpc_peer_congested(peer))
+		ck_assert_int_eq(rpc_peer_send(peer, note), 0);
+	json_object_put(note);
+	const char msg[] = "Content-Length: 2\r\n\r\n{}";
+	ck_assert_int_eq(write(in[1], msg, sizeof(msg) - 1), (ssize_t)sizeof(msg) - 1);
+	input_fd = in[1];
+	loop_timer_start(loop, 200, start_reading, NULL);
+	/* Below the low-water mark input resumes: the message is read, then
+	 * the end of input stops the loop. */
+	ck_assert_int_eq(loop_run(loop), 0);
+	loop_timer_stop(loop, reader);
+	ck_assert_int_eq(nmsg, 1);
+	ck_assert_int_eq(nclosed, 1);
+	ck_assert(!rpc_peer_congested(peer));
+	close(in[0]);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
+/* Past the ceiling (64 MiB unread) the connection is broken: the queue is
+ * freed and the closed callback comes from the loop. */
+START_TEST(ceiling)
+{
+	int in[2], sv[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer = rpc_peer_new(loop, in[0], sv[0], 1000, &ops, NULL);
+	json_object *note = big_note();
+	int sent = 0, r;
+	while ((r = rpc_peer_send(peer, note)) == 0) {
+		sent++;
+		ck_assert_int_lt(sent, 2000);
+	}
+	json_object_put(note);
+	ck_assert_int_eq(r, -EPIPE);
+	ck_assert_int_gt(sent, (64 << 20) / 65536 - 8);
+	ck_assert_uint_eq(rpc_peer_queued(peer), 0);
+	ck_assert_int_eq(nclosed, 0);
+	ck_assert_int_eq(loop_run(loop), 0);
+	ck_assert_int_eq(nclosed, 1);
+	close(in[0]);
+	close(in[1]);
+	close(sv[0]);
+	close(sv[1]);
 }
 END_TEST
 
@@ -307,6 +400,8 @@ static Suite *peer_suite(void)
 	tcase_add_test(tc, backpressure);
 	tcase_add_test(tc, drain_when_idle);
 	tcase_add_test(tc, broken_output);
+	tcase_add_test(tc, input_paused_while_congested);
+	tcase_add_test(tc, ceiling);
 	tcase_add_test(tc, tap_sees_both_ways);
 	suite_add_tcase(s, tc);
 	return s;

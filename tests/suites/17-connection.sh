@@ -1,0 +1,45 @@
+#!/bin/sh
+# 17-connection.sh: the client connection end to end, against real server
+# processes: a client that closes its read end mid-run (ASan build: no
+# use-after-free, clean exit, no process left), a client that writes and
+# never reads (bounded memory, healthy afterwards; release build, since
+# ASan's quarantine would hide the figure), and a client process that dies.
+# Last line: "connection: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+asan=build/asan/kiln
+release=build/kiln
+pass=0
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+check() { # name, then a command that must succeed
+	name=$1
+	shift
+	if timeout 300 "$@" >"$tmp/out" 2>&1; then
+		pass=$((pass + 1))
+		echo "ok $name"
+		sed 's/^/    /' "$tmp/out" | tail -3
+	else
+		fail=$((fail + 1))
+		echo "not ok $name"
+		sed 's/^/    /' "$tmp/out" | tail -40
+	fi
+}
+
+for t in "$asan" "$release"; do
+	if [ ! -x "$t" ]; then
+		echo "$t is not built (run 'make asan build/kiln')"
+		echo "connection: 0 passed, 1 failed"
+		exit 1
+	fi
+done
+
+check "client closes its read end while a run streams" \
+	python3 tests/rpc/closed_output.py "$asan"
+check "client that never reads: input paused, memory bounded" \
+	python3 tests/rpc/queue.py "$release"
+
+echo "connection: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
