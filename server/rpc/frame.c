@@ -119,6 +119,26 @@ static int parse_headers(const char *s, size_t end, size_t *ret_len, enum frame_
 	return 0;
 }
 
+/* A header block s[0..end) that kiln cannot use may be junk followed by a
+ * good header. Returns the offset of that header's "Content-Length:" (any
+ * case), or 0 when there is none: the last one, when it does not start a
+ * line (the junk ran into it) or when no line before it starts with one
+ * (so the client did not mean an earlier Content-Length). */
+static size_t marker_after_junk(const char *s, size_t end)
+{
+	static const char marker[] = "content-length:";
+	const size_t mlen = sizeof(marker) - 1;
+	size_t i = end >= mlen ? end - mlen : 0;
+	while (i > 0 && strncasecmp(s + i, marker, mlen) != 0)
+		i--;
+	if (i == 0 || s[i - 1] != '\n')
+		return i;
+	for (size_t j = 0; j < i; j++)
+		if ((j == 0 || s[j - 1] == '\n') && strncasecmp(s + j, marker, mlen) == 0)
+			return 0;
+	return i;
+}
+
 /* In RESYNC, look for the next "Content-Length:" (any case), a byte at a
  * time so a marker split across reads is still found. It is not required
  * to start a line: a body of unknown length usually ends without a newline,
@@ -191,6 +211,20 @@ int frame_reader_feed(struct frame_reader *fr, const char *data, size_t n,
 			enum frame_error err;
 			int r =
 			    parse_headers(fr->header.data, e, &len, &err, detail, sizeof(detail));
+			size_t junk = r < 0 ? marker_after_junk(fr->header.data, e) : 0;
+			if (junk > 0) {
+				/* Bytes before a good header: most often the tail of a
+				 * body whose Content-Length counted characters, not
+				 * bytes. Report them and read the header after them,
+				 * so the next request is not lost with them. */
+				snprintf(detail, sizeof(detail),
+				         "%zu bytes that are not a header before Content-Length",
+				         junk);
+				fail(cb, cb_data, FRAME_ERR_BAD_HEADER, detail);
+				buf_consume(&fr->header, junk);
+				r = parse_headers(fr->header.data, e - junk, &len, &err, detail,
+				                  sizeof(detail));
+			}
 			buf_reset(&fr->header);
 			if (r < 0) {
 				fail(cb, cb_data, err, detail);

@@ -160,6 +160,46 @@ START_TEST(resync_marker_split)
 }
 END_TEST
 
+/* A client that counts characters, not bytes, undercounts a body with
+ * non-ASCII text: its tail runs into the next header. The cut body is
+ * delivered (the peer answers it -32700), the tail is one error, and the
+ * next, well-formed message still arrives, however the stream is cut into
+ * reads. Before, the tail made the next header unusable and its body was
+ * skipped: the client waited forever for that reply. */
+static const char *const undercounts[] = {
+    /* {"method":"é"} is 15 bytes, 14 characters. */
+    "Content-Length: 14\r\n\r\n{\"method\":\"\xc3\xa9\"}"
+    "Content-Length: 14\r\n\r\n{\"method\":\"z\"}",
+    /* The tail ends in a newline: a header line without a colon. */
+    "Content-Length: 16\r\n\r\n{\"method\":\"\xc3\xa9\xc3\xa9\"}\n"
+    "Content-Length: 14\r\n\r\n{\"method\":\"z\"}",
+    /* A longer tail with a colon in it. */
+    "Content-Length: 26\r\n\r\n{\"method\":\"\xc3\xa9\xc3\xa9\",\"p\":{\"a\":1}}"
+    "content-length: 14\r\n\r\n{\"method\":\"z\"}",
+};
+
+START_TEST(undercounted_length)
+{
+	const char *in = undercounts[_i];
+	size_t n = strlen(in);
+	for (size_t cut = 0; cut <= n; cut++) {
+		struct frame_reader fr;
+		struct unit_frames f = {0};
+		frame_reader_init(&fr, BIG);
+		frame_reader_feed(&fr, in, cut, &unit_frames_cbs, &f);
+		frame_reader_feed(&fr, in + cut, n - cut, &unit_frames_cbs, &f);
+		ck_assert_msg(f.nmsgs == 2 && f.nerrors == 1,
+		              "case %d cut at %zu: %d msgs %d errors", _i, cut, f.nmsgs, f.nerrors);
+		ck_assert_ptr_null(f.msgs[0]); /* the cut body is not JSON */
+		ck_assert_int_eq(f.errors[0], FRAME_ERR_BAD_HEADER);
+		ck_assert_str_eq(method_of(f.msgs[1]), "z");
+		ck_assert(frame_reader_idle(&fr));
+		unit_frames_release(&f);
+		frame_reader_release(&fr);
+	}
+}
+END_TEST
+
 /* A body over the cap is reported and skipped as it streams past; the
  * reader never buffers it, and the next message is read normally. */
 START_TEST(oversized_is_skipped_not_held)
@@ -319,6 +359,8 @@ static Suite *frame_suite(void)
 	tcase_add_loop_test(tc, bad_header_then_recovery, 0,
 	                    (int)(sizeof(bad_cases) / sizeof(bad_cases[0])));
 	tcase_add_test(tc, resync_marker_split);
+	tcase_add_loop_test(tc, undercounted_length, 0,
+	                    (int)(sizeof(undercounts) / sizeof(undercounts[0])));
 	tcase_add_test(tc, oversized_is_skipped_not_held);
 	tcase_add_test(tc, header_block_too_long);
 	tcase_add_loop_test(tc, end_of_input, 0, (int)(sizeof(eof_cases) / sizeof(eof_cases[0])));
