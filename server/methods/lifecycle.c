@@ -118,10 +118,12 @@ int method_shutdown(struct rpc_call *call, json_object *params)
 	struct rpc_dispatch *d = rpc_call_dispatch(call);
 	k->shutdown_requested = true;
 	rpc_dispatch_set_state(d, RPC_STATE_SHUTDOWN);
-	/* Work still running is stopped now, so that exit finds nothing.
-	 * Answered first, the shutdown call is not among those cancelled. */
-	rpc_call_reply(call, NULL);
+	/* Work still running is stopped now, so that exit finds nothing, and
+	 * its replies (-32800) go out before shutdown's own: a client that
+	 * sends exit once shutdown is answered has every answer by then. The
+	 * shutdown call is in its handler, so it is not among those cancelled. */
 	rpc_dispatch_cancel_all(d);
+	rpc_call_reply(call, NULL);
 	return 0;
 }
 

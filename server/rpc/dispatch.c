@@ -257,12 +257,13 @@ static void cancel_call(struct rpc_call *call)
 void rpc_dispatch_cancel_all(struct rpc_dispatch *d)
 {
 	/* Calls without a hook are still answered, so no client waits on a
-	 * server that is going away. A call answered inside its running
-	 * handler (shutdown) stays listed until the handler returns: skip it.
-	 * Restart the scan after each cancel, since a hook may end others. */
+	 * server that is going away. A call whose handler is running (shutdown
+	 * itself) answers for itself, and one answered inside its handler
+	 * stays listed until the handler returns: skip both. Restart the scan
+	 * after each cancel, since a hook may end others. */
 	for (;;) {
 		struct rpc_call *call = d->pending;
-		while (call && call->answered)
+		while (call && (call->answered || call->in_handler))
 			call = call->next;
 		if (!call)
 			return;

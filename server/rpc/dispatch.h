@@ -53,7 +53,8 @@ void rpc_dispatch_bad_input(struct rpc_dispatch *d, int code, const char *detail
 
 enum rpc_state rpc_dispatch_state(const struct rpc_dispatch *d);
 void rpc_dispatch_set_state(struct rpc_dispatch *d, enum rpc_state state);
-/* Answer every pending call with -32800 after running its cancel hook. */
+/* Answer every pending call with -32800 after running its cancel hook,
+ * but the one whose handler is running (the caller's, e.g. shutdown). */
 void rpc_dispatch_cancel_all(struct rpc_dispatch *d);
 /* Number of requests not yet answered. */
 size_t rpc_dispatch_pending(const struct rpc_dispatch *d);
