@@ -39,6 +39,10 @@ int method_text_document_did_open(struct rpc_call *call, json_object *params)
 	return 0;
 }
 
+/* Whole texts and incremental changes (initialize advertises change: 2)
+ * alike: kiln keeps no text, only the version, which every didChange
+ * carries in its VersionedTextDocumentIdentifier. contentChanges is left
+ * alone on purpose. */
 int method_text_document_did_change(struct rpc_call *call, json_object *params)
 {
 	doc_version(rpc_call_ctx(call), params);

@@ -34,6 +34,14 @@ static json_object *capabilities(const struct kiln *k)
 	json_object *caps = json_object_new_object();
 	json_object_object_add(caps, "positionEncoding",
 	                       json_object_new_string(pos_encoding_name(k->encoding)));
+	/* kiln checks a proposal against the document's version it last saw
+	 * (documents.c); conformant clients send didOpen/didChange only when
+	 * asked. Incremental (2): kiln keeps versions, not text, so the
+	 * smallest changes serve it as well as whole texts. */
+	json_object *sync = json_object_new_object();
+	json_object_object_add(sync, "openClose", json_object_new_boolean(true));
+	json_object_object_add(sync, "change", json_object_new_int(2));
+	json_object_object_add(caps, "textDocumentSync", sync);
 	/* kiln's own methods, so a client can tell what this build serves. */
 	json_object *kiln = json_object_new_object();
 	json_object *methods = json_object_new_array();
