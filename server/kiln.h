@@ -19,11 +19,13 @@ struct rpc_peer;
 struct rpc_dispatch;
 struct record;
 struct intent;
+struct rpc_client_watch;
 
 struct kiln_options {
 	size_t max_message; /* largest accepted message body, bytes */
 	const char *record_path;
 	const char *config_path; /* NULL: $XDG_CONFIG_HOME/kiln/config.json */
+	int client_pid;          /* --clientProcessId; 0 when not given */
 };
 
 struct kiln {
@@ -43,6 +45,10 @@ struct kiln {
 	enum pos_encoding encoding;
 	json_object *init_options; /* owned; NULL when the client sent none */
 	bool shutdown_requested;
+
+	/* The client processes whose end ends kiln: --clientProcessId and
+	 * initialize's processId (one watch when they agree). */
+	struct rpc_client_watch *client_watch[2];
 
 	/* Subsystems, each owned by its folder. */
 	struct intent *intent;       /* server/intent: proposals, sessions, audit, model */
@@ -65,6 +71,11 @@ int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, 
  * rules) from the loop's idle iterations. initialize calls it once its
  * reply is out, so start-up itself stays instant. */
 void kiln_warm_up(struct kiln *k);
+
+/* Exit when process pid is gone (initialize's processId, --clientProcessId),
+ * as if the input had ended. A pid already watched is not watched twice.
+ * -EINVAL for pid <= 0, -ENOSPC past two pids, -ENOMEM. */
+int kiln_watch_client(struct kiln *k, int pid);
 
 /* Stop all work and make kiln_serve return code (after flushing replies). */
 void kiln_stop(struct kiln *k, int code);

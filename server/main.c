@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,10 @@ static void usage(FILE *out)
 	    "  --record FILE            write the session to FILE as a replayable transcript\n"
 	    "  --max-message-size N     refuse messages over N bytes (default 64 MiB)\n"
 	    "  --config FILE            config file (default $XDG_CONFIG_HOME/kiln/config.json)\n"
+	    "  --stdio                  talk on stdin/stdout (the only transport; accepted\n"
+	    "                           because LSP clients such as vscode-languageclient add it)\n"
+	    "  --clientProcessId=PID    exit when process PID (the editor) is gone; initialize's\n"
+	    "                           processId does the same\n"
 	    "  -h, --help               show this help\n"
 	    "  -V, --version            show the version\n"
 	    "\n"
@@ -49,6 +54,8 @@ enum {
 	OPT_RECORD,
 	OPT_MAX_MESSAGE,
 	OPT_CONFIG,
+	OPT_STDIO,
+	OPT_CLIENT_PID,
 };
 
 static const struct option global_options[] = {
@@ -59,6 +66,8 @@ static const struct option global_options[] = {
     {"record", required_argument, NULL, OPT_RECORD},
     {"max-message-size", required_argument, NULL, OPT_MAX_MESSAGE},
     {"config", required_argument, NULL, OPT_CONFIG},
+    {"stdio", no_argument, NULL, OPT_STDIO},
+    {"clientProcessId", required_argument, NULL, OPT_CLIENT_PID},
     {NULL, 0, NULL, 0},
 };
 
@@ -147,6 +156,19 @@ int main(int argc, char **argv)
 		case OPT_RECORD:
 			opts.record_path = optarg;
 			break;
+		case OPT_STDIO:
+			break; /* stdin/stdout is what kiln speaks anyway */
+		case OPT_CLIENT_PID: {
+			char *end;
+			errno = 0;
+			long pid = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || pid <= 0 || pid > INT32_MAX) {
+				fprintf(stderr, "kiln: --clientProcessId wants a process id\n");
+				return 2;
+			}
+			opts.client_pid = (int)pid;
+			break;
+		}
 		case OPT_MAX_MESSAGE:
 			if (parse_size(optarg, &opts.max_message) < 0) {
 				fprintf(

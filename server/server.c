@@ -16,6 +16,8 @@
 #include "intent/intent.h"
 #include "methods/methods.h"
 #include "replay/record.h"
+#include "core/util.h"
+#include "rpc/client_watch.h"
 #include "rpc/dispatch.h"
 #include "rpc/peer.h"
 #include "sandbox/run.h"
@@ -104,6 +106,28 @@ static void on_closed(void *data)
 	kiln_stop(k, k->shutdown_requested ? 0 : 1);
 }
 
+static void on_client_gone(void *data)
+{
+	struct kiln *k = data;
+	log_info("the client process is gone; stopping");
+	kiln_stop(k, k->shutdown_requested ? 0 : 1);
+}
+
+int kiln_watch_client(struct kiln *k, int pid)
+{
+	if (pid <= 0)
+		return -EINVAL;
+	for (size_t i = 0; i < ARRAY_SIZE(k->client_watch); i++) {
+		struct rpc_client_watch *w = k->client_watch[i];
+		if (w && rpc_client_watch_pid(w) == pid)
+			return 0;
+		if (!w)
+			return rpc_client_watch_new(k->loop, pid, 0, on_client_gone, k,
+			                            &k->client_watch[i]);
+	}
+	return -ENOSPC;
+}
+
 static const struct rpc_peer_ops peer_ops = {
     .message = on_message,
     .bad_input = on_bad_input,
@@ -166,6 +190,14 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 	k.rpc = rpc_dispatch_new(k.loop, k.peer, kiln_methods, kiln_methods_count, &k);
 	if (!k.rpc)
 		goto out;
+	if (opts->client_pid > 0) {
+		r = kiln_watch_client(&k, opts->client_pid);
+		if (r < 0) {
+			log_error("cannot watch client process %d: %s", opts->client_pid,
+			          strerror(-r));
+			goto out;
+		}
+	}
 	if (opts->record_path) {
 		r = record_open(opts->record_path, k.peer, &k.record);
 		if (r < 0) {
@@ -183,6 +215,8 @@ out:
 		rpc_dispatch_cancel_all(k.rpc);
 	if (k.peer && rpc_peer_flush(k.peer, FLUSH_MS) < 0)
 		log_warn("could not deliver all replies before exiting");
+	for (size_t i = 0; i < ARRAY_SIZE(k.client_watch); i++)
+		rpc_client_watch_free(k.client_watch[i]);
 	/* Subsystems stop here, in reverse order of their start. */
 	intent_free(k.intent);
 	val_free(k.validator);

@@ -4,6 +4,7 @@
 #include "methods/methods.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "config.h"
@@ -95,6 +96,15 @@ int method_initialize(struct rpc_call *call, json_object *params)
 	json_object_put(k->init_options);
 	k->init_options = json_copy(opts);
 	k->encoding = negotiate_encoding(params);
+	/* The LSP's processId: when that process is gone, so is kiln, even
+	 * if its input stays open. null (or a pid kiln cannot use) is fine. */
+	int64_t pid;
+	if (json_get_int64(params, "processId", &pid) == 0 && pid > 0 && pid <= INT32_MAX) {
+		int r = kiln_watch_client(k, (int)pid);
+		if (r < 0)
+			log_warn("cannot watch client process %lld: %s", (long long)pid,
+			         strerror(-r));
+	}
 	const char *client = NULL;
 	json_object *info = json_get(params, "clientInfo");
 	if (json_get_string(info, "name", &client) == 0)
