@@ -274,19 +274,37 @@ static json_object *utf8_string(const char *text)
 	return o;
 }
 
+/* The one place the documented form of an error message is made: the
+ * code's standard text, then what was wrong ("Method not found: foo").
+ * A message that already starts with the standard text (followed by ':'
+ * or nothing) is kept; any other gets it put in front. Yours to free. */
+static char *standard_message(int code, const char *message)
+{
+	const char *std = rpc_error_message(code);
+	size_t n = strlen(std);
+	if (!message || !message[0])
+		return strdup(std);
+	if (strncmp(message, std, n) == 0 && (message[n] == '\0' || message[n] == ':'))
+		return strdup(message);
+	char *s = NULL;
+	return asprintf(&s, "%s: %s", std, message) < 0 ? NULL : s;
+}
+
 json_object *rpc_error_new(json_object *id, int code, const char *message, json_object *data)
 {
 	json_object *o = envelope(id, 1);
 	json_object *e = json_object_new_object();
-	if (!o || !e) {
+	char *text = standard_message(code, message);
+	if (!o || !e || !text) {
 		json_object_put(o);
 		json_object_put(e);
 		json_object_put(data);
+		free(text);
 		return NULL;
 	}
 	json_object_object_add(e, "code", json_object_new_int(code));
-	json_object_object_add(e, "message",
-	                       utf8_string(message ? message : rpc_error_message(code)));
+	json_object_object_add(e, "message", utf8_string(text));
+	free(text);
 	if (data)
 		json_object_object_add(e, "data", data);
 	json_object_object_add(o, "error", e);

@@ -51,7 +51,11 @@ int rpc_msg_parse(json_object *obj, struct rpc_msg *ret, json_object **ret_id, c
 const char *rpc_error_message(int code);
 
 /* Builders; each returns a new object (yours) or NULL on OOM. id is
- * copied (NULL means JSON null); result and data are stolen. */
+ * copied (NULL means JSON null); result and data are stolen.
+ * rpc_error_new's message always starts with the code's standard text
+ * (docs/protocol.md): one that does not ("profile must be a string") is
+ * sent as "Invalid params: profile must be a string"; NULL sends the
+ * standard text alone. */
 json_object *rpc_response_new(json_object *id, json_object *result);
 json_object *rpc_error_new(json_object *id, int code, const char *message, json_object *data);
 json_object *rpc_notification_new(const char *method, json_object *params);

@@ -4,7 +4,8 @@
 # use-after-free, clean exit, no process left), a client that writes and
 # never reads (bounded memory, healthy afterwards; release build, since
 # ASan's quarantine would hide the figure), and a client process that dies
-# while kiln's stdin stays open.
+# while kiln's stdin stays open; and the form of every error message kiln
+# sends over the transcripts.
 # Last line: "connection: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -51,6 +52,8 @@ help_names_client_options() {
 	done
 }
 check "--help names --stdio and --clientProcessId" help_names_client_options
+check "every error message in the transcripts starts with its code's standard text" \
+	python3 tests/rpc/error_messages.py "$release"
 
 echo "connection: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

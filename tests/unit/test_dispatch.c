@@ -87,6 +87,30 @@ static int m_twice(struct rpc_call *call, json_object *params)
 	return 0;
 }
 
+/* Messages in any form; each reply's starts with the code's standard text. */
+static int m_terse(struct rpc_call *call, json_object *params)
+{
+	const char *form = json_object_get_string(json_get(params, "form"));
+	if (strcmp(form, "bare") == 0)
+		rpc_call_error(call, RPC_INVALID_PARAMS, "profile must be a string", NULL);
+	else if (strcmp(form, "null") == 0)
+		rpc_call_error(call, RPC_REQUEST_FAILED, NULL, NULL);
+	else if (strcmp(form, "prefixed") == 0)
+		rpc_call_error(call, RPC_INVALID_PARAMS, "Invalid params: x", NULL);
+	else /* the standard text in a word of its own, not a prefix */
+		rpc_call_error(call, RPC_INVALID_PARAMS, "Invalid paramsx", NULL);
+	return 0;
+}
+
+/* Like shutdown: stop everything pending, then answer. */
+static int m_stop(struct rpc_call *call, json_object *params)
+{
+	(void)params;
+	rpc_dispatch_cancel_all(rpc_call_dispatch(call));
+	rpc_call_reply(call, json_object_new_string("stopped"));
+	return 0;
+}
+
 static const struct rpc_method table[] = {
     {"init", m_init, RPC_BEFORE_INIT},
     {"echo", m_echo, 0},
@@ -96,6 +120,8 @@ static const struct rpc_method table[] = {
     {"bye", m_note, RPC_NOTIFICATION | RPC_BEFORE_INIT | RPC_AFTER_SHUTDOWN},
     {"later", m_later, 0},
     {"twice", m_twice, 0},
+    {"terse", m_terse, 0},
+    {"stop", m_stop, 0},
 };
 
 static void on_message(void *data, json_object *msg)
@@ -291,7 +317,24 @@ START_TEST(error_codes)
 	json_object_put(long_reply);
 	/* Answering twice sends the first answer only. */
 	expect("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"twice\"}",
-	       "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32000,\"message\":\"first\"}}");
+	       "{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\":-32000,\"message\":\"Server "
+	       "error: first\"}}");
+	/* Every message starts with its code's standard text, whatever the
+	 * handler wrote (docs/protocol.md). */
+	expect("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"terse\",\"params\":{\"form\":\"bare\"}}",
+	       "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32602,\"message\":\"Invalid "
+	       "params: profile must be a string\"}}");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"terse\",\"params\":{\"form\":\"null\"}}",
+	       "{\"jsonrpc\":\"2.0\",\"id\":8,\"error\":{\"code\":-32803,\"message\":\"Request "
+	       "failed\"}}");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"terse\",\"params\":{\"form\":"
+	       "\"prefixed\"}}",
+	       "{\"jsonrpc\":\"2.0\",\"id\":9,\"error\":{\"code\":-32602,\"message\":\"Invalid "
+	       "params: x\"}}");
+	expect("{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"terse\",\"params\":{\"form\":"
+	       "\"word\"}}",
+	       "{\"jsonrpc\":\"2.0\",\"id\":10,\"error\":{\"code\":-32602,\"message\":\"Invalid "
+	       "params: Invalid paramsx\"}}");
 	/* Framing and parse errors from the peer answer with id null. */
 	rpc_dispatch_bad_input(d, RPC_PARSE_ERROR, "Parse error: x");
 	struct unit_frames f = {0};
@@ -435,6 +478,35 @@ START_TEST(cancel_all_and_free)
 }
 END_TEST
 
+/* A handler that cancels everything (shutdown) is not cancelled itself,
+ * and the replies of what it cancels go out before its own. */
+START_TEST(cancel_all_from_handler)
+{
+	initialize();
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"later\"}", "");
+	rpc_dispatch_message(d, NULL); /* -32600, flushed out of the way */
+	struct unit_frames f = {0};
+	unit_read_frames(out_pipe[0], 0, &f);
+	unit_frames_release(&f);
+	json_object *msg = NULL;
+	char detail[200];
+	const char *body = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"stop\"}";
+	ck_assert_int_eq(rpc_parse(body, strlen(body), &msg, detail, sizeof(detail)), 0);
+	rpc_dispatch_message(d, msg);
+	json_object_put(msg);
+	unit_read_frames(out_pipe[0], 0, &f);
+	ck_assert_int_eq(f.nmsgs, 2);
+	ck_assert_str_eq(json_compact(f.msgs[0]),
+	                 "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32800,"
+	                 "\"message\":\"Request cancelled\"}}");
+	ck_assert_str_eq(json_compact(f.msgs[1]),
+	                 "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":\"stopped\"}");
+	unit_frames_release(&f);
+	ck_assert_int_eq(cancelled[0], 1);
+	ck_assert_uint_eq(rpc_dispatch_pending(d), 0);
+}
+END_TEST
+
 static int replies_seen;
 static char reply_seen[200];
 static void on_reply(void *data, json_object *result, json_object *error)
@@ -507,6 +579,7 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, batch_with_async_member);
 	tcase_add_test(tc, cancel_request);
 	tcase_add_test(tc, cancel_all_and_free);
+	tcase_add_test(tc, cancel_all_from_handler);
 	tcase_add_test(tc, server_to_client);
 	tcase_add_test(tc, client_error_response);
 	suite_add_tcase(s, tc);

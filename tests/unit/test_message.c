@@ -224,14 +224,16 @@ START_TEST(builders)
 	ck_assert_str_eq(json_compact(r), "{\"jsonrpc\":\"2.0\",\"id\":\"x/y\",\"error\":{\"code\":"
 	                                  "-32601,\"message\":\"Method not found\"}}");
 	json_object_put(r);
+	/* The code's standard text leads every message (docs/protocol.md). */
 	r = rpc_error_new(NULL, -32000, "custom", json_object_new_int(5));
-	ck_assert_str_eq(json_compact(r), "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
-	                                  "-32000,\"message\":\"custom\",\"data\":5}}");
+	ck_assert_str_eq(json_compact(r),
+	                 "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":"
+	                 "-32000,\"message\":\"Server error: custom\",\"data\":5}}");
 	json_object_put(r);
 	/* Messages quote client bytes; the reply stays valid UTF-8. */
 	r = rpc_error_new(NULL, RPC_PARSE_ERROR, "line (\xc9 33) \xc3\xa9 cut \xe2\x82", NULL);
 	ck_assert_str_eq(json_object_get_string(json_get_path(r, "error.message")),
-	                 "line (? 33) \xc3\xa9 cut ??");
+	                 "Parse error: line (? 33) \xc3\xa9 cut ??");
 	json_object_put(r);
 	r = rpc_notification_new("run/output", NULL);
 	ck_assert_str_eq(json_compact(r), "{\"jsonrpc\":\"2.0\",\"method\":\"run/output\"}");
