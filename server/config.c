@@ -26,6 +26,34 @@ static int default_path(char *out, size_t n)
 	return w < 0 || (size_t)w >= n ? -ENAMETOOLONG : 0;
 }
 
+/* The byte a parse error is at: rpc_parse says "at byte N"; an error
+ * without one ("the JSON text ends early") is at the end. */
+static size_t error_offset(const char *why, size_t len)
+{
+	const char *at = strstr(why, "at byte ");
+	if (!at)
+		return len;
+	unsigned long long n = strtoull(at + 8, NULL, 10);
+	return n < len ? (size_t)n : len;
+}
+
+/* Line and column (from 1; a column counts characters, not bytes) of byte
+ * off in text. */
+static void text_position(const char *text, size_t off, size_t *ret_line, size_t *ret_col)
+{
+	size_t line = 1, col = 1;
+	for (size_t i = 0; i < off; i++) {
+		if (text[i] == '\n') {
+			line++;
+			col = 1;
+		} else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+			col++;
+		}
+	}
+	*ret_line = line;
+	*ret_col = col;
+}
+
 int config_load(const char *path, json_object **ret_config, char *detail, size_t dsz)
 {
 	char def[4096];
@@ -62,14 +90,49 @@ int config_load(const char *path, json_object **ret_config, char *detail, size_t
 	json_object *obj = NULL;
 	char why[200] = "";
 	int r = rpc_parse(text, len, &obj, why, sizeof(why));
+	if (r < 0) {
+		/* Say where, as an editor counts: line and column from 1. */
+		size_t line, col;
+		text_position(text, error_offset(why, len), &line, &col);
+		free(text);
+		const char *reason = strncmp(why, "Parse error: ", 13) == 0 ? why + 13 : why;
+		const char *at = strstr(reason, " at byte ");
+		int rlen = at ? (int)(at - reason) : (int)strlen(reason);
+		snprintf(detail, dsz, "config %s is not valid JSON: line %zu, column %zu: %.*s",
+		         path, line, col, rlen, reason);
+		return r == -ENOMEM ? r : -EINVAL;
+	}
 	free(text);
-	if (r < 0 || !json_object_is_type(obj, json_type_object)) {
+	if (!json_object_is_type(obj, json_type_object)) {
 		json_object_put(obj);
-		snprintf(detail, dsz, "config %s is not a JSON object%s%s", path,
-		         why[0] ? ": " : "", why);
+		snprintf(detail, dsz, "config %s is not a JSON object", path);
 		return -EINVAL;
 	}
+	char what[4200];
+	snprintf(what, sizeof(what), "config %s", path);
+	r = config_check(obj, what, detail, dsz);
+	if (r < 0) {
+		json_object_put(obj);
+		return r;
+	}
 	*ret_config = obj;
+	return 0;
+}
+
+/* The sections kiln's subsystems read; each must be an object (or null:
+ * unset). Members inside a section are each subsystem's to check. */
+static const char *const sections[] = {"llm", "intent", "validator", "sandbox"};
+
+int config_check(json_object *config, const char *where, char *detail, size_t dsz)
+{
+	for (size_t i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		json_object *v = json_get(config, sections[i]);
+		if (v && !json_object_is_type(v, json_type_object)) {
+			snprintf(detail, dsz, "%s: \"%s\" must be an object, not %s", where,
+			         sections[i], json_type_to_name(json_object_get_type(v)));
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 

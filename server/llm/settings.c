@@ -28,20 +28,31 @@ const struct llm_ops *llm_provider(const char *name)
 }
 
 /* A string setting: the section's member, else the environment variable,
- * else NULL. *src says which. */
-static const char *pick(json_object *section, const char *key, const char *env, const char **src)
+ * else NULL in *ret. *src says which. A member of another type is an
+ * error naming it, never quietly passed over for the environment. */
+static int pick(json_object *section, const char *key, const char *env, const char **ret,
+                const char **src, char *detail, size_t dsz)
 {
 	const char *v = NULL;
-	if (json_get_string(section, key, &v) == 0 && v[0]) {
+	int r = json_get_string(section, key, &v);
+	if (r == -EINVAL) {
+		snprintf(detail, dsz, "llm.%s must be a string, not %s", key,
+		         json_type_to_name(json_object_get_type(json_get(section, key))));
+		return r;
+	}
+	if (r == 0 && v[0]) {
 		*src = "config";
-		return v;
+		*ret = v;
+		return 0;
 	}
 	v = env ? getenv(env) : NULL;
 	if (v && v[0]) {
 		*src = "env";
-		return v;
+		*ret = v;
+		return 0;
 	}
-	return NULL;
+	*ret = NULL;
+	return 0;
 }
 
 static int pick_ms(json_object *section, const char *key, uint64_t def, uint64_t *out, char *detail,
@@ -78,7 +89,9 @@ int llm_config_resolve(json_object *section, struct llm_config *ret, char *detai
 {
 	struct llm_config c = {.temperature = -1};
 	const char *src = "default";
-	const char *provider = pick(section, "provider", "KILN_LLM_PROVIDER", &src);
+	const char *provider, *url, *model, *key;
+	if (pick(section, "provider", "KILN_LLM_PROVIDER", &provider, &src, detail, dsz) < 0)
+		return -EINVAL;
 	if (!provider)
 		provider = DEFAULT_PROVIDER;
 	c.ops = llm_provider(provider);
@@ -90,15 +103,17 @@ int llm_config_resolve(json_object *section, struct llm_config *ret, char *detai
 		return -EINVAL;
 	}
 	src = "default";
-	const char *url = pick(section, "url", "KILN_LLM_URL", &src);
+	if (pick(section, "url", "KILN_LLM_URL", &url, &src, detail, dsz) < 0)
+		return -EINVAL;
 	c.url_source = src;
 	if (!url)
 		url = c.ops->default_url;
 	src = "default";
-	const char *model = pick(section, "model", "KILN_MODEL", &src);
+	if (pick(section, "model", "KILN_MODEL", &model, &src, detail, dsz) < 0 ||
+	    pick(section, "apiKey", "KILN_API_KEY", &key, &src, detail, dsz) < 0)
+		return -EINVAL;
 	if (!model)
 		model = c.ops == &llm_ollama_ops ? DEFAULT_OLLAMA_MODEL : DEFAULT_OPENAI_MODEL;
-	const char *key = pick(section, "apiKey", "KILN_API_KEY", &src);
 
 	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
 		snprintf(detail, dsz, "llm.url must start with http:// or https:// (got '%s')",

@@ -77,6 +77,11 @@ int method_initialize(struct rpc_call *call, json_object *params)
 		               "Invalid params: initializationOptions must be an object", NULL);
 		return 0;
 	}
+	char detail[256] = "";
+	if (config_check(opts, "initializationOptions", detail, sizeof(detail)) < 0) {
+		rpc_call_error(call, RPC_INVALID_PARAMS, detail, NULL);
+		return 0;
+	}
 	/* The client's options lie over the config file. Built aside, so a
 	 * section that is not valid changes nothing and says why. */
 	json_object *merged = json_copy(k->config);
@@ -84,7 +89,6 @@ int method_initialize(struct rpc_call *call, json_object *params)
 		json_object_put(merged);
 		return -ENOMEM;
 	}
-	char detail[256] = "";
 	if (kiln_reconfigure(k, merged, opts, detail, sizeof(detail)) < 0) {
 		json_object_put(merged);
 		rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL,

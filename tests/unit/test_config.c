@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "core/json.h"
+#include "llm/llm.h"
 #include "unit.h"
 
 static char dir[64];
@@ -75,7 +76,7 @@ START_TEST(explicit_path_errors)
 	snprintf(path, sizeof(path), "%s/bad.json", dir);
 	write_file(path, "{\"a\":");
 	ck_assert_int_eq(config_load(path, &c, detail, sizeof(detail)), -EINVAL);
-	ck_assert_ptr_nonnull(strstr(detail, "not a JSON object"));
+	ck_assert_ptr_nonnull(strstr(detail, "not valid JSON: line 1, column 6"));
 	write_file(path, "[1,2]");
 	ck_assert_int_eq(config_load(path, &c, detail, sizeof(detail)), -EINVAL);
 	write_file(path, "7");
@@ -96,6 +97,88 @@ START_TEST(explicit_path_errors)
 	ck_assert_ptr_nonnull(llm);
 	ck_assert_ptr_null(config_section(c, "sandbox"));
 	json_object_put(c);
+}
+END_TEST
+
+/* A syntax error names its line and column, counted as an editor counts
+ * them (from 1, characters not bytes), so the user can go there. */
+static const struct {
+	const char *text;
+	const char *want;
+} syntax_cases[] = {
+    {"{\n  \"llm\": {\n    \"url\": \"x\",\n  }\n}\n", "line 4, column 3"},
+    {"{\"a\": 1,\n \"b\": tru }", "line 2, column 10"},
+    {"{\"\xc3\xa9\": NaN}", "line 1, column 7"},
+    {"{\"a\": 1}\n\n x", "line 3, column 2"},
+    {"{\"a\": [1,\n", "line 2, column 1"},
+};
+
+START_TEST(syntax_error_position)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/c.json", dir);
+	write_file(path, syntax_cases[_i].text);
+	json_object *c = NULL;
+	char detail[300] = "";
+	ck_assert_int_eq(config_load(path, &c, detail, sizeof(detail)), -EINVAL);
+	ck_assert_msg(strstr(detail, syntax_cases[_i].want), "case %d: %s", _i, detail);
+	ck_assert_ptr_nonnull(strstr(detail, "c.json"));
+	ck_assert_ptr_null(c);
+	ck_assert_ptr_null(strstr(detail, "at byte")); /* said as line, column */
+}
+END_TEST
+
+/* A section of the wrong type is an error naming it, in the file and in
+ * initializationOptions alike; it used to be ignored silently. */
+START_TEST(section_types)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/c.json", dir);
+	write_file(path, "{\"llm\": \"ollama\"}");
+	json_object *c = NULL;
+	char detail[300] = "";
+	ck_assert_int_eq(config_load(path, &c, detail, sizeof(detail)), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(detail, "\"llm\" must be an object, not string"));
+	json_object *o = json_tokener_parse("{\"sandbox\":[1],\"other\":5,\"llm\":null}");
+	ck_assert_int_eq(config_check(o, "initializationOptions", detail, sizeof(detail)), -EINVAL);
+	ck_assert_str_eq(detail, "initializationOptions: \"sandbox\" must be an object, not array");
+	json_object_put(o);
+	/* Unknown members and null sections are fine. */
+	o = json_tokener_parse("{\"other\":5,\"llm\":null,\"intent\":{}}");
+	ck_assert_int_eq(config_check(o, "x", detail, sizeof(detail)), 0);
+	ck_assert_int_eq(config_check(NULL, "x", detail, sizeof(detail)), 0);
+	json_object_put(o);
+}
+END_TEST
+
+/* A member of the wrong type names itself ({"llm":{"url":5}} used to fall
+ * back to the environment and the default in silence). */
+static const struct {
+	const char *section;
+	const char *want;
+} llm_cases[] = {
+    {"{\"url\":5}", "llm.url must be a string, not int"},
+    {"{\"provider\":true}", "llm.provider must be a string, not boolean"},
+    {"{\"model\":[\"m\"]}", "llm.model must be a string, not array"},
+    {"{\"apiKey\":{}}", "llm.apiKey must be a string, not object"},
+    {"{\"maxTokens\":\"9\"}", "llm.maxTokens must be an integer"},
+    {"{\"idleTimeoutMs\":1.5}", "llm.idleTimeoutMs must be a non-negative number"},
+};
+
+START_TEST(llm_member_types)
+{
+	json_object *sec = json_tokener_parse(llm_cases[_i].section);
+	struct llm_config cfg;
+	char detail[300] = "";
+	ck_assert_int_eq(llm_config_resolve(sec, &cfg, detail, sizeof(detail)), -EINVAL);
+	ck_assert_str_eq(detail, llm_cases[_i].want);
+	json_object_put(sec);
+	/* null is unset, not a wrong type. */
+	sec = json_tokener_parse("{\"url\":null,\"model\":\"m\"}");
+	ck_assert_int_eq(llm_config_resolve(sec, &cfg, detail, sizeof(detail)), 0);
+	ck_assert_str_eq(cfg.model, "m");
+	llm_config_release(&cfg);
+	json_object_put(sec);
 }
 END_TEST
 
@@ -172,6 +255,11 @@ static Suite *config_suite(void)
 	tcase_add_test(tc, default_path_missing_is_empty);
 	tcase_add_test(tc, default_path_read);
 	tcase_add_test(tc, explicit_path_errors);
+	tcase_add_loop_test(tc, syntax_error_position, 0,
+	                    (int)(sizeof(syntax_cases) / sizeof(syntax_cases[0])));
+	tcase_add_test(tc, section_types);
+	tcase_add_loop_test(tc, llm_member_types, 0,
+	                    (int)(sizeof(llm_cases) / sizeof(llm_cases[0])));
 	tcase_add_test(tc, merge_overlays_key_by_key);
 	tcase_add_test(tc, json_helpers);
 	suite_add_tcase(s, tc);
