@@ -182,6 +182,20 @@ static void on_input_poll(struct loop *loop, void *data)
 		peer->poll_timer = loop_timer_start(loop, 0, on_input_poll, peer);
 }
 
+static void on_input(struct loop *loop, int fd, unsigned events, void *data);
+
+/* Watch the input fd for reading; a failure ends the input. */
+static void input_watch(struct rpc_peer *peer)
+{
+	int r = loop_watch(peer->loop, peer->in_fd, LOOP_READ, on_input, peer);
+	if (r < 0) {
+		log_error("cannot watch the input fd again: %s", strerror(-r));
+		input_ended(peer);
+		return;
+	}
+	peer->in_watched = true;
+}
+
 /* Pause reading at the high-water mark, resume below the low one. */
 static void update_in_watch(struct rpc_peer *peer)
 {
@@ -196,9 +210,17 @@ static void update_in_watch(struct rpc_peer *peer)
 	peer->input_paused = pause;
 	if (pause)
 		log_debug("client is not reading its replies: input paused");
-	if (peer->in_watched) {
-		loop_modify(peer->loop, peer->in_fd, pause ? 0 : LOOP_READ);
-	} else if (peer->in_polled) {
+	if (!peer->in_polled) {
+		/* Unwatched, not merely silenced: epoll reports a hang-up
+		 * whatever the events asked for, and a client that closed its
+		 * end while paused would spin the loop. */
+		if (pause) {
+			loop_unwatch(peer->loop, peer->in_fd);
+			peer->in_watched = false;
+		} else {
+			input_watch(peer);
+		}
+	} else {
 		loop_timer_stop(peer->loop, peer->poll_timer);
 		peer->poll_timer =
 		    pause ? NULL : loop_timer_start(peer->loop, 0, on_input_poll, peer);

@@ -7,6 +7,7 @@
 #include "rpc/peer.h"
 
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 
 #include "core/json.h"
@@ -323,6 +324,48 @@ START_TEST(input_paused_while_congested)
 }
 END_TEST
 
+static uint64_t cpu_ms(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+static uint64_t cpu_at_start;
+static void measure_idle(struct loop *l, void *data)
+{
+	(void)data;
+	/* 400 ms of a paused peer whose input hung up: epoll reports a
+	 * hang-up whatever events were asked for, so a peer that only
+	 * silenced its input fd would spin here at full CPU. Idle is a few
+	 * ms; the bound is far from both. */
+	ck_assert_uint_lt(cpu_ms() - cpu_at_start, 100);
+	ck_assert_int_eq(nclosed, 0);
+	loop_stop(l, 8);
+}
+
+/* The client closes its end while its input is paused: no busy loop. */
+START_TEST(paused_input_hangs_up)
+{
+	int in[2], sv[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	peer = rpc_peer_new(loop, in[0], sv[0], 1000, &ops, NULL);
+	json_object *note = big_note();
+	while (!rpc_peer_congested(peer))
+		ck_assert_int_eq(rpc_peer_send(peer, note), 0);
+	json_object_put(note);
+	close(in[1]);
+	cpu_at_start = cpu_ms();
+	loop_timer_start(loop, 400, measure_idle, NULL);
+	ck_assert_int_eq(loop_run(loop), 8);
+	close(in[0]);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
 /* Past the ceiling (64 MiB unread) the connection is broken: the queue is
  * freed and the closed callback comes from the loop. */
 START_TEST(ceiling)
@@ -401,6 +444,7 @@ static Suite *peer_suite(void)
 	tcase_add_test(tc, drain_when_idle);
 	tcase_add_test(tc, broken_output);
 	tcase_add_test(tc, input_paused_while_congested);
+	tcase_add_test(tc, paused_input_hangs_up);
 	tcase_add_test(tc, ceiling);
 	tcase_add_test(tc, tap_sees_both_ways);
 	suite_add_tcase(s, tc);
