@@ -41,6 +41,25 @@ def orphans():
     return found
 
 
+def descendants(root):
+    """Pids of root's live descendants (kiln's sandbox boxes)."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                pass
+    found, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        found += kids
+        todo += kids
+    return found
+
+
 def main():
     kiln = sys.argv[1]
     libc = ctypes.CDLL(None, use_errno=True)
@@ -69,6 +88,11 @@ def main():
             return 1
         if msg.get("method") == "run/output":
             outputs += 1
+    # The run is real: its box's processes are there to be cleaned up.
+    boxed = descendants(p.pid)
+    if not boxed:
+        print("no process under kiln while its run streams")
+        return 1
     # The client stops reading: kiln's next write fails with EPIPE.
     p.stdout.close()
     try:
@@ -100,7 +124,8 @@ def main():
             os.kill(pid, signal.SIGKILL)
         bad = 1
     if not bad:
-        print("kiln exited %d after %d outputs, nothing left" % (rc, outputs))
+        print("kiln exited %d after %d outputs, its %d processes gone with it"
+              % (rc, outputs, len(boxed)))
     return bad
 
 
