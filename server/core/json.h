@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 static inline void cleanup_jsonp(json_object **p)
@@ -18,6 +19,22 @@ static inline void cleanup_jsonp(json_object **p)
 }
 /* _cleanup_json_ json_object *o = json_object_new_object(); */
 #define _cleanup_json_ __attribute__((cleanup(cleanup_jsonp)))
+
+/* Nesting deeper than this is refused as a parse error (json-c would
+ * otherwise recurse on hostile input). */
+#define JSON_MAX_DEPTH 128
+
+/* Parse text[0..len) as exactly one RFC 8259 JSON value: json-c's strict
+ * mode, valid UTF-8 only (no overlong forms, surrogates or code points past
+ * U+10FFFF), no NaN, Infinity, "1." or raw control characters in strings,
+ * nothing but whitespace after the value, at most JSON_MAX_DEPTH levels.
+ * On success returns 0 and sets *ret_obj (yours to put; NULL for a JSON
+ * null text). -EFBIG when len is over max_len (nothing is parsed), -EINVAL
+ * when the text is not JSON, -ENOMEM; detail then holds a sentence ("the
+ * JSON text ends early", "... at byte N"). The protocol, the config file,
+ * transcripts and model responses all parse through here. */
+int json_parse_strict(const char *text, size_t len, size_t max_len, json_object **ret_obj,
+                      char *detail, size_t dsz);
 
 /* Borrowed member of obj, or NULL (also when obj is not an object). */
 json_object *json_get(json_object *obj, const char *key);

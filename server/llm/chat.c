@@ -20,7 +20,6 @@
 #include "core/util.h"
 #include "llm/http.h"
 #include "llm/stream.h"
-#include "rpc/message.h"
 
 /* Messages for people are cut to their buffers on purpose. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
@@ -226,8 +225,8 @@ static void models_only_done(struct llm_chat *c, const struct http_result *res)
 		json_object *body = NULL;
 		char why[64];
 		names = json_object_new_array();
-		if (rpc_parse(c->body.data ? c->body.data : "", c->body.len, &body, why,
-		              sizeof(why)) == 0 &&
+		if (json_parse_strict(c->body.data ? c->body.data : "", c->body.len, LLM_JSON_MAX,
+		                      &body, why, sizeof(why)) == 0 &&
 		    body)
 			c->ops->model_names(body, names);
 		else
@@ -253,8 +252,8 @@ static void models_listed(struct llm_chat *c, const struct http_result *res)
 	if (res->curl_code == 0 && res->status == 200) {
 		json_object *body = NULL;
 		char why[64];
-		if (rpc_parse(c->body.data ? c->body.data : "", c->body.len, &body, why,
-		              sizeof(why)) == 0)
+		if (json_parse_strict(c->body.data ? c->body.data : "", c->body.len, LLM_JSON_MAX,
+		                      &body, why, sizeof(why)) == 0)
 			c->ops->model_names(body, names);
 		json_object_put(body);
 	}
@@ -288,7 +287,8 @@ static void server_message(struct llm_chat *c, char *out, size_t n)
 	const char *text = c->body.data ? c->body.data : "";
 	json_object *obj = NULL;
 	char why[64];
-	if (rpc_parse(text, c->body.len, &obj, why, sizeof(why)) == 0 && obj) {
+	if (json_parse_strict(text, c->body.len, LLM_JSON_MAX, &obj, why, sizeof(why)) == 0 &&
+	    obj) {
 		const char *m = c->ops->error_message(obj);
 		if (m) {
 			/* Cut on a character boundary: serverMessage goes

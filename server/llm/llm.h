@@ -91,6 +91,10 @@ struct llm_chat_callbacks {
 /* --- providers --------------------------------------------------------------- */
 
 /* What a provider's stream parser reports per event. */
+/* The largest JSON text the providers parse (a streamed line, an event or a
+ * whole body; chat.c's buffers hold each to less before it gets here). */
+#define LLM_JSON_MAX (64u << 20)
+
 struct llm_stream {
 	struct buf text; /* the answer so far */
 	bool finished;   /* the provider's end-of-answer marker arrived */

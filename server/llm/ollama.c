@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "rpc/message.h"
 
 static char *ollama_chat_body(const struct llm_config *c, json_object *messages)
 {
@@ -76,7 +75,7 @@ static int ollama_parse(struct llm_stream *s, const char *text, size_t len, cons
 {
 	json_object *obj = NULL;
 	char why[160] = "";
-	if (rpc_parse(text, len, &obj, why, sizeof(why)) < 0 || !obj) {
+	if (json_parse_strict(text, len, LLM_JSON_MAX, &obj, why, sizeof(why)) < 0 || !obj) {
 		s->err_kind = LLM_E_BAD_RESPONSE;
 		snprintf(s->err_message, sizeof(s->err_message),
 		         "%s from Ollama's /api/chat is not JSON (%s)", what, why);

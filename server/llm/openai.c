@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "core/json.h"
-#include "rpc/message.h"
 
 static char *openai_chat_body(const struct llm_config *c, json_object *messages)
 {
@@ -114,7 +113,7 @@ static int parse_json(struct llm_stream *s, const char *text, size_t len, const 
 {
 	json_object *obj = NULL;
 	char why[160] = "";
-	if (rpc_parse(text, len, &obj, why, sizeof(why)) < 0 || !obj) {
+	if (json_parse_strict(text, len, LLM_JSON_MAX, &obj, why, sizeof(why)) < 0 || !obj) {
 		s->err_kind = LLM_E_BAD_RESPONSE;
 		snprintf(s->err_message, sizeof(s->err_message),
 		         "%s from /v1/chat/completions is not JSON (%s)", what, why);

@@ -5,6 +5,8 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
+#include "core/json.h"
+
 /* Error codes: JSON-RPC 2.0 section 5.1, then the LSP's own. */
 enum rpc_error_code {
 	RPC_PARSE_ERROR = -32700,
@@ -19,7 +21,7 @@ enum rpc_error_code {
 
 /* Nesting deeper than this is refused as a parse error (json-c would
  * otherwise recurse on hostile input). */
-#define RPC_MAX_DEPTH 128
+#define RPC_MAX_DEPTH JSON_MAX_DEPTH
 
 enum rpc_kind {
 	RPC_KIND_REQUEST,
@@ -38,7 +40,9 @@ struct rpc_msg {
 };
 
 /* Parse a body as strict UTF-8 JSON into *ret_obj (yours to put; NULL for
- * a JSON null body). -EINVAL with a sentence in detail when it is not. */
+ * a JSON null body): json_parse_strict (core/json.h) with the protocol's
+ * wording. -EINVAL with a sentence starting "Parse error: " in detail when
+ * it is not JSON (or is over 2 GiB). */
 int rpc_parse(const char *body, size_t len, json_object **ret_obj, char *detail, size_t dsz);
 
 /* Validate obj as a JSON-RPC 2.0 message. 0 on success; -EINVAL with a
