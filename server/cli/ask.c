@@ -13,14 +13,15 @@
 #include "cli/cli.h"
 #include "core/json.h"
 #include "core/util.h"
-#include "intent/client.h"
-#include "intent/term.h"
+#include "core/visible.h"
+#include "cli/client.h"
+#include "cli/term.h"
 #include "kiln.h"
 
 static void on_sigint(int sig)
 {
 	(void)sig;
-	intent_client_interrupted = 1;
+	cli_client_interrupted = 1;
 }
 
 static void usage(FILE *f)
@@ -86,11 +87,13 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	struct term t;
 	term_init(&t);
 	signal(SIGINT, on_sigint);
-	struct intent_client *c;
+	struct cli_client *c;
 	char detail[512] = "";
-	int r = intent_client_start(config, &c, detail, sizeof(detail));
+	int r = cli_client_start(config, &c, detail, sizeof(detail));
 	if (r < 0) {
-		fprintf(stderr, "kiln ask: %s\n", detail[0] ? detail : strerror(-r));
+		fputs("kiln ask: ", stderr);
+		vis_fputs(stderr, detail[0] ? detail : strerror(-r), 0);
+		fputc('\n', stderr);
 		return 3;
 	}
 	int code = 0;
@@ -105,7 +108,7 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	_cleanup_json_ json_object *ares = NULL;
 	_cleanup_json_ json_object *aerr = NULL;
 	term_status(&t, "thinking");
-	r = intent_client_call(c, "intent/run", params, term_note, &t, &res, &err);
+	r = cli_client_call(c, "intent/run", params, term_note, &t, &res, &err);
 	if (r < 0 || err) {
 		if (err)
 			term_error(&t, err);
@@ -121,9 +124,9 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	if (!yes)
 		goto out;
 	if (strcmp(verdict, "allow") != 0) {
-		fprintf(stderr,
-		        "kiln ask: not run: the verdict is %s (only allow runs with --yes)\n",
-		        verdict);
+		fputs("kiln ask: not run: the verdict is ", stderr);
+		vis_fputs(stderr, verdict, 0);
+		fputs(" (only allow runs with --yes)\n", stderr);
 		code = 4;
 		goto out;
 	}
@@ -135,7 +138,7 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 		json_object_object_add(rp, "maxAttempts", json_object_new_int(max_attempts));
 		json_object_object_add(ap, "repair", rp);
 	}
-	r = intent_client_call(c, "intent/approve", ap, term_note, &t, &ares, &aerr);
+	r = cli_client_call(c, "intent/approve", ap, term_note, &t, &ares, &aerr);
 	if (r < 0 || aerr) {
 		if (aerr)
 			term_error(&t, aerr);
@@ -154,6 +157,6 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	code = ok ? 0 : 1;
 out:
 	term_status_clear(&t);
-	intent_client_stop(c);
+	cli_client_stop(c);
 	return code;
 }

@@ -1,7 +1,7 @@
 /* client.c: the terminal's JSON-RPC client of a kiln server child (see
- * client.h): spawning, Content-Length framing both ways, and waiting for
- * one answer at a time. */
-#include "intent/client.h"
+ * client.h): spawning, framing through rpc/frame.c (the server's own push
+ * framer) both ways, and waiting for one answer at a time. */
+#include "cli/client.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,17 +15,24 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/util.h"
+#include "rpc/frame.h"
 #include "rpc/message.h"
 
 #define CLIENT_MAX_MESSAGE (64u << 20)
 
-volatile sig_atomic_t intent_client_interrupted;
+volatile sig_atomic_t cli_client_interrupted;
 
-struct intent_client {
+struct cli_client {
 	pid_t pid;
 	int to, from;
 	int64_t next_id;
-	struct buf in;
+	struct frame_reader fr;
+	/* Messages framed from the last read and not yet taken, in arrival
+	 * order: bounded by what one read returns, as the client reads only
+	 * once they are all taken. */
+	json_object *queue;
+	size_t head; /* index of the next message to take */
+	int err;     /* the stream from the server broke: -EPROTO */
 };
 
 static int write_all(int fd, const char *s, size_t n)
@@ -42,39 +49,62 @@ static int write_all(int fd, const char *s, size_t n)
 	return 0;
 }
 
-static int send_msg(struct intent_client *c, json_object *msg)
+static int send_msg(struct cli_client *c, json_object *msg)
 {
 	const char *body = json_compact(msg);
-	char head[64];
-	int n = snprintf(head, sizeof(head), "Content-Length: %zu\r\n\r\n", strlen(body));
-	int r = write_all(c->to, head, (size_t)n);
-	return r < 0 ? r : write_all(c->to, body, strlen(body));
+	struct buf out;
+	buf_init(&out, CLIENT_MAX_MESSAGE + 64);
+	int r = frame_encode(&out, body, strlen(body));
+	if (r == 0)
+		r = write_all(c->to, out.data, out.len);
+	buf_release(&out);
+	return r;
 }
 
-/* One framed message from the buffer, or NULL when more bytes are needed. */
-static int take_msg(struct intent_client *c, json_object **ret)
+static void on_body(void *data, char *body, size_t len)
 {
-	char *end = c->in.data ? strstr(c->in.data, "\r\n\r\n") : NULL;
-	if (!end)
-		return 0;
-	size_t hlen = (size_t)(end - c->in.data) + 4;
-	const char *cl = strcasestr(c->in.data, "Content-Length:");
-	if (!cl || cl > end)
-		return -EPROTO;
-	size_t n = strtoul(cl + 15, NULL, 10);
-	if (c->in.len < hlen + n)
-		return 0;
+	struct cli_client *c = data;
 	json_object *obj = NULL;
-	char why[128];
-	int r = rpc_parse(c->in.data + hlen, n, &obj, why, sizeof(why));
-	buf_consume(&c->in, hlen + n);
-	if (r < 0)
-		return -EPROTO;
-	*ret = obj;
-	return 1;
+	char why[160];
+	if (c->err)
+		return;
+	if (rpc_parse(body, len, &obj, why, sizeof(why)) < 0 || !obj) {
+		json_object_put(obj);
+		c->err = -EPROTO;
+		return;
+	}
+	json_object_array_add(c->queue, obj);
 }
 
-static int read_more(struct intent_client *c, int timeout_ms)
+static void on_frame_error(void *data, enum frame_error err, const char *detail)
+{
+	struct cli_client *c = data;
+	(void)err;
+	(void)detail;
+	/* kiln's own server never frames badly: a stream that does is not
+	 * one to keep talking to. */
+	c->err = -EPROTO;
+}
+
+static const struct frame_callbacks frame_cb = {.message = on_body, .error = on_frame_error};
+
+/* The next framed message (yours), 0 when more bytes are needed, or
+ * -EPROTO when the stream broke. */
+static int take_msg(struct cli_client *c, json_object **ret)
+{
+	size_t n = json_object_array_length(c->queue);
+	if (c->head < n) {
+		*ret = json_object_get(json_object_array_get_idx(c->queue, c->head++));
+		if (c->head == n) {
+			json_object_array_del_idx(c->queue, 0, n);
+			c->head = 0;
+		}
+		return 1;
+	}
+	return c->err;
+}
+
+static int read_more(struct cli_client *c, int timeout_ms)
 {
 	struct pollfd p = {.fd = c->from, .events = POLLIN};
 	int r = poll(&p, 1, timeout_ms);
@@ -88,12 +118,12 @@ static int read_more(struct intent_client *c, int timeout_ms)
 		return errno == EINTR || errno == EAGAIN ? 0 : -errno;
 	if (n == 0)
 		return -EPIPE;
-	return buf_append(&c->in, chunk, (size_t)n) < 0 ? -ENOBUFS : 1;
+	return frame_reader_feed(&c->fr, chunk, (size_t)n, &frame_cb, c) < 0 ? -ENOMEM : 1;
 }
 
-int intent_client_call(struct intent_client *c, const char *method, json_object *params,
-                       intent_client_note_fn fn, void *data, json_object **ret_result,
-                       json_object **ret_error)
+int cli_client_call(struct cli_client *c, const char *method, json_object *params,
+                    cli_client_note_fn fn, void *data, json_object **ret_result,
+                    json_object **ret_error)
 {
 	int64_t id = ++c->next_id;
 	_cleanup_json_ json_object *idj = json_object_new_int64(id);
@@ -105,8 +135,8 @@ int intent_client_call(struct intent_client *c, const char *method, json_object 
 		return r;
 	bool cancel_sent = false;
 	for (;;) {
-		if (intent_client_interrupted && !cancel_sent) {
-			intent_client_interrupted = 0;
+		if (cli_client_interrupted && !cancel_sent) {
+			cli_client_interrupted = 0;
 			cancel_sent = true;
 			json_object *p = json_object_new_object();
 			json_object_object_add(p, "id", json_object_new_int64(id));
@@ -148,8 +178,7 @@ int intent_client_call(struct intent_client *c, const char *method, json_object 
 	}
 }
 
-int intent_client_start(const char *config_path, struct intent_client **ret, char *detail,
-                        size_t dsz)
+int cli_client_start(const char *config_path, struct cli_client **ret, char *detail, size_t dsz)
 {
 	int in[2], out[2];
 	if (pipe2(in, O_CLOEXEC) < 0)
@@ -181,7 +210,7 @@ int intent_client_start(const char *config_path, struct intent_client **ret, cha
 	}
 	close(in[0]);
 	close(out[1]);
-	struct intent_client *c = calloc(1, sizeof(*c));
+	struct cli_client *c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(in[1]), close(out[0]);
 		return -ENOMEM;
@@ -189,7 +218,17 @@ int intent_client_start(const char *config_path, struct intent_client **ret, cha
 	c->pid = pid;
 	c->to = in[1];
 	c->from = out[0];
-	buf_init(&c->in, CLIENT_MAX_MESSAGE);
+	frame_reader_init(&c->fr, CLIENT_MAX_MESSAGE);
+	c->queue = json_object_new_array();
+	if (!c->queue) {
+		/* The child sees its input end and exits. */
+		close(c->to), close(c->from);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		frame_reader_release(&c->fr);
+		free(c);
+		return -ENOMEM;
+	}
 	json_object *params = json_object_new_object();
 	json_object *caps = json_object_new_object();
 	json_object *general = json_object_new_object();
@@ -202,13 +241,13 @@ int intent_client_start(const char *config_path, struct intent_client **ret, cha
 	json_object_object_add(info, "name", json_object_new_string("kiln shell"));
 	json_object_object_add(params, "clientInfo", info);
 	json_object *res = NULL, *err = NULL;
-	int r = intent_client_call(c, "initialize", params, NULL, NULL, &res, &err);
+	int r = cli_client_call(c, "initialize", params, NULL, NULL, &res, &err);
 	if (r < 0 || err) {
 		snprintf(detail, dsz, "the kiln server did not start%s%s", err ? ": " : "",
 		         err ? json_compact(err) : "");
 		json_object_put(res);
 		json_object_put(err);
-		intent_client_stop(c);
+		cli_client_stop(c);
 		return r < 0 ? r : -EIO;
 	}
 	json_object_put(res);
@@ -219,12 +258,12 @@ int intent_client_start(const char *config_path, struct intent_client **ret, cha
 	return 0;
 }
 
-void intent_client_stop(struct intent_client *c)
+void cli_client_stop(struct cli_client *c)
 {
 	if (!c)
 		return;
 	json_object *res = NULL, *err = NULL;
-	if (intent_client_call(c, "shutdown", NULL, NULL, NULL, &res, &err) == 0) {
+	if (cli_client_call(c, "shutdown", NULL, NULL, NULL, &res, &err) == 0) {
 		_cleanup_json_ json_object *n = rpc_notification_new("exit", NULL);
 		send_msg(c, n);
 	}
@@ -235,6 +274,7 @@ void intent_client_stop(struct intent_client *c)
 	int st;
 	while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
 		;
-	buf_release(&c->in);
+	frame_reader_release(&c->fr);
+	json_object_put(c->queue);
 	free(c);
 }

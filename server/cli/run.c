@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
+#include "core/visible.h"
 #include "kiln.h"
 #include "methods/run_sink.h"
 #include "sandbox/run.h"
@@ -30,6 +31,10 @@ struct cli_run {
 	struct run *run;
 	bool json;
 	int code;
+	/* The program's stdout and stderr, filtered apart (a sequence may
+	 * be split across two chunks of one stream): colour passes, other
+	 * escape sequences and controls do not (core/visible.h). */
+	struct vis_filter out[2];
 };
 
 static void write_all(int fd, const char *s, size_t n)
@@ -49,10 +54,27 @@ static void write_all(int fd, const char *s, size_t n)
 static enum run_flow on_output(void *data, struct run *run, enum run_stream stream,
                                const char *text, size_t len)
 {
-	(void)data;
+	struct cli_run *cr = data;
 	(void)run;
-	write_all(stream == RUN_STDOUT ? 1 : 2, text, len);
+	int i = stream == RUN_STDOUT ? 0 : 1;
+	struct buf out;
+	buf_init(&out, 2 * len + VIS_CSI_MAX + 16);
+	vis_filter_feed(&cr->out[i], text, len, &out);
+	write_all(1 + i, out.data, out.len);
+	buf_release(&out);
 	return RUN_CONTINUE;
+}
+
+/* The output ended: a colour the program left on is reset. */
+static void output_end(struct cli_run *cr)
+{
+	for (int i = 0; i < 2; i++) {
+		struct buf out;
+		buf_init(&out, 16);
+		vis_filter_end(&cr->out[i], &out);
+		write_all(1 + i, out.data, out.len);
+		buf_release(&out);
+	}
 }
 
 static void on_artifact(void *data, struct run *run, const struct run_artifact *a)
@@ -60,15 +82,17 @@ static void on_artifact(void *data, struct run *run, const struct run_artifact *
 	(void)data;
 	(void)run;
 	const char *path = a->path, *omitted = a->omitted;
-	fprintf(stderr, "kiln: artifact out/%s (%s, %llu bytes)%s%s%s\n", a->name, a->mime_type,
-	        (unsigned long long)a->size,
+	/* Names come from the program: shown, never acted on. */
+	fputs("kiln: artifact out/", stderr);
+	vis_fputs(stderr, a->name, 0);
+	fputs(" (", stderr);
+	vis_fputs(stderr, a->mime_type, 0);
+	fprintf(stderr, ", %llu bytes)%s", (unsigned long long)a->size,
 	        path      ? " copied to "
 	        : omitted ? ": "
-	                  : "",
-	        path      ? path
-	        : omitted ? omitted
-	                  : "",
-	        "");
+	                  : "");
+	vis_fputs(stderr, path ? path : omitted, 0);
+	fputc('\n', stderr);
 }
 
 static const struct run_sink sink = {.output = on_output, .artifact = on_artifact};
@@ -77,13 +101,17 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 {
 	struct cli_run *cr = data;
 	cr->run = NULL;
+	output_end(cr);
 	if (err < 0) {
-		fprintf(stderr, "kiln run: %s\n", errmsg);
+		fputs("kiln run: ", stderr);
+		vis_fputs(stderr, errmsg, VIS_TAB);
+		fputc('\n', stderr);
 		cr->code = err == -EINVAL ? 2 : EXIT_NOSANDBOX;
 	} else {
 		if (cr->json) {
 			_cleanup_json_ json_object *result = run_outcome_json(oc);
-			fprintf(stderr, "%s\n", json_compact(result));
+			vis_json_fputs(stderr, json_compact(result));
+			fputc('\n', stderr);
 		}
 		if (oc->timed_out) {
 			fprintf(stderr, "kiln run: the run reached its wall-clock limit\n");
@@ -104,6 +132,7 @@ static void on_signal(struct loop *loop, int signo, void *data)
 		run_cancel(cr->run);
 		cr->run = NULL;
 	}
+	output_end(cr);
 	cr->code = 128 + signo;
 	loop_stop(loop, 0);
 }
@@ -196,8 +225,9 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	buf_init(&code, 1u << 20);
 	int r = read_code(path, &code);
 	if (r < 0) {
-		fprintf(stderr, "kiln run: cannot read %s: %s\n", path,
-		        r == -ENOBUFS ? "larger than 1 MiB" : strerror(-r));
+		fputs("kiln run: cannot read ", stderr);
+		vis_fputs(stderr, path, 0);
+		fprintf(stderr, ": %s\n", r == -ENOBUFS ? "larger than 1 MiB" : strerror(-r));
 		buf_release(&code);
 		return 2;
 	}
@@ -206,13 +236,17 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 
 	struct kiln k = {.encoding = POS_UTF8};
 	struct cli_run cr = {.k = &k, .json = json, .code = EXIT_NOSANDBOX};
+	vis_filter_init(&cr.out[0]);
+	vis_filter_init(&cr.out[1]);
 	char detail[512] = "";
 	json_object *limits = NULL;
 	k.loop = loop_new();
 	if (!k.loop)
 		goto out;
 	if ((r = config_load(config_path, &k.config, detail, sizeof(detail))) < 0) {
-		fprintf(stderr, "kiln run: %s\n", detail[0] ? detail : strerror(-r));
+		fputs("kiln run: ", stderr);
+		vis_fputs(stderr, detail[0] ? detail : strerror(-r), 0);
+		fputc('\n', stderr);
 		goto out;
 	}
 	/* The config's sandbox section is checked here, once, as initialize

@@ -21,13 +21,14 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/util.h"
-#include "intent/client.h"
-#include "intent/term.h"
+#include "core/visible.h"
+#include "cli/client.h"
+#include "cli/term.h"
 #include "kiln.h"
 #include "llm/llm.h"
 
 struct shell {
-	struct intent_client *c;
+	struct cli_client *c;
 	struct term t;
 	bool tty;   /* stdin is a terminal: libedit, prompts, $EDITOR */
 	bool model; /* a model is reachable */
@@ -41,7 +42,7 @@ struct shell {
 static void on_sigint(int sig)
 {
 	(void)sig;
-	intent_client_interrupted = 1;
+	cli_client_interrupted = 1;
 }
 
 /* One line from the person (without its newline), or NULL at the end. */
@@ -94,8 +95,8 @@ static void run_direct(struct shell *sh, const char *code)
 	_cleanup_json_ json_object *res = NULL;
 	_cleanup_json_ json_object *err = NULL;
 	term_status(&sh->t, "validating");
-	if (intent_client_call(sh->c, "snippet/validate", json_copy(p), term_note, &sh->t, &res,
-	                       &err) < 0 ||
+	if (cli_client_call(sh->c, "snippet/validate", json_copy(p), term_note, &sh->t, &res,
+	                    &err) < 0 ||
 	    err) {
 		if (err)
 			term_error(&sh->t, err);
@@ -116,7 +117,7 @@ static void run_direct(struct shell *sh, const char *code)
 	json_object_put(res);
 	res = NULL;
 	term_status(&sh->t, "running");
-	if (intent_client_call(sh->c, "snippet/run", p, term_note, &sh->t, &res, &err) < 0) {
+	if (cli_client_call(sh->c, "snippet/run", p, term_note, &sh->t, &res, &err) < 0) {
 		term_info(&sh->t, "the kiln server went away");
 		return;
 	}
@@ -204,7 +205,7 @@ static void approve(struct shell *sh, const char *id)
 	json_object_object_add(ap, "repair", rp);
 	_cleanup_json_ json_object *res = NULL;
 	_cleanup_json_ json_object *err = NULL;
-	if (intent_client_call(sh->c, "intent/approve", ap, term_note, &sh->t, &res, &err) < 0) {
+	if (cli_client_call(sh->c, "intent/approve", ap, term_note, &sh->t, &res, &err) < 0) {
 		term_info(&sh->t, "the kiln server went away");
 		return;
 	}
@@ -259,7 +260,7 @@ static void run_intent(struct shell *sh, const char *intent)
 	_cleanup_json_ json_object *res = NULL;
 	_cleanup_json_ json_object *err = NULL;
 	term_status(&sh->t, "thinking");
-	if (intent_client_call(sh->c, "intent/run", p, term_note, &sh->t, &res, &err) < 0) {
+	if (cli_client_call(sh->c, "intent/run", p, term_note, &sh->t, &res, &err) < 0) {
 		term_info(&sh->t, "the kiln server went away");
 		return;
 	}
@@ -277,7 +278,7 @@ static void probe_model(struct shell *sh)
 	_cleanup_json_ json_object *err = NULL;
 	sh->model = false;
 	term_status(&sh->t, "looking for the model");
-	if (intent_client_call(sh->c, "intent/model", NULL, NULL, NULL, &res, &err) < 0 || err) {
+	if (cli_client_call(sh->c, "intent/model", NULL, NULL, NULL, &res, &err) < 0 || err) {
 		if (err)
 			term_error(&sh->t, err);
 		return;
@@ -292,9 +293,10 @@ static void probe_model(struct shell *sh)
 	json_get_string(res, "url", &url);
 	json_get_string(json_get(res, "error"), "message", &msg);
 	if (!reachable) {
-		printf("No model server: %s.\n", msg);
+		term_print(&sh->t, "No model server: %s.\n", msg);
 	} else if (!available && strcmp(provider, "ollama") == 0) {
-		printf(
+		term_print(
+		    &sh->t,
 		    "No model: the Ollama server at %s has no '%s'. Get it with: ollama pull %s\n",
 		    url, model, model);
 	} else {
@@ -305,10 +307,10 @@ static void probe_model(struct shell *sh)
 			          model, provider, url, sh->lang);
 		return;
 	}
-	printf("Type %s code to validate and run it in the sandbox directly (:lang to switch, "
-	       ":model to look again, :help).\n",
-	       sh->lang);
-	fflush(stdout);
+	term_print(&sh->t,
+	           "Type %s code to validate and run it in the sandbox directly (:lang to switch, "
+	           ":model to look again, :help).\n",
+	           sh->lang);
 }
 
 static void help(struct shell *sh)
@@ -387,9 +389,11 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 	struct sigaction sa = {.sa_handler = on_sigint};
 	sigaction(SIGINT, &sa, NULL);
 	char detail[512] = "";
-	int r = intent_client_start(sh.config, &sh.c, detail, sizeof(detail));
+	int r = cli_client_start(sh.config, &sh.c, detail, sizeof(detail));
 	if (r < 0) {
-		fprintf(stderr, "kiln shell: %s\n", detail[0] ? detail : strerror(-r));
+		fputs("kiln shell: ", stderr);
+		vis_fputs(stderr, detail[0] ? detail : strerror(-r), 0);
+		fputc('\n', stderr);
 		return 1;
 	}
 	if (sh.tty) {
@@ -400,7 +404,7 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 	}
 	probe_model(&sh);
 	for (;;) {
-		intent_client_interrupted = 0;
+		cli_client_interrupted = 0;
 		char prompt[48];
 		snprintf(prompt, sizeof(prompt), "kiln %s> ", sh.model ? "" : sh.lang);
 		if (sh.model)
@@ -446,6 +450,6 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 			write_history(sh.history);
 		putchar('\n');
 	}
-	intent_client_stop(sh.c);
+	cli_client_stop(sh.c);
 	return 0;
 }

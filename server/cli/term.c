@@ -1,5 +1,5 @@
 /* term.c: the terminal presentation of proposals and runs (see term.h). */
-#include "intent/term.h"
+#include "cli/term.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,7 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/json.h"
+#include "core/util.h"
 
 #define C_RESET "\033[0m"
 #define C_DIM   "\033[2m"
@@ -22,6 +24,17 @@ static const char *c(const struct term *t, const char *code)
 	return t->color ? code : "";
 }
 
+/* Text from outside (code, a model, a file, the server) made visible. */
+static void show(const struct term *t, FILE *f, const char *s, unsigned flags)
+{
+	vis_fputs(f, s, flags | (t->color ? VIS_COLOR : 0));
+}
+
+static void show_n(const struct term *t, FILE *f, const char *s, size_t n, unsigned flags)
+{
+	vis_fwrite(f, s, n, flags | (t->color ? VIS_COLOR : 0));
+}
+
 void term_init(struct term *t)
 {
 	const char *term = getenv("TERM");
@@ -31,6 +44,8 @@ void term_init(struct term *t)
 	    .status_ok = colorful && isatty(2),
 	    .at_bol = true,
 	};
+	vis_filter_init(&t->out[0]);
+	vis_filter_init(&t->out[1]);
 }
 
 void term_status_clear(struct term *t)
@@ -46,7 +61,10 @@ void term_status(struct term *t, const char *text)
 {
 	if (!t->status_ok || t->quiet || !t->at_bol)
 		return;
-	fprintf(stderr, "\r\033[K%s%s...%s", C_DIM, text, C_RESET);
+	fprintf(stderr, "\r\033[K%s", C_DIM);
+	/* Status lines are on a terminal, hence always in colour. */
+	vis_fputs(stderr, text, VIS_COLOR);
+	fprintf(stderr, "...%s", C_RESET);
 	fflush(stderr);
 	t->status_on = true;
 }
@@ -56,12 +74,30 @@ void term_info(struct term *t, const char *fmt, ...)
 	term_status_clear(t);
 	va_list ap;
 	va_start(ap, fmt);
+	_cleanup_free_ char *text = NULL;
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
 	fputs(c(t, C_DIM), stdout);
-	vprintf(fmt, ap);
+	/* The arguments are often a model's or the server's words. */
+	if (n >= 0)
+		show_n(t, stdout, text, (size_t)n, VIS_NEWLINE | VIS_TAB);
 	fputs(c(t, C_RESET), stdout);
 	fputc('\n', stdout);
-	va_end(ap);
 	fflush(stdout);
+}
+
+void term_print(struct term *t, const char *fmt, ...)
+{
+	term_status_clear(t);
+	va_list ap;
+	va_start(ap, fmt);
+	_cleanup_free_ char *text = NULL;
+	int n = vasprintf(&text, fmt, ap);
+	va_end(ap);
+	if (n >= 0)
+		show_n(t, stdout, text, (size_t)n, VIS_NEWLINE | VIS_TAB);
+	fflush(stdout);
+	t->at_bol = n > 0 && text[n - 1] == '\n';
 }
 
 static const char *severity_name(int64_t s)
@@ -74,6 +110,33 @@ static const char *severity_color(const struct term *t, int64_t s)
 	return c(t, s == 1 ? C_RED : s == 2 ? C_YEL : C_CYAN);
 }
 
+/* The diagnostics of one line, each under the column it points at. */
+static void line_diagnostics(struct term *t, json_object *diags, int64_t line)
+{
+	size_t nd = diags ? json_object_array_length(diags) : 0;
+	for (size_t i = 0; i < nd; i++) {
+		json_object *d = json_object_array_get_idx(diags, i);
+		int64_t l = -1, ch = 0, s = 1;
+		const char *msg = "", *src = NULL;
+		json_get_int64(json_get_path(d, "range.start"), "line", &l);
+		json_get_int64(json_get_path(d, "range.start"), "character", &ch);
+		json_get_int64(d, "severity", &s);
+		json_get_string(d, "message", &msg);
+		json_get_string(d, "code", &src);
+		if (l != line)
+			continue;
+		printf("     %*s%s^ %s: ", (int)(ch < 200 && ch >= 0 ? ch : 200), "",
+		       severity_color(t, s), severity_name(s));
+		show(t, stdout, msg, VIS_TAB);
+		if (src) {
+			fputs(" [", stdout);
+			show(t, stdout, src, 0);
+			fputs("]", stdout);
+		}
+		printf("%s\n", c(t, C_RESET));
+	}
+}
+
 void term_code(struct term *t, const char *code, json_object *diags, const char *verdict)
 {
 	term_status_clear(t);
@@ -81,8 +144,11 @@ void term_code(struct term *t, const char *code, json_object *diags, const char 
 	const char *p = code ? code : "";
 	int line = 0;
 	while (*p) {
-		const char *eol = strchr(p, '\n');
-		size_t n = eol ? (size_t)(eol - p) : strlen(p);
+		/* Lines end as LSP says: "\n", "\r\n" or a lone "\r", so the
+		 * numbers match the diagnostics' and no CR reaches the
+		 * terminal to move the cursor back over a line. */
+		size_t n = strcspn(p, "\r\n");
+		size_t brk = p[n] == '\r' && p[n + 1] == '\n' ? 2 : p[n] ? 1 : 0;
 		/* The worst severity on this line colours its number. */
 		int64_t worst = 5;
 		for (size_t i = 0; i < nd; i++) {
@@ -93,26 +159,13 @@ void term_code(struct term *t, const char *code, json_object *diags, const char 
 			if (l == line && s < worst)
 				worst = s;
 		}
-		printf("%s%4d%s %s%.*s%s\n", worst < 5 ? severity_color(t, worst) : c(t, C_DIM),
-		       line + 1, c(t, C_RESET), "", (int)n, p, "");
-		for (size_t i = 0; i < nd; i++) {
-			json_object *d = json_object_array_get_idx(diags, i);
-			int64_t l = -1, ch = 0, s = 1;
-			const char *msg = "", *src = NULL;
-			json_get_int64(json_get_path(d, "range.start"), "line", &l);
-			json_get_int64(json_get_path(d, "range.start"), "character", &ch);
-			json_get_int64(d, "severity", &s);
-			json_get_string(d, "message", &msg);
-			json_get_string(d, "code", &src);
-			if (l != line)
-				continue;
-			printf("     %*s%s^ %s: %s%s%s%s\n", (int)(ch < 200 ? ch : 200), "",
-			       severity_color(t, s), severity_name(s), msg, src ? " [" : "",
-			       src ? src : "", src ? "]" : "");
-			fputs(c(t, C_RESET), stdout);
-		}
+		printf("%s%4d%s ", worst < 5 ? severity_color(t, worst) : c(t, C_DIM), line + 1,
+		       c(t, C_RESET));
+		show_n(t, stdout, p, n, VIS_TAB);
+		putchar('\n');
+		line_diagnostics(t, diags, line);
 		line++;
-		p += n + (eol ? 1 : 0);
+		p += n + brk;
 	}
 	/* Diagnostics past the last line (an unexpected end of input). */
 	for (size_t i = 0; i < nd; i++) {
@@ -122,15 +175,19 @@ void term_code(struct term *t, const char *code, json_object *diags, const char 
 		json_get_int64(json_get_path(d, "range.start"), "line", &l);
 		json_get_int64(d, "severity", &s);
 		json_get_string(d, "message", &msg);
-		if (l >= line)
-			printf("     %s%s: %s%s\n", severity_color(t, s), severity_name(s), msg,
-			       c(t, C_RESET));
+		if (l >= line) {
+			printf("     %s%s: ", severity_color(t, s), severity_name(s));
+			show(t, stdout, msg, VIS_TAB);
+			printf("%s\n", c(t, C_RESET));
+		}
 	}
 	if (verdict) {
 		const char *col = strcmp(verdict, "allow") == 0  ? C_GRN
 		                  : strcmp(verdict, "warn") == 0 ? C_YEL
 		                                                 : C_RED;
-		printf("%sverdict: %s%s\n", c(t, col), verdict, c(t, C_RESET));
+		printf("%sverdict: ", c(t, col));
+		show(t, stdout, verdict, 0);
+		printf("%s\n", c(t, C_RESET));
 	}
 	fflush(stdout);
 	t->at_bol = true;
@@ -145,7 +202,11 @@ void term_proposal(struct term *t, json_object *p)
 	json_get_string(p, "verdict", &verdict);
 	json_get_string(p, "explanation", &expl);
 	term_status_clear(t);
-	printf("%sproposal %s (%s)%s\n", c(t, C_BOLD), id, lang, c(t, C_RESET));
+	printf("%sproposal ", c(t, C_BOLD));
+	show(t, stdout, id, 0);
+	fputs(" (", stdout);
+	show(t, stdout, lang, 0);
+	printf(")%s\n", c(t, C_RESET));
 	term_code(t, code, json_get(p, "diagnostics"), verdict);
 	if (expl && expl[0])
 		term_info(t, "%s", expl);
@@ -160,14 +221,21 @@ void term_note(void *data, const char *method, json_object *params)
 		json_get_string(params, "stream", &stream);
 		json_get_string(params, "text", &text);
 		term_status_clear(t);
-		size_t n = strlen(text);
-		FILE *f = strcmp(stream, "stderr") == 0 ? stderr : stdout;
-		if (f == stderr)
+		bool err = strcmp(stream, "stderr") == 0;
+		FILE *f = err ? stderr : stdout;
+		if (err)
 			fflush(stdout);
-		fwrite(text, 1, n, f);
+		/* The program's colour passes; its other escapes (clipboard,
+		 * title, queries, cursor movement) do not. */
+		struct buf out;
+		buf_init(&out, 2 * strlen(text) + VIS_CSI_MAX + 16);
+		vis_filter_feed(&t->out[err], text, strlen(text), &out);
+		if (out.len) {
+			fwrite(out.data, 1, out.len, f);
+			t->at_bol = out.data[out.len - 1] == '\n';
+		}
 		fflush(f);
-		if (n)
-			t->at_bol = text[n - 1] == '\n';
+		buf_release(&out);
 	} else if (strcmp(method, "run/artifact") == 0) {
 		const char *name = "?", *path = NULL, *mime = "";
 		json_get_string(params, "name", &name);
@@ -218,7 +286,9 @@ void term_note(void *data, const char *method, json_object *params)
 		const char *text = "";
 		json_get_string(params, "text", &text);
 		term_status_clear(t);
-		printf("%s%s%s", c(t, C_CYAN), text, c(t, C_RESET));
+		fputs(c(t, C_CYAN), stdout);
+		show(t, stdout, text, VIS_NEWLINE | VIS_TAB);
+		fputs(c(t, C_RESET), stdout);
 		fflush(stdout);
 		size_t n = strlen(text);
 		if (n)
@@ -226,8 +296,21 @@ void term_note(void *data, const char *method, json_object *params)
 	}
 }
 
+void term_output_end(struct term *t)
+{
+	for (int i = 0; i < 2; i++) {
+		struct buf out;
+		buf_init(&out, 16);
+		vis_filter_end(&t->out[i], &out);
+		if (out.len)
+			fwrite(out.data, 1, out.len, i ? stderr : stdout);
+		buf_release(&out);
+	}
+}
+
 void term_run_result(struct term *t, json_object *r)
 {
+	term_output_end(t);
 	term_status_clear(t);
 	if (!t->at_bol)
 		putchar('\n'), t->at_bol = true;
@@ -242,10 +325,11 @@ void term_run_result(struct term *t, json_object *r)
 	else if (timed_out)
 		printf("%sstopped: time limit reached (%lld ms)%s\n", c(t, C_RED), (long long)ms,
 		       c(t, C_RESET));
-	else if (sig)
-		printf("%skilled by %s (%lld ms)%s\n", c(t, C_RED), sig, (long long)ms,
-		       c(t, C_RESET));
-	else
+	else if (sig) {
+		printf("%skilled by ", c(t, C_RED));
+		show(t, stdout, sig, 0);
+		printf(" (%lld ms)%s\n", (long long)ms, c(t, C_RESET));
+	} else
 		printf("%sexit %lld (%lld ms)%s\n", c(t, C_RED), (long long)code, (long long)ms,
 		       c(t, C_RESET));
 	fflush(stdout);
@@ -253,6 +337,7 @@ void term_run_result(struct term *t, json_object *r)
 
 void term_error(struct term *t, json_object *e)
 {
+	term_output_end(t);
 	term_status_clear(t);
 	if (!t->at_bol)
 		putchar('\n'), t->at_bol = true;
@@ -260,7 +345,12 @@ void term_error(struct term *t, json_object *e)
 	json_get_string(e, "message", &msg);
 	json_get_string(json_get(e, "data"), "kind", &kind);
 	fflush(stdout);
-	fprintf(stderr, "%s%s%s%s%s\n", c(t, C_RED), kind ? kind : "", kind ? ": " : "", msg,
-	        c(t, C_RESET));
+	fputs(c(t, C_RED), stderr);
+	if (kind) {
+		show(t, stderr, kind, 0);
+		fputs(": ", stderr);
+	}
+	show(t, stderr, msg, VIS_NEWLINE | VIS_TAB);
+	fprintf(stderr, "%s\n", c(t, C_RESET));
 	fflush(stderr);
 }

@@ -1,11 +1,16 @@
 /* term.h: how the terminal front ends (`kiln shell`, `kiln ask`) show
  * proposals, diagnostics, streamed output, status and errors: colour only
  * on a terminal that supports it (and not under NO_COLOR), a status line
- * on stderr that the next output replaces. */
+ * on stderr that the next output replaces. Every string that comes from
+ * code, a model, a file or a program is shown with core/visible.h: text
+ * with its control, bidi and invisible characters made visible; program
+ * output through the filter that keeps only colour (docs/terminal.md). */
 #pragma once
 
 #include <json-c/json.h>
 #include <stdbool.h>
+
+#include "core/visible.h"
 
 struct term {
 	bool color;     /* stdout gets colour */
@@ -13,6 +18,9 @@ struct term {
 	bool status_on; /* a status line is showing */
 	bool quiet;     /* no status lines at all */
 	bool at_bol;    /* the last output ended a line */
+	/* run/output of the stdout and stderr streams, filtered apart: a
+	 * sequence may be split across two chunks of one stream. */
+	struct vis_filter out[2];
 };
 
 void term_init(struct term *t);
@@ -27,9 +35,15 @@ void term_code(struct term *t, const char *code, json_object *diagnostics, const
 /* A notification while waiting: run/output is written through, run/artifact
  * and intent/attempt are summarised, $/progress sets the status. */
 void term_note(void *data, const char *method, json_object *params);
+/* A run's output ended: drop a partial escape sequence, reset a colour the
+ * program left on. term_run_result and term_error call it. */
+void term_output_end(struct term *t);
 /* The end of a run (snippet/run's result). */
 void term_run_result(struct term *t, json_object *result);
 /* A JSON-RPC error object: its kind and message. */
 void term_error(struct term *t, json_object *error);
-/* A line of information in the terminal's muted colour. */
+/* A line of information in the terminal's muted colour, made visible
+ * (only line breaks and tabs pass). */
 void term_info(struct term *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text on stdout in the normal colour, made visible the same way. */
+void term_print(struct term *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -16,6 +16,7 @@
 #include "core/json.h"
 #include "core/position.h"
 #include "core/util.h"
+#include "core/visible.h"
 #include "kiln.h"
 #include "validate/validate.h"
 
@@ -116,10 +117,17 @@ static void print_text(const char *path, json_object *diags)
 		json_get_int64(d, "severity", &sev);
 		json_get_string(d, "message", &msg);
 		json_get_string(d, "code", &code);
-		printf("%s:%lld:%lld: %s: %s", path, (long long)line + 1, (long long)col + 1,
-		       severity_name(sev), msg);
-		if (code)
-			printf(" [%s]", code);
+		/* The file name and the message (which may quote the code)
+		 * are shown, never acted on by the terminal. */
+		vis_fputs(stdout, path, 0);
+		printf(":%lld:%lld: %s: ", (long long)line + 1, (long long)col + 1,
+		       severity_name(sev));
+		vis_fputs(stdout, msg, VIS_TAB);
+		if (code) {
+			fputs(" [", stdout);
+			vis_fputs(stdout, code, 0);
+			fputs("]", stdout);
+		}
 		printf("\n");
 	}
 }
@@ -131,7 +139,9 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 	buf_init(&b, VAL_MAX_CODE);
 	int r = read_input(path, &b);
 	if (r < 0) {
-		fprintf(stderr, "kiln validate: %s: %s\n", path,
+		fputs("kiln validate: ", stderr);
+		vis_fputs(stderr, path, 0);
+		fprintf(stderr, ": %s\n",
 		        r == -EFBIG ? "over the validator's size limit" : strerror(-r));
 		buf_release(&b);
 		return EXIT_UNCHECKED;
@@ -140,7 +150,9 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 	if (!lang)
 		lang = guess_language(path, code, b.len);
 	if (!lang) {
-		fprintf(stderr, "kiln validate: %s: cannot tell the language; use --lang\n", path);
+		fputs("kiln validate: ", stderr);
+		vis_fputs(stderr, path, 0);
+		fputs(": cannot tell the language; use --lang\n", stderr);
 		buf_release(&b);
 		return EXIT_UNCHECKED;
 	}
@@ -150,7 +162,11 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 	r = val_check(v, lang, code, b.len, profile, enc, &diags, &verdict, detail, sizeof(detail));
 	buf_release(&b);
 	if (r < 0) {
-		fprintf(stderr, "kiln validate: %s: %s\n", path, detail[0] ? detail : strerror(-r));
+		fputs("kiln validate: ", stderr);
+		vis_fputs(stderr, path, 0);
+		fputs(": ", stderr);
+		vis_fputs(stderr, detail[0] ? detail : strerror(-r), 0);
+		fputc('\n', stderr);
 		return EXIT_UNCHECKED;
 	}
 	if (json) {
@@ -160,8 +176,8 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 		json_object_object_add(o, "verdict",
 		                       json_object_new_string(val_verdict_name(verdict)));
 		json_object_object_add(o, "diagnostics", diags);
-		printf("%s\n", json_object_to_json_string_ext(
-		                   o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+		vis_json_fputs(stdout, json_compact(o));
+		putchar('\n');
 		json_object_put(o);
 	} else {
 		print_text(path, diags);
@@ -229,7 +245,9 @@ int cli_validate(const struct kiln_options *global, int argc, char **argv)
 	json_object *config = NULL;
 	char detail[512] = "";
 	if (config_load(config_path, &config, detail, sizeof(detail)) < 0) {
-		fprintf(stderr, "kiln validate: %s\n", detail);
+		fputs("kiln validate: ", stderr);
+		vis_fputs(stderr, detail, 0);
+		fputc('\n', stderr);
 		return EXIT_UNCHECKED;
 	}
 	struct validator *v = NULL;
