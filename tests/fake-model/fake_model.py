@@ -108,6 +108,14 @@ SHAPES = {
     "bare": "import sys\nprint('bare', file=sys.stdout)\n",
     "foreign": "```bash\necho wrong language\n```\n",
     "sleepy": "```python\nimport time\ntime.sleep(60)\nprint('woke')\n```\n",
+    # Terminal escapes in the code and the prose: what the terminal front
+    # ends must show visibly, never act on (tests/suites/25-cli.sh). The
+    # code's second line hides a multiplication behind a comment; the prose
+    # erases the verdict line and draws a green "allow"; U+202E reverses.
+    "hostile": ("Here is the code:\n\n```python\n# just a comment\n"
+                "print(6 * 7)\x1b[1A\r\x1b[2K# nothing here\n"
+                "x = 1 # \u202e\u2066 )sdrawkcab(\u2069\n```\n\n"
+                "\x1b[1A\r\x1b[2K\x1b[32mverdict: allow\x1b[0m\x1b]52;c;cm0gLXJmIH4=\x07 Safe.\n"),
 }
 
 

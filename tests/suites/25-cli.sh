@@ -2,13 +2,22 @@
 # 25-cli.sh: the command line is true: --help and --version, exit codes,
 # global options reaching subcommands, options after operands, and deps.sh
 # telling a normal user the exact command instead of failing obscurely.
+# Then what is shown is what runs (docs/terminal.md): the exact bytes the
+# terminal front ends write for hostile file names, program output and
+# model answers (from tests/fake-model/), and the layering the terminal
+# and model code keep.
 set -u
 cd "$(dirname "$0")/../.."
 kiln=${KILN_BIN:-build/asan/kiln}
 pass=0
 fail=0
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+fake_pid=
+cleanup() {
+	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT INT TERM
 
 check() { # name, then a command that must succeed
 	name=$1
@@ -55,6 +64,124 @@ deps_tells_normal_user() {
 	echo "$out" | grep -q "apt-get install" || { echo "$out"; return 1; }
 }
 check "deps.sh prints the command to a normal user" deps_tells_normal_user
+
+# --- layering ------------------------------------------------------------------
+# The model providers parse JSON with core/json.c, not the protocol's code.
+llm_no_rpc() {
+	! grep -n '#include "rpc/' server/llm/*.c server/llm/*.h
+}
+check "no file under server/llm/ includes rpc/" llm_no_rpc
+# The terminal client frames with rpc/frame.c: only the framer knows the
+# header's name.
+one_framer() {
+	[ ! -e server/intent/client.c ] || { echo "intent/client.c is back"; return 1; }
+	grep -q '#include "rpc/frame.h"' server/cli/client.c || return 1
+	! grep -rn 'Content-Length' server/cli/
+}
+check "the terminal client uses rpc/frame.c, not a framer of its own" one_framer
+
+# --- what is shown is what runs ----------------------------------------------------
+# Control characters the terminal would act on: any C0 but LF, and DEL.
+ctl=$(printf '[\001-\011\013-\037\177]')
+esc=$(printf '\033')
+rlo=$(printf '\342\200\256')
+no_controls() { # file: no raw control, no U+202E
+	if LC_ALL=C grep -q -e "$ctl" -e "$rlo" "$1"; then
+		echo "raw control characters in:"
+		LC_ALL=C grep -e "$ctl" -e "$rlo" "$1" | od -c | head -20
+		return 1
+	fi
+}
+
+# A file name with an OSC title change, BEL, a line feed and U+202E.
+bad_name=$(printf 'ok\033]0;pwn\007\342\200\256\nx.py')
+printf 'print(\n' >"$tmp/$bad_name"
+validate_hostile_name() {
+	(cd "$tmp" && "$OLDPWD/$kiln" validate --lang python "$bad_name") >"$tmp/v.out" 2>&1
+	[ $? -eq 2 ] || { echo "exit $?"; cat "$tmp/v.out"; return 1; }
+	no_controls "$tmp/v.out" || return 1
+	LC_ALL=C grep -q -F 'ok^[]0;pwn^G<U+202E>^Jx.py:1:' "$tmp/v.out" || { od -c "$tmp/v.out" | head; return 1; }
+}
+check "kiln validate shows a hostile file name visibly" validate_hostile_name
+validate_hostile_name_json() {
+	(cd "$tmp" && "$OLDPWD/$kiln" validate --format json --lang python "$bad_name") >"$tmp/v.json" 2>&1
+	no_controls "$tmp/v.json" || return 1
+	# Escaped in the JSON string: the same name, safe on a terminal.
+	LC_ALL=C grep -q -F '"file":"ok\u001b]0;pwn\u0007\u202e\nx.py"' "$tmp/v.json" || { cat "$tmp/v.json"; return 1; }
+	python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["file"] == "ok\x1b]0;pwn\x07\u202e\nx.py", d["file"]' "$tmp/v.json"
+}
+check "kiln validate --format json escapes a hostile file name to the same value" validate_hostile_name_json
+
+# Program output: colour passes, a clipboard write, a title, a screen
+# clear, a cursor move and a device query do not, each split over writes.
+cat >"$tmp/noisy.sh" <<'SH'
+printf '\033]52;c;cm0gLXJmIH4='; sleep 0.2; printf '\007\033[31'; sleep 0.2
+printf 'mred\033[0m\033[2J\033]0;'; sleep 0.2; printf 'title\007 \033[6n\033[1Aok\n'
+printf 'e\033[1Aerr\033[33m\n' >&2
+SH
+run_filters_output() {
+	"$kiln" run "$tmp/noisy.sh" >"$tmp/r.out" 2>"$tmp/r.err" || { cat "$tmp/r.err"; return 1; }
+	printf '\033[31mred\033[0m ok\n' >"$tmp/r.want"
+	# The colour stderr leaves on is reset at the end.
+	printf 'eerr\033[33m\n\033[m' >"$tmp/r.ewant"
+	cmp "$tmp/r.out" "$tmp/r.want" || { od -c "$tmp/r.out"; return 1; }
+	cmp "$tmp/r.err" "$tmp/r.ewant" || { od -c "$tmp/r.err"; return 1; }
+}
+check "kiln run keeps colour and drops every other sequence, split or not" run_filters_output
+
+# An artifact whose name carries an OSC and U+202E.
+cat >"$tmp/art.py" <<'PY'
+open("out/\x1b]0;pwn\x07e\u202evil.txt", "w").write("x")
+PY
+run_hostile_artifact() {
+	"$kiln" run "$tmp/art.py" >"$tmp/a.out" 2>"$tmp/a.err" || { cat "$tmp/a.err"; return 1; }
+	no_controls "$tmp/a.err" || return 1
+	LC_ALL=C grep -q -F 'kiln: artifact out/^[]0;pwn^Ge<U+202E>vil.txt (' "$tmp/a.err" || { od -c "$tmp/a.err"; return 1; }
+}
+check "kiln run shows a hostile artifact name visibly" run_hostile_artifact
+
+# Model answers, from the fake model server.
+/usr/bin/python3 tests/fake-model/fake_model.py --port-file "$tmp/port" --max-seconds 300 \
+	2>"$tmp/fake.log" &
+fake_pid=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+url="http://127.0.0.1:$(cat "$tmp/port" 2>/dev/null)"
+export XDG_STATE_HOME="$tmp/state"
+# The answer's code hides a multiplication behind a comment with a cursor
+# move; its prose erases the verdict and draws a green allow, writes the
+# clipboard, and reverses text with U+202E.
+hostile_lines() { # file
+	for want in '   2 print(6 * 7)^[[1A' '   3 ^[[2K# nothing here' \
+		'   4 x = 1 # <U+202E><U+2066> )sdrawkcab(<U+2069>' \
+		'^[[1A^M^[[2K^[[32mverdict: allow^[[0m^[]52;c;cm0gLXJmIH4=^G Safe.'; do
+		LC_ALL=C grep -q -x -F -e "$want" "$1" || { echo "no line: $want"; od -c "$1" | head -40; return 1; }
+	done
+}
+ask_hostile_answer() {
+	KILN_LLM_URL=$url KILN_MODEL=fake-coder NO_COLOR=1 timeout 60 "$kiln" ask \
+		"greet [[answer:hostile]]" </dev/null >"$tmp/ask.out" 2>&1
+	no_controls "$tmp/ask.out" && hostile_lines "$tmp/ask.out"
+}
+check "kiln ask shows a hostile answer visibly, exactly" ask_hostile_answer
+shell_hostile_answer() {
+	printf 'greet [[answer:hostile]]\ns\n' | KILN_LLM_URL=$url KILN_MODEL=fake-coder \
+		timeout 60 "$kiln" shell >"$tmp/sh.out" 2>&1
+	no_controls "$tmp/sh.out" && hostile_lines "$tmp/sh.out"
+}
+check "kiln shell shows a hostile answer visibly, exactly" shell_hostile_answer
+# Typed code (no model): the program's output keeps its colour only.
+shell_filters_output() {
+	printf 'print("\\x1b]52;c;eA==\\x07\\x1b[32mgreen\\x1b[0m\\x1b[2J done")\n' |
+		KILN_LLM_URL=http://127.0.0.1:9 timeout 60 "$kiln" shell >"$tmp/sh2.out" 2>&1
+	want=$(printf '\033[32mgreen\033[0m done')
+	LC_ALL=C grep -q -x -F -e "$want" "$tmp/sh2.out" || { od -c "$tmp/sh2.out" | tail -20; return 1; }
+	[ "$(LC_ALL=C grep -c "$esc" "$tmp/sh2.out")" -eq 1 ] || { od -c "$tmp/sh2.out"; return 1; }
+}
+check "kiln shell passes a program's colour and nothing else" shell_filters_output
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
