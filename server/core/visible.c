@@ -238,6 +238,63 @@ static void introduce(struct vis_filter *f, unsigned char c1)
 	}
 }
 
+#define FFFD "\xef\xbf\xbd"
+
+/* The length of the UTF-8 sequence a lead byte starts; 0 for a byte that
+ * cannot start one. */
+static size_t seq_need(unsigned char c)
+{
+	return c >= 0xc2 && c <= 0xdf   ? 2
+	       : c >= 0xe0 && c <= 0xef ? 3
+	       : c >= 0xf0 && c <= 0xf4 ? 4
+	                                : 0;
+}
+
+/* One whole sequence of n bytes: a character passes, a C1 control
+ * (U+0080-U+009F) is a control like its ESC form, anything else that is
+ * not UTF-8 is U+FFFD. Passing an invalid byte on could let the bytes
+ * around a dropped sequence join into a C1 control on the terminal. */
+static void utf8_char(struct vis_filter *f, struct sink *k, const unsigned char *u, size_t n)
+{
+	if (utf8_seq_len(u, n) != n)
+		put(k, FFFD, 3);
+	else if (n == 2 && u[0] == 0xc2 && u[1] <= 0x9f)
+		introduce(f, u[1]);
+	else
+		put(k, (const char *)u, n);
+}
+
+/* A byte >= 0x80 at s[i] in text: pass the character it starts, or hold
+ * its first bytes when the chunk ends inside it. Returns the next i. */
+static size_t utf8_text(struct vis_filter *f, struct sink *k, const char *s, size_t len, size_t i,
+                        size_t *plain)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t need = seq_need(p[i]);
+	if (need && len - i >= need && utf8_seq_len(p + i, need) == need &&
+	    !(p[i] == 0xc2 && p[i + 1] <= 0x9f))
+		return i + need; /* text: stays in the run */
+	put(k, s + *plain, i - *plain);
+	/* The lead byte and the continuation bytes that follow it. */
+	size_t have = 1;
+	while (need && have < need && i + have < len && (p[i + have] & 0xc0) == 0x80)
+		have++;
+	if (need && have < need && i + have == len) {
+		/* The chunk ends inside the character: hold its bytes. */
+		memcpy(f->u8, p + i, have);
+		f->u8_len = (uint8_t)have;
+		f->state = VIS_F_UTF8;
+		*plain = len;
+		return len;
+	}
+	if (need && have == need)
+		utf8_char(f, k, p + i, need);
+	else
+		put(k, FFFD, 3); /* cut short, or no lead byte: one U+FFFD */
+	*plain = i + have;
+	return *plain;
+}
+
 int vis_filter_feed(struct vis_filter *f, const char *s, size_t len, struct buf *out)
 {
 	struct sink k = {.b = out};
@@ -250,7 +307,7 @@ int vis_filter_feed(struct vis_filter *f, const char *s, size_t len, struct buf 
 		unsigned char c = p[i];
 		switch (f->state) {
 		case VIS_F_TEXT:
-			if (c >= 0x20 && c != 0x7f && c != 0xc2) {
+			if (c >= 0x20 && c < 0x7f) {
 				i++;
 				continue;
 			}
@@ -258,25 +315,33 @@ int vis_filter_feed(struct vis_filter *f, const char *s, size_t len, struct buf 
 				i++;
 				continue;
 			}
+			if (c >= 0x80) {
+				i = utf8_text(f, &k, s, len, i, &plain);
+				continue;
+			}
 			FLUSH();
 			if (c == ESC)
 				f->state = VIS_F_ESC;
-			else if (c == 0xc2)
-				f->state = VIS_F_C2;
 			/* Any other C0 control and DEL: dropped. */
 			plain = ++i;
 			continue;
-		case VIS_F_C2:
-			if (c >= 0x80 && c <= 0x9f) {
-				introduce(f, c);
-				plain = ++i;
-			} else {
-				/* Not a C1 control: the 0xC2 was text. */
-				put(&k, "\xc2", 1);
+		case VIS_F_UTF8: {
+			size_t need = seq_need(f->u8[0]);
+			if ((c & 0xc0) != 0x80) {
+				/* Cut short: U+FFFD, then c as what it is. */
+				put(&k, FFFD, 3);
 				f->state = VIS_F_TEXT;
 				plain = i;
+				continue;
+			}
+			f->u8[f->u8_len++] = c;
+			plain = ++i;
+			if (f->u8_len == need) {
+				f->state = VIS_F_TEXT;
+				utf8_char(f, &k, f->u8, need);
 			}
 			continue;
+		}
 		case VIS_F_ESC:
 			if (c == '[' || c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_') {
 				introduce(f, (unsigned char)(c + 0x40));
@@ -377,8 +442,8 @@ int vis_filter_feed(struct vis_filter *f, const char *s, size_t len, struct buf 
 int vis_filter_end(struct vis_filter *f, struct buf *out)
 {
 	struct sink k = {.b = out};
-	if (f->state == VIS_F_C2)
-		put(&k, "\xc2", 1);
+	if (f->state == VIS_F_UTF8)
+		put(&k, FFFD, 3);
 	if (f->colored)
 		put(&k, "\033[m", 3);
 	vis_filter_init(f);

@@ -11,8 +11,8 @@
  *   colour (SGR, "ESC [ ... m") kept, every other escape sequence (OSC 52
  *   clipboard writes, titles, device queries, cursor movement, DCS, ...)
  *   and control character but line feed, tab, carriage return and
- *   backspace dropped. It keeps state across chunks, so a sequence split
- *   between two reads is recognised, and caps how long a sequence may be. */
+ *   backspace dropped, bytes that are not UTF-8 shown as U+FFFD. It keeps state across chunks, so a
+ * sequence split between two reads is recognised, and caps how long a sequence may be. */
 #pragma once
 
 #include <stdbool.h>
@@ -63,7 +63,7 @@ void vis_json_fputs(FILE *f, const char *json);
 
 enum vis_filter_state {
 	VIS_F_TEXT,
-	VIS_F_C2,      /* 0xC2 seen: a C1 control (U+0080-U+009F) may follow */
+	VIS_F_UTF8,    /* inside a UTF-8 sequence, its first bytes in u8 */
 	VIS_F_ESC,     /* ESC seen */
 	VIS_F_ESC_INT, /* ESC and intermediate bytes: drop up to the final byte */
 	VIS_F_CSI,     /* a control sequence, collected in seq */
@@ -76,6 +76,8 @@ struct vis_filter {
 	enum vis_filter_state state;
 	size_t seq_len; /* bytes of the current sequence so far */
 	bool colored;   /* colour other than the default is in effect */
+	unsigned char u8[4];
+	uint8_t u8_len;
 	char seq[VIS_CSI_MAX];
 };
 

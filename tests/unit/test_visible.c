@@ -1,8 +1,9 @@
 /* test_visible.c: core/visible.c: text made visible for a terminal (every
  * control, bidi and invisible character, each form, with and without
  * colour; JSON escaped to the same value) and the program output filter
- * (colour kept, every other sequence dropped, the same bytes out however
- * the input is split into chunks, the length caps). */
+ * (colour kept, every other sequence dropped, bytes that are not UTF-8
+ * replaced, the same bytes out however the input is split into chunks, the
+ * length caps). */
 #include "core/visible.h"
 
 #include "core/buf.h"
@@ -168,8 +169,20 @@ static const struct {
       "0m\xc2\x9d"
       "52;c;eA==\xc2\x9c.\xc2\x90q\xc2\x9c\xc2\x85!",
       "\033[31mr\033[0m.!"),
-    /* 0xC2 that is not a C1 control is text (U+00A0, U+00BF). */
+    /* 0xC2 that is not a C1 control is text (U+00A0, U+00BF); a lone
+     * one is U+FFFD, so that a dropped control after it cannot join it
+     * to the next byte as a C1 control (found by fuzz_visible). */
     F("\xc2\xa0\xc2\xbf", "\xc2\xa0\xc2\xbf"),
+    F("a\xc2\x17\x9b"
+      "2J\xc2\033[1A\x9b"
+      "2Jb\xc2",
+      "a\xef\xbf\xbd\xef\xbf\xbd"
+      "2J\xef\xbf\xbd\xef\xbf\xbd"
+      "2Jb\xef\xbf\xbd"),
+    /* A sequence that is not UTF-8 is one U+FFFD: a stray 0x9B would be CSI
+     * to a terminal in 8-bit mode; an overlong or truncated form too. */
+    F("x\x9by\xe0\x80\x80z\xe2\x82", "x\xef\xbf\xbdy\xef\xbf\xbdz\xef\xbf\xbd"),
+    F("\xe2\x80\xae\xf0\x9f\x98\x80", "\xe2\x80\xae\xf0\x9f\x98\x80"),
     /* CAN and SUB cancel a sequence; ESC restarts one. */
     F("a\033[3\x18"
       "1mb\033]0;t\x1a"
