@@ -58,7 +58,7 @@ static enum run_flow on_output(void *data, struct run *run, enum run_stream stre
 	(void)run;
 	int i = stream == RUN_STDOUT ? 0 : 1;
 	struct buf out;
-	buf_init(&out, 2 * len + VIS_CSI_MAX + 16);
+	buf_init(&out, VIS_FILTER_OUT_MAX(len));
 	vis_filter_feed(&cr->out[i], text, len, &out);
 	write_all(1 + i, out.data, out.len);
 	buf_release(&out);
@@ -70,7 +70,7 @@ static void output_end(struct cli_run *cr)
 {
 	for (int i = 0; i < 2; i++) {
 		struct buf out;
-		buf_init(&out, 16);
+		buf_init(&out, VIS_FILTER_OUT_MAX(0));
 		vis_filter_end(&cr->out[i], &out);
 		write_all(1 + i, out.data, out.len);
 		buf_release(&out);

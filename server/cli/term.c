@@ -228,7 +228,7 @@ void term_note(void *data, const char *method, json_object *params)
 		/* The program's colour passes; its other escapes (clipboard,
 		 * title, queries, cursor movement) do not. */
 		struct buf out;
-		buf_init(&out, 2 * strlen(text) + VIS_CSI_MAX + 16);
+		buf_init(&out, VIS_FILTER_OUT_MAX(strlen(text)));
 		vis_filter_feed(&t->out[err], text, strlen(text), &out);
 		if (out.len) {
 			fwrite(out.data, 1, out.len, f);
@@ -300,7 +300,7 @@ void term_output_end(struct term *t)
 {
 	for (int i = 0; i < 2; i++) {
 		struct buf out;
-		buf_init(&out, 16);
+		buf_init(&out, VIS_FILTER_OUT_MAX(0));
 		vis_filter_end(&t->out[i], &out);
 		if (out.len)
 			fwrite(out.data, 1, out.len, i ? stderr : stdout);

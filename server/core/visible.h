@@ -81,6 +81,10 @@ struct vis_filter {
 	char seq[VIS_CSI_MAX];
 };
 
+/* The most vis_filter_feed and vis_filter_end write for len bytes in: an
+ * SGR held from earlier chunks, and three bytes (U+FFFD) per byte. */
+#define VIS_FILTER_OUT_MAX(len) (3 * (size_t)(len) + VIS_CSI_MAX + 16)
+
 void vis_filter_init(struct vis_filter *f);
 /* Filter one chunk of program output into out. 0, or -ENOBUFS/-ENOMEM
  * from the buffer. */

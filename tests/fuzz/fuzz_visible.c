@@ -7,6 +7,7 @@
  * - an ESC in its output only ever starts an SGR ("ESC [" digits, ';'
  *   and ':', then 'm') no longer than VIS_CSI_MAX; no other C0 control but
  *   LF, TAB, CR and BS, no DEL, no C1 control; it is valid UTF-8;
+ * - no chunk's output is over VIS_FILTER_OUT_MAX of its length;
  * - text made visible is valid UTF-8 with no control (LF and TAB only
  *   when asked for), no bidi or invisible character left, and keeps every
  *   byte of plain ASCII text. */
@@ -20,6 +21,19 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Each chunk's output in a buffer of VIS_FILTER_OUT_MAX: the bound the
+ * callers size theirs by must hold. */
+static void feed_one(struct vis_filter *f, const char *s, size_t n, bool end, struct buf *out)
+{
+	struct buf b;
+	buf_init(&b, VIS_FILTER_OUT_MAX(n));
+	if ((end ? vis_filter_end(f, &b) : vis_filter_feed(f, s, n, &b)) < 0)
+		abort();
+	if (b.len && buf_append(out, b.data, b.len) < 0)
+		abort();
+	buf_release(&b);
+}
+
 static void filter(const char *s, size_t len, uint8_t seed, struct buf *out)
 {
 	struct vis_filter f;
@@ -32,12 +46,10 @@ static void filter(const char *s, size_t len, uint8_t seed, struct buf *out)
 		size_t n = seed ? 1 + (x >> 16) % 17 : len;
 		if (n > len - at)
 			n = len - at;
-		if (vis_filter_feed(&f, s + at, n, out) < 0)
-			abort();
+		feed_one(&f, s + at, n, false, out);
 		at += n;
 	}
-	if (vis_filter_end(&f, out) < 0)
-		abort();
+	feed_one(&f, NULL, 0, true, out);
 }
 
 static void check_filtered(const unsigned char *o, size_t n)
