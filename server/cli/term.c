@@ -243,14 +243,27 @@ void term_note(void *data, const char *method, json_object *params)
 		json_get_string(params, "mimeType", &mime);
 		if (!t->at_bol)
 			putchar('\n'), t->at_bol = true;
-		term_info(t, "artifact: %s (%s)%s%s", name, mime, path ? " at " : "",
-		          path ? path : "");
+		term_status_clear(t);
+		/* A name is one line: its line breaks are shown too. */
+		printf("%sartifact: ", c(t, C_DIM));
+		show(t, stdout, name, 0);
+		fputs(" (", stdout);
+		show(t, stdout, mime, 0);
+		fputs(")", stdout);
+		if (path) {
+			fputs(" at ", stdout);
+			show(t, stdout, path, 0);
+		}
+		printf("%s\n", c(t, C_RESET));
+		fflush(stdout);
 	} else if (strcmp(method, "intent/attempt") == 0) {
 		int64_t n = 0;
 		json_get_int64(params, "attempt", &n);
 		json_get_string(params, "stage", &s);
 		if (!s)
 			return;
+		if (strcmp(s, "ran") == 0)
+			term_output_end(t); /* the program's colour ends with it */
 		if (!t->at_bol)
 			putchar('\n'), t->at_bol = true;
 		if (strcmp(s, "running") == 0) {
