@@ -167,6 +167,24 @@ ask_hostile_answer() {
 	no_controls "$tmp/ask.out" && hostile_lines "$tmp/ask.out"
 }
 check "kiln ask shows a hostile answer visibly, exactly" ask_hostile_answer
+# On a terminal, with colour: each made-visible character in reverse video
+# (docs/terminal.md), and still nothing raw. script(1) gives kiln a pty.
+ask_hostile_color() {
+	command -v script >/dev/null || { echo "no script(1): skipped"; return 0; }
+	env -u NO_COLOR TERM=xterm KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 \
+		script -qec "'$kiln' ask 'greet [[answer:hostile]]' </dev/null" /dev/null \
+		>"$tmp/askc.out" 2>&1
+	on=$(printf '\033[7m')
+	off=$(printf '\033[27m')
+	want="$on^[$off[1A$on^M$off$on^[$off[2K$on^[$off[32mverdict: allow"
+	LC_ALL=C grep -q -F -e "$want" "$tmp/askc.out" || { od -c "$tmp/askc.out" | tail -30; return 1; }
+	for raw in "$(printf '\033]')" "$(printf '\033[1A')" "$(printf '\033[2K')" "$rlo"; do
+		if LC_ALL=C grep -q -F -e "$raw" "$tmp/askc.out"; then
+			echo "a raw sequence reached the terminal:"; od -c "$tmp/askc.out" | tail -30; return 1
+		fi
+	done
+}
+check "kiln ask on a terminal shows hostile text in reverse video" ask_hostile_color
 shell_hostile_answer() {
 	printf 'greet [[answer:hostile]]\ns\n' | KILN_LLM_URL=$url KILN_MODEL=fake-coder \
 		timeout 60 "$kiln" shell >"$tmp/sh.out" 2>&1
