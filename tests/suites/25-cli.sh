@@ -200,6 +200,27 @@ shell_filters_output() {
 	[ "$(LC_ALL=C grep -c "$esc" "$tmp/sh2.out")" -eq 1 ] || { od -c "$tmp/sh2.out"; return 1; }
 }
 check "kiln shell passes a program's colour and nothing else" shell_filters_output
+# Many notifications in one read: the terminal client is stopped for a
+# second while the program prints, the server writes on, and the client's
+# framer must hand on every message of a read, in order (one message per
+# read would lose the rest).
+shell_many_notes() {
+	printf 'for i in range(400): print(i, flush=True) or sum(range(200000))\n' |
+		KILN_LLM_URL=http://127.0.0.1:9 timeout 120 "$kiln" shell >"$tmp/sh4.out" 2>&1 &
+	tpid=$!
+	i=0
+	while ! grep -q '^5$' "$tmp/sh4.out" 2>/dev/null && [ $i -lt 600 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	spid=$(pgrep -P "$tpid" | head -n 1)
+	[ -n "$spid" ] && kill -STOP "$spid" && sleep 1 && kill -CONT "$spid"
+	wait "$tpid"
+	seq 0 399 >"$tmp/sh4.want"
+	grep -E '^[0-9]+$' "$tmp/sh4.out" >"$tmp/sh4.got"
+	cmp "$tmp/sh4.got" "$tmp/sh4.want" || { tail -5 "$tmp/sh4.out"; return 1; }
+}
+check "kiln shell hands on every message of a read, in order" shell_many_notes
 # An artifact name is one line in kiln shell too: a line feed in it cannot
 # start a line of its own.
 shell_artifact_name() {
