@@ -32,7 +32,7 @@ struct cli_client {
 	 * once they are all taken. */
 	json_object *queue;
 	size_t head; /* index of the next message to take */
-	int err;     /* the stream from the server broke: -EPROTO */
+	int err;     /* the stream from the server broke: -EPROTO, -ENOMEM */
 };
 
 static int write_all(int fd, const char *s, size_t n)
@@ -73,7 +73,10 @@ static void on_body(void *data, char *body, size_t len)
 		c->err = -EPROTO;
 		return;
 	}
-	json_object_array_add(c->queue, obj);
+	if (json_object_array_add(c->queue, obj) < 0) {
+		json_object_put(obj);
+		c->err = -ENOMEM;
+	}
 }
 
 static void on_frame_error(void *data, enum frame_error err, const char *detail)
@@ -89,7 +92,7 @@ static void on_frame_error(void *data, enum frame_error err, const char *detail)
 static const struct frame_callbacks frame_cb = {.message = on_body, .error = on_frame_error};
 
 /* The next framed message (yours), 0 when more bytes are needed, or
- * -EPROTO when the stream broke. */
+ * c->err once the messages framed before the break are taken. */
 static int take_msg(struct cli_client *c, json_object **ret)
 {
 	size_t n = json_object_array_length(c->queue);
