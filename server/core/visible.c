@@ -215,8 +215,8 @@ static bool seq_grow(struct vis_filter *f)
 	return false;
 }
 
-/* Start what a C1 control (0x80-0x9F, after 0xC2) or the byte after ESC
- * introduces; c is the C1 value or the 7-bit ESC form's byte + 0x40. */
+/* Start what a C1 control introduces: c1 is U+0080-U+009F (sent as 0xC2
+ * c1), or the byte after ESC plus 0x40 ("ESC [" is CSI, 0x9B). */
 static void introduce(struct vis_filter *f, unsigned char c1)
 {
 	f->seq_len = 0;
