@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/client.h"
+#include "cli/term.h"
 #include "core/json.h"
 #include "core/util.h"
 #include "core/visible.h"
-#include "cli/client.h"
-#include "cli/term.h"
 #include "kiln.h"
 
 static void on_sigint(int sig)

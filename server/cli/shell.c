@@ -18,12 +18,12 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/client.h"
+#include "cli/term.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/util.h"
 #include "core/visible.h"
-#include "cli/client.h"
-#include "cli/term.h"
 #include "kiln.h"
 #include "llm/llm.h"
 
