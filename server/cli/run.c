@@ -253,7 +253,9 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	 * does for the server. */
 	if ((r = sandbox_new(k.loop, config_section(k.config, "sandbox"), &k.sandbox, detail,
 	                     sizeof(detail))) < 0) {
-		fprintf(stderr, "kiln run: %s\n", detail);
+		fputs("kiln run: ", stderr);
+		vis_fputs(stderr, detail, 0);
+		fputc('\n', stderr);
 		cr.code = r == -EINVAL ? 2 : EXIT_NOSANDBOX;
 		goto out;
 	}
