@@ -27,7 +27,7 @@ static const char *const py_ext[] = {".py", ".pyw", NULL};
 static const char *const py_interp[] = {"python3", "python", NULL};
 static const char *const py_argv[] = {"/usr/bin/python3", "{file}", NULL};
 
-static const char *const sh_aliases[] = {"sh", "shell", NULL};
+static const char *const sh_aliases[] = {"sh", "shell", "shellscript", NULL};
 static const char *const sh_ext[] = {".sh", ".bash", NULL};
 static const char *const sh_interp[] = {"bash", "sh", "dash", NULL};
 static const char *const sh_argv[] = {"/bin/bash", "{file}", NULL};

@@ -63,7 +63,7 @@ const struct lang *lang_for_file(const char *path, const char *text, size_t len)
 
 /* The sentence for a name the registry does not know, naming every
  * language it does: "unknown language 'ruby' (kiln knows python (py,
- * python3, py3), bash (sh, shell), javascript (js, node, nodejs, mjs))".
+ * python3, py3), bash (sh, shell, shellscript), javascript (js, node, nodejs, mjs))".
  * Returns buf. */
 const char *lang_unknown(const char *name, char *buf, size_t size);
 

@@ -85,7 +85,7 @@ check "run #!/bin/sh" 0 "^sh 42$" "$KILN" run "$tmp/shscript"
 check "run without extension or #! is python" 0 "^no clue$" "$KILN" run "$tmp/noclue"
 check "run --lang sh over the extension" 0 "^forced bash$" "$KILN" run --lang sh "$tmp/forced.txt"
 check "run --lang ruby is refused with the known names" 2 \
-	"^kiln run: unknown language 'ruby' (kiln knows python (py, python3, py3), bash (sh, shell), javascript (js, node, nodejs, mjs))$" \
+	"^kiln run: unknown language 'ruby' (kiln knows python (py, python3, py3), bash (sh, shell, shellscript), javascript (js, node, nodejs, mjs))$" \
 	"$KILN" run --lang ruby "$tmp/a.js"
 check "run --lang zsh is not bash" 2 "unknown language 'zsh'" "$KILN" run --lang zsh "$tmp/shscript"
 

@@ -30,6 +30,7 @@ START_TEST(names_and_aliases)
 	    {"py3", "python"},
 	    {"PYTHON", "python"},
 	    {"bash", "bash"},
+	    {"shellscript", "bash"}, /* LSP's languageId for shell scripts */
 	    {"sh", "bash"},
 	    {"shell", "bash"},
 	    {"javascript", "javascript"},
@@ -152,7 +153,7 @@ START_TEST(unknown_names_the_known_ones)
 	char buf[512];
 	lang_unknown("ruby", buf, sizeof(buf));
 	ck_assert_str_eq(buf, "unknown language 'ruby' (kiln knows python (py, python3, py3), bash "
-	                      "(sh, shell), javascript (js, node, nodejs, mjs))");
+	                      "(sh, shell, shellscript), javascript (js, node, nodejs, mjs))");
 	ck_assert_str_eq(lang_names(buf, sizeof(buf)), "python, bash, javascript");
 	/* A small buffer is cut, still terminated. */
 	char small[20];
