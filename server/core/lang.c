@@ -13,10 +13,11 @@
 #include "core/json.h"
 #include "core/util.h"
 
-#define NAME_MAX_LEN 31
-#define ARGV_MAX     32
-#define LIST_MAX     32
-#define SHEBANG_MAX  256
+#define NAME_MAX_LEN   31
+#define ARGV_MAX       32
+#define LIST_MAX       32
+#define SHEBANG_MAX    256
+#define NAME_SHOWN_MAX 64
 
 /* python is Debian's /usr/bin/python3 on purpose: a pyenv or venv python
  * on PATH lives in $HOME, which the box never sees. zsh is not an alias
@@ -232,7 +233,18 @@ const char *lang_unknown(const char *name, char *buf, size_t size)
 	const struct lang *t = table(&n);
 	if (size)
 		buf[0] = '\0';
-	append(buf, size, &off, "unknown language '%s' (kiln knows ", name ? name : "");
+	/* The name comes from outside: its control characters are shown as
+	 * escapes and a long one is cut, so the sentence is safe to print. */
+	append(buf, size, &off, "unknown language '");
+	const unsigned char *p = (const unsigned char *)(name ? name : "");
+	for (size_t i = 0; p[i] && i < NAME_SHOWN_MAX; i++)
+		if (p[i] < 0x20 || p[i] == 0x7f)
+			append(buf, size, &off, "\\x%02x", p[i]);
+		else
+			append(buf, size, &off, "%c", p[i]);
+	if (strlen((const char *)p) > NAME_SHOWN_MAX)
+		append(buf, size, &off, "...");
+	append(buf, size, &off, "' (kiln knows ");
 	for (size_t i = 0; i < n; i++) {
 		append(buf, size, &off, "%s%s", i ? ", " : "", t[i].name);
 		for (const char *const *a = t[i].aliases; *a; a++)

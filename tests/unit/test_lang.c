@@ -155,6 +155,14 @@ START_TEST(unknown_names_the_known_ones)
 	ck_assert_str_eq(buf, "unknown language 'ruby' (kiln knows python (py, python3, py3), bash "
 	                      "(sh, shell, shellscript), javascript (js, node, nodejs, mjs))");
 	ck_assert_str_eq(lang_names(buf, sizeof(buf)), "python, bash, javascript");
+	/* A name from outside is shown safely: escapes, and cut. */
+	lang_unknown("ru\x1b[2Jby\n", buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "unknown language 'ru\\x1b[2Jby\\x0a' (kiln knows"));
+	char huge[300];
+	memset(huge, 'a', sizeof(huge) - 1);
+	huge[sizeof(huge) - 1] = '\0';
+	lang_unknown(huge, buf, sizeof(buf));
+	ck_assert_ptr_nonnull(strstr(buf, "aaa...' (kiln knows python"));
 	/* A small buffer is cut, still terminated. */
 	char small[20];
 	lang_unknown("ruby", small, sizeof(small));
