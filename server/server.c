@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "core/json.h"
+#include "core/lang.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
@@ -46,6 +47,12 @@ int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, 
 	int rs = sandbox_configure(NULL, config_section(config, "sandbox"), detail, dsz);
 	if (rs < 0)
 		return rs;
+	/* The language registry next, from the whole config (a bad entry in
+	 * the file fails initialize too, as a bad sandbox member does); it
+	 * is put back if what follows fails. */
+	if (lang_configure(json_get(config_section(config, "sandbox"), "languages"), detail, dsz) <
+	    0)
+		return -EINVAL;
 	/* The validator holds compiled rules and profiles: rebuild it when
 	 * its section changed. Other subsystems read their section per use. */
 	if (json_get(changed, "validator")) {
@@ -55,12 +62,18 @@ int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, 
 			snprintf(
 			    detail, dsz,
 			    "the \"validator\" options are not valid (the server's log says why)");
+			lang_configure(json_get(config_section(k->config, "sandbox"), "languages"),
+			               NULL, 0);
 			return r;
 		}
 		val_free(k->validator);
 		k->validator = v;
 	}
-	return sandbox_configure(k->sandbox, config_section(config, "sandbox"), detail, dsz);
+	rs = sandbox_configure(k->sandbox, config_section(config, "sandbox"), detail, dsz);
+	if (rs < 0)
+		lang_configure(json_get(config_section(k->config, "sandbox"), "languages"), NULL,
+		               0);
+	return rs;
 }
 
 /* Warm boxes are on unless sandbox.warmBoxes is false; the first is
@@ -163,6 +176,11 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 		log_error("%s", detail[0] ? detail : strerror(-r));
 		goto out;
 	}
+	/* A sandbox.languages that is not valid leaves the built-in
+	 * languages; initialize fails, saying why. */
+	if (lang_configure(json_get(config_section(k.config, "sandbox"), "languages"), detail,
+	                   sizeof(detail)) < 0)
+		log_error("%s", detail);
 	/* Subsystems start here, before anything can start a thread. */
 	/* Without a sandbox the server still serves; runs are refused. A
 	 * sandbox section that is not valid fails initialize, which says why. */
@@ -226,6 +244,7 @@ out:
 	rpc_peer_free(k.peer);
 	json_object_put(k.init_options);
 	json_object_put(k.config);
+	lang_configure(NULL, NULL, 0);
 	loop_free(k.loop);
 	return code;
 }

@@ -12,7 +12,9 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/languages.h"
 #include "cli/term.h"
+#include "core/lang.h"
 #include "core/json.h"
 #include "core/util.h"
 #include "core/visible.h"
@@ -30,7 +32,8 @@ static void usage(FILE *f)
 	    f, "Usage: kiln ask [--yes] [--lang LANGUAGE] [--no-repair] [--max-attempts N] INTENT\n"
 	       "Ask the model for code that does INTENT, validate it and show the proposal.\n"
 	       "  -y, --yes           run the proposal when its verdict is allow\n"
-	       "  -l, --lang L        python (default), bash or javascript\n"
+	       "  -l, --lang L        python (default), bash, javascript, an alias (py, sh,\n"
+	       "                      js, node, ...) or a language of sandbox.languages\n"
 	       "      --no-repair     do not send a failed run back to the model\n"
 	       "      --max-attempts  runs including repairs (default 3)\n"
 	       "      --config FILE   the config file (default $XDG_CONFIG_HOME/kiln/config.json)\n"
@@ -84,12 +87,25 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	char detail[512] = "";
+	int r = cli_languages_load(config, detail, sizeof(detail));
+	if (r < 0) {
+		cli_error("kiln ask", detail[0] ? detail : strerror(-r));
+		return 3;
+	}
+	/* The canonical name, copied: the registry goes before the server. */
+	char canon[64] = "";
+	if ((lang = cli_language("kiln ask", lang)))
+		snprintf(canon, sizeof(canon), "%s", lang);
+	lang_configure(NULL, NULL, 0);
+	if (!lang)
+		return 2;
+	lang = canon;
 	struct term t;
 	term_init(&t);
 	signal(SIGINT, on_sigint);
 	struct cli_client *c;
-	char detail[512] = "";
-	int r = cli_client_start(config, &c, detail, sizeof(detail));
+	r = cli_client_start(config, &c, detail, sizeof(detail));
 	if (r < 0) {
 		fputs("kiln ask: ", stderr);
 		vis_fputs(stderr, detail[0] ? detail : strerror(-r), 0);

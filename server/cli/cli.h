@@ -21,3 +21,8 @@ int cli_shell(const struct kiln_options *opts, int argc, char **argv);
 int cli_ask(const struct kiln_options *opts, int argc, char **argv);
 int cli_run(const struct kiln_options *opts, int argc, char **argv);
 int cli_validate(const struct kiln_options *opts, int argc, char **argv);
+
+/* Write "cmd: msg\n" to stderr, msg with its control characters made
+ * visible (core/visible.h): messages carry names, paths and config text
+ * that came from outside. */
+void cli_error(const char *cmd, const char *msg);

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/lang.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
@@ -155,22 +156,17 @@ static int read_code(const char *path, struct buf *b)
 	return r;
 }
 
-static const char *lang_from_name(const char *path)
-{
-	const char *dot = strrchr(path, '.');
-	if (dot && strcmp(dot, ".sh") == 0)
-		return "bash";
-	if (dot && (strcmp(dot, ".js") == 0 || strcmp(dot, ".mjs") == 0))
-		return "node";
-	return "python";
-}
-
 static void usage(FILE *out)
 {
-	fprintf(out, "Usage: kiln run [--lang python|bash|node] [--timeout SECONDS] [--json]\n"
-	             "                [--config FILE] FILE|-\n"
-	             "Run FILE (or stdin) in kiln's sandbox, printing its output as it comes.\n"
-	             "Exit status: the code's own; 128+N when signal N ended it; 124 when the\n"
+	char names[256];
+	fprintf(out,
+	        "Usage: kiln run [--lang LANGUAGE] [--timeout SECONDS] [--json]\n"
+	        "                [--config FILE] FILE|-\n"
+	        "Run FILE (or stdin) in kiln's sandbox, printing its output as it comes.\n"
+	        "LANGUAGE: %s, or an alias; without --lang, FILE's extension, else its\n"
+	        "#! line, else python.\n",
+	        lang_names(names, sizeof(names)));
+	fprintf(out, "Exit status: the code's own; 128+N when signal N ended it; 124 when the\n"
 	             "wall clock did; 125 when the sandbox could not be built. --json prints the\n"
 	             "run's result object to stderr at the end.\n");
 }
@@ -231,8 +227,6 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		buf_release(&code);
 		return 2;
 	}
-	if (!lang)
-		lang = lang_from_name(path);
 
 	struct kiln k = {.encoding = POS_UTF8};
 	struct cli_run cr = {.k = &k, .json = json, .code = EXIT_NOSANDBOX};
@@ -249,6 +243,23 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		fputc('\n', stderr);
 		goto out;
 	}
+	if ((r = lang_configure(json_get(config_section(k.config, "sandbox"), "languages"), detail,
+	                        sizeof(detail))) < 0) {
+		cli_error("kiln run", detail);
+		cr.code = 2;
+		goto out;
+	}
+	/* --lang, else the file's extension or #! line (the registry's
+	 * reader, as kiln validate uses), else python. */
+	const struct lang *l =
+	    lang ? lang_find(lang)
+	         : lang_for_file(strcmp(path, "-") ? path : NULL, code.data, code.len);
+	if (!l && lang) {
+		cli_error("kiln run", lang_unknown(lang, detail, sizeof(detail)));
+		cr.code = 2;
+		goto out;
+	}
+	lang = l ? l->name : "python";
 	/* The config's sandbox section is checked here, once, as initialize
 	 * does for the server. */
 	if ((r = sandbox_new(k.loop, config_section(k.config, "sandbox"), &k.sandbox, detail,
@@ -277,6 +288,7 @@ out:
 	json_object_put(limits);
 	sandbox_free(k.sandbox);
 	json_object_put(k.config);
+	lang_configure(NULL, NULL, 0);
 	if (k.loop)
 		loop_free(k.loop);
 	buf_release(&code);

@@ -19,7 +19,9 @@
 
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/languages.h"
 #include "cli/term.h"
+#include "core/lang.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/util.h"
@@ -319,7 +321,11 @@ static void help(struct shell *sh)
 	          "Type what you want done; kiln asks the model for %s code, shows it with "
 	          "its diagnostics and runs it in the sandbox once you say r.",
 	          sh->lang);
-	term_info(&sh->t, "  :lang python|bash|javascript   the language of code to write or run");
+	char names[256];
+	term_info(&sh->t,
+	          "  :lang NAME                     the language of code to write or run (%s,",
+	          lang_names(names, sizeof(names)));
+	term_info(&sh->t, "                                 or an alias such as py, sh, js, node)");
 	term_info(&sh->t, "  :run CODE                      validate and run CODE directly");
 	term_info(&sh->t, "  :model                         look for the model server again");
 	term_info(&sh->t, "  :quit (or Ctrl-D)              leave; Ctrl-C stops what is running");
@@ -383,17 +389,29 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 			return 2;
 		}
 	}
+	char detail[512] = "";
+	int r = cli_languages_load(sh.config, detail, sizeof(detail));
+	if (r < 0) {
+		cli_error("kiln shell", detail[0] ? detail : strerror(-r));
+		return 1;
+	}
+	const char *canon = cli_language("kiln shell", sh.lang);
+	if (!canon) {
+		lang_configure(NULL, NULL, 0);
+		return 2;
+	}
+	snprintf(sh.lang, sizeof(sh.lang), "%s", canon);
 	sh.tty = isatty(0);
 	term_init(&sh.t);
 	snprintf(sh.session, sizeof(sh.session), "shell-%d", (int)getpid());
 	struct sigaction sa = {.sa_handler = on_sigint};
 	sigaction(SIGINT, &sa, NULL);
-	char detail[512] = "";
-	int r = cli_client_start(sh.config, &sh.c, detail, sizeof(detail));
+	r = cli_client_start(sh.config, &sh.c, detail, sizeof(detail));
 	if (r < 0) {
 		fputs("kiln shell: ", stderr);
 		vis_fputs(stderr, detail[0] ? detail : strerror(-r), 0);
 		fputc('\n', stderr);
+		lang_configure(NULL, NULL, 0);
 		return 1;
 	}
 	if (sh.tty) {
@@ -424,11 +442,19 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 			break;
 		} else if (strcmp(l, ":help") == 0) {
 			help(&sh);
-		} else if (strncmp(l, ":lang", 5) == 0) {
-			const char *canon = llm_language_canonical(l[5] ? l + 6 : "");
-			if (canon && (!strcmp(canon, "python") || !strcmp(canon, "bash") ||
-			              !strcmp(canon, "javascript")))
-				snprintf(sh.lang, sizeof(sh.lang), "%s", canon);
+		} else if (strncmp(l, ":lang", 5) == 0 && (!l[5] || l[5] == ' ')) {
+			/* ":lang" alone says which; a name the registry does not
+			 * know is refused with the list, and the language stays. */
+			char *name = l + 5;
+			while (*name == ' ')
+				name++;
+			for (char *e = name + strlen(name); e > name && e[-1] == ' ';)
+				*--e = '\0';
+			const struct lang *nl = name[0] ? lang_find(name) : NULL;
+			if (nl)
+				snprintf(sh.lang, sizeof(sh.lang), "%s", nl->name);
+			else if (name[0])
+				term_info(&sh.t, "%s", lang_unknown(name, detail, sizeof(detail)));
 			term_info(&sh.t, "language: %s", sh.lang);
 		} else if (strcmp(l, ":model") == 0) {
 			probe_model(&sh);
@@ -451,5 +477,6 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 		putchar('\n');
 	}
 	cli_client_stop(sh.c);
+	lang_configure(NULL, NULL, 0);
 	return 0;
 }

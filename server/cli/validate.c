@@ -14,6 +14,7 @@
 #include "config.h"
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/lang.h"
 #include "core/position.h"
 #include "core/util.h"
 #include "core/visible.h"
@@ -34,8 +35,9 @@ static void usage(FILE *out)
 	        "Prints file:line:col: severity: message [rule] (1-based line and column;\n"
 	        "columns count code points unless --encoding says otherwise) or, with\n"
 	        "--format json, {file, language, verdict, diagnostics} with LSP ranges (UTF-16\n"
-	        "unless --encoding says otherwise). --lang: python, bash, javascript (py, sh,\n"
-	        "js, node); default from the file name or its #! line.\n"
+	        "unless --encoding says otherwise). --lang: python, bash, javascript or an\n"
+	        "alias (py, sh, js, node, ...); default from the file's extension, else its #!\n"
+	        "line.\n"
 	        "Exit status: 0 allow, 1 warn, 2 deny, 3 could not check.\n");
 }
 
@@ -62,34 +64,6 @@ static int read_input(const char *path, struct buf *b)
 		if (r < 0)
 			return r == -ENOBUFS ? -EFBIG : r;
 	}
-}
-
-/* From the file name, else from a #! line; NULL when neither says. */
-static const char *guess_language(const char *path, const char *code, size_t len)
-{
-	static const struct {
-		const char *suffix, *lang;
-	} by_name[] = {
-	    {".py", "python"},     {".sh", "bash"},        {".bash", "bash"},
-	    {".js", "javascript"}, {".mjs", "javascript"}, {".cjs", "javascript"},
-	};
-	size_t pl = strlen(path);
-	for (size_t i = 0; i < ARRAY_SIZE(by_name); i++) {
-		size_t sl = strlen(by_name[i].suffix);
-		if (pl > sl && strcmp(path + pl - sl, by_name[i].suffix) == 0)
-			return by_name[i].lang;
-	}
-	if (len > 2 && code[0] == '#' && code[1] == '!') {
-		const char *nl = memchr(code, '\n', len);
-		size_t ll = nl ? (size_t)(nl - code) : len;
-		if (memmem(code, ll, "python", 6))
-			return "python";
-		if (memmem(code, ll, "node", 4))
-			return "javascript";
-		if (memmem(code, ll, "sh", 2))
-			return "bash";
-	}
-	return NULL;
 }
 
 static const char *severity_name(int64_t sev)
@@ -147,15 +121,18 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 		return EXIT_UNCHECKED;
 	}
 	const char *code = b.data ? b.data : "";
-	if (!lang)
-		lang = guess_language(path, code, b.len);
-	if (!lang) {
+	/* --lang, else the file's extension or #! line (the registry's
+	 * reader, which kiln run uses too). */
+	const struct lang *l =
+	    lang ? lang_find(lang) : lang_for_file(strcmp(path, "-") ? path : NULL, code, b.len);
+	if (!l) {
 		fputs("kiln validate: ", stderr);
 		vis_fputs(stderr, path, 0);
 		fputs(": cannot tell the language; use --lang\n", stderr);
 		buf_release(&b);
 		return EXIT_UNCHECKED;
 	}
+	lang = l->name;
 	json_object *diags = NULL;
 	enum val_verdict verdict;
 	char detail[256] = "";
@@ -250,10 +227,20 @@ int cli_validate(const struct kiln_options *global, int argc, char **argv)
 		fputc('\n', stderr);
 		return EXIT_UNCHECKED;
 	}
+	int r = lang_configure(json_get(config_section(config, "sandbox"), "languages"), detail,
+	                       sizeof(detail));
+	if (r < 0 || (lang && !lang_find(lang))) {
+		cli_error("kiln validate",
+		          r < 0 ? detail : lang_unknown(lang, detail, sizeof(detail)));
+		json_object_put(config);
+		lang_configure(NULL, NULL, 0);
+		return EXIT_UNCHECKED;
+	}
 	struct validator *v = NULL;
-	int r = val_new(config_section(config, "validator"), &v);
+	r = val_new(config_section(config, "validator"), &v);
 	json_object_put(config);
 	if (r < 0) {
+		lang_configure(NULL, NULL, 0);
 		fprintf(stderr, "kiln validate: the validator cannot start: %s\n", strerror(-r));
 		return EXIT_UNCHECKED;
 	}
@@ -264,5 +251,6 @@ int cli_validate(const struct kiln_options *global, int argc, char **argv)
 			worst = e;
 	}
 	val_free(v);
+	lang_configure(NULL, NULL, 0);
 	return worst;
 }

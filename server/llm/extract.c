@@ -13,28 +13,19 @@
 #include <strings.h>
 
 #include "core/buf.h"
+#include "core/lang.h"
 #include "core/position.h"
 #include "core/util.h"
 
 /* Extraction never needs more than the answer itself. */
 #define EXTRACT_MAX (16u << 20)
 
+/* Fence tags of languages kiln does not run and of a run's output: blocks
+ * so tagged are not the code asked for. The languages kiln runs, with
+ * their aliases, come from the registry (core/lang.h), never from here. */
 static const struct {
 	const char *tag, *canon;
-} aliases[] = {
-    {"python", "python"},
-    {"py", "python"},
-    {"python3", "python"},
-    {"py3", "python"},
-    {"bash", "bash"},
-    {"sh", "bash"},
-    {"shell", "bash"},
-    {"zsh", "bash"},
-    {"javascript", "javascript"},
-    {"js", "javascript"},
-    {"node", "javascript"},
-    {"nodejs", "javascript"},
-    {"mjs", "javascript"},
+} other_tags[] = {
     {"typescript", "typescript"},
     {"ts", "typescript"},
     {"c", "c"},
@@ -46,6 +37,7 @@ static const struct {
     {"lua", "lua"},
     {"sql", "sql"},
     {"r", "r"},
+    {"zsh", "zsh"},
     /* What models tag a run's output or a transcript with. */
     {"text", "output"},
     {"output", "output"},
@@ -60,9 +52,12 @@ const char *llm_language_canonical(const char *tag)
 {
 	if (!tag)
 		return NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
-		if (strcasecmp(tag, aliases[i].tag) == 0)
-			return aliases[i].canon;
+	const struct lang *l = lang_find(tag);
+	if (l)
+		return l->name;
+	for (size_t i = 0; i < ARRAY_SIZE(other_tags); i++)
+		if (strcasecmp(tag, other_tags[i].tag) == 0)
+			return other_tags[i].canon;
 	return NULL;
 }
 

@@ -180,8 +180,10 @@ struct llm_code {
 int llm_extract_code(const char *text, size_t len, const char *language, struct llm_code *ret);
 void llm_code_release(struct llm_code *c);
 
-/* The canonical name of a language tag ("py" -> "python", "sh" ->
- * "bash", "js" -> "javascript"), or NULL when unknown. */
+/* The canonical name of a fence tag: a language of the registry
+ * (core/lang.h: "py" -> "python", "sh" -> "bash", "js" -> "javascript"),
+ * else a language kiln does not run ("ts" -> "typescript") or "output"
+ * for a run's output ("console", "text"); NULL when unknown. */
 const char *llm_language_canonical(const char *tag);
 
 /* --- prompts ------------------------------------------------------------------ */

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/lang.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
@@ -232,15 +233,23 @@ int method_intent_run(struct rpc_call *call, json_object *params)
 	const char *explicit_lang = NULL;
 	if (json_get_string(params, "language", &explicit_lang) == 0)
 		lang = explicit_lang;
-	const char *canon = llm_language_canonical(lang ? lang : "python");
-	if (!canon ||
-	    (strcmp(canon, "python") && strcmp(canon, "bash") && strcmp(canon, "javascript"))) {
-		intent_error(call, RPC_INVALID_PARAMS, E_LANGUAGE, NULL,
-		             "kiln runs python, bash and javascript; '%s' is none of them (set "
-		             "\"language\")",
-		             lang);
+	/* Proposals are validated before anyone sees them: a language of the
+	 * config's sandbox.languages that names no validator cannot be one. */
+	const struct lang *l = lang_find(lang ? lang : "python");
+	if (!l || !l->validator) {
+		char msg[512];
+		if (l)
+			snprintf(msg, sizeof(msg),
+			         "the validator cannot check %s code, so kiln proposes none (give "
+			         "sandbox.languages.%s a \"validator\")",
+			         l->name, l->name);
+		else
+			lang_unknown(lang, msg, sizeof(msg));
+		intent_error(call, RPC_INVALID_PARAMS, E_LANGUAGE, NULL, "%s (set \"language\")",
+		             msg);
 		return 0;
 	}
+	const char *canon = l->name;
 	json_object *range = json_get(params, "range");
 	json_object *position = json_get(params, "position");
 	json_get_string(params, "sessionId", &session);

@@ -1,4 +1,4 @@
-/* plan.c: the new root's layout, the language table and the environment
+/* plan.c: the new root's layout, a language's program (from core/lang.h) and the environment
  * allowlist (see plan.h). Everything here runs in the server, before
  * clone(), so it may allocate; the child only reads the result. */
 #include "sandbox/plan.h"
@@ -14,27 +14,12 @@
 #include <unistd.h>
 
 #include "core/json.h"
+#include "core/lang.h"
 #include "core/buf.h"
 #include "core/util.h"
 #include "sandbox/sandbox.h"
 
 #define CODE_DIR "code"
-
-struct lang_def {
-	const char *name;
-	const char *argv[4];
-	const char *file;
-	const char *binds[3]; /* optional extras; a trailing '*' globs */
-};
-
-/* Built-in languages; the config's "sandbox.languages.NAME" replaces one
- * or adds another. python is Debian's /usr/bin/python3 on purpose: a
- * pyenv or venv python on PATH lives in $HOME, which the box never sees. */
-static const struct lang_def builtin_langs[] = {
-    {"python", {"/usr/bin/python3", "{file}"}, "snippet.py", {NULL}},
-    {"bash", {"/bin/bash", "{file}"}, "snippet.sh", {NULL}},
-    {"node", {"/usr/bin/node", "{file}"}, "snippet.js", {NULL}},
-};
 
 /* The whole environment the code sees, before config additions. The
  * server's own variables (API keys above all) never pass. */
@@ -300,69 +285,35 @@ static bool valid_file_name(const char *f)
 
 static int interpreter(struct ctx *c, const char *file);
 
-static int language(struct ctx *c, json_object *section, const char *name)
+/* The program of a language of the registry (core/lang.h), which holds
+ * the built-in languages and the config's sandbox.languages. */
+static int language(struct ctx *c, const char *name)
 {
-	json_object *entry = json_get(json_get(section, "languages"), name);
-	const char *file = NULL;
-	if (entry) {
-		json_object *argv = NULL, *binds = NULL;
-		if (json_get_array(entry, "argv", &argv) < 0 ||
-		    json_get_string(entry, "file", &file) < 0 || !valid_file_name(file))
-			return fail(c, -EINVAL,
-			            "sandbox.languages.%s needs \"argv\" (array of strings) and "
-			            "\"file\" (a file name)",
-			            name);
-		const char *args[32];
-		size_t n = json_object_array_length(argv);
-		if (n > 32)
-			n = 33;
-		for (size_t i = 0; i < n && i < 32; i++) {
-			json_object *a = json_object_array_get_idx(argv, i);
-			if (!json_object_is_type(a, json_type_string))
-				return fail(c, -EINVAL,
-				            "sandbox.languages.%s.argv must hold strings", name);
-			args[i] = json_object_get_string(a);
-		}
-		int r = set_argv(c, args, n, file);
-		if (r < 0)
-			return r;
-		if (json_get_array(entry, "binds", &binds) == 0) {
-			for (size_t i = 0; i < json_object_array_length(binds); i++) {
-				const char *b =
-				    json_object_get_string(json_object_array_get_idx(binds, i));
-				if (!b || b[0] != '/')
-					return fail(
-					    c, -EINVAL,
-					    "sandbox.languages.%s.binds must hold absolute paths",
-					    name);
-				if ((r = add_glob(c, b)) < 0)
-					return r;
-			}
-		}
-		if ((r = env_from(c, json_get(entry, "env"), "a language's env")) < 0)
-			return r;
-	} else {
-		const struct lang_def *d = NULL;
-		for (size_t i = 0; i < ARRAY_SIZE(builtin_langs); i++)
-			if (strcmp(builtin_langs[i].name, name) == 0)
-				d = &builtin_langs[i];
-		if (!d)
-			return fail(c, -EINVAL,
-			            "unknown language '%s' (built in: python, bash, node; more in "
-			            "the config's sandbox.languages)",
-			            name);
-		size_t n = 0;
-		while (n < ARRAY_SIZE(d->argv) && d->argv[n])
-			n++;
-		file = d->file;
-		int r = set_argv(c, d->argv, n, file);
-		if (r < 0)
-			return r;
-		for (size_t i = 0; i < ARRAY_SIZE(d->binds) && d->binds[i]; i++)
-			if ((r = add_glob(c, d->binds[i])) < 0)
-				return r;
+	const struct lang *l = lang_find(name);
+	if (!l) {
+		char msg[512];
+		return fail(c, -EINVAL, "%s", lang_unknown(name, msg, sizeof(msg)));
 	}
-	return interpreter(c, file);
+	size_t n = 0;
+	while (l->argv[n])
+		n++;
+	int r = set_argv(c, l->argv, n, l->file);
+	if (r < 0)
+		return r;
+	for (const char *const *b = l->binds; *b; b++)
+		if ((r = add_glob(c, *b)) < 0)
+			return r;
+	for (const char *const *e = l->env; *e; e++) {
+		char key[256];
+		const char *eq = strchr(*e, '=');
+		if (!eq || (size_t)(eq - *e) >= sizeof(key))
+			return fail(c, -EINVAL, "sandbox.languages.%s.env is not valid", l->name);
+		memcpy(key, *e, (size_t)(eq - *e));
+		key[eq - *e] = '\0';
+		if ((r = set_env(c, key, eq + 1)) < 0)
+			return r;
+	}
+	return interpreter(c, l->file);
 }
 
 /* The program's checks and extras, once argv is set: argv[0] must be an
@@ -462,7 +413,7 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	if ((r = env_from(&c, json_get(section, "env"), "sandbox.env")) < 0)
 		goto out;
 	if (lang) {
-		r = language(&c, section, lang);
+		r = language(&c, lang);
 	} else {
 		size_t n = 0;
 		while (argv[n])

@@ -1,6 +1,7 @@
 /* plan.h: turning a request (language, code, limits) and the config's
  * "sandbox" section into the struct sbx_plan the child walks: the
- * language table, the environment allowlist, the new root's layout. */
+ * language's program (from the registry, core/lang.h), the environment
+ * allowlist, the new root's layout. */
 #pragma once
 
 #include <json-c/json.h>

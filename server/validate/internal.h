@@ -30,8 +30,9 @@ enum val_severity {
 struct val_doc;
 
 struct val_lang {
+	/* The canonical name of the language (core/lang.h); a struct lang
+	 * names the grammar that checks it by this name (lang->validator). */
 	const char *name;
-	const char *aliases[4];
 	const TSLanguage *(*ts)(void);
 	/* Walk the tree once, recording which names are bound to what
 	 * (imports, require(), simple assignments) in d's alias table. */
@@ -52,6 +53,8 @@ struct val_lang {
 	                uint32_t *ret_end);
 };
 
+/* The grammar that checks the language called name (any name or alias
+ * the registry knows), or NULL. */
 const struct val_lang *val_lang_find(const char *name);
 extern const struct val_lang *const val_langs[];
 extern const struct val_lang val_lang_python, val_lang_bash, val_lang_javascript;

@@ -119,7 +119,6 @@ static const char *sh_describe(const char *parent, const char *missing)
 
 const struct val_lang val_lang_bash = {
     .name = "bash",
-    .aliases = {"sh", "shell"},
     .ts = tree_sitter_bash,
     .collect = sh_collect,
     .fold = sh_fold,

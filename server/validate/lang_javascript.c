@@ -264,7 +264,6 @@ static const char *js_describe(const char *parent, const char *missing)
 
 const struct val_lang val_lang_javascript = {
     .name = "javascript",
-    .aliases = {"js", "node", "nodejs"},
     .ts = tree_sitter_javascript,
     .collect = js_collect,
     .fold = js_fold,

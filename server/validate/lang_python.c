@@ -366,7 +366,6 @@ static bool py_explain(struct val_doc *d, TSNode err, char *msg, size_t msz, uin
 
 const struct val_lang val_lang_python = {
     .name = "python",
-    .aliases = {"py", "python3"},
     .ts = tree_sitter_python,
     .collect = py_collect,
     .fold = py_fold,

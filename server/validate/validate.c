@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "core/json.h"
+#include "core/lang.h"
 #include "sandbox/sandbox.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -47,14 +48,10 @@ const char *val_verdict_name(enum val_verdict v)
 
 const struct val_lang *val_lang_find(const char *name)
 {
-	for (size_t i = 0; i < val_langs_count; i++) {
-		const struct val_lang *l = val_langs[i];
-		if (strcasecmp(l->name, name) == 0)
-			return l;
-		for (size_t j = 0; j < ARRAY_SIZE(l->aliases) && l->aliases[j]; j++)
-			if (strcasecmp(l->aliases[j], name) == 0)
-				return l;
-	}
+	const struct lang *l = lang_find(name);
+	for (size_t i = 0; l && l->validator && i < val_langs_count; i++)
+		if (strcmp(val_langs[i]->name, l->validator) == 0)
+			return val_langs[i];
 	return NULL;
 }
 
@@ -521,8 +518,14 @@ int val_check(struct validator *v, const char *language, const char *code, size_
 {
 	const struct val_lang *lang = language ? val_lang_find(language) : NULL;
 	if (!lang) {
-		snprintf(detail, dsz, "unknown language '%s' (python, bash or javascript)",
-		         language ? language : "(none)");
+		if (language && lang_find(language))
+			snprintf(
+			    detail, dsz,
+			    "the validator cannot check %s code (sandbox.languages.%s names no "
+			    "\"validator\")",
+			    lang_find(language)->name, lang_find(language)->name);
+		else
+			lang_unknown(language ? language : "(none)", detail, dsz);
 		return -EINVAL;
 	}
 	const char *pname = profile ? profile : v->default_profile;

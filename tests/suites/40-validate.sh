@@ -83,7 +83,7 @@ if python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 d = [d for d in r["diagnostics"] if d["code"] == "PY-DYNAMIC-CODE"][0]
-assert r["verdict"] == "deny" and r["language"] == "py", r
+assert r["verdict"] == "deny" and r["language"] == "python", r  # the canonical name of --lang py
 assert d["range"]["start"]["character"] == 10, d  # UTF-16: the emoji is 2 units
 ' "$tmp/out"; then ok "json output with UTF-16 ranges"; else
 	bad "json output"

@@ -15,6 +15,9 @@ KILN=${KILN:-build/asan/kiln}
 [ -x "$KILN" ] || KILN=build/kiln
 pass=0
 fail=0
+skipped=0
+# KILN_TEST_NODE=/nonexistent shows the skips that a machine without node sees.
+node=${KILN_TEST_NODE:-/usr/bin/node}
 ok() { pass=$((pass + 1)); echo "PASS $1"; }
 ko() { fail=$((fail + 1)); echo "FAIL $1"; }
 
@@ -62,6 +65,15 @@ for provider in ollama openai; do
 		name="$provider/${t#protocol/transcripts/intent/}"
 		name=${name%.test.in}
 		name=${name%.test}
+		# JavaScript proposals run (and are checked) with node: without
+		# it they are skipped, said, and counted neither way.
+		case "$t" in */javascript-*)
+			if [ ! -x "$node" ]; then
+				echo "SKIP $name (/usr/bin/node is not installed)"
+				skipped=$((skipped + 1))
+				continue
+			fi
+		esac
 		if "$KILN" replay --server "$KILN" "$t" >"$tmp/out" 2>&1; then
 			ok "$name"
 		else
@@ -118,5 +130,53 @@ n=$(echo "$out" | grep -c "cannot reach")
 if [ $? -eq 0 ] && [ "$n" -eq 1 ] && echo "$out" | grep -q "^42$" && echo "$out" | grep -q "^again$"; then
 	ok "shell-pipe-no-model"; else ko "shell-pipe-no-model"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
 
+# --- languages: every name the registry knows, and only those ------------------
+# kiln ask --lang javascript failed at approve ("unknown language
+# 'javascript'"); --lang ruby went to the model.
+if [ -x "$node" ]; then
+	out=$(KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 "$KILN" ask --lang javascript --yes "greet" </dev/null 2>&1)
+	if [ $? -eq 0 ] && echo "$out" | grep -q "console.log('hello from kiln')" &&
+		echo "$out" | grep -q "^hello from kiln"; then ok "ask-lang-javascript"; else
+		ko "ask-lang-javascript"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+	out=$(printf ':lang js\ngreet\nr\n' | KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 "$KILN" shell 2>&1)
+	if [ $? -eq 0 ] && echo "$out" | grep -q "language: javascript" &&
+		echo "$out" | grep -q "console.log('hello from kiln')" &&
+		echo "$out" | grep -q "^hello from kiln"; then ok "shell-lang-js"; else
+		ko "shell-lang-js"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+else
+	echo "SKIP ask-lang-javascript, shell-lang-js (/usr/bin/node is not installed)"
+	skipped=$((skipped + 2))
+fi
+out=$(KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 "$KILN" ask --lang ruby --yes "greet" </dev/null 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && echo "$out" | grep -q "unknown language 'ruby' (kiln knows python (py, python3, py3), bash"; then
+	ok "ask-lang-unknown"; else
+	ko "ask-lang-unknown (exit $rc)"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+out=$(printf ':lang ruby\n:lang\n' | KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 "$KILN" shell 2>&1)
+if [ $? -eq 0 ] && echo "$out" | grep -q "unknown language 'ruby' (kiln knows" &&
+	[ "$(echo "$out" | grep -c "^language: python")" -eq 2 ]; then ok "shell-lang-unknown-kept"; else
+	ko "shell-lang-unknown-kept"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+out=$(KILN_LLM_URL=$url timeout 60 "$KILN" shell --lang ruby </dev/null 2>&1)
+rc=$?
+if [ $rc -eq 2 ] && echo "$out" | grep -q "kiln shell: unknown language 'ruby' (kiln knows"; then
+	ok "shell-lang-unknown-option"; else
+	ko "shell-lang-unknown-option (exit $rc)"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+# A language the config file adds is a name shell accepts: with a
+# grammar named it is validated and runs; without one the server says the
+# validator cannot check it, and the shell does not run it unchecked.
+printf '{"sandbox":{"languages":{"perl":{"argv":["/usr/bin/perl","{file}"],"file":"a.pl"},"py-u":{"argv":["/usr/bin/python3","-u","{file}"],"file":"m.py","validator":"python"}}}}\n' >"$tmp/langs.json"
+out=$(printf 'print(6 * 7)\n' | KILN_LLM_URL=http://127.0.0.1:9 timeout 60 "$KILN" shell --config "$tmp/langs.json" --lang py-u 2>&1)
+if [ $? -eq 0 ] && echo "$out" | grep -q "^42$"; then ok "shell-lang-from-config"; else
+	ko "shell-lang-from-config"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+out=$(printf 'print "perl ok\\n";\n' | KILN_LLM_URL=http://127.0.0.1:9 timeout 60 "$KILN" shell --config "$tmp/langs.json" --lang perl 2>&1)
+if [ $? -eq 0 ] && echo "$out" | grep -q "the validator cannot check perl code" &&
+	! echo "$out" | grep -q "^perl ok$"; then ok "shell-lang-from-config-unchecked"; else
+	ko "shell-lang-from-config-unchecked"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
+
+if [ "$skipped" -gt 0 ]; then
+	echo "50-intent: $pass passed, $fail failed ($skipped skipped: no node)"
+	[ "$fail" -eq 0 ]
+	exit
+fi
 echo "50-intent: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

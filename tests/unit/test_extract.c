@@ -182,7 +182,9 @@ START_TEST(language_canonical)
 	ck_assert_str_eq(llm_language_canonical("py"), "python");
 	ck_assert_str_eq(llm_language_canonical("PYTHON3"), "python");
 	ck_assert_str_eq(llm_language_canonical("sh"), "bash");
-	ck_assert_str_eq(llm_language_canonical("zsh"), "bash");
+	/* zsh code is not bash code: the registry has no such alias. */
+	ck_assert_str_eq(llm_language_canonical("zsh"), "zsh");
+	ck_assert_str_eq(llm_language_canonical("JS"), "javascript");
 	ck_assert_str_eq(llm_language_canonical("node"), "javascript");
 	ck_assert_str_eq(llm_language_canonical("console"), "output");
 	ck_assert_ptr_null(llm_language_canonical("brainfuck"));

@@ -68,6 +68,41 @@ return {
     h.ok(require('kiln.output').win(), 'the output window is open')
   end },
 
+  { 'run: :KilnRun in a JavaScript buffer runs it with node', function()
+    h.setup()
+    h.need('snippet/run')
+    if vim.fn.executable('/usr/bin/node') == 0 then
+      h.skip('/usr/bin/node is not installed')
+    end
+    -- The filetype is Neovim's; the server resolves it in its registry.
+    -- Before the registry, the sandbox knew JavaScript only as "node".
+    h.buffer({ 'const xs = [1, 2, 3];', 'console.log("js sum", xs.reduce((a, b) => a + b, 0));' },
+      'javascript')
+    vim.cmd('KilnRun')
+    local last = wait_run()
+    local text = output_text()
+    h.ok(text:find('js sum 6', 1, true), 'node ran the buffer:\n' .. text)
+    h.ok(last and last.result and last.result.exitCode == 0, 'exit 0: ' .. vim.inspect(last))
+  end },
+
+  { 'run: filetypes become the registry\'s names; unknown ones are refused with the list', function()
+    h.setup()
+    h.need('snippet/run')
+    local doc = require('kiln.doc')
+    h.eq('bash', doc.language_of_filetype('sh'), 'sh')
+    h.eq('javascript', doc.language_of_filetype('javascriptreact'), 'javascriptreact')
+    h.eq('javascript', doc.language_of_filetype('javascript'), 'javascript')
+    h.eq('python', doc.language_of_filetype(''), 'no filetype')
+    h.eq('zsh', doc.language_of_filetype('zsh'), 'zsh is not bash')
+    h.buffer({ 'puts 1' }, 'ruby')
+    vim.cmd('KilnRun')
+    wait_run()
+    local text = output_text()
+    local found = text:find("unknown language 'ruby' (kiln knows python", 1, true)
+      or h.message("unknown language 'ruby' %(kiln knows python")
+    h.ok(found, 'the server names the language it does not know:\n' .. text .. '\n' .. vim.inspect(h.messages))
+  end },
+
   { 'run: a selection runs alone', function()
     h.setup()
     h.need('snippet/run')

@@ -6,15 +6,27 @@ local compat = require('kiln.compat')
 
 local M = {}
 
--- Neovim filetypes to kiln's language names.
-local languages = {
-  python = 'python', sh = 'bash', bash = 'bash', zsh = 'bash',
-  javascript = 'javascript', javascriptreact = 'javascript',
+-- Neovim filetypes whose name is not kiln's: the filetype to the
+-- canonical name of kiln's language registry (server/core/lang.c; see
+-- docs/configuration.md, "Languages"). Every other filetype is sent as it
+-- is: it is a canonical name or alias already (python, javascript), a
+-- language the user's config adds (perl), or one kiln refuses with the
+-- list of names it knows. zsh is not here: zsh code is not bash code.
+local filetypes = {
+  sh = 'bash',
+  javascriptreact = 'javascript',
 }
 
+--- The language name sent for a filetype ('' means python).
+function M.language_of_filetype(ft)
+  if ft == nil or ft == '' then
+    return 'python'
+  end
+  return filetypes[ft] or ft
+end
+
 function M.language(buf)
-  local ft = vim.bo[buf].filetype
-  return languages[ft] or (ft ~= '' and ft or 'python')
+  return M.language_of_filetype(vim.bo[buf].filetype)
 end
 
 function M.lines(buf)
