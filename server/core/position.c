@@ -2,6 +2,7 @@
 #include "core/position.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int pos_encoding_parse(const char *name, enum pos_encoding *ret_enc)
@@ -122,20 +123,84 @@ uint32_t pos_column(const char *line, size_t byte_col, enum pos_encoding enc)
 	return col;
 }
 
+size_t pos_break_len(const char *text, size_t len, size_t i)
+{
+	if (i >= len)
+		return 0;
+	if (text[i] == '\n')
+		return 1;
+	if (text[i] == '\r')
+		return i + 1 < len && text[i + 1] == '\n' ? 2 : 1;
+	return 0;
+}
+
+/* The next line break at or after i: its offset, or len when none. */
+static size_t next_break(const char *text, size_t len, size_t i)
+{
+	for (; i < len; i++)
+		if (text[i] == '\n' || text[i] == '\r')
+			return i;
+	return len;
+}
+
+int pos_line_starts(const char *text, size_t len, uint32_t **ret_starts, size_t *ret_n)
+{
+	if (len >= UINT32_MAX)
+		return -EFBIG;
+	size_t n = 1;
+	for (size_t i = next_break(text, len, 0); i < len; i = next_break(text, len, i)) {
+		i += pos_break_len(text, len, i);
+		n++;
+	}
+	uint32_t *starts = malloc(n * sizeof(*starts));
+	if (!starts)
+		return -ENOMEM;
+	size_t k = 0;
+	starts[k++] = 0;
+	for (size_t i = next_break(text, len, 0); i < len; i = next_break(text, len, i)) {
+		i += pos_break_len(text, len, i);
+		starts[k++] = (uint32_t)i;
+	}
+	*ret_starts = starts;
+	*ret_n = k;
+	return 0;
+}
+
+void pos_at(const char *text, size_t len, const uint32_t *starts, size_t n, size_t off,
+            enum pos_encoding enc, uint32_t *ret_line, uint32_t *ret_character)
+{
+	if (off > len)
+		off = len;
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (starts[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	/* The line's content ends at its break: an offset between "\r" and
+	 * "\n" (or on the break) is the line's end, never a column past it. */
+	size_t end = next_break(text, len, starts[lo]);
+	if (off > end)
+		off = end;
+	*ret_line = (uint32_t)lo;
+	*ret_character = pos_column(text + starts[lo], off - starts[lo], enc);
+}
+
 size_t pos_offset(const char *text, size_t len, uint32_t line, uint32_t character,
                   enum pos_encoding enc)
 {
 	size_t i = 0;
 	for (uint32_t l = 0; l < line; l++) {
-		const char *nl = memchr(text + i, '\n', len - i);
-		if (!nl)
+		i = next_break(text, len, i);
+		if (i >= len)
 			return len;
-		i = (size_t)(nl - text) + 1;
+		i += pos_break_len(text, len, i);
 	}
 	const unsigned char *p = (const unsigned char *)text;
 	uint32_t col = 0;
-	while (i < len && text[i] != '\n' &&
-	       !(text[i] == '\r' && i + 1 < len && text[i + 1] == '\n')) {
+	while (i < len && text[i] != '\n' && text[i] != '\r') {
 		size_t seq = utf8_seq_len(p + i, len - i);
 		uint32_t u = units(p + i, seq, enc);
 		if (col + u > character)

@@ -70,6 +70,49 @@ START_TEST(offsets)
 }
 END_TEST
 
+/* LSP 3.17: "\n", "\r\n" and a lone "\r" each end a line. */
+START_TEST(lone_cr_is_a_line_break)
+{
+	const char text[] = "a\rb\xc3\xa9\r\nc\nd\r\r\xf0\x9f\x98\x80x";
+	size_t len = strlen(text);
+	/* Lines: "a" 0, "bé" 2, "c" 7, "d" 9, "" 11, "😀x" 12. */
+	const uint32_t want[] = {0, 2, 7, 9, 11, 12};
+	uint32_t *starts = NULL;
+	size_t n = 0;
+	ck_assert_int_eq(pos_line_starts(text, len, &starts, &n), 0);
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(starts[i], want[i]);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_uint_eq(pos_offset(text, len, (uint32_t)i, 0, POS_UTF16), want[i]);
+	/* A column past the end stops at the lone "\r" as at "\r\n". */
+	ck_assert_uint_eq(pos_offset(text, len, 0, 9, POS_UTF8), 1);
+	ck_assert_uint_eq(pos_offset(text, len, 3, 9, POS_UTF8), 10);
+	uint32_t l, c;
+	/* 'x' on the last line: after an emoji of 2 UTF-16 units. */
+	pos_at(text, len, starts, n, len - 1, POS_UTF16, &l, &c);
+	ck_assert_uint_eq(l, 5);
+	ck_assert_uint_eq(c, 2);
+	pos_at(text, len, starts, n, len - 1, POS_UTF32, &l, &c);
+	ck_assert_uint_eq(c, 1);
+	/* Between "\r" and "\n": the end of line 1, not a column past it. */
+	pos_at(text, len, starts, n, 6, POS_UTF8, &l, &c);
+	ck_assert_uint_eq(l, 1);
+	ck_assert_uint_eq(c, 3);
+	pos_at(text, len, starts, n, 99, POS_UTF8, &l, &c);
+	ck_assert_uint_eq(l, 5);
+	ck_assert_uint_eq(c, 5);
+	free(starts);
+	ck_assert_int_eq(pos_line_starts("", 0, &starts, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	free(starts);
+	ck_assert_uint_eq(pos_break_len("\r\n", 2, 0), 2);
+	ck_assert_uint_eq(pos_break_len("\r", 1, 0), 1);
+	ck_assert_uint_eq(pos_break_len("\rx", 2, 0), 1);
+	ck_assert_uint_eq(pos_break_len("x", 1, 0), 0);
+}
+END_TEST
+
 START_TEST(invalid_bytes_count_one_each)
 {
 	const char bad[] = "\xff\xc3x";
@@ -143,6 +186,7 @@ static Suite *position_suite(void)
 	tcase_add_test(tc, encoding_names);
 	tcase_add_test(tc, columns);
 	tcase_add_test(tc, offsets);
+	tcase_add_test(tc, lone_cr_is_a_line_break);
 	tcase_add_test(tc, invalid_bytes_count_one_each);
 	tcase_add_loop_test(tc, validity, 0, (int)(sizeof(utf8_cases) / sizeof(utf8_cases[0])));
 	tcase_add_test(tc, complete_prefix);
