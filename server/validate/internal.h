@@ -11,15 +11,7 @@
 #include <tree_sitter/api.h>
 
 #include "core/position.h"
-
-/* LSP DiagnosticSeverity; 0 means the rule is off. */
-enum val_severity {
-	VAL_SEV_OFF = 0,
-	VAL_SEV_ERROR = 1,
-	VAL_SEV_WARNING = 2,
-	VAL_SEV_INFO = 3,
-	VAL_SEV_HINT = 4,
-};
+#include "validate/validate.h"
 
 /* Longest qualified name or folded string the rules look at; longer values
  * are cut, which only makes a rule miss a name nobody writes. */
@@ -124,11 +116,10 @@ struct val_alias {
 struct val_doc {
 	const char *code;
 	size_t len;
-	enum pos_encoding enc;
 	const struct val_lang *lang;
-	const char *workspace; /* may be NULL */
-	uint32_t *line_starts;
-	size_t nlines;
+	const char *workspace;         /* may be NULL */
+	const volatile size_t *cancel; /* may be NULL: stop when it becomes non-zero */
+	struct val_report *out;        /* where findings go */
 	struct val_alias *aliases;
 	size_t naliases;
 	size_t caliases;
@@ -143,38 +134,79 @@ void val_node_value(struct val_doc *d, TSNode n, char *out);
 void val_alias_set(struct val_doc *d, const char *name, const char *target, bool module);
 const struct val_alias *val_alias_get(struct val_doc *d, const char *name);
 
-/* An LSP range for bytes [start, end) as a new JSON object. */
-json_object *val_range(struct val_doc *d, uint32_t start, uint32_t end);
-/* A new Diagnostic. code and explanation may be NULL. */
-json_object *val_diagnostic(struct val_doc *d, uint32_t start, uint32_t end, enum val_severity sev,
-                            const char *code, const char *message, const char *explanation);
+/* Add a finding for bytes [start, end) to the document's report (the
+ * strings are copied; code and explanation may be NULL). -ENOMEM. */
+int val_add(struct val_doc *d, uint32_t start, uint32_t end, enum val_severity sev,
+            const char *code, const char *message, const char *explanation);
+/* Whether the check was cancelled. */
+static inline bool val_cancelled(const struct val_doc *d)
+{
+	return d->cancel && __atomic_load_n(d->cancel, __ATOMIC_RELAXED);
+}
 
-/* Diagnostics from ERROR and MISSING nodes (at most a few), added to diags
- * with severity sev and code; the number added. suffix (may be NULL) is
- * appended to each message. */
-size_t val_syntax_errors(struct val_doc *d, TSNode root, json_object *diags, enum val_severity sev,
-                         const char *code, const char *suffix);
+/* Diagnostics from ERROR and MISSING nodes (at most a few), added to the
+ * report with severity sev and code; the number added. suffix (may be
+ * NULL) is appended to each message. */
+size_t val_syntax_errors(struct val_doc *d, TSNode root, enum val_severity sev, const char *code,
+                         const char *suffix);
+/* The byte range tree-sitter blames for the first syntax error (the
+ * narrowest token it could not use, or where a missing one belongs);
+ * false when the tree has none. */
+bool val_syntax_first(struct val_doc *d, TSNode root, uint32_t *ret_start, uint32_t *ret_end);
 
 /* Run rs over the tree; add diagnostics for matches whose rule's severity
  * in profile (a borrowed JSON map) is not off. */
 int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
-                  json_object *profile, json_object *diags);
+                  json_object *profile);
+
+/* Text that does not show what runs (rules/text.json): control
+ * characters, bidirectional overrides and isolates, invisible characters
+ * outside strings and comments. Loaded once, read-only afterwards. */
+struct val_text;
+int val_text_load(const char *dir, struct val_text **ret, char *detail, size_t dsz);
+void val_text_free(struct val_text *t);
+/* Add a finding for each such character in the document (each run of
+ * the same rule is one finding), under profile. */
+int val_text_scan(struct val_doc *d, const struct val_text *t, TSNode root, json_object *profile);
 enum val_severity val_severity_for(json_object *profile, const struct val_rule *r);
 int val_severity_parse(const char *s, enum val_severity *ret);
 
-/* The CPython syntax worker, in kiln's sandbox (sandbox/worker.h). */
+/* The syntax worker: CPython in kiln's sandbox (sandbox/worker.h), which
+ * compiles Python itself and runs bash -n and node --check, in the same
+ * box, for the other languages. */
 struct val_pyworker;
 struct val_pyworker *val_pyworker_new(const char *python, int timeout_ms);
 void val_pyworker_free(struct val_pyworker *w);
-/* 1 and a first error (byte ranges, message) when CPython rejects the code,
- * 0 when it compiles, -errno when no answer could be had (no python, a
- * timeout, a crash: the caller falls back to tree-sitter). */
+/* Which real parser a check asks for: python (compile()), bash (bash -n),
+ * javascript (node --check). */
+enum val_parser {
+	VAL_PARSE_PYTHON,
+	VAL_PARSE_BASH,
+	VAL_PARSE_NODE,
+};
+/* The first error a real parser reports. Lines are 0-based LSP lines; a
+ * column is a byte column or -1 when the parser gave none; eof says the
+ * error is the end of the code (an unclosed construct). */
 struct val_pyerror {
-	uint32_t line, col, end_line, end_col; /* 0-based, byte columns */
+	uint32_t line, end_line;
+	int32_t col, end_col;
+	bool eof;
 	char msg[256];
 };
-int val_pyworker_check(struct val_pyworker *w, const char *code, size_t len,
-                       struct val_pyerror *ret_err);
+/* 1 and the first error when the parser rejects the code, 0 when it
+ * accepts it, -errno when no answer could be had (no such program, a
+ * timeout, a crash: the caller falls back to tree-sitter). For bash and
+ * node, argv0 is the program's absolute path. */
+int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *argv0,
+                       const char *code, size_t len, struct val_pyerror *ret_err);
 /* Why the last check got no answer from CPython, as a clause ("the
  * sandbox could not be built (...)", "it did not answer within 2000 ms"). */
 const char *val_pyworker_why(const struct val_pyworker *w);
+
+/* The validator's thread (async.c). */
+struct val_async;
+void val_async_free(struct val_async *a);
+/* The validator's config section (a private copy; NULL for defaults) and
+ * the slot its thread lives in. */
+json_object *val_config(const struct validator *v);
+struct val_async **val_async_slot(struct validator *v);

@@ -1,13 +1,14 @@
-/* pyworker.c: CPython as the authority on Python syntax. One persistent
+/* pyworker.c: the real parsers as the authority on syntax. One persistent
  * python3 process (started on first use, reused, restarted after a
- * failure) compiles each snippet and answers its first SyntaxError with
- * exact line and column. It runs in kiln's sandbox (sandbox/worker.h),
- * never outside it: when no box can be built, CPython is not used and the
+ * failure) compiles each Python snippet, or runs bash -n or node --check
+ * on it, and answers the first syntax error with exact line and column. It runs in kiln's sandbox
+ * (sandbox/worker.h), never outside it: when no box can be built, CPython is not used and the
  * caller falls back to tree-sitter, saying why. Each request is bounded
  * in time; a worker that does not answer in time is killed. */
 #include "validate/internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,36 +24,137 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/worker.h"
 
-/* The worker: read "N\n" and N bytes of UTF-8, compile (never run) them,
- * answer "ok" or "err LINE BCOL ENDLINE ENDBCOL MESSAGE" on one line, with
- * 1-based lines and 0-based UTF-8 byte columns. compile() rather than
- * ast.parse() because the compiler also rejects what the grammar allows
- * ('return' outside a function, nonlocal at module level). */
+/* The worker: read "LANG ARGV0 N\n" and N bytes of code, answer on one
+ * line "ok", "err LINE COL ENDLINE ENDCOL EOF MESSAGE" or "fail WHY".
+ * Lines are 0-based LSP lines (\n, \r\n and a lone \r end one), columns
+ * UTF-8 byte columns or -1 when the parser gave none, EOF 1 when the error
+ * is an unclosed construct at the end. Python is compile()d (never run):
+ * the compiler also rejects what the grammar allows ('return' outside a
+ * function). bash is `bash -n` (bash names the line and the token) and
+ * JavaScript `node --check` (line and a caret in UTF-16 units), each a
+ * child of the worker in the same box, reading the code on stdin; code
+ * that only an ES module may hold is checked again as a module, as node
+ * itself does for a file. */
 static const char worker_src[] =
-    "import sys, warnings\n"
+    "import re, subprocess, sys, warnings\n"
     "warnings.simplefilter('ignore')\n"
     "rd, wr = sys.stdin.buffer, sys.stdout.buffer\n"
-    "def bcol(lines, ln, col):\n"
-    "    if ln < 1 or ln > len(lines) or col is None or col < 1:\n"
-    "        return 0\n"
-    "    return len(lines[ln - 1][:col - 1].encode('utf-8', 'surrogatepass'))\n"
+    "BREAK = re.compile(r'\\r\\n|\\r|\\n')\n"
+    "ESM = ('Cannot use import statement outside a module', \"Unexpected token 'export'\",\n"
+    "       'await is only valid in async functions and the top level bodies of modules',\n"
+    "       \"Cannot use 'import.meta' outside a module\")\n"
+    "def starts(src):\n"
+    "    s = [0]\n"
+    "    for m in BREAK.finditer(src):\n"
+    "        s.append(m.end())\n"
+    "    return s\n"
+    "def at(src, ls, i):\n"
+    "    # (LSP line, byte column) of character index i\n"
+    "    lo, hi = 0, len(ls)\n"
+    "    while hi - lo > 1:\n"
+    "        mid = (lo + hi) // 2\n"
+    "        if ls[mid] <= i: lo = mid\n"
+    "        else: hi = mid\n"
+    "    return lo, len(src[ls[lo]:i].encode('utf-8', 'surrogatepass'))\n"
+    "def line_start(src, n, sep):\n"
+    "    # character index where line n (1-based) starts, lines split at sep\n"
+    "    i = 0\n"
+    "    for _ in range(n - 1):\n"
+    "        j = src.find(sep, i)\n"
+    "        if j < 0: return len(src)\n"
+    "        i = j + len(sep)\n"
+    "    return i\n"
+    "def python(src):\n"
+    "    try:\n"
+    "        compile(src, '<snippet>', 'exec', dont_inherit=True)\n"
+    "        return 'ok'\n"
+    "    except SyntaxError as e:\n"
+    "        ls = starts(src)\n"
+    "        ln = e.lineno or 1\n"
+    "        el = getattr(e, 'end_lineno', None) or ln\n"
+    "        def ci(l, c):\n"
+    "            if l < 1 or l > len(ls) or c is None or c < 1: return -1\n"
+    "            return min(ls[l - 1] + c - 1, len(src))\n"
+    "        s, t = ci(ln, e.offset), ci(el, getattr(e, 'end_offset', None))\n"
+    "        a = at(src, ls, s) if s >= 0 else (min(ln, len(ls)) - 1, -1)\n"
+    "        b = at(src, ls, t) if t >= 0 else (a[0], -1)\n"
+    "        return 'err %d %d %d %d 0 %s' % (a[0], a[1], b[0], b[1], e.msg)\n"
+    "def bash(argv0, data, src):\n"
+    "    p = subprocess.run([argv0, '-n', '/dev/stdin'], input=data, stdout=subprocess.DEVNULL,\n"
+    "                       stderr=subprocess.PIPE)\n"
+    "    if p.returncode == 0: return 'ok'\n"
+    "    err = p.stderr.decode('utf-8', 'replace')\n"
+    "    m = re.search(r'^/dev/stdin: line (\\d+): (.*)$', err, re.M)\n"
+    "    if not m: return 'err 0 -1 0 -1 0 %s' % (err.strip().splitlines() or ['bash -n rejects "
+    "it'])[0]\n"
+    "    n, msg = int(m.group(1)), m.group(2)\n"
+    "    ls = starts(src)\n"
+    "    i = line_start(src, n, '\\n')\n"
+    "    eof = 'unexpected end of file' in msg or 'unexpected EOF' in msg\n"
+    "    t = re.search(r\"unexpected token `(.*)'$\", msg)\n"
+    "    if t and not eof:\n"
+    "        j = src.find(t.group(1), i, max(src.find('\\n', i), i) if '\\n' in src[i:] else "
+    "len(src))\n"
+    "        if j >= 0:\n"
+    "            a = at(src, ls, j); b = at(src, ls, j + len(t.group(1)))\n"
+    "            return 'err %d %d %d %d 0 %s' % (a[0], a[1], b[0], b[1], msg)\n"
+    "    a = at(src, ls, i)\n"
+    "    return 'err %d -1 %d -1 %d %s' % (a[0], a[0], eof, msg)\n"
+    "def node_run(argv0, data, esm):\n"
+    "    args = [argv0, '--check'] + (['--input-type=module'] if esm else []) + ['-']\n"
+    "    return subprocess.run(args, input=data, stdout=subprocess.DEVNULL, "
+    "stderr=subprocess.PIPE)\n"
+    "def node(argv0, data, src):\n"
+    "    p = node_run(argv0, data, False)\n"
+    "    err = p.stderr.decode('utf-8', 'replace')\n"
+    "    # As node does for a file: code that only an ES module may contain\n"
+    "    # is checked again as a module.\n"
+    "    if p.returncode != 0 and any(x in err for x in ESM):\n"
+    "        p = node_run(argv0, data, True)\n"
+    "        err = p.stderr.decode('utf-8', 'replace')\n"
+    "    if p.returncode == 0: return 'ok'\n"
+    "    lines = err.splitlines()\n"
+    "    m = re.search(r'^(\\w*Error): (.*)$', err, re.M)\n"
+    "    msg = m.group(2) if m else (lines[0] if lines else 'node --check rejects it')\n"
+    "    h = re.match(r'^\\[stdin\\]:(\\d+)$', lines[0]) if lines else None\n"
+    "    if not h: return 'err 0 -1 0 -1 0 %s' % msg\n"
+    "    n = int(h.group(1))\n"
+    "    ls = starts(src)\n"
+    "    i = line_start(src, n, '\\n')\n"
+    "    eof = msg == 'Unexpected end of input'\n"
+    "    caret = lines[2] if len(lines) > 2 else ''\n"
+    "    c = re.match(r'^( *)(\\^+)$', caret)\n"
+    "    if c and not eof:\n"
+    "        # The caret counts UTF-16 units of the line node printed.\n"
+    "        u, k = len(c.group(1)), i\n"
+    "        while u > 0 and k < len(src):\n"
+    "            u -= 2 if ord(src[k]) > 0xffff else 1\n"
+    "            k += 1\n"
+    "        w = len(c.group(2))\n"
+    "        e = k\n"
+    "        while w > 0 and e < len(src):\n"
+    "            w -= 2 if ord(src[e]) > 0xffff else 1\n"
+    "            e += 1\n"
+    "        a = at(src, ls, k); b = at(src, ls, e)\n"
+    "        return 'err %d %d %d %d 0 %s' % (a[0], a[1], b[0], b[1], msg)\n"
+    "    a = at(src, ls, min(i, len(src)))\n"
+    "    return 'err %d -1 %d -1 %d %s' % (a[0], a[0], eof, msg)\n"
     "while True:\n"
     "    h = rd.readline()\n"
     "    if not h:\n"
     "        break\n"
-    "    data = rd.read(int(h))\n"
+    "    lang, argv0, n = h.split(b' ')\n"
+    "    data = rd.read(int(n))\n"
     "    try:\n"
-    "        src = data.decode('utf-8')\n"
-    "        compile(src, '<snippet>', 'exec', dont_inherit=True)\n"
-    "        out = 'ok'\n"
-    "    except SyntaxError as e:\n"
-    "        lines = src.split('\\n')\n"
-    "        ln = e.lineno or 1\n"
-    "        el = getattr(e, 'end_lineno', None) or ln\n"
-    "        out = 'err %d %d %d %d %s' % (ln, bcol(lines, ln, e.offset), el,\n"
-    "            bcol(lines, el, getattr(e, 'end_offset', None)), e.msg)\n"
+    "        src = data.decode('utf-8', 'surrogateescape')\n"
+    "        if lang == b'python':\n"
+    "            out = python(data.decode('utf-8'))\n"
+    "        elif lang == b'bash':\n"
+    "            out = bash(argv0.decode(), data, src)\n"
+    "        else:\n"
+    "            out = node(argv0.decode(), data, src)\n"
     "    except Exception as e:\n"
-    "        out = 'err 1 0 1 0 %s' % e\n"
+    "        out = 'fail %s' % e\n"
     "    wr.write(out.replace('\\n', ' ').encode('utf-8', 'replace') + b'\\n')\n"
     "    wr.flush()\n";
 
@@ -167,30 +269,42 @@ static int read_line(int fd, char *out, size_t osz, uint64_t deadline)
 	}
 }
 
-static int parse_reply(const char *line, struct val_pyerror *e)
+static int parse_reply(struct val_pyworker *w, const char *line, struct val_pyerror *e)
 {
 	if (strcmp(line, "ok") == 0)
 		return 0;
-	unsigned l, c, el, ec;
-	int off = 0;
-	if (sscanf(line, "err %u %u %u %u %n", &l, &c, &el, &ec, &off) != 4 || off == 0)
+	if (strncmp(line, "fail ", 5) == 0) {
+		/* The worker is well; the parser it ran was not (no node in
+		 * the box, a crash): this language goes without it this time. */
+		snprintf(w->why, sizeof(w->why), "the parser failed (%.200s)", line + 5);
+		return -ENOEXEC;
+	}
+	unsigned l, el, eof;
+	int c, ec, off = 0;
+	if (sscanf(line, "err %u %d %u %d %u %n", &l, &c, &el, &ec, &eof, &off) != 5 || off == 0)
 		return -EPROTO;
 	*e = (struct val_pyerror){
-	    .line = l ? l - 1 : 0,
-	    .col = c,
-	    .end_line = el ? el - 1 : 0,
-	    .end_col = ec,
+	    .line = l,
+	    .col = c < 0 ? -1 : c,
+	    .end_line = el,
+	    .end_col = ec < 0 ? -1 : ec,
+	    .eof = eof != 0,
 	};
 	snprintf(e->msg, sizeof(e->msg), "%s", line + off);
 	return 1;
 }
 
-static int ask(struct val_pyworker *w, const char *code, size_t len, struct val_pyerror *ret)
+static int ask(struct val_pyworker *w, enum val_parser p, const char *argv0, const char *code,
+               size_t len, struct val_pyerror *ret)
 {
-	uint64_t deadline = loop_now_ms() + (uint64_t)w->timeout_ms;
+	static const char *const names[] = {"python", "bash", "node"};
+	/* Big code takes longer: a millisecond more per 2 KiB (4 MiB: 2 s). */
+	uint64_t deadline = loop_now_ms() + (uint64_t)w->timeout_ms + len / 2048;
 	int fd = sbx_worker_fd(w->proc);
-	char hdr[32];
-	int hl = snprintf(hdr, sizeof(hdr), "%zu\n", len);
+	char hdr[PATH_MAX + 64];
+	int hl = snprintf(hdr, sizeof(hdr), "%s %s %zu\n", names[p], argv0 ? argv0 : "-", len);
+	if (hl < 0 || (size_t)hl >= sizeof(hdr))
+		return -ENAMETOOLONG;
 	int r = write_all(fd, hdr, (size_t)hl, deadline);
 	if (r >= 0)
 		r = write_all(fd, code, len, deadline);
@@ -198,12 +312,12 @@ static int ask(struct val_pyworker *w, const char *code, size_t len, struct val_
 	if (r >= 0)
 		r = read_line(fd, line, sizeof(line), deadline);
 	if (r >= 0)
-		r = parse_reply(line, ret);
+		r = parse_reply(w, line, ret);
 	return r;
 }
 
-int val_pyworker_check(struct val_pyworker *w, const char *code, size_t len,
-                       struct val_pyerror *ret_err)
+int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *argv0,
+                       const char *code, size_t len, struct val_pyerror *ret_err)
 {
 	if (w->broken)
 		return -ENOENT;
@@ -227,7 +341,9 @@ int val_pyworker_check(struct val_pyworker *w, const char *code, size_t len,
 			}
 		}
 		struct val_pyerror e;
-		int r = ask(w, code, len, &e);
+		int r = ask(w, p, argv0, code, len, &e);
+		if (r == -ENOEXEC)
+			return r;
 		if (r >= 0) {
 			if (r == 1)
 				*ret_err = e;

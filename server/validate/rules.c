@@ -478,7 +478,7 @@ struct finding {
 };
 
 int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
-                  json_object *profile, json_object *diags)
+                  json_object *profile)
 {
 	TSQueryCursor *qc = ts_query_cursor_new();
 	if (!qc)
@@ -490,7 +490,13 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 	size_t nfound = 0;
 	ts_query_cursor_exec(qc, rs->query, root);
 	TSQueryMatch m;
+	int r = 0;
 	while (nfound < MAX_FINDINGS && ts_query_cursor_next_match(qc, &m)) {
+		/* A query over 4 MiB takes a while: see a cancel between matches. */
+		if (val_cancelled(d)) {
+			r = -ECANCELED;
+			break;
+		}
 		const struct val_pattern *pat = &rs->patterns[m.pattern_index];
 		int rule = -1;
 		TSNode at = {0};
@@ -519,9 +525,9 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 		if (dup)
 			continue;
 		found[nfound++] = (struct finding){(size_t)rule, s, e};
-		json_object_array_add(
-		    diags, val_diagnostic(d, s, e, sev, ru->id, ru->message, ru->explanation));
+		if ((r = val_add(d, s, e, sev, ru->id, ru->message, ru->explanation)) < 0)
+			break;
 	}
 	ts_query_cursor_delete(qc);
-	return 0;
+	return r;
 }

@@ -29,8 +29,8 @@ static void humanize(const char *type, char *out, size_t osz)
 			*p = ' ';
 }
 
-static void add(struct val_doc *d, json_object *diags, TSNode n, TSNode parent, bool missing,
-                enum val_severity sev, const char *code, const char *suffix)
+static void add(struct val_doc *d, TSNode n, TSNode parent, bool missing, enum val_severity sev,
+                const char *code, const char *suffix)
 {
 	char msg[400], where[96] = "", tok[VAL_VALUE_MAX], pname[64] = "";
 	const char *ptype = ts_node_is_null(parent) ? NULL : ts_node_type(parent);
@@ -74,11 +74,66 @@ static void add(struct val_doc *d, json_object *diags, TSNode n, TSNode parent, 
 	}
 	if (suffix)
 		strncat(msg, suffix, sizeof(msg) - strlen(msg) - 1);
-	json_object_array_add(diags, val_diagnostic(d, s, e, sev, code, msg, NULL));
+	val_add(d, s, e, sev, code, msg, NULL);
 }
 
-size_t val_syntax_errors(struct val_doc *d, TSNode root, json_object *diags, enum val_severity sev,
-                         const char *code, const char *suffix)
+/* The first ERROR or MISSING node in document order, depth first with a
+ * cursor (no recursion: nesting is unbounded); false when there is none. */
+static bool next_error(TSTreeCursor *c, bool first)
+{
+	for (;;) {
+		if (!first) {
+			while (!ts_tree_cursor_goto_next_sibling(c))
+				if (!ts_tree_cursor_goto_parent(c))
+					return false;
+		}
+		first = false;
+		for (;;) {
+			TSNode n = ts_tree_cursor_current_node(c);
+			if (ts_node_is_missing(n) || strcmp(ts_node_type(n), "ERROR") == 0)
+				return true;
+			if (!ts_node_has_error(n) || !ts_tree_cursor_goto_first_child(c))
+				break;
+		}
+	}
+}
+
+bool val_syntax_first(struct val_doc *d, TSNode root, uint32_t *ret_start, uint32_t *ret_end)
+{
+	if (!ts_node_has_error(root))
+		return false;
+	TSTreeCursor c = ts_tree_cursor_new(root);
+	bool found = next_error(&c, true);
+	if (found) {
+		TSNode n = ts_tree_cursor_current_node(&c);
+		if (ts_node_is_missing(n)) {
+			*ret_start = *ret_end = ts_node_start_byte(n);
+		} else {
+			/* An ERROR region holds what tree-sitter read before it gave
+			 * up and the tokens it skipped: the last token with text is
+			 * the one that did not fit ("function f( {" ends at "{"). */
+			TSNode t = n;
+			while (ts_node_child_count(t) > 0) {
+				uint32_t k = ts_node_child_count(t);
+				TSNode last = ts_node_child(t, k - 1);
+				while (k > 1 && ts_node_end_byte(last) == ts_node_start_byte(last))
+					last = ts_node_child(t, --k - 1);
+				t = last;
+			}
+			*ret_start = ts_node_start_byte(t);
+			*ret_end = ts_node_end_byte(t);
+		}
+		if (*ret_end > d->len)
+			*ret_end = (uint32_t)d->len;
+		if (*ret_start > *ret_end)
+			*ret_start = *ret_end;
+	}
+	ts_tree_cursor_delete(&c);
+	return found;
+}
+
+size_t val_syntax_errors(struct val_doc *d, TSNode root, enum val_severity sev, const char *code,
+                         const char *suffix)
 {
 	size_t added = 0;
 	/* Depth-first with a cursor (no recursion: nesting is unbounded). */
@@ -87,8 +142,7 @@ size_t val_syntax_errors(struct val_doc *d, TSNode root, json_object *diags, enu
 		TSNode n = ts_tree_cursor_current_node(&c);
 		bool descend = ts_node_has_error(n);
 		if (ts_node_is_missing(n) || strcmp(ts_node_type(n), "ERROR") == 0) {
-			add(d, diags, n, ts_node_parent(n), ts_node_is_missing(n), sev, code,
-			    suffix);
+			add(d, n, ts_node_parent(n), ts_node_is_missing(n), sev, code, suffix);
 			descend = false;
 			if (++added == MAX_SYNTAX_DIAGS)
 				break;

@@ -1,7 +1,9 @@
 /* validate.c: the validator's entry points: the language table lookup,
- * the per-check document (line index, alias table), diagnostics in LSP's
- * shape, and the verdict. Parsing details live in syntax.c, the policy
- * engine in rules.c, language knowledge in lang_*.c. */
+ * the per-check document (alias table, findings as structs), the real
+ * parsers' verdict on syntax, and the sorted report with its verdict.
+ * Parsing details live in syntax.c, the policy engine in rules.c, text
+ * checks in text.c, language knowledge in lang_*.c, the syntax worker in
+ * pyworker.c, the validator's thread in async.c and JSON in report.c. */
 #include "validate/validate.h"
 
 #include <errno.h>
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "core/json.h"
 #include "core/lang.h"
@@ -19,6 +22,8 @@
 #include "validate/rules_embed.h"
 
 #define DEFAULT_PYTHON        "/usr/bin/python3"
+#define DEFAULT_BASH          "/bin/bash"
+#define DEFAULT_NODE          "/usr/bin/node"
 #define DEFAULT_PY_TIMEOUT_MS 2000
 /* tree-sitter gives up on one parse after this long (pathological input). */
 #define PARSE_TIMEOUT_US 2000000
@@ -31,6 +36,10 @@ struct validator {
 	char *default_profile;
 	char *workspace;
 	struct val_pyworker *py; /* NULL: tree-sitter alone */
+	char *bash, *node;       /* the real parsers' paths; NULL: off */
+	struct val_text *text;   /* rules/text.json */
+	json_object *config;     /* a copy, for the thread's own validator */
+	struct val_async *async; /* NULL until val_check_async() */
 };
 
 const char *val_verdict_name(enum val_verdict v)
@@ -160,6 +169,32 @@ static int load_profiles(struct validator *v, json_object *config)
 	return 0;
 }
 
+/* "bash": false turns the parser off; a string names it (absolute). */
+static int parser_path(json_object *config, const char *key, const char *def, char **ret)
+{
+	bool on = true;
+	const char *path = def;
+	json_get_bool(config, key, &on);
+	json_get_string(config, key, &path);
+	if (!on) {
+		*ret = NULL;
+		return 0;
+	}
+	if (path[0] != '/') {
+		log_error("validator: config validator.%s must be an absolute path or false", key);
+		return -EINVAL;
+	}
+	if (access(path, X_OK) < 0) {
+		/* node is optional: tree-sitter alone judges that syntax. */
+		log_debug("validator: %s is not installed: tree-sitter alone checks that syntax",
+		          path);
+		*ret = NULL;
+		return 0;
+	}
+	*ret = strdup(path);
+	return *ret ? 0 : -ENOMEM;
+}
+
 int val_new(json_object *config, struct validator **ret_val)
 {
 	struct validator *v = calloc(1, sizeof(*v));
@@ -197,6 +232,15 @@ int val_new(json_object *config, struct validator **ret_val)
 	r = load_profiles(v, config);
 	if (r < 0)
 		goto fail;
+	r = val_text_load(rules_dir, &v->text, detail, sizeof(detail));
+	if (r < 0) {
+		log_error("validator: %s", detail);
+		goto fail;
+	}
+	if (config && json_object_deep_copy(config, &v->config, NULL) < 0) {
+		r = -ENOMEM;
+		goto fail;
+	}
 	/* Code runs in the sandbox, where the workspace is mounted at
 	 * SBX_WORKSPACE: paths under it are inside unless configured. */
 	const char *ws = SBX_WORKSPACE;
@@ -226,6 +270,11 @@ int val_new(json_object *config, struct validator **ret_val)
 			goto fail;
 		}
 	}
+	/* bash -n and node --check run in the same worker: without it (or
+	 * with "bash": false) tree-sitter alone judges their syntax. */
+	if ((r = parser_path(config, "bash", DEFAULT_BASH, &v->bash)) < 0 ||
+	    (r = parser_path(config, "node", DEFAULT_NODE, &v->node)) < 0)
+		goto fail;
 	*ret_val = v;
 	return 0;
 fail:
@@ -237,7 +286,13 @@ void val_free(struct validator *v)
 {
 	if (!v)
 		return;
+	/* The thread first: it may be using everything below. */
+	val_async_free(v->async);
 	val_pyworker_free(v->py);
+	val_text_free(v->text);
+	json_object_put(v->config);
+	free(v->bash);
+	free(v->node);
 	for (size_t i = 0; i < ARRAY_SIZE(v->rulesets); i++)
 		val_ruleset_free(v->rulesets[i]);
 	json_object_put(v->profiles);
@@ -281,30 +336,23 @@ int val_python_available(struct validator *v)
 	if (!v->py)
 		return 0;
 	struct val_pyerror e;
-	return val_pyworker_check(v->py, "", 0, &e) >= 0;
+	return val_pyworker_check(v->py, VAL_PARSE_PYTHON, NULL, "", 0, &e) >= 0;
+}
+
+json_object *val_config(const struct validator *v)
+{
+	return v->config;
+}
+
+struct val_async **val_async_slot(struct validator *v)
+{
+	return &v->async;
 }
 
 /* --- the document ------------------------------------------------------- */
 
-static int doc_index_lines(struct val_doc *d)
-{
-	size_t n = 1;
-	for (size_t i = 0; i < d->len; i++)
-		n += d->code[i] == '\n';
-	d->line_starts = malloc(n * sizeof(*d->line_starts));
-	if (!d->line_starts)
-		return -ENOMEM;
-	d->nlines = 0;
-	d->line_starts[d->nlines++] = 0;
-	for (size_t i = 0; i < d->len; i++)
-		if (d->code[i] == '\n')
-			d->line_starts[d->nlines++] = (uint32_t)(i + 1);
-	return 0;
-}
-
 static void doc_release(struct val_doc *d)
 {
-	free(d->line_starts);
 	for (size_t i = 0; i < d->naliases; i++) {
 		free(d->aliases[i].name);
 		free(d->aliases[i].target);
@@ -369,136 +417,138 @@ void val_node_value(struct val_doc *d, TSNode n, char *out)
 		val_node_text(d, n, out);
 }
 
-static void byte_to_pos(struct val_doc *d, uint32_t off, uint32_t *line, uint32_t *col)
+int val_add(struct val_doc *d, uint32_t start, uint32_t end, enum val_severity sev,
+            const char *code, const char *message, const char *explanation)
 {
-	if (off > d->len)
-		off = (uint32_t)d->len;
-	size_t lo = 0, hi = d->nlines;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (d->line_starts[mid] <= off)
-			lo = mid;
-		else
-			hi = mid;
+	struct val_report *r = d->out;
+	if (r->ndiags == r->cdiags) {
+		size_t c = r->cdiags ? r->cdiags * 2 : 8;
+		struct val_diag *p = realloc(r->diags, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		r->diags = p;
+		r->cdiags = c;
 	}
-	*line = (uint32_t)lo;
-	*col = pos_column(d->code + d->line_starts[lo], off - d->line_starts[lo], d->enc);
+	if (start > d->len)
+		start = (uint32_t)d->len;
+	struct val_diag x = {
+	    .start = start,
+	    .end = end < start    ? start
+	           : end > d->len ? (uint32_t)d->len
+	                          : end,
+	    .severity = sev,
+	    .code = code ? strdup(code) : NULL,
+	    .message = strdup(message),
+	    .explanation = explanation ? strdup(explanation) : NULL,
+	};
+	if ((code && !x.code) || !x.message || (explanation && !x.explanation)) {
+		free(x.code);
+		free(x.message);
+		free(x.explanation);
+		return -ENOMEM;
+	}
+	r->diags[r->ndiags++] = x;
+	return 0;
 }
 
-static json_object *position(uint32_t line, uint32_t col)
+void val_report_release(struct val_report *r)
 {
-	json_object *p = json_object_new_object();
-	json_object_object_add(p, "line", json_object_new_int64(line));
-	json_object_object_add(p, "character", json_object_new_int64(col));
-	return p;
-}
-
-json_object *val_range(struct val_doc *d, uint32_t start, uint32_t end)
-{
-	uint32_t l, c;
-	json_object *r = json_object_new_object();
-	byte_to_pos(d, start, &l, &c);
-	json_object_object_add(r, "start", position(l, c));
-	byte_to_pos(d, end < start ? start : end, &l, &c);
-	json_object_object_add(r, "end", position(l, c));
-	return r;
-}
-
-json_object *val_diagnostic(struct val_doc *d, uint32_t start, uint32_t end, enum val_severity sev,
-                            const char *code, const char *message, const char *explanation)
-{
-	json_object *o = json_object_new_object();
-	json_object_object_add(o, "range", val_range(d, start, end));
-	json_object_object_add(o, "severity", json_object_new_int(sev));
-	if (code) {
-		json_object_object_add(o, "code", json_object_new_string(code));
-		char href[160];
-		snprintf(href, sizeof(href), "kiln:rules/%s", code);
-		json_object *cd = json_object_new_object();
-		json_object_object_add(cd, "href", json_object_new_string(href));
-		json_object_object_add(o, "codeDescription", cd);
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->ndiags; i++) {
+		free(r->diags[i].code);
+		free(r->diags[i].message);
+		free(r->diags[i].explanation);
 	}
-	json_object_object_add(o, "source", json_object_new_string("kiln"));
-	json_object_object_add(o, "message", json_object_new_string(message));
-	if (explanation) {
-		json_object *data = json_object_new_object();
-		json_object_object_add(data, "explanation", json_object_new_string(explanation));
-		json_object_object_add(o, "data", data);
-	}
-	return o;
+	free(r->diags);
+	free(r->line_starts);
+	*r = (struct val_report){0};
 }
 
 /* --- the check ---------------------------------------------------------- */
 
-static uint32_t line_byte(struct val_doc *d, uint32_t line, uint32_t col)
+/* Byte offset of (line, byte column) in the document, clamped to the
+ * line's content (LSP line breaks, as the report's line index has them). */
+static uint32_t line_byte(struct val_doc *d, uint32_t line, int32_t col)
 {
-	if (line >= d->nlines)
+	const struct val_report *r = d->out;
+	if (line >= r->nlines)
 		return (uint32_t)d->len;
-	uint32_t s = d->line_starts[line];
-	uint32_t e = line + 1 < d->nlines ? d->line_starts[line + 1] - 1 : (uint32_t)d->len;
-	return s + col > e ? e : s + col;
+	uint32_t s = r->line_starts[line];
+	uint32_t e = s;
+	while (e < d->len && d->code[e] != '\n' && d->code[e] != '\r')
+		e++;
+	if (col < 0)
+		col = 0;
+	return s + (uint32_t)col > e ? e : s + (uint32_t)col;
 }
 
-/* CPython's verdict on the syntax, as at most one diagnostic. Returns 1
- * when CPython answered (added an error or found none), 0 when it could
- * not be asked. */
-static int python_syntax(struct validator *v, struct val_doc *d, json_object *diags)
+/* One character at off, or nothing at a line's end. */
+static uint32_t one_char(struct val_doc *d, uint32_t off)
 {
-	if (!v->py)
+	if (off < d->len && d->code[off] != '\n' && d->code[off] != '\r')
+		off += (uint32_t)utf8_seq_len((const unsigned char *)d->code + off, d->len - off);
+	return off;
+}
+
+/* The real parser's verdict on the syntax, as at most one diagnostic.
+ * Returns 1 when it answered (an error added, or none), 0 when it could
+ * not be asked. root: tree-sitter's tree, to place an error the parser
+ * gives no column for. */
+static int real_syntax(struct validator *v, struct val_doc *d, TSNode root)
+{
+	enum val_parser p;
+	const char *argv0 = NULL;
+	if (strcmp(d->lang->name, "python") == 0) {
+		p = VAL_PARSE_PYTHON;
+	} else if (strcmp(d->lang->name, "bash") == 0) {
+		p = VAL_PARSE_BASH;
+		argv0 = v->bash;
+	} else if (strcmp(d->lang->name, "javascript") == 0) {
+		p = VAL_PARSE_NODE;
+		argv0 = v->node;
+	} else {
+		return 0;
+	}
+	if (!v->py || (p != VAL_PARSE_PYTHON && !argv0))
 		return 0;
 	struct val_pyerror e;
-	int r = val_pyworker_check(v->py, d->code, d->len, &e);
-	if (r < 0)
-		return 0;
-	if (r == 0)
-		return 1;
-	uint32_t s = line_byte(d, e.line, e.col);
-	uint32_t end = line_byte(d, e.end_line, e.end_col);
-	if (end <= s) {
-		/* No end from CPython: underline one character (or the line's
-		 * end, where there is nothing left to underline). */
-		end = s;
-		if (end < d->len && d->code[end] != '\n')
-			end += (uint32_t)utf8_seq_len((const unsigned char *)d->code + end,
-			                              d->len - end);
+	int r = val_pyworker_check(v->py, p, argv0, d->code, d->len, &e);
+	if (r <= 0)
+		return r == 0;
+	uint32_t s, end;
+	if (e.col >= 0) {
+		s = line_byte(d, e.line, e.col);
+		end = e.end_col >= 0 ? line_byte(d, e.end_line, e.end_col) : s;
+	} else if (!val_syntax_first(d, root, &s, &end)) {
+		/* Nothing better: the start of the line the parser blames. */
+		s = end = line_byte(d, e.line, 0);
+	} else if (e.eof) {
+		/* An unclosed construct: tree-sitter knows where it opened. */
+	} else if (d->out->nlines > e.line &&
+	           (s < line_byte(d, e.line, 0) || s > line_byte(d, e.line, INT32_MAX))) {
+		/* tree-sitter blames another line than the parser: trust the
+		 * parser's line. */
+		s = end = line_byte(d, e.line, 0);
 	}
+	if (end <= s)
+		end = one_char(d, s);
 	char msg[300];
 	snprintf(msg, sizeof(msg), "%s", e.msg);
-	json_object_array_add(diags, val_diagnostic(d, s, end, VAL_SEV_ERROR, "syntax", msg, NULL));
-	return 1;
-}
-
-static int64_t pos_key(json_object *diag, const char *which)
-{
-	json_object *p = json_get(json_get(diag, "range"), which);
-	int64_t line = 0, col = 0;
-	json_get_int64(p, "line", &line);
-	json_get_int64(p, "character", &col);
-	return (line << 32) | col;
+	return val_add(d, s, end, VAL_SEV_ERROR, "syntax", msg, NULL) < 0 ? -ENOMEM : 1;
 }
 
 /* By start, then end, then rule id: a total order, so equal inputs give
- * byte-identical answers. */
+ * byte-identical answers. Byte order is position order in any encoding. */
 static int by_position(const void *a, const void *b)
 {
-	json_object *x = *(json_object *const *)a, *y = *(json_object *const *)b;
-	int64_t kx = pos_key(x, "start"), ky = pos_key(y, "start");
-	if (kx == ky) {
-		kx = pos_key(x, "end");
-		ky = pos_key(y, "end");
-	}
-	if (kx != ky)
-		return kx < ky ? -1 : 1;
-	const char *cx = "", *cy = "";
-	json_get_string(x, "code", &cx);
-	json_get_string(y, "code", &cy);
-	return strcmp(cx, cy);
-}
-
-/* Editors and people read diagnostics top to bottom. */
-static void sort_diagnostics(json_object *diags)
-{
-	json_object_array_sort(diags, by_position);
+	const struct val_diag *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	int c = strcmp(x->code ? x->code : "", y->code ? y->code : "");
+	return c ? c : strcmp(x->message, y->message);
 }
 
 static size_t first_invalid_utf8(const char *s, size_t n)
@@ -512,9 +562,108 @@ static size_t first_invalid_utf8(const char *s, size_t n)
 	return n;
 }
 
-int val_check(struct validator *v, const char *language, const char *code, size_t len,
-              const char *profile, enum pos_encoding enc, json_object **ret_diagnostics,
-              enum val_verdict *ret_verdict, char *detail, size_t dsz)
+/* Everything between the parse and the verdict; the tree is the caller's. */
+static int check_tree(struct validator *v, struct val_doc *d, size_t li, TSNode root,
+                      json_object *pmap, char *detail, size_t dsz)
+{
+	const struct val_lang *lang = d->lang;
+	bool ts_broken = ts_node_has_error(root);
+	bool python = strcmp(lang->name, "python") == 0;
+	int real = 0, r;
+	size_t bad = python ? first_invalid_utf8(d->code, d->len) : d->len;
+	if (bad < d->len) {
+		/* Python source is UTF-8 by definition; say where it is not,
+		 * which CPython's decoder cannot (it counts in its own units). */
+		r = val_add(d, (uint32_t)bad, (uint32_t)bad + 1, VAL_SEV_ERROR, "syntax",
+		            "this byte is not valid UTF-8, which Python source must be", NULL);
+		if (r < 0)
+			return r;
+		real = 1;
+	} else {
+		real = real_syntax(v, d, root);
+		if (real < 0)
+			return real;
+	}
+	if (val_cancelled(d))
+		return -ECANCELED;
+	size_t nsyntax = d->out->ndiags;
+	if (!real && ts_broken) {
+		val_syntax_errors(d, root, VAL_SEV_ERROR, "syntax",
+		                  !python ? NULL
+		                  : v->py
+		                      ? " (checked by tree-sitter alone: python3 did not answer)"
+		                      : " (checked by tree-sitter alone: python3 is off)");
+	} else if (real && nsyntax == 0 && ts_broken) {
+		/* The real parser accepts what tree-sitter could not read: the
+		 * rules cannot see inside those regions, so never pass them
+		 * quietly. */
+		static const struct val_rule unchecked = {.id = "kiln-unchecked",
+		                                          .category = "unchecked"};
+		enum val_severity sev = val_severity_for(pmap, &unchecked);
+		char suffix[160];
+		snprintf(suffix, sizeof(suffix),
+		         " (%s accepts it, but kiln's parser cannot read it, so the rules could "
+		         "not check it)",
+		         python                            ? "CPython"
+		         : strcmp(lang->name, "bash") == 0 ? "bash"
+		                                           : "node");
+		if (sev != VAL_SEV_OFF)
+			val_syntax_errors(d, root, sev, "kiln-unchecked", suffix);
+	}
+	if (python && !real) {
+		char msg[1024];
+		snprintf(msg, sizeof(msg),
+		         "Python syntax was checked by tree-sitter alone, because CPython was "
+		         "not available: %s",
+		         v->py ? val_pyworker_why(v->py) : "validator.python is false");
+		if ((r = val_add(d, 0, 0, VAL_SEV_HINT, "kiln-no-cpython", msg, NULL)) < 0)
+			return r;
+	}
+	if ((r = val_text_scan(d, v->text, root, pmap)) < 0)
+		return r;
+	if (val_cancelled(d))
+		return -ECANCELED;
+	r = ruleset_for(v, li, detail, dsz);
+	if (r >= 0)
+		r = val_rules_run(d, v->rulesets[li], root, pmap);
+	if (r < 0 && r != -ECANCELED)
+		snprintf(detail, dsz, "the rules could not run: %s", strerror(-r));
+	return r;
+}
+
+/* Python and JavaScript end a line at a lone \r, as LSP does, but their
+ * tree-sitter grammars do not: "x = 1\r# c\reval(x)" would hide the eval
+ * in a comment from the rules while CPython runs it. Such code is checked
+ * as the language reads it: a copy with each lone \r made \n, the same
+ * length, so every offset is unchanged. bash, like its grammar, does not
+ * break lines there (text.json's KILN-LONE-CR speaks of that). */
+static bool lone_cr_is_newline(const struct val_lang *lang)
+{
+	return strcmp(lang->name, "python") == 0 || strcmp(lang->name, "javascript") == 0;
+}
+
+static int normalize_cr(const char *code, size_t len, char **ret)
+{
+	const char *cr = memchr(code, '\r', len);
+	while (cr && (size_t)(cr - code) + 1 < len && cr[1] == '\n')
+		cr = memchr(cr + 1, '\r', len - (size_t)(cr + 1 - code));
+	if (!cr)
+		return 0;
+	char *c = malloc(len + 1);
+	if (!c)
+		return -ENOMEM;
+	memcpy(c, code, len);
+	c[len] = '\0';
+	for (size_t i = (size_t)(cr - code); i < len; i++)
+		if (c[i] == '\r' && (i + 1 >= len || c[i + 1] != '\n'))
+			c[i] = '\n';
+	*ret = c;
+	return 0;
+}
+
+int val_check_report(struct validator *v, const char *language, const char *code, size_t len,
+                     const char *profile, const volatile size_t *cancel, struct val_report *ret,
+                     char *detail, size_t dsz)
 {
 	const struct val_lang *lang = language ? val_lang_find(language) : NULL;
 	if (!lang) {
@@ -543,97 +692,80 @@ int val_check(struct validator *v, const char *language, const char *code, size_
 	size_t li = 0;
 	while (val_langs[li] != lang)
 		li++;
+	struct val_report rep = {0};
 	struct val_doc d = {
 	    .code = code,
 	    .len = len,
-	    .enc = enc,
 	    .lang = lang,
 	    .workspace = v->workspace,
+	    .cancel = cancel,
+	    .out = &rep,
 	};
-	int r = doc_index_lines(&d);
+	int r = pos_line_starts(code, len, &rep.line_starts, &rep.nlines);
 	if (r < 0)
 		return r;
-	_cleanup_json_ json_object *diags = json_object_new_array();
-	ts_parser_set_language(v->parser, lang->ts());
-	TSTree *tree = ts_parser_parse_string(v->parser, NULL, code, (uint32_t)len);
-	if (!tree) {
-		/* The parse timed out: nothing could be checked. */
-		ts_parser_reset(v->parser);
-		json_object_array_add(
-		    diags, val_diagnostic(&d, 0, 0, VAL_SEV_ERROR, "syntax",
-		                          "this code is too complex for kiln to check", NULL));
-		goto verdict;
-	}
-	TSNode root = ts_tree_root_node(tree);
-	bool ts_broken = ts_node_has_error(root);
-	bool python = strcmp(lang->name, "python") == 0;
-	int cpython = 0;
-	if (python) {
-		/* Python source is UTF-8 by definition; say where it is not,
-		 * which CPython's decoder cannot (it counts in its own units). */
-		size_t bad = first_invalid_utf8(code, len);
-		if (bad < len) {
-			json_object_array_add(
-			    diags,
-			    val_diagnostic(&d, (uint32_t)bad, (uint32_t)bad + 1, VAL_SEV_ERROR,
-			                   "syntax",
-			                   "this byte is not valid UTF-8, which Python source "
-			                   "must be",
-			                   NULL));
-			cpython = 1;
-		} else {
-			cpython = python_syntax(v, &d, diags);
-		}
-	}
-	size_t nsyntax = json_object_array_length(diags);
-	if (!cpython && ts_broken) {
-		val_syntax_errors(&d, root, diags, VAL_SEV_ERROR, "syntax",
-		                  !python ? NULL
-		                  : v->py
-		                      ? " (checked by tree-sitter alone: python3 did not answer)"
-		                      : " (checked by tree-sitter alone: python3 is off)");
-	} else if (cpython && nsyntax == 0 && ts_broken) {
-		/* CPython accepts what tree-sitter could not read: the rules
-		 * cannot see inside those regions, so never pass them quietly. */
-		static const struct val_rule unchecked = {.id = "kiln-unchecked",
-		                                          .category = "unchecked"};
-		enum val_severity sev = val_severity_for(pmap, &unchecked);
-		if (sev != VAL_SEV_OFF)
-			val_syntax_errors(&d, root, diags, sev, "kiln-unchecked",
-			                  " (CPython accepts it, but kiln's parser cannot read "
-			                  "it, so the rules could not check it)");
-	}
-	if (python && !cpython) {
-		char msg[1024];
-		snprintf(msg, sizeof(msg),
-		         "Python syntax was checked by tree-sitter alone, because CPython was "
-		         "not available: %s",
-		         v->py ? val_pyworker_why(v->py) : "validator.python is false");
-		json_object_array_add(
-		    diags, val_diagnostic(&d, 0, 0, VAL_SEV_HINT, "kiln-no-cpython", msg, NULL));
-	}
-	r = ruleset_for(v, li, detail, dsz);
-	if (r >= 0)
-		r = val_rules_run(&d, v->rulesets[li], root, pmap, diags);
-	ts_tree_delete(tree);
-	if (r < 0) {
-		doc_release(&d);
-		snprintf(detail, dsz, "the rules could not run: %s", strerror(-r));
+	_cleanup_free_ char *norm = NULL;
+	if (lone_cr_is_newline(lang) && (r = normalize_cr(code, len, &norm)) < 0) {
+		val_report_release(&rep);
 		return r;
 	}
-verdict:
-	sort_diagnostics(diags);
-	enum val_verdict verdict = VAL_ALLOW;
-	for (size_t i = 0; i < json_object_array_length(diags); i++) {
-		int64_t sev = 0;
-		json_get_int64(json_object_array_get_idx(diags, i), "severity", &sev);
-		if (sev == VAL_SEV_ERROR)
-			verdict = VAL_DENY;
-		else if (sev == VAL_SEV_WARNING && verdict == VAL_ALLOW)
-			verdict = VAL_WARN;
+	if (norm)
+		d.code = code = norm;
+	ts_parser_set_language(v->parser, lang->ts());
+	ts_parser_set_cancellation_flag(v->parser, (const size_t *)cancel);
+	TSTree *tree = ts_parser_parse_string(v->parser, NULL, code, (uint32_t)len);
+	ts_parser_set_cancellation_flag(v->parser, NULL);
+	if (!tree) {
+		ts_parser_reset(v->parser);
+		if (val_cancelled(&d)) {
+			r = -ECANCELED;
+			goto out;
+		}
+		/* The parse timed out: nothing could be checked. */
+		r = val_add(&d, 0, 0, VAL_SEV_ERROR, "syntax",
+		            "this code is too complex for kiln to check", NULL);
+	} else {
+		r = check_tree(v, &d, li, ts_tree_root_node(tree), pmap, detail, dsz);
+		ts_tree_delete(tree);
 	}
+	if (r == -ECANCELED || (r >= 0 && val_cancelled(&d))) {
+		r = -ECANCELED;
+		snprintf(detail, dsz, "the check was cancelled");
+	}
+	if (r < 0)
+		goto out;
+	/* Editors and people read diagnostics top to bottom. */
+	if (rep.ndiags > 1)
+		qsort(rep.diags, rep.ndiags, sizeof(*rep.diags), by_position);
+	rep.verdict = VAL_ALLOW;
+	for (size_t i = 0; i < rep.ndiags; i++) {
+		if (rep.diags[i].severity == VAL_SEV_ERROR)
+			rep.verdict = VAL_DENY;
+		else if (rep.diags[i].severity == VAL_SEV_WARNING && rep.verdict == VAL_ALLOW)
+			rep.verdict = VAL_WARN;
+	}
+	*ret = rep;
+	rep = (struct val_report){0};
+out:
 	doc_release(&d);
-	*ret_diagnostics = steal_pointer(&diags);
+	val_report_release(&rep);
+	return r;
+}
+
+int val_check(struct validator *v, const char *language, const char *code, size_t len,
+              const char *profile, enum pos_encoding enc, json_object **ret_diagnostics,
+              enum val_verdict *ret_verdict, char *detail, size_t dsz)
+{
+	struct val_report rep;
+	int r = val_check_report(v, language, code, len, profile, NULL, &rep, detail, dsz);
+	if (r < 0)
+		return r;
+	json_object *diags = val_report_json(&rep, code, len, enc);
+	enum val_verdict verdict = rep.verdict;
+	val_report_release(&rep);
+	if (!diags)
+		return -ENOMEM;
+	*ret_diagnostics = diags;
 	*ret_verdict = verdict;
 	return 0;
 }

@@ -108,6 +108,32 @@ static const struct range_case range_cases[] = {
      1,
      {43, 43, 43},
      {48, 50, 47}},
+    /* LSP 3.17: a lone \r ends a line, as \n and \r\n do. */
+    {"python", "x = 1\r# \xe6\x97\xa5\reval(x)\r", "PY-DYNAMIC-CODE", 2, {0, 0, 0}, {4, 4, 4}},
+    {"bash", "echo \xc3\xa9\r\ncurl https://x\r", "SH-NETWORK", 1, {0, 0, 0}, {4, 4, 4}},
+    {"javascript",
+     "// \xf0\x9f\x98\x80\r\nlet a = 1;\reval(a);\r",
+     "JS-EVAL",
+     2,
+     {0, 0, 0},
+     {4, 4, 4}},
+    /* Trojan Source (CVE-2021-42574) and invisible names: the exact
+     * character, after an emoji. */
+    {"python", "s = '\xf0\x9f\x98\x80\xe2\x80\xae'  # x\n", "KILN-BIDI", 0, {7, 9, 6}, {8, 12, 7}},
+    {"javascript",
+     "const \xf0\x9f\x98\x80 = 1; const a\xe2\x80\x8d"
+     "b = 1;\n",
+     "KILN-INVISIBLE",
+     0,
+     {21, 23, 20},
+     {22, 26, 21}},
+    {"bash",
+     "echo \"\xc3\xa9\x1b"
+     "[2J\"\n",
+     "KILN-CONTROL-CHAR",
+     0,
+     {7, 8, 7},
+     {8, 9, 8}},
 };
 
 START_TEST(ranges_per_encoding)
@@ -285,8 +311,9 @@ END_TEST
 START_TEST(unchecked_regions)
 {
 	struct standin st;
-	standin_make(&st,
-	             "#!/bin/sh\nwhile read -r n; do head -c \"$n\" >/dev/null; echo ok; done\n");
+	standin_make(
+	    &st,
+	    "#!/bin/sh\nwhile read -r lang a0 n; do head -c \"$n\" >/dev/null; echo ok; done\n");
 	struct validator *v = make_with(&st, 2000);
 	enum val_verdict vd;
 	json_object *diags =
@@ -319,13 +346,13 @@ START_TEST(worker_is_sandboxed_and_reused)
 	struct standin st;
 	standin_make(&st, "#!/bin/sh\n"
 	                  "i=0\n"
-	                  "while read -r n; do\n"
+	                  "while read -r lang a0 n; do\n"
 	                  "  head -c \"$n\" >/dev/null; i=$((i + 1))\n"
 	                  "  host=$(cat /proc/sys/kernel/hostname)\n"
 	                  "  ifs=$(tail -n +3 /proc/net/dev | wc -l)\n"
 	                  "  sc=$(grep -c -E '^(Seccomp:.2|NoNewPrivs:.1)$' /proc/self/status)\n"
 	                  "  h=no; [ -e /home ] || [ -e /root ] && h=yes\n"
-	                  "  echo \"err 1 0 1 0 pid=$$ uid=$(id -u) host=$host ifs=$ifs sc=$sc "
+	                  "  echo \"err 0 0 0 0 0 pid=$$ uid=$(id -u) host=$host ifs=$ifs sc=$sc "
 	                  "home=$h n=$i\"\n"
 	                  "done\n");
 	struct validator *v = make_with(&st, 5000);
@@ -350,10 +377,10 @@ START_TEST(worker_restarts_after_timeout)
 	struct standin st;
 	standin_make(&st, "#!/bin/sh\n"
 	                  "i=0\n"
-	                  "while read -r n; do\n"
+	                  "while read -r lang a0 n; do\n"
 	                  "  head -c \"$n\" >/dev/null; i=$((i + 1))\n"
 	                  "  [ $i = 2 ] && exec sleep 60\n"
-	                  "  echo \"err 1 0 1 0 n=$i\"\n"
+	                  "  echo \"err 0 0 0 0 0 n=$i\"\n"
 	                  "done\n");
 	struct validator *v = make_with(&st, 300);
 	static const char *const want[] = {"n=1", NULL, "n=1", NULL};
@@ -372,6 +399,207 @@ START_TEST(worker_restarts_after_timeout)
 	}
 	val_free(v);
 	standin_remove(&st);
+}
+END_TEST
+
+/* The real parser is the authority on syntax for every language, and its
+ * error lands where it points: bash names a line and a token, node a line
+ * and a caret; an unclosed construct is placed where tree-sitter saw it
+ * open. Each of these was allowed, or reported at line 1 or column 0, when
+ * tree-sitter alone judged bash and JavaScript. */
+struct parser_case {
+	const char *lang, *code, *msg;
+	int sl, sc, el, ec;
+};
+static const struct parser_case parser_cases[] = {
+    {"bash", "echo a\nfi\n", "syntax error near unexpected token `fi'", 1, 0, 1, 2},
+    {"bash", "echo a\necho b\ndone\n", "syntax error near unexpected token `done'", 2, 0, 2, 4},
+    {"bash", "echo 1\necho 2\necho 3\nif then\n", "syntax error near unexpected token `then'", 3, 3,
+     3, 7},
+    {"bash", "function f( {\n", "syntax error: unexpected end of file", 0, 12, 0, 13},
+    {"bash", "x=1\r\necho \xf0\x9f\x98\x80 )\r\n", "syntax error near unexpected token `)'", 1, 8,
+     1, 9},
+    {"javascript", "function f( {\n", "Unexpected end of input", 0, 12, 0, 13},
+    {"javascript", "let s = '\xf0\x9f\x98\x80';\nlet y = );\n", "Unexpected token ')'", 1, 8, 1, 9},
+    {"javascript", "let s = '\xf0\x9f\x98\x80'; let y = );\n", "Unexpected token ')'", 0, 22, 0,
+     23},
+};
+
+START_TEST(real_parsers_are_the_authority)
+{
+	const struct parser_case *c = &parser_cases[_i];
+	bool js = strcmp(c->lang, "javascript") == 0;
+	if (access("/usr/bin/python3", X_OK) != 0 || (js && access("/usr/bin/node", X_OK) != 0))
+		return; /* nothing to ask: tree-sitter's fallback is tested above */
+	struct validator *v = make(NULL);
+	enum val_verdict vd;
+	json_object *diags = check(v, c->lang, c->code, NULL, POS_UTF16, &vd);
+	ck_assert_int_eq(vd, VAL_DENY);
+	json_object *d = find(diags, "syntax");
+	ck_assert_msg(d, "%s: no syntax error in %s", c->code, json_compact(diags));
+	ck_assert_str_eq(first_message(diags, "syntax"), c->msg);
+	assert_range(d, c->sl, c->sc, c->el, c->ec);
+	json_object_put(diags);
+	val_free(v);
+}
+END_TEST
+
+/* What the real parsers accept passes, ES modules included (node checks
+ * them as a module, as it does for a file). */
+START_TEST(real_parsers_accept_valid_code)
+{
+	if (access("/usr/bin/python3", X_OK) != 0)
+		return;
+	static const char *const cases[][2] = {
+	    {"bash", "for f in *.txt; do\n  wc -l \"$f\"\ndone\n"},
+	    {"bash", "cat <<EOF\nfi done esac\nEOF\n"},
+	    {"javascript",
+	     "import fs from 'node:fs';\nconsole.log(await fs.promises.stat('.'));\n"},
+	    {"javascript", "const a = [1, 2].map((x) => x * 2);\nconsole.log(a);\n"},
+	};
+	struct validator *v = make(NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (strcmp(cases[i][0], "javascript") == 0 && access("/usr/bin/node", X_OK) != 0)
+			continue;
+		enum val_verdict vd;
+		json_object *diags = check(v, cases[i][0], cases[i][1], NULL, POS_UTF16, &vd);
+		ck_assert_msg(vd == VAL_ALLOW, "%s: %s", cases[i][1], json_compact(diags));
+		json_object_put(diags);
+	}
+	val_free(v);
+}
+END_TEST
+
+/* Text that does not show what runs is denied in every profile but off;
+ * the same characters are fine where they are text (a joiner inside an
+ * emoji string, a directional mark in a comment), and a byte order mark
+ * is fine as the first character. Form feed is whitespace. */
+START_TEST(text_that_hides_code)
+{
+	struct validator *v = make("{\"python\": false}");
+	static const char *const profiles[] = {"strict", "standard", "relaxed"};
+	enum val_verdict vd;
+	for (size_t i = 0; i < 3; i++) {
+		json_object *diags =
+		    check(v, "bash", "echo ok # \xe2\x81\xa6x\n", profiles[i], POS_UTF16, &vd);
+		ck_assert_int_eq(vd, VAL_DENY);
+		ck_assert_ptr_nonnull(
+		    strstr(first_message(diags, "KILN-BIDI"), "U+2066 LEFT-TO-RIGHT ISOLATE"));
+		json_object_put(diags);
+	}
+	json_object *diags = check(v, "bash", "echo ok # \xe2\x81\xa6x\n", "off", POS_UTF16, &vd);
+	ck_assert_int_eq(vd, VAL_ALLOW);
+	json_object_put(diags);
+	/* bash does not end a line at a lone \r: "x=1\rcurl" is one word, so
+	 * the command is what the editor shows on the next line. The range
+	 * is the \r itself: from the end of line 0 to the start of line 1. */
+	diags = check(v, "bash", "echo \xc3\xa9\rx=1\rcurl https://x\n", NULL, POS_UTF16, &vd);
+	ck_assert_int_eq(vd, VAL_DENY);
+	assert_range(find(diags, "KILN-LONE-CR"), 0, 6, 1, 0);
+	json_object_put(diags);
+	diags = check(v, "bash", "echo a\r\necho b\r\n", NULL, POS_UTF16, &vd);
+	ck_assert_ptr_null(find(diags, "KILN-LONE-CR"));
+	json_object_put(diags);
+	static const char *const fine[][2] = {
+	    {"python", "s = '\xf0\x9f\x91\xa8\xe2\x80\x8d\xf0\x9f\x91\xa9'\nprint(s)\n"},
+	    {"python", "\xef\xbb\xbf"
+	               "x = 1\n\f\ny = 2  # \xe2\x80\x8f\xd7\xa9\xd7\x9c\xd7\x95\xd7\x9d\n"},
+	    {"javascript", "const s = `a\xe2\x80\x8b"
+	                   "b`; // \xe2\x80\x8e\n"},
+	    {"bash", "echo '\xe2\x80\x8d'\n"},
+	};
+	for (size_t i = 0; i < sizeof(fine) / sizeof(fine[0]); i++) {
+		diags = check(v, fine[i][0], fine[i][1], NULL, POS_UTF16, &vd);
+		ck_assert_msg(!find(diags, "KILN-INVISIBLE") && !find(diags, "KILN-CONTROL-CHAR") &&
+		                  !find(diags, "KILN-BIDI"),
+		              "%s: %s", fine[i][1], json_compact(diags));
+		json_object_put(diags);
+	}
+	/* Every control character but tab, line breaks and form feed. */
+	for (int c = 1; c < 0x20; c++) {
+		if (c == '\t' || c == '\n' || c == '\r' || c == '\f')
+			continue;
+		char code[32];
+		snprintf(code, sizeof(code), "x = '%c'\n", c);
+		diags = check(v, "python", code, NULL, POS_UTF16, &vd);
+		ck_assert_msg(find(diags, "KILN-CONTROL-CHAR"), "0x%02x: %s", c,
+		              json_compact(diags));
+		json_object_put(diags);
+	}
+	val_free(v);
+}
+END_TEST
+
+/* Real code is not refused: __import__ of a constant name is an import
+ * (judged by the import rules), a generator's endless loop yields. */
+START_TEST(real_code_is_not_refused)
+{
+	struct validator *v = make("{\"python\": false}");
+	static const struct {
+		const char *lang, *code, *want, *not ;
+	} cases[] = {
+	    {"python", "__import__(\"doctest\").testmod()\n", NULL, "PY-DYNAMIC-CODE"},
+	    {"python", "__import__('os').system('id')\n", "PY-OS-PROCESS", "PY-DYNAMIC-CODE"},
+	    {"python", "s = __import__('socket')\n", "PY-IMPORT-NETWORK", "PY-DYNAMIC-CODE"},
+	    {"python", "m = __import__(name)\n", "PY-DYNAMIC-CODE", NULL},
+	    {"python", "import importlib\nm = importlib.import_module(n)\n", "PY-DYNAMIC-CODE",
+	     NULL},
+	    {"python", "def g():\n    while True:\n        yield 1\n", NULL, "PY-LOOP-UNBOUNDED"},
+	    {"python", "while True:\n    def g():\n        yield 1\n", "PY-LOOP-UNBOUNDED", NULL},
+	    {"javascript", "function* g() {\n  while (true) { yield 1; }\n}\n", NULL,
+	     "JS-LOOP-UNBOUNDED"},
+	    {"javascript", "while (true) { const g = function* () { yield 1; }; }\n",
+	     "JS-LOOP-UNBOUNDED", NULL},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum val_verdict vd;
+		json_object *diags = check(v, cases[i].lang, cases[i].code, NULL, POS_UTF16, &vd);
+		if (cases[i].want)
+			ck_assert_msg(find(diags, cases[i].want), "%s: no %s in %s", cases[i].code,
+			              cases[i].want, json_compact(diags));
+		else
+			ck_assert_msg(vd == VAL_ALLOW, "%s: %s", cases[i].code,
+			              json_compact(diags));
+		if (cases[i].not )
+			ck_assert_msg(!find(diags, cases[i].not ), "%s: %s in %s", cases[i].code,
+			              cases[i].not, json_compact(diags));
+		json_object_put(diags);
+	}
+	val_free(v);
+}
+END_TEST
+
+/* The report is structs: byte ranges, sorted, judged; JSON only from
+ * val_report_json, the same as val_check gives. */
+START_TEST(report_is_structs)
+{
+	struct validator *v = make("{\"python\": false}");
+	const char *code = "eval('1')\nimport os\nos.system('x')\nwhile True:\n    pass\n";
+	struct val_report rep;
+	char detail[256];
+	ck_assert_int_eq(val_check_report(v, "python", code, strlen(code), NULL, NULL, &rep, detail,
+	                                  sizeof(detail)),
+	                 0);
+	ck_assert_int_eq(rep.verdict, VAL_DENY);
+	ck_assert_uint_ge(rep.ndiags, 3);
+	for (size_t i = 1; i < rep.ndiags; i++)
+		ck_assert_uint_le(rep.diags[i - 1].start, rep.diags[i].start);
+	bool seen = false;
+	for (size_t i = 0; i < rep.ndiags; i++)
+		if (rep.diags[i].code && strcmp(rep.diags[i].code, "PY-OS-PROCESS") == 0) {
+			ck_assert_uint_eq(rep.diags[i].start, 20);
+			ck_assert_uint_eq(rep.diags[i].end, 29);
+			ck_assert_int_eq(rep.diags[i].severity, VAL_SEV_ERROR);
+			seen = true;
+		}
+	ck_assert(seen);
+	json_object *a = val_report_json(&rep, code, strlen(code), POS_UTF16);
+	json_object *b = check(v, "python", code, NULL, POS_UTF16, NULL);
+	ck_assert_msg(json_object_equal(a, b), "%s", json_compact(a));
+	json_object_put(a);
+	json_object_put(b);
+	val_report_release(&rep);
+	val_free(v);
 }
 END_TEST
 
@@ -531,6 +759,12 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, unchecked_regions);
 	tcase_add_test(tc, worker_is_sandboxed_and_reused);
 	tcase_add_test(tc, worker_restarts_after_timeout);
+	tcase_add_loop_test(tc, real_parsers_are_the_authority, 0,
+	                    (int)(sizeof(parser_cases) / sizeof(parser_cases[0])));
+	tcase_add_test(tc, real_parsers_accept_valid_code);
+	tcase_add_test(tc, text_that_hides_code);
+	tcase_add_test(tc, real_code_is_not_refused);
+	tcase_add_test(tc, report_is_structs);
 	tcase_add_test(tc, verdicts_and_profiles);
 	tcase_add_test(tc, diagnostic_shape);
 	tcase_add_test(tc, config_overrides);

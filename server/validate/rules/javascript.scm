@@ -80,6 +80,6 @@
 ; --- loops with no way out
 ((while_statement condition: (parenthesized_expression [(true) (number)] @JS-LOOP-UNBOUNDED) body: (_) @_b)
   (#not-match? @JS-LOOP-UNBOUNDED "^0+$")
-  (#not-contains? @_b "^(break_statement|return_statement|throw_statement)$" "^(function_declaration|function_expression|arrow_function|method_definition|class_body|while_statement|for_statement|for_in_statement|do_statement)$"))
+  (#not-contains? @_b "^(break_statement|return_statement|throw_statement|yield_expression)$" "^(function_declaration|function_expression|generator_function_declaration|generator_function|arrow_function|method_definition|class_body|while_statement|for_statement|for_in_statement|do_statement)$"))
 ((for_statement "for" @JS-LOOP-UNBOUNDED condition: (empty_statement) body: (_) @_b)
-  (#not-contains? @_b "^(break_statement|return_statement|throw_statement)$" "^(function_declaration|function_expression|arrow_function|method_definition|class_body|while_statement|for_statement|for_in_statement|do_statement)$"))
+  (#not-contains? @_b "^(break_statement|return_statement|throw_statement|yield_expression)$" "^(function_declaration|function_expression|generator_function_declaration|generator_function|arrow_function|method_definition|class_body|while_statement|for_statement|for_in_statement|do_statement)$"))

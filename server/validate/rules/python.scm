@@ -50,7 +50,13 @@
 
 ; --- code built at run time
 ((call function: (_) @PY-DYNAMIC-CODE)
-  (#qname-match? @PY-DYNAMIC-CODE "^((builtins|__builtins__|__builtin__)\\.)?(eval|exec|compile|__import__|execfile|breakpoint)$|^importlib\\.(import_module|__import__|reload)$|^runpy\\.|^code\\.(interact|InteractiveConsole|InteractiveInterpreter)$|^types\\.(CodeType|FunctionType)$"))
+  (#qname-match? @PY-DYNAMIC-CODE "^((builtins|__builtins__|__builtin__)\\.)?(eval|exec|compile|execfile|breakpoint)$|^importlib\\.reload$|^runpy\\.|^code\\.(interact|InteractiveConsole|InteractiveInterpreter)$|^types\\.(CodeType|FunctionType)$"))
+; __import__("doctest") of a constant name is an import: the import rules
+; judge it (the call patterns above see its module). Only a name computed
+; at run time is dynamic code.
+((call function: (_) @PY-DYNAMIC-CODE arguments: (argument_list . (_)? @_mod))
+  (#qname-match? @PY-DYNAMIC-CODE "^((builtins|__builtins__|__builtin__)\\.)?__import__$|^importlib\\.(import_module|__import__)$")
+  (#not-literal? @_mod))
 ((argument_list [(attribute) (identifier)] @PY-DYNAMIC-CODE)
   (#qname-match? @PY-DYNAMIC-CODE "^((builtins|__builtins__)\\.)?(eval|exec|compile|__import__)$"))
 ((assignment right: [(attribute) (identifier)] @PY-DYNAMIC-CODE)
@@ -142,7 +148,8 @@
 ((import_from_statement name: (dotted_name) @PY-FILE-DELETE)
   (#qname-match? @PY-FILE-DELETE "^(os\\.(remove|unlink|rmdir|removedirs|chmod|chown)|shutil\\.(rmtree|move))$"))
 
-; --- loops with no way out
+; --- loops with no way out (a yield hands control back to the consumer:
+; a generator's endless loop is how it produces a stream, not a hang)
 ((while_statement condition: [(true) (integer)] @PY-LOOP-UNBOUNDED body: (block) @_b)
   (#not-match? @PY-LOOP-UNBOUNDED "^0+$")
-  (#not-contains? @_b "^(break_statement|return_statement|raise_statement)$" "^(function_definition|class_definition|lambda|while_statement|for_statement)$"))
+  (#not-contains? @_b "^(break_statement|return_statement|raise_statement|yield)$" "^(function_definition|class_definition|lambda|while_statement|for_statement)$"))

@@ -1,0 +1,3 @@
+# expect: PY-DYNAMIC-CODE
+name = input()
+m = __import__(name)

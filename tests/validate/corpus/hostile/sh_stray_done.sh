@@ -1,0 +1,4 @@
+# expect: syntax
+echo a
+echo b
+done

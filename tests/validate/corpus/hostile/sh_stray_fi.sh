@@ -1,0 +1,3 @@
+# expect: syntax
+echo a
+fi
