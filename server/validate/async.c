@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -26,6 +27,7 @@
  * than they run is told the validator is busy). */
 #define QUEUE_MAX_JOBS  64
 #define QUEUE_MAX_BYTES (64u << 20)
+#define THREAD_NICE     10
 
 struct val_job {
 	struct val_async *a;
@@ -73,6 +75,11 @@ static void *thread_main(void *arg)
 	struct val_async *a = arg;
 	struct validator *v = NULL;
 	int vr = 0;
+	/* Below the loop's priority (Linux nice is per thread), and so is
+	 * the syntax worker this thread starts: on a busy machine the loop
+	 * answers small requests first while a big check waits for a core. */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), THREAD_NICE) < 0)
+		log_debug("validator: cannot lower the thread's priority: %s", strerror(errno));
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
 		while (!a->queue && !a->stop)

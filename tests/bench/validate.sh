@@ -4,7 +4,8 @@
 # kiln's validator in process (tree-sitter and rules alone, and with the
 # CPython syntax worker), a fresh `python3 -c 'import ast...'` process, and
 # bandit (Debian's python3-bandit), and prints the ratios. Then it counts
-# findings on the hostile Python corpus for kiln and for bandit.
+# findings on the hostile Python corpus for kiln and for bandit, and the
+# warnings on the system corpus of benign real code.
 # Needs build/libkiln.a (make build/kiln); bandit is optional.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -93,3 +94,10 @@ print(f"  bandit: {len(res)} findings, {len(files)} snippets flagged, "
 else
 	echo "  bandit: not installed (make deps-bench installs python3-bandit)"
 fi
+
+# Warnings on benign real code from the system (tests/validate/system-corpus.list):
+# the standard profile must deny none of it (40-validate checks that); how
+# many warnings it gives is the figure to watch.
+echo
+echo "system corpus (benign real code read from Debian packages), profile standard:"
+python3 tests/validate/system_corpus.py build/kiln standard | grep -E '^(info|system:)' | sed 's/^info /  /'

@@ -5,7 +5,10 @@
 # exit codes, and the snippet/validate method over JSON-RPC in each
 # position encoding, and the CPython worker's sandbox seen from outside
 # (tests/validate/worker_check.py: namespaces, reuse, restart, nothing left
-# after the server). Range unit tests are tests/unit/test_validate.c
+# after the server), benign real code read from the system's packages
+# (tests/validate/system_corpus.py: no deny on it), and the loop's latency
+# while a 4 MiB check runs on the validator's thread
+# (tests/validate/latency_check.py). Range unit tests are tests/unit/test_validate.c
 # (suite 10-unit). Last line: "validate: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -45,6 +48,11 @@ add_counts() {
 timeout 600 python3 tests/validate/corpus.py "$KILN" standard >"$tmp/corpus.out" 2>&1
 grep -v '^ok ' "$tmp/corpus.out"
 add_counts "$tmp/corpus.out" corpus
+
+# --- benign real code from the system (tests/validate/system-corpus.list) -----
+timeout 900 python3 tests/validate/system_corpus.py "$KILN" standard >"$tmp/system.out" 2>&1
+grep -v '^ok ' "$tmp/system.out"
+add_counts "$tmp/system.out" system-corpus
 
 # --- kiln validate ------------------------------------------------------------
 expect_exit() { # NAME WANT CMD...
@@ -115,6 +123,11 @@ add_counts "$tmp/rpc.out" rpc
 timeout 300 python3 tests/validate/worker_check.py "$KILN" >"$tmp/worker.out" 2>&1
 grep -v '^ok ' "$tmp/worker.out"
 add_counts "$tmp/worker.out" worker
+
+# --- heavy checks leave the loop (tests/validate/latency_check.py) -----------------
+timeout 300 python3 tests/validate/latency_check.py "$KILN" >"$tmp/latency.out" 2>&1
+grep -v '^ok ' "$tmp/latency.out"
+add_counts "$tmp/latency.out" latency
 
 echo "validate: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "core/json.h"
+#include "core/loop.h"
 #include "unit.h"
 
 static struct validator *make(const char *config_json)
@@ -603,6 +604,107 @@ START_TEST(report_is_structs)
 }
 END_TEST
 
+/* Debian's tree-sitter corrupts its heap on 65535 comments in a row: such
+ * code is refused before it is parsed, never crashes the validator. */
+START_TEST(comment_runs_are_bounded)
+{
+	struct validator *v = make("{\"python\": false}");
+	static const char *const cases[][2] = {{"python", "#c\n"},
+	                                       {"bash", "#c\n"},
+	                                       {"javascript", "//c\n"},
+	                                       {"javascript", "<!--x\n"}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t k = strlen(cases[i][1]), n = 65536;
+		char *code = malloc(n * k + 1);
+		for (size_t j = 0; j < n; j++)
+			memcpy(code + j * k, cases[i][1], k);
+		code[n * k] = '\0';
+		enum val_verdict vd;
+		json_object *diags = check(v, cases[i][0], code, NULL, POS_UTF16, &vd);
+		ck_assert_int_eq(vd, VAL_DENY);
+		ck_assert_ptr_nonnull(strstr(first_message(diags, "syntax"), "comments in a row"));
+		json_object_put(diags);
+		free(code);
+	}
+	val_free(v);
+}
+END_TEST
+
+struct async_ctx {
+	struct loop *loop;
+	int calls, want;
+	int r[4];
+	enum val_verdict verdict[4];
+	bool found[4];
+};
+
+static void async_done(void *data, int r, struct val_report *rep, const char *code, size_t len,
+                       const char *detail)
+{
+	struct async_ctx *c = data;
+	(void)len;
+	(void)detail;
+	int i = c->calls++;
+	c->r[i] = r;
+	if (r == 0) {
+		c->verdict[i] = rep->verdict;
+		for (size_t k = 0; k < rep->ndiags; k++)
+			if (rep->diags[k].code &&
+			    strcmp(rep->diags[k].code, "PY-OS-PROCESS") == 0 &&
+			    strncmp(code + rep->diags[k].start, "os.system", 9) == 0)
+				c->found[i] = true;
+		val_report_release(rep);
+	}
+	if (c->calls == c->want)
+		loop_stop(c->loop, 0);
+}
+
+static void async_timeout(struct loop *loop, void *data)
+{
+	(void)data;
+	loop_stop(loop, 1);
+}
+
+/* Checks on the validator's thread: answered on the loop, never from
+ * inside the call that queued them, in order; a cancelled check is never
+ * answered; freeing the validator answers what is still queued. */
+START_TEST(checks_off_the_loop)
+{
+	struct loop *loop = loop_new();
+	ck_assert_ptr_nonnull(loop);
+	struct validator *v = make("{\"python\": false}");
+	struct async_ctx c = {.loop = loop, .want = 2};
+	char *code = malloc(200000);
+	size_t n = 0;
+	n += (size_t)sprintf(code, "import os\nos.system('x')\n");
+	while (n < 190000)
+		n += (size_t)sprintf(code + n, "x%zu = %zu\n", n, n);
+	struct val_job *a, *b, *d;
+	ck_assert_int_eq(val_check_async(v, loop, "python", code, n, NULL, async_done, &c, &a), 0);
+	ck_assert_int_eq(val_check_async(v, loop, "python", code, n, NULL, async_done, &c, &b), 0);
+	val_job_cancel(b);
+	ck_assert_int_eq(val_check_async(v, loop, "cobol", "x", 1, NULL, async_done, &c, &d), 0);
+	ck_assert_int_eq(c.calls, 0);
+	struct loop_timer *t = loop_timer_start(loop, 60000, async_timeout, NULL);
+	ck_assert_int_eq(loop_run(loop), 0);
+	loop_timer_stop(loop, t);
+	ck_assert_int_eq(c.calls, 2);
+	ck_assert_int_eq(c.r[0], 0);
+	ck_assert_int_eq(c.verdict[0], VAL_DENY);
+	ck_assert(c.found[0]);
+	ck_assert_int_eq(c.r[1], -EINVAL);
+	/* One more, then free at once: it is answered exactly once, with a
+	 * result or -ECANCELED, and the thread is gone. */
+	c.want = 3;
+	ck_assert_int_eq(val_check_async(v, loop, "python", code, n, NULL, async_done, &c, &a), 0);
+	val_free(v);
+	ck_assert_int_eq(c.calls, 3);
+	ck_assert(c.r[2] == 0 || c.r[2] == -ECANCELED);
+	free(code);
+	loop_free(loop);
+}
+END_TEST
+
 START_TEST(verdicts_and_profiles)
 {
 	struct validator *v = make("{\"python\": false}");
@@ -765,6 +867,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, text_that_hides_code);
 	tcase_add_test(tc, real_code_is_not_refused);
 	tcase_add_test(tc, report_is_structs);
+	tcase_add_test(tc, comment_runs_are_bounded);
+	tcase_add_test(tc, checks_off_the_loop);
 	tcase_add_test(tc, verdicts_and_profiles);
 	tcase_add_test(tc, diagnostic_shape);
 	tcase_add_test(tc, config_overrides);

@@ -48,8 +48,13 @@
   (#eq? @JS-PROTOTYPE-WALK "constructor"))
 ((subscript_expression index: (_) @JS-PROTOTYPE-WALK)
   (#any-of? @JS-PROTOTYPE-WALK "constructor" "__proto__"))
+; Walking through __proto__ (x.__proto__.constructor, a.__proto__.polluted)
+; is refused; setting it (d.__proto__ = b, TypeScript's __extends helper in
+; countless compiled files) only picks a prototype and is not.
+((member_expression object: (member_expression property: (property_identifier) @JS-PROTOTYPE-WALK))
+  (#eq? @JS-PROTOTYPE-WALK "__proto__"))
 ((member_expression property: (property_identifier) @JS-PROTOTYPE-WALK)
-  (#any-of? @JS-PROTOTYPE-WALK "__proto__" "__defineGetter__" "__lookupGetter__"))
+  (#any-of? @JS-PROTOTYPE-WALK "__defineGetter__" "__lookupGetter__"))
 
 ((call_expression function: (_) @JS-NATIVE)
   (#qname-match? @JS-NATIVE "^process\\.(binding|_linkedBinding|dlopen)$"))
