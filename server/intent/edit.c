@@ -20,8 +20,10 @@ json_object *intent_position_json(const char *text, size_t off, enum pos_encodin
 {
 	uint32_t line = 0;
 	size_t line_start = 0;
+	/* LSP's line breaks, as pos_offset() reads them back: "\n", "\r\n"
+	 * and a lone "\r" (text is NUL-terminated, so text[i + 1] is there). */
 	for (size_t i = 0; i < off; i++)
-		if (text[i] == '\n')
+		if (text[i] == '\n' || (text[i] == '\r' && text[i + 1] != '\n'))
 			line++, line_start = i + 1;
 	json_object *p = json_object_new_object();
 	json_object_object_add(p, "line", json_object_new_int64(line));
