@@ -195,10 +195,12 @@ struct val_pyerror {
 };
 /* 1 and the first error when the parser rejects the code, 0 when it
  * accepts it, -errno when no answer could be had (no such program, a
- * timeout, a crash: the caller falls back to tree-sitter). For bash and
- * node, argv0 is the program's absolute path. */
+ * timeout, a crash: the caller falls back to tree-sitter); -ECANCELED as
+ * soon as cancel (may be NULL) becomes non-zero, the worker then stopped.
+ * For bash and node, argv0 is the program's absolute path. */
 int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *argv0,
-                       const char *code, size_t len, struct val_pyerror *ret_err);
+                       const char *code, size_t len, const volatile size_t *cancel,
+                       struct val_pyerror *ret_err);
 /* Why the last check got no answer from CPython, as a clause ("the
  * sandbox could not be built (...)", "it did not answer within 2000 ms"). */
 const char *val_pyworker_why(const struct val_pyworker *w);

@@ -30,13 +30,16 @@
  * UTF-8 byte columns or -1 when the parser gave none, EOF 1 when the error
  * is an unclosed construct at the end. Python is compile()d (never run):
  * the compiler also rejects what the grammar allows ('return' outside a
- * function). bash is `bash -n` (bash names the line and the token) and
- * JavaScript `node --check` (line and a caret in UTF-16 units), each a
- * child of the worker in the same box, reading the code on stdin; code
- * that only an ES module may hold is checked again as a module, as node
- * itself does for a file. */
+ * function). bash is `bash -n` (bash names the line and the token), a
+ * child of the worker in the same box reading the code on stdin.
+ * JavaScript is compiled as `node --check` compiles it (in the CommonJS
+ * wrapper; code that only an ES module may hold is compiled again as a
+ * module, as node does for a file) by one persistent node, a child of the
+ * worker, since starting node costs about 40 ms a check; a module with an
+ * error goes to `node --check --input-type=module` for its position (line,
+ * and a caret in UTF-16 units). */
 static const char worker_src[] =
-    "import re, subprocess, sys, warnings\n"
+    "import json, re, subprocess, sys, warnings\n"
     "warnings.simplefilter('ignore')\n"
     "rd, wr = sys.stdin.buffer, sys.stdout.buffer\n"
     "BREAK = re.compile(r'\\r\\n|\\r|\\n')\n"
@@ -100,23 +103,81 @@ static const char worker_src[] =
     "            return 'err %d %d %d %d 0 %s' % (a[0], a[1], b[0], b[1], msg)\n"
     "    a = at(src, ls, i)\n"
     "    return 'err %d -1 %d -1 %d %s' % (a[0], a[0], eof, msg)\n"
+    "# A persistent node compiles each snippet as node --check does (the\n"
+    "# CommonJS wrapper, then an ES module for code only a module may hold),\n"
+    "# without a process per check: starting node costs about 40 ms.\n"
+    "NODE_SRC = r\"\"\"\n"
+    "const vm = require('vm');\n"
+    "const P = ['exports', 'require', 'module', '__filename', '__dirname'];\n"
+    "const ESM = %s;\n"
+    "let chunks = [], have = 0, want = -1;\n"
+    "function check(code) {\n"
+    "  try { vm.compileFunction(code, P, {filename: 'snippet.js'}); return 'ok'; }\n"
+    "  catch (e) {\n"
+    "    const st = String((e && e.stack) || e);\n"
+    "    if (!ESM.some((m) => st.includes(m))) return st;\n"
+    "    try { new vm.SourceTextModule(code, {identifier: 'snippet.js'}); return 'ok'; }\n"
+    "    catch (e2) { return 'module'; }\n"
+    "  }\n"
+    "}\n"
+    "process.stdin.on('data', (d) => {\n"
+    "  chunks.push(d); have += d.length;\n"
+    "  for (;;) {\n"
+    "    if (want >= 0 && have < want) return;\n"
+    "    let buf = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);\n"
+    "    chunks = [buf];\n"
+    "    if (want < 0) {\n"
+    "      const nl = buf.indexOf(10);\n"
+    "      if (nl < 0) return;\n"
+    "      want = parseInt(buf.subarray(0, nl).toString(), 10);\n"
+    "      buf = buf.subarray(nl + 1); chunks = [buf]; have = buf.length;\n"
+    "    }\n"
+    "    if (have < want) return;\n"
+    "    const code = buf.subarray(0, want).toString('utf8');\n"
+    "    buf = buf.subarray(want); chunks = [buf]; have = buf.length; want = -1;\n"
+    "    process.stdout.write(JSON.stringify(check(code)) + '\\n');\n"
+    "  }\n"
+    "});\n"
+    "\"\"\" % json.dumps(list(ESM))\n"
+    "NODE = None\n"
+    "def node_persistent(argv0, data):\n"
+    "    global NODE\n"
+    "    for _ in range(2):\n"
+    "        if NODE is None or NODE.poll() is not None:\n"
+    "            NODE = subprocess.Popen([argv0, '--experimental-vm-modules', '--no-warnings', "
+    "'-e',\n"
+    "                                     NODE_SRC], stdin=subprocess.PIPE, "
+    "stdout=subprocess.PIPE,\n"
+    "                                    stderr=subprocess.DEVNULL)\n"
+    "        try:\n"
+    "            NODE.stdin.write(b'%d\\n' % len(data) + data)\n"
+    "            NODE.stdin.flush()\n"
+    "            line = NODE.stdout.readline()\n"
+    "            if line:\n"
+    "                return json.loads(line)\n"
+    "        except (BrokenPipeError, ValueError):\n"
+    "            pass\n"
+    "        NODE.kill()\n"
+    "        NODE = None\n"
+    "    raise RuntimeError('node did not answer')\n"
     "def node_run(argv0, data, esm):\n"
     "    args = [argv0, '--check'] + (['--input-type=module'] if esm else []) + ['-']\n"
     "    return subprocess.run(args, input=data, stdout=subprocess.DEVNULL, "
     "stderr=subprocess.PIPE)\n"
     "def node(argv0, data, src):\n"
-    "    p = node_run(argv0, data, False)\n"
-    "    err = p.stderr.decode('utf-8', 'replace')\n"
-    "    # As node does for a file: code that only an ES module may contain\n"
-    "    # is checked again as a module.\n"
-    "    if p.returncode != 0 and any(x in err for x in ESM):\n"
+    "    res = node_persistent(argv0, data)\n"
+    "    if res == 'ok': return 'ok'\n"
+    "    if res == 'module':\n"
+    "        # A module with an error: node --check tells where.\n"
     "        p = node_run(argv0, data, True)\n"
+    "        if p.returncode == 0: return 'ok'\n"
     "        err = p.stderr.decode('utf-8', 'replace')\n"
-    "    if p.returncode == 0: return 'ok'\n"
+    "    else:\n"
+    "        err = res\n"
     "    lines = err.splitlines()\n"
     "    m = re.search(r'^(\\w*Error): (.*)$', err, re.M)\n"
     "    msg = m.group(2) if m else (lines[0] if lines else 'node --check rejects it')\n"
-    "    h = re.match(r'^\\[stdin\\]:(\\d+)$', lines[0]) if lines else None\n"
+    "    h = re.match(r'^(?:\\[stdin\\]|snippet\\.js):(\\d+)$', lines[0]) if lines else None\n"
     "    if not h: return 'err 0 -1 0 -1 0 %s' % msg\n"
     "    n = int(h.group(1))\n"
     "    ls = starts(src)\n"
@@ -225,7 +286,26 @@ static int worker_start(struct val_pyworker *w)
 	return 0;
 }
 
-static int write_all(int fd, const char *p, size_t n, uint64_t deadline)
+/* Wait for fd as fd_wait() does, in slices, so that a cancelled check
+ * (the validator's thread, cancelled or stopping) stops waiting at once. */
+#define CANCEL_SLICE_MS 20
+
+static int wait_fd(int fd, short events, uint64_t deadline, const volatile size_t *cancel)
+{
+	for (;;) {
+		if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
+			return -ECANCELED;
+		uint64_t now = loop_now_ms();
+		uint64_t until =
+		    !cancel || deadline < now + CANCEL_SLICE_MS ? deadline : now + CANCEL_SLICE_MS;
+		int r = fd_wait(fd, events, until);
+		if (r != -ETIMEDOUT || until == deadline)
+			return r;
+	}
+}
+
+static int write_all(int fd, const char *p, size_t n, uint64_t deadline,
+                     const volatile size_t *cancel)
 {
 	while (n > 0) {
 		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
@@ -236,14 +316,15 @@ static int write_all(int fd, const char *p, size_t n, uint64_t deadline)
 		}
 		if (k < 0 && errno != EAGAIN && errno != EINTR)
 			return neg_errno();
-		int r = fd_wait(fd, POLLOUT, deadline);
+		int r = wait_fd(fd, POLLOUT, deadline, cancel);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int read_line(int fd, char *out, size_t osz, uint64_t deadline)
+static int read_line(int fd, char *out, size_t osz, uint64_t deadline,
+                     const volatile size_t *cancel)
 {
 	size_t n = 0;
 	for (;;) {
@@ -263,7 +344,7 @@ static int read_line(int fd, char *out, size_t osz, uint64_t deadline)
 			return -EPIPE;
 		if (errno != EAGAIN && errno != EINTR)
 			return neg_errno();
-		int r = fd_wait(fd, POLLIN, deadline);
+		int r = wait_fd(fd, POLLIN, deadline, cancel);
 		if (r < 0)
 			return r;
 	}
@@ -295,7 +376,7 @@ static int parse_reply(struct val_pyworker *w, const char *line, struct val_pyer
 }
 
 static int ask(struct val_pyworker *w, enum val_parser p, const char *argv0, const char *code,
-               size_t len, struct val_pyerror *ret)
+               size_t len, const volatile size_t *cancel, struct val_pyerror *ret)
 {
 	static const char *const names[] = {"python", "bash", "node"};
 	/* Big code takes longer: a millisecond more per 2 KiB (4 MiB: 2 s). */
@@ -305,19 +386,20 @@ static int ask(struct val_pyworker *w, enum val_parser p, const char *argv0, con
 	int hl = snprintf(hdr, sizeof(hdr), "%s %s %zu\n", names[p], argv0 ? argv0 : "-", len);
 	if (hl < 0 || (size_t)hl >= sizeof(hdr))
 		return -ENAMETOOLONG;
-	int r = write_all(fd, hdr, (size_t)hl, deadline);
+	int r = write_all(fd, hdr, (size_t)hl, deadline, cancel);
 	if (r >= 0)
-		r = write_all(fd, code, len, deadline);
+		r = write_all(fd, code, len, deadline, cancel);
 	char line[REPLY_MAX];
 	if (r >= 0)
-		r = read_line(fd, line, sizeof(line), deadline);
+		r = read_line(fd, line, sizeof(line), deadline, cancel);
 	if (r >= 0)
 		r = parse_reply(w, line, ret);
 	return r;
 }
 
 int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *argv0,
-                       const char *code, size_t len, struct val_pyerror *ret_err)
+                       const char *code, size_t len, const volatile size_t *cancel,
+                       struct val_pyerror *ret_err)
 {
 	if (w->broken)
 		return -ENOENT;
@@ -341,9 +423,15 @@ int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *ar
 			}
 		}
 		struct val_pyerror e;
-		int r = ask(w, p, argv0, code, len, &e);
+		int r = ask(w, p, argv0, code, len, cancel, &e);
 		if (r == -ENOEXEC)
 			return r;
+		if (r == -ECANCELED) {
+			/* Mid-request: the worker's state is unknown, so it goes
+			 * (the next check starts another). */
+			worker_stop(w);
+			return r;
+		}
 		if (r >= 0) {
 			if (r == 1)
 				*ret_err = e;

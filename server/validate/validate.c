@@ -337,7 +337,7 @@ int val_python_available(struct validator *v)
 	if (!v->py)
 		return 0;
 	struct val_pyerror e;
-	return val_pyworker_check(v->py, VAL_PARSE_PYTHON, NULL, "", 0, &e) >= 0;
+	return val_pyworker_check(v->py, VAL_PARSE_PYTHON, NULL, "", 0, NULL, &e) >= 0;
 }
 
 json_object *val_config(const struct validator *v)
@@ -514,7 +514,9 @@ static int real_syntax(struct validator *v, struct val_doc *d, TSNode root)
 	if (!v->py || (p != VAL_PARSE_PYTHON && !argv0))
 		return 0;
 	struct val_pyerror e;
-	int r = val_pyworker_check(v->py, p, argv0, d->code, d->len, &e);
+	int r = val_pyworker_check(v->py, p, argv0, d->code, d->len, d->cancel, &e);
+	if (r == -ECANCELED)
+		return r;
 	if (r <= 0)
 		return r == 0;
 	uint32_t s, end;
