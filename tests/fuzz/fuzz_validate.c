@@ -36,11 +36,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
+/* Lines as LSP counts them: "\n", "\r\n" and a lone "\r" end one. */
 static uint32_t count_lines(const char *s, size_t n)
 {
 	uint32_t lines = 1;
 	for (size_t i = 0; i < n; i++)
-		lines += s[i] == '\n';
+		lines += s[i] == '\n' || (s[i] == '\r' && (i + 1 == n || s[i + 1] != '\n'));
 	return lines;
 }
 
