@@ -98,7 +98,7 @@ CLANG_NOWARN := -Wno-unknown-warning-option -Wno-missing-field-initializers
 
 $(FUZZB)/%.o: %.c | $(MODULE_DEPS)
 	@mkdir -p $(dir $@)
-	$(CLANG) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $(CLANG_NOWARN) -c $< -o $@
+	$(CLANG) $(FUZZ_CFLAGS) $(ALL_CFLAGS) $(CLANG_NOWARN) -MMD -MP -c $< -o $@
 
 $(FUZZB)/libkiln.a: $(LIB_SRCS:%.c=$(FUZZB)/%.o) $(MODULE_OBJS:%=$(FUZZB)/%)
 	@rm -f $@
