@@ -79,6 +79,13 @@ void sbx_box_kill(int pidfd)
 	close(pidfd);
 }
 
+bool sbx_pidfd_reap(int pidfd)
+{
+	siginfo_t si = {0};
+	int r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG);
+	return (r < 0 && errno == ECHILD) || (r == 0 && si.si_pid != 0);
+}
+
 int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
                   struct sbx_box *ret, int *ret_step)
 {

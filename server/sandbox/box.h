@@ -82,6 +82,12 @@ int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
  * this returns. Closes the pidfd. */
 void sbx_box_kill(int pidfd);
 
+/* Reap the process behind pidfd if it has exited, without waiting: true
+ * when it is gone (reaped here, or by someone's waitpid(-1) before us:
+ * ECHILD), false while it still runs. For a pidfd the loop reported
+ * readable. */
+bool sbx_pidfd_reap(int pidfd);
+
 /* What to do about a box that failed at step with errno err: a sentence
  * starting with a space, or "" when there is nothing to add. */
 const char *sbx_failure_hint(int step, int err);

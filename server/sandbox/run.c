@@ -220,11 +220,7 @@ static void on_pid1_exit(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)events;
 	struct run *run = data;
-	siginfo_t si = {0};
-	int r = waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG);
-	/* ECHILD: someone's waitpid(-1) reaped it first; it is gone all the
-	 * same, and the status report came on the socket anyway. */
-	if ((r < 0 && errno != ECHILD) || (r == 0 && si.si_pid == 0))
+	if (!sbx_pidfd_reap(fd))
 		return;
 	run->box.reaped = true;
 	run->end_ms = loop_now_ms();

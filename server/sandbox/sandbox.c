@@ -268,9 +268,7 @@ static void forget(struct sbx_dying *d)
 static void on_dead(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)events;
-	siginfo_t si = {0};
-	int r = waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG);
-	if ((r < 0 && errno != ECHILD) || (r == 0 && si.si_pid == 0))
+	if (!sbx_pidfd_reap(fd))
 		return;
 	loop_unwatch(loop, fd);
 	close(fd);

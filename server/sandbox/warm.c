@@ -45,9 +45,7 @@ static void on_warm_dead(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)events;
 	struct sandbox *s = data;
-	siginfo_t si = {0};
-	int r = waitid((idtype_t)P_PIDFD, (id_t)fd, &si, WEXITED | WNOHANG);
-	if ((r < 0 && errno != ECHILD) || (r == 0 && si.si_pid == 0))
+	if (!sbx_pidfd_reap(fd))
 		return;
 	loop_unwatch(loop, fd);
 	log_debug("sandbox: the warm box ended before use");
