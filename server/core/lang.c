@@ -316,17 +316,6 @@ static bool valid_file_name(const char *f)
 	       strlen(f) < 64;
 }
 
-static bool valid_env_name(const char *k)
-{
-	if (!*k || (*k >= '0' && *k <= '9'))
-		return false;
-	for (; *k; k++)
-		if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
-		      (*k >= '0' && *k <= '9') || *k == '_'))
-			return false;
-	return true;
-}
-
 enum list_kind { L_NAME, L_EXT, L_PROGRAM, L_ARGV, L_PATH };
 
 static bool list_item_ok(enum list_kind kind, const char *s)
@@ -428,7 +417,7 @@ static int read_env(struct registry *reg, json_object *entry, const char *key,
 		if (!json_object_is_type(v, json_type_string))
 			return fail(err, errsz, -EINVAL,
 			            "sandbox.languages.%s.env.%s must be a string", key, name);
-		if (!valid_env_name(name))
+		if (!env_name_valid(name))
 			return fail(err, errsz, -EINVAL,
 			            "sandbox.languages.%s.env: '%s' is not a valid variable name",
 			            key, name);

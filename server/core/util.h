@@ -4,6 +4,7 @@
 #pragma once
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -48,6 +49,19 @@ static inline int steal_fd(int *fd)
 }
 
 /* Returns -errno of the last failed libc call, never 0. */
+/* An environment variable name a config may set: a letter or '_' first,
+ * then letters, digits and '_'. */
+static inline bool env_name_valid(const char *k)
+{
+	if (!*k || (*k >= '0' && *k <= '9'))
+		return false;
+	for (; *k; k++)
+		if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
+		      (*k >= '0' && *k <= '9') || *k == '_'))
+			return false;
+	return true;
+}
+
 static inline int neg_errno(void)
 {
 	return errno > 0 ? -errno : -EIO;

@@ -197,17 +197,6 @@ static int fail(struct ctx *c, int r, const char *fmt, ...)
 	return r;
 }
 
-static bool valid_env_name(const char *k)
-{
-	if (!*k || (*k >= '0' && *k <= '9'))
-		return false;
-	for (; *k; k++)
-		if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') ||
-		      (*k >= '0' && *k <= '9') || *k == '_'))
-			return false;
-	return true;
-}
-
 static size_t nenv(struct sbx_plan_owned *po)
 {
 	size_t n = 0;
@@ -219,7 +208,7 @@ static size_t nenv(struct sbx_plan_owned *po)
 static int set_env(struct ctx *c, const char *key, const char *val)
 {
 	struct sbx_plan_owned *po = c->po;
-	if (!valid_env_name(key))
+	if (!env_name_valid(key))
 		return fail(c, -EINVAL, "environment variable name '%s' is not valid", key);
 	size_t klen = strlen(key), n = nenv(po);
 	char *kv = NULL;
