@@ -69,18 +69,26 @@ void term_status(struct term *t, const char *text)
 	t->status_on = true;
 }
 
+/* Format and show on stdout, made visible: the arguments are often a
+ * model's or the server's words. Whether it ended a line, as at_bol. */
+__attribute__((format(printf, 2, 0))) static bool show_fmt(struct term *t, const char *fmt,
+                                                           va_list ap)
+{
+	_cleanup_free_ char *text = NULL;
+	int n = vasprintf(&text, fmt, ap);
+	if (n >= 0)
+		show_n(t, stdout, text, (size_t)n, VIS_NEWLINE | VIS_TAB);
+	return n > 0 && text[n - 1] == '\n';
+}
+
 void term_info(struct term *t, const char *fmt, ...)
 {
 	term_status_clear(t);
+	fputs(c(t, C_DIM), stdout);
 	va_list ap;
 	va_start(ap, fmt);
-	_cleanup_free_ char *text = NULL;
-	int n = vasprintf(&text, fmt, ap);
+	show_fmt(t, fmt, ap);
 	va_end(ap);
-	fputs(c(t, C_DIM), stdout);
-	/* The arguments are often a model's or the server's words. */
-	if (n >= 0)
-		show_n(t, stdout, text, (size_t)n, VIS_NEWLINE | VIS_TAB);
 	fputs(c(t, C_RESET), stdout);
 	fputc('\n', stdout);
 	fflush(stdout);
@@ -91,13 +99,10 @@ void term_print(struct term *t, const char *fmt, ...)
 	term_status_clear(t);
 	va_list ap;
 	va_start(ap, fmt);
-	_cleanup_free_ char *text = NULL;
-	int n = vasprintf(&text, fmt, ap);
+	bool eol = show_fmt(t, fmt, ap);
 	va_end(ap);
-	if (n >= 0)
-		show_n(t, stdout, text, (size_t)n, VIS_NEWLINE | VIS_TAB);
 	fflush(stdout);
-	t->at_bol = n > 0 && text[n - 1] == '\n';
+	t->at_bol = eol;
 }
 
 static const char *severity_name(int64_t s)
