@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/position.h"
@@ -113,125 +114,329 @@ json_object *json_copy(json_object *obj)
 
 /* json-c accepts more than JSON even in strict mode: NaN and Infinity,
  * "1." and raw control characters in strings. Echoed back (an id, a
- * param), they would make kiln's own output invalid JSON. Check the
- * tokens of a text json-c accepted against RFC 8259; returns the offset
- * of the first byte that is not JSON, or len. */
-static size_t json_strict_prefix(const char *s, size_t len)
+ * param), they would make kiln's own output invalid JSON. So the tokens
+ * of a text are also checked against RFC 8259 by a scanner that keeps its
+ * place between pieces; it only needs to be right where json-c accepted
+ * the text (json-c's own errors come first). */
+enum strict_state {
+	ST_TOP,
+	ST_STR,
+	ST_ESC,
+	ST_MINUS, /* after '-': a digit must follow */
+	ST_ZERO,  /* a leading 0: '.', 'e' or the end of the number */
+	ST_INT,
+	ST_DOT, /* after '.': a digit must follow */
+	ST_FRAC,
+	ST_EXP_MARK, /* after 'e': a sign or a digit */
+	ST_EXP_SIGN, /* after the sign: a digit */
+	ST_EXP,
+	ST_LITERAL,
+};
+
+struct json_stream {
+	json_tokener *tok;
+	json_object *obj; /* json-c's value, once it has one */
+	size_t max_len;
+	size_t fed; /* bytes fed so far: the offset of the next piece */
+	bool too_big;
+	/* UTF-8: the start of a sequence the next piece completes. */
+	bool utf8_bad;
+	unsigned char carry[4];
+	size_t ncarry;
+	/* json-c: still going (continue), or where it stopped and why. */
+	enum json_tokener_error jerr;
+	size_t jend;
+	/* The RFC 8259 scanner. */
+	enum strict_state st;
+	size_t tok_start; /* where the number or literal began */
+	const char *literal;
+	size_t lit_pos;
+	size_t strict_bad; /* first byte that is not JSON, or SIZE_MAX */
+};
+
+struct json_stream *json_stream_new(size_t max_len)
 {
-	static const char *const literals[] = {"true", "false", "null"};
-	size_t i = 0;
-	while (i < len) {
-		char c = s[i];
-		if (strchr("{}[],: \t\r\n", c) && c != '\0') {
-			i++;
-		} else if (c == '"') {
-			for (i++; i < len && s[i] != '"'; i++) {
-				if ((unsigned char)s[i] < 0x20)
-					return i;
-				if (s[i] == '\\')
-					i++; /* json-c checked the escape itself */
-			}
-			i++;
-		} else if (c == '-' || (c >= '0' && c <= '9')) {
-			size_t start = i;
-			if (s[i] == '-')
-				i++;
-			if (i < len && s[i] == '0')
-				i++;
-			else if (i < len && s[i] >= '1' && s[i] <= '9')
-				while (i < len && s[i] >= '0' && s[i] <= '9')
-					i++;
-			else
-				return start;
-			if (i < len && s[i] == '.') {
-				if (++i >= len || s[i] < '0' || s[i] > '9')
-					return start;
-				while (i < len && s[i] >= '0' && s[i] <= '9')
-					i++;
-			}
-			if (i < len && (s[i] == 'e' || s[i] == 'E')) {
-				i++;
-				if (i < len && (s[i] == '+' || s[i] == '-'))
-					i++;
-				if (i >= len || s[i] < '0' || s[i] > '9')
-					return start;
-				while (i < len && s[i] >= '0' && s[i] <= '9')
-					i++;
-			}
-		} else {
-			size_t k = 0;
-			while (k < 3 && (len - i < strlen(literals[k]) ||
-			                 memcmp(s + i, literals[k], strlen(literals[k])) != 0))
-				k++;
-			if (k == 3)
-				return i;
-			i += strlen(literals[k]);
+	struct json_stream *js = calloc(1, sizeof(*js));
+	if (!js)
+		return NULL;
+	js->tok = json_tokener_new_ex(JSON_MAX_DEPTH);
+	if (!js->tok) {
+		free(js);
+		return NULL;
+	}
+	/* No JSON_TOKENER_VALIDATE_UTF8: kiln's own check is stricter, runs
+	 * first, and does not care where the pieces are cut. */
+	json_tokener_set_flags(js->tok, JSON_TOKENER_STRICT);
+	/* json-c takes lengths as an int. */
+	js->max_len = max_len > (size_t)INT32_MAX ? (size_t)INT32_MAX : max_len;
+	js->jerr = json_tokener_continue;
+	js->strict_bad = SIZE_MAX;
+	js->st = ST_TOP;
+	return js;
+}
+
+void json_stream_free(struct json_stream *js)
+{
+	if (!js)
+		return;
+	json_tokener_free(js->tok);
+	json_object_put(js->obj);
+	free(js);
+}
+
+static void utf8_feed(struct json_stream *js, const char *p, size_t n)
+{
+	if (js->ncarry > 0) {
+		unsigned char lead = js->carry[0];
+		size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+		size_t take = need - js->ncarry < n ? need - js->ncarry : n;
+		memcpy(js->carry + js->ncarry, p, take);
+		js->ncarry += take;
+		p += take;
+		n -= take;
+		if (js->ncarry < need)
+			return;
+		js->ncarry = 0;
+		if (!utf8_valid((const char *)js->carry, need)) {
+			js->utf8_bad = true;
+			return;
 		}
 	}
-	return len;
+	size_t whole = utf8_complete_prefix(p, n);
+	if (!utf8_valid(p, whole)) {
+		js->utf8_bad = true;
+		return;
+	}
+	js->ncarry = n - whole;
+	memcpy(js->carry, p + whole, js->ncarry);
+}
+
+/* One byte of the RFC 8259 scanner, at offset at. */
+static void strict_byte(struct json_stream *js, char c, size_t at)
+{
+	static const char *const literals[] = {"true", "false", "null"};
+	bool digit = c >= '0' && c <= '9';
+	switch (js->st) {
+	case ST_STR:
+		if (c == '"')
+			js->st = ST_TOP;
+		else if (c == '\\')
+			js->st = ST_ESC; /* json-c checked the escape itself */
+		else if ((unsigned char)c < 0x20)
+			js->strict_bad = at;
+		return;
+	case ST_ESC:
+		js->st = ST_STR;
+		return;
+	case ST_MINUS:
+		if (c == '0')
+			js->st = ST_ZERO;
+		else if (digit)
+			js->st = ST_INT;
+		else
+			js->strict_bad = js->tok_start;
+		return;
+	case ST_INT:
+		if (digit)
+			return;
+		/* fall through */
+	case ST_ZERO:
+		if (c == '.')
+			js->st = ST_DOT;
+		else if (c == 'e' || c == 'E')
+			js->st = ST_EXP_MARK;
+		else
+			break; /* the number ended: c is the next token */
+		return;
+	case ST_DOT:
+		if (!digit)
+			js->strict_bad = js->tok_start;
+		js->st = ST_FRAC;
+		return;
+	case ST_FRAC:
+		if (digit)
+			return;
+		if (c == 'e' || c == 'E') {
+			js->st = ST_EXP_MARK;
+			return;
+		}
+		break;
+	case ST_EXP_MARK:
+		if (c == '+' || c == '-') {
+			js->st = ST_EXP_SIGN;
+			return;
+		}
+		/* fall through */
+	case ST_EXP_SIGN:
+		if (!digit)
+			js->strict_bad = js->tok_start;
+		js->st = ST_EXP;
+		return;
+	case ST_EXP:
+		if (digit)
+			return;
+		break;
+	case ST_LITERAL:
+		if (c != js->literal[js->lit_pos])
+			js->strict_bad = js->tok_start;
+		else if (js->literal[++js->lit_pos] == '\0')
+			js->st = ST_TOP;
+		return;
+	case ST_TOP:
+		break;
+	}
+	js->st = ST_TOP;
+	if (c != '\0' && strchr("{}[],: \t\r\n", c))
+		return;
+	js->tok_start = at;
+	if (c == '"') {
+		js->st = ST_STR;
+	} else if (c == '-') {
+		js->st = ST_MINUS;
+	} else if (c == '0') {
+		js->st = ST_ZERO;
+	} else if (digit) {
+		js->st = ST_INT;
+	} else {
+		for (size_t k = 0; k < 3; k++) {
+			if (c == literals[k][0]) {
+				js->st = ST_LITERAL;
+				js->literal = literals[k];
+				js->lit_pos = 1;
+				return;
+			}
+		}
+		js->strict_bad = at;
+	}
+}
+
+/* Where the text ends, a number or literal must be complete. */
+static void strict_end(struct json_stream *js)
+{
+	switch (js->st) {
+	case ST_MINUS:
+	case ST_DOT:
+	case ST_EXP_MARK:
+	case ST_EXP_SIGN:
+	case ST_LITERAL:
+		if (js->strict_bad == SIZE_MAX)
+			js->strict_bad = js->tok_start;
+		break;
+	default:
+		break;
+	}
+}
+
+/* After the value, json-c in strict mode allows only whitespace and calls
+ * anything else an unexpected character, when it sees it in the same
+ * piece. Say the same of what comes in later pieces. */
+static void trailing(struct json_stream *js, const char *p, size_t n, size_t base)
+{
+	for (size_t i = 0; i < n; i++) {
+		char c = p[i];
+		if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+			js->jerr = json_tokener_error_parse_unexpected;
+			js->jend = base + i;
+			return;
+		}
+	}
+}
+
+void json_stream_feed(struct json_stream *js, const char *p, size_t n)
+{
+	if (n == 0 || js->too_big || js->utf8_bad)
+		return;
+	if (n > js->max_len - js->fed) {
+		js->too_big = true;
+		return;
+	}
+	size_t base = js->fed;
+	js->fed += n;
+	utf8_feed(js, p, n);
+	if (js->utf8_bad)
+		return; /* that is the answer, whatever else is wrong */
+	if (js->jerr == json_tokener_continue) {
+		json_object *o = json_tokener_parse_ex(js->tok, p, (int)n);
+		enum json_tokener_error err = json_tokener_get_error(js->tok);
+		if (err != json_tokener_continue) {
+			size_t off = json_tokener_get_parse_end(js->tok);
+			js->jerr = err;
+			js->jend = base + off;
+			if (err == json_tokener_success) {
+				js->obj = o;
+				trailing(js, p + off, n - off, base + off);
+			}
+		}
+	} else if (js->jerr == json_tokener_success) {
+		trailing(js, p, n, base);
+	}
+	if (js->jerr != json_tokener_success && js->jerr != json_tokener_continue)
+		return; /* json-c's error comes first */
+	for (size_t i = 0; i < n && js->strict_bad == SIZE_MAX; i++)
+		strict_byte(js, p[i], base + i);
+}
+
+int json_stream_finish(struct json_stream *js, json_object **ret_obj, char *detail, size_t dsz)
+{
+	if (js->too_big) {
+		snprintf(detail, dsz, "the text is larger than %zu bytes", js->max_len);
+		return -EFBIG;
+	}
+	if (!js->utf8_bad && js->ncarry > 0)
+		js->utf8_bad = !utf8_valid((const char *)js->carry, js->ncarry);
+	if (js->utf8_bad) {
+		snprintf(detail, dsz, "the text is not valid UTF-8");
+		return -EINVAL;
+	}
+	if (js->jerr == json_tokener_continue && js->fed > 0) {
+		/* A top-level number or literal ("1", "null") is complete only
+		 * once json-c sees the end: say so with a terminating NUL. */
+		json_object *o = json_tokener_parse_ex(js->tok, "", 1);
+		enum json_tokener_error err = json_tokener_get_error(js->tok);
+		js->jerr = err == json_tokener_error_parse_eof ? json_tokener_continue : err;
+		js->jend = js->fed;
+		if (err == json_tokener_success)
+			js->obj = o;
+		else
+			json_object_put(o);
+	}
+	enum json_tokener_error err = js->jerr;
+	if (err == json_tokener_continue || (err == json_tokener_success && js->fed == 0)) {
+		snprintf(detail, dsz, "the JSON text ends early");
+		return -EINVAL;
+	}
+	if (err == json_tokener_error_depth) {
+		snprintf(detail, dsz, "nesting deeper than %d levels", JSON_MAX_DEPTH);
+		return -EINVAL;
+	}
+	if (err != json_tokener_success) {
+		snprintf(detail, dsz, "%s at byte %zu", json_tokener_error_desc(err), js->jend);
+		return -EINVAL;
+	}
+	strict_end(js);
+	if (js->strict_bad != SIZE_MAX) {
+		snprintf(detail, dsz, "not JSON at byte %zu", js->strict_bad);
+		return -EINVAL;
+	}
+	*ret_obj = js->obj;
+	js->obj = NULL;
+	return 0;
 }
 
 int json_parse_strict(const char *body, size_t len, size_t max_len, json_object **ret_obj,
                       char *detail, size_t dsz)
 {
-	/* json-c takes the length as an int. */
 	if (max_len > (size_t)INT32_MAX)
 		max_len = INT32_MAX;
 	if (len > max_len) {
 		snprintf(detail, dsz, "the text is larger than %zu bytes", max_len);
 		return -EFBIG;
 	}
-	/* json-c's own check lets overlong forms, surrogates and code points
-	 * past U+10FFFF through; JSON text is UTF-8 (RFC 8259 section 8.1). */
-	if (!utf8_valid(body, len)) {
-		snprintf(detail, dsz, "the text is not valid UTF-8");
-		return -EINVAL;
-	}
-	json_tokener *tok = json_tokener_new_ex(JSON_MAX_DEPTH);
-	if (!tok)
+	struct json_stream *js = json_stream_new(max_len);
+	if (!js)
 		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	json_object *obj = json_tokener_parse_ex(tok, body, (int)len);
-	enum json_tokener_error err = json_tokener_get_error(tok);
-	size_t end = tok->char_offset;
-	if (err == json_tokener_continue && len > 0) {
-		/* A top-level number or literal ("1", "null") is complete only
-		 * once json-c sees the end: say so with a terminating NUL. */
-		obj = json_tokener_parse_ex(tok, "", 1);
-		err = json_tokener_get_error(tok);
-		if (err == json_tokener_error_parse_eof)
-			err = json_tokener_continue;
-		end = len;
-	}
-	json_tokener_free(tok);
-	if (err == json_tokener_continue || (err == json_tokener_success && len == 0)) {
-		snprintf(detail, dsz, "the JSON text ends early");
-		goto fail;
-	}
-	if (err == json_tokener_error_depth) {
-		snprintf(detail, dsz, "nesting deeper than %d levels", JSON_MAX_DEPTH);
-		goto fail;
-	}
-	if (err != json_tokener_success) {
-		snprintf(detail, dsz, "%s at byte %zu", json_tokener_error_desc(err), end);
-		goto fail;
-	}
-	/* Only whitespace may follow the value. */
-	for (size_t i = end; i < len; i++) {
-		char c = body[i];
-		if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
-			snprintf(detail, dsz, "data after the JSON value at byte %zu", i);
-			goto fail;
-		}
-	}
-	size_t bad = json_strict_prefix(body, len);
-	if (bad < len) {
-		snprintf(detail, dsz, "not JSON at byte %zu", bad);
-		goto fail;
-	}
-	*ret_obj = obj;
-	return 0;
-fail:
-	json_object_put(obj);
-	return -EINVAL;
+	json_stream_feed(js, body, len);
+	int r = json_stream_finish(js, ret_obj, detail, dsz);
+	json_stream_free(js);
+	return r;
 }

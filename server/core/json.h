@@ -36,6 +36,18 @@ static inline void cleanup_jsonp(json_object **p)
 int json_parse_strict(const char *text, size_t len, size_t max_len, json_object **ret_obj,
                       char *detail, size_t dsz);
 
+/* The same parse fed in pieces as they arrive, so a large message costs
+ * the loop a little per read instead of all at once at its end: feeding
+ * any cut of a text and then finishing gives exactly json_parse_strict's
+ * result and detail for the whole text (max_len counts all pieces).
+ * finish may be called once; free the stream after it either way. */
+struct json_stream;
+/* NULL on OOM. */
+struct json_stream *json_stream_new(size_t max_len);
+void json_stream_feed(struct json_stream *js, const char *piece, size_t n);
+int json_stream_finish(struct json_stream *js, json_object **ret_obj, char *detail, size_t dsz);
+void json_stream_free(struct json_stream *js);
+
 /* Borrowed member of obj, or NULL (also when obj is not an object). */
 json_object *json_get(json_object *obj, const char *key);
 

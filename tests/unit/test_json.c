@@ -64,12 +64,101 @@ START_TEST(strict)
 }
 END_TEST
 
+/* The whole text's answer: return code, detail, and the value as JSON. */
+static void answer(int r, json_object *o, const char *detail, char *out, size_t n)
+{
+	snprintf(out, n, "%d|%s|%s", r, r == 0 ? "" : detail,
+	         r == 0 ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "");
+}
+
+static void stream_answer(const char *s, size_t len, size_t max, size_t piece, size_t cut,
+                          char *out, size_t n)
+{
+	struct json_stream *js = json_stream_new(max);
+	ck_assert_ptr_nonnull(js);
+	size_t off = 0;
+	if (cut) {
+		json_stream_feed(js, s, cut);
+		off = cut;
+	}
+	while (off < len) {
+		size_t k = len - off < piece ? len - off : piece;
+		json_stream_feed(js, s + off, k);
+		off += k;
+	}
+	json_object *o = NULL;
+	char detail[128] = "";
+	int r = json_stream_finish(js, &o, detail, sizeof(detail));
+	answer(r, o, detail, out, n);
+	json_object_put(o);
+	json_stream_free(js);
+}
+
+/* However a text is cut into pieces, the stream gives the answer the
+ * whole-text parse gives: each case below is fed in one-byte pieces and
+ * in two pieces cut at every offset (a scanner that lost its place at a
+ * cut, a UTF-8 sequence split across reads, json-c's offsets counted per
+ * piece would each differ somewhere here). */
+START_TEST(stream_cuts)
+{
+	static const char *const cases[] = {
+	    "{\"jsonrpc\":\"2.0\",\"id\":-12.5e+3,\"params\":[true,false,null,\"\\u00e9\\\"\"]}",
+	    "[0,1.25,-0,3E7,12e-2]",
+	    "\"\xf0\x9f\x98\x80 \xc3\xa9 \xe2\x82\xac\"",
+	    "  123  ",
+	    "1",
+	    "null",
+	    "[nul]",
+	    "[1.]",
+	    "[-]",
+	    "[1e]",
+	    "[1e+]",
+	    "[01]",
+	    "[\"a\tb\"]",
+	    "{} x",
+	    "{}   ",
+	    "\"\xed\xa0\x80\"",
+	    "\"\xc0\xaf\"",
+	    "\"\xe2\x82\"",
+	    "[\"\xe2\x82\"]x",
+	    "NaN",
+	    "[Infinity]",
+	    "{\"a\":1",
+	    "[1,2,3] [4]",
+	    "tru",
+	    "",
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		const char *s = cases[c];
+		size_t len = strlen(s);
+		char want[512], got[512], detail[128] = "";
+		json_object *o = NULL;
+		int r = json_parse_strict(s, len, 1u << 20, &o, detail, sizeof(detail));
+		answer(r, o, detail, want, sizeof(want));
+		json_object_put(o);
+		stream_answer(s, len, 1u << 20, 1, 0, got, sizeof(got));
+		ck_assert_msg(strcmp(want, got) == 0, "'%s' in 1-byte pieces: %s, whole: %s", s,
+		              got, want);
+		for (size_t cut = 1; cut < len; cut++) {
+			stream_answer(s, len, 1u << 20, len, cut, got, sizeof(got));
+			ck_assert_msg(strcmp(want, got) == 0, "'%s' cut at %zu: %s, whole: %s", s,
+			              cut, got, want);
+		}
+	}
+	/* The size cap counts every piece. */
+	char got[512];
+	stream_answer("[1,2] ", 6, 5, 2, 0, got, sizeof(got));
+	ck_assert_str_eq(got, "-27|the text is larger than 5 bytes|");
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
 	TCase *tc = tcase_create("json");
 	tcase_add_test(tc, size_cap);
 	tcase_add_test(tc, strict);
+	tcase_add_test(tc, stream_cuts);
 	suite_add_tcase(s, tc);
 	return s;
 }
