@@ -243,6 +243,7 @@ int frame_reader_feed(struct frame_reader *fr, const char *data, size_t n,
 				break;
 			}
 			fr->want = len;
+			fr->total = len;
 			buf_reset(&fr->body);
 			fr->state = FRAME_BODY;
 			if (len == 0) {
@@ -257,6 +258,8 @@ int frame_reader_feed(struct frame_reader *fr, const char *data, size_t n,
 			size_t take = n < fr->want ? n : fr->want;
 			if (buf_append(&fr->body, data, take) < 0)
 				return -ENOMEM;
+			if (cb->body_part)
+				cb->body_part(cb_data, data, take, fr->total);
 			fr->want -= take;
 			data += take;
 			n -= take;

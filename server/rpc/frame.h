@@ -26,6 +26,10 @@ struct frame_callbacks {
 	void (*message)(void *data, char *body, size_t len);
 	/* detail is a human-readable sentence; valid only during the call. */
 	void (*error)(void *data, enum frame_error err, const char *detail);
+	/* Optional: each piece of a body as it arrives, before message() gets
+	 * the whole of it; total is the body's Content-Length. Lets a reader
+	 * work on a large body a read at a time instead of all at its end. */
+	void (*body_part)(void *data, const char *part, size_t n, size_t total);
 };
 
 enum frame_state {
@@ -39,7 +43,8 @@ struct frame_reader {
 	enum frame_state state;
 	struct buf header;
 	struct buf body;
-	size_t want; /* body bytes still expected (BODY) or to discard (SKIP) */
+	size_t want;  /* body bytes still expected (BODY) or to discard (SKIP) */
+	size_t total; /* BODY: its Content-Length */
 	size_t max_body;
 	size_t resync_matched; /* RESYNC: bytes of the marker matched so far */
 };

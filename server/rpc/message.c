@@ -9,16 +9,28 @@
 #include "core/json.h"
 #include "core/position.h"
 
-int rpc_parse(const char *body, size_t len, json_object **ret_obj, char *detail, size_t dsz)
+static int parse_wording(int r, const char *why, char *detail, size_t dsz)
 {
-	char why[160] = "";
-	/* INT32_MAX: json-c takes the length as an int. */
-	int r = json_parse_strict(body, len, INT32_MAX, ret_obj, why, sizeof(why));
 	if (r == -EINVAL || r == -EFBIG) {
 		snprintf(detail, dsz, "Parse error: %s", why);
 		return -EINVAL;
 	}
 	return r;
+}
+
+int rpc_parse(const char *body, size_t len, json_object **ret_obj, char *detail, size_t dsz)
+{
+	char why[160] = "";
+	/* INT32_MAX: json-c takes the length as an int. */
+	int r = json_parse_strict(body, len, INT32_MAX, ret_obj, why, sizeof(why));
+	return parse_wording(r, why, detail, dsz);
+}
+
+int rpc_parse_stream(struct json_stream *js, json_object **ret_obj, char *detail, size_t dsz)
+{
+	char why[160] = "";
+	int r = json_stream_finish(js, ret_obj, why, sizeof(why));
+	return parse_wording(r, why, detail, dsz);
 }
 
 static int valid_id(json_object *id)

@@ -44,6 +44,10 @@ struct rpc_msg {
  * wording. -EINVAL with a sentence starting "Parse error: " in detail when
  * it is not JSON (or is over 2 GiB). */
 int rpc_parse(const char *body, size_t len, json_object **ret_obj, char *detail, size_t dsz);
+/* The same for a body fed piece by piece to js (core/json.h's stream) as
+ * it arrived. Finishes js; the caller still frees it. */
+struct json_stream;
+int rpc_parse_stream(struct json_stream *js, json_object **ret_obj, char *detail, size_t dsz);
 
 /* Validate obj as a JSON-RPC 2.0 message. 0 on success; -EINVAL with a
  * sentence in detail, and *ret_id set to the id to answer with (NULL for

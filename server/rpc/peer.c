@@ -53,7 +53,40 @@ struct rpc_peer {
 	void *data;
 	rpc_tap_fn tap;
 	void *tap_data;
+	/* A large body is parsed a read at a time as it arrives (see
+	 * on_body_part); off when that could not start, so a stream never
+	 * misses the body's first pieces. */
+	struct json_stream *body_js;
+	bool body_js_off;
 };
+
+/* Bodies from this size on are parsed as they arrive: a 4 MiB message
+ * costs the loop about 40 ms to parse in one go, which every request
+ * behind it would wait for; in pieces it is spread over the reads, done
+ * while the client is still writing. */
+#define STREAM_PARSE_MIN (64 * 1024)
+
+static void on_body_part(void *data, const char *part, size_t n, size_t total)
+{
+	struct rpc_peer *peer = data;
+	if (total < STREAM_PARSE_MIN || peer->body_js_off)
+		return;
+	if (!peer->body_js) {
+		peer->body_js = json_stream_new(INT32_MAX);
+		if (!peer->body_js) {
+			peer->body_js_off = true; /* parsed whole at its end */
+			return;
+		}
+	}
+	json_stream_feed(peer->body_js, part, n);
+}
+
+static void drop_body_stream(struct rpc_peer *peer)
+{
+	json_stream_free(peer->body_js);
+	peer->body_js = NULL;
+	peer->body_js_off = false;
+}
 
 static void on_body(void *data, char *body, size_t len)
 {
@@ -62,7 +95,9 @@ static void on_body(void *data, char *body, size_t len)
 	json_object *msg = NULL;
 	if (peer->tap)
 		peer->tap(peer->tap_data, false, body, len);
-	int r = rpc_parse(body, len, &msg, detail, sizeof(detail));
+	int r = peer->body_js ? rpc_parse_stream(peer->body_js, &msg, detail, sizeof(detail))
+	                      : rpc_parse(body, len, &msg, detail, sizeof(detail));
+	drop_body_stream(peer);
 	if (r < 0) {
 		log_warn("bad message from client: %s", detail);
 		peer->ops->bad_input(peer->data, RPC_PARSE_ERROR, detail);
@@ -75,6 +110,7 @@ static void on_body(void *data, char *body, size_t len)
 static void on_frame_error(void *data, enum frame_error err, const char *detail)
 {
 	struct rpc_peer *peer = data;
+	drop_body_stream(peer);
 	log_warn("bad framing from client: %s", detail);
 	if (err == FRAME_ERR_TRUNCATED)
 		return; /* the stream is over: nobody to answer */
@@ -87,6 +123,7 @@ static void on_frame_error(void *data, enum frame_error err, const char *detail)
 static const struct frame_callbacks frame_cbs = {
     .message = on_body,
     .error = on_frame_error,
+    .body_part = on_body_part,
 };
 
 static void fire_closed(struct loop *loop, void *data)
@@ -363,6 +400,7 @@ void rpc_peer_free(struct rpc_peer *peer)
 	if (peer->out_flags >= 0)
 		fcntl(peer->out_fd, F_SETFL, peer->out_flags);
 	frame_reader_release(&peer->fr);
+	drop_body_stream(peer);
 	buf_release(&peer->out);
 	free(peer);
 }

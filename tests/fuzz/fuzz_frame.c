@@ -34,6 +34,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 /* --- 1. framing is independent of read sizes ---------------------------- */
 
+/* The peer parses large bodies a read at a time: fed in pieces, the
+ * stream must give the whole-text parse's answer, detail and value. */
+static void same_as_stream(const char *body, size_t len, int r, json_object *obj,
+                           const char *detail)
+{
+	struct json_stream *js = json_stream_new(INT32_MAX);
+	if (!js)
+		abort();
+	for (size_t i = 0; i < len; i += 7)
+		json_stream_feed(js, body + i, len - i < 7 ? len - i : 7);
+	json_object *sobj = NULL;
+	char sdetail[200];
+	int sr = rpc_parse_stream(js, &sobj, sdetail, sizeof(sdetail));
+	json_stream_free(js);
+	if (sr != r || (r < 0 && strcmp(sdetail, detail) != 0))
+		abort();
+	if (r == 0 && strcmp(json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN),
+	                     json_object_to_json_string_ext(sobj, JSON_C_TO_STRING_PLAIN)) != 0)
+		abort();
+	json_object_put(sobj);
+}
+
 static void rec_message(void *data, char *body, size_t len)
 {
 	struct buf *b = data;
@@ -42,7 +64,9 @@ static void rec_message(void *data, char *body, size_t len)
 	/* Validation must not crash on any body. */
 	json_object *obj = NULL;
 	char detail[200];
-	if (rpc_parse(body, len, &obj, detail, sizeof(detail)) == 0) {
+	int r = rpc_parse(body, len, &obj, detail, sizeof(detail));
+	same_as_stream(body, len, r, obj, detail);
+	if (r == 0) {
 		struct rpc_msg m;
 		json_object *bad_id;
 		if (json_object_is_type(obj, json_type_array)) {
@@ -64,7 +88,7 @@ static void rec_error(void *data, enum frame_error err, const char *detail)
 	buf_printf(b, "E%d;", (int)err);
 }
 
-static const struct frame_callbacks rec_cbs = {rec_message, rec_error};
+static const struct frame_callbacks rec_cbs = {.message = rec_message, .error = rec_error};
 
 static void frame_events(const uint8_t *s, size_t n, size_t step, struct buf *out)
 {
@@ -202,7 +226,7 @@ static void out_error(void *data, enum frame_error err, const char *detail)
 	abort();
 }
 
-static const struct frame_callbacks out_cbs = {out_message, out_error};
+static const struct frame_callbacks out_cbs = {.message = out_message, .error = out_error};
 
 static void run_server(const uint8_t *s, size_t n)
 {
