@@ -1,5 +1,6 @@
 /* snippet_run.c: snippet/run, a thin handler over the sandbox's run_start:
- * the validator's verdict is checked first (deny refuses the run), then
+ * the validator's verdict is checked first (deny refuses the run; big code
+ * is checked on the validator's thread, methods/check.h), then
  * run/output and run/artifact notifications stream while the code runs
  * (run_sink.c); the reply is the run's outcome; $/cancelRequest kills the
  * box. */
@@ -14,6 +15,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "kiln.h"
+#include "methods/check.h"
 #include "methods/run_sink.h"
 #include "rpc/message.h"
 #include "sandbox/run.h"
@@ -21,9 +23,19 @@
 
 struct snippet_run {
 	struct rpc_call *call;
-	struct run *run;
+	json_object *params; /* a reference: language and code point into it */
+	const char *language, *code;
+	json_object *limits;
+	struct val_job *job; /* while the verdict is awaited */
+	struct run *run;     /* once it runs */
 	struct run_notify sink;
 };
+
+static void snippet_run_free(struct snippet_run *sr)
+{
+	json_object_put(sr->params);
+	free(sr);
+}
 
 static void on_done(void *data, const struct run_outcome *outcome, int err, const char *errmsg)
 {
@@ -34,73 +46,105 @@ static void on_done(void *data, const struct run_outcome *outcome, int err, cons
 		               errmsg, NULL);
 	else
 		rpc_call_reply(sr->call, run_outcome_json(outcome));
-	free(sr);
+	snippet_run_free(sr);
 }
 
 static void on_cancel(void *data)
 {
 	struct snippet_run *sr = data;
-	run_cancel(sr->run);
-	run_notify_release(&sr->sink);
-	free(sr);
+	if (sr->job) {
+		val_job_cancel(sr->job);
+	} else {
+		run_cancel(sr->run);
+		run_notify_release(&sr->sink);
+	}
+	snippet_run_free(sr);
 }
 
-/* A denied snippet runs only when the request asks for it with
- * "override": true and the user's config allows that with
- * validator.allowOverride. Returns 1 when the run may go ahead, 0 when the
- * call has been answered. */
-static int check_verdict(struct rpc_call *call, json_object *params, const char *language,
-                         const char *code)
+/* Start the box; the call is answered (and sr freed) by on_done, or here
+ * when the run cannot start. */
+static void start_run(struct snippet_run *sr)
 {
+	struct rpc_call *call = sr->call;
+	int r = run_notify_start(&sr->sink, rpc_call_ctx(call), sr->language, sr->code, sr->limits,
+	                         on_done, sr, &sr->run);
+	if (r < 0) {
+		snippet_run_free(sr);
+		if (r == -ENODEV)
+			rpc_call_error(call, RPC_REQUEST_FAILED,
+			               "kiln will not run this code: the sandbox subsystem did not "
+			               "start (see the server's log)",
+			               NULL);
+		else
+			rpc_call_error(call, RPC_INTERNAL_ERROR, strerror(-r), NULL);
+		return;
+	}
+	rpc_call_on_cancel(call, on_cancel, sr);
+}
+
+/* The validator's answer. A denied snippet runs only when the request asks
+ * for it with "override": true and the user's config allows that with
+ * validator.allowOverride; otherwise the call is answered with the
+ * diagnostics. */
+static void on_checked(void *data, int r, struct val_report *rep, const char *code, size_t len,
+                       const char *detail)
+{
+	struct snippet_run *sr = data;
+	struct rpc_call *call = sr->call;
 	struct kiln *k = rpc_call_ctx(call);
-	if (!k->validator)
-		return 1;
-	/* The configured profile decides: a looser one per request would be
-	 * an override by another name. */
-	_cleanup_json_ json_object *diags = NULL;
-	enum val_verdict verdict;
-	char detail[256] = "";
-	int r = val_check(k->validator, language, code, strlen(code), NULL, k->encoding, &diags,
-	                  &verdict, detail, sizeof(detail));
+	sr->job = NULL;
 	if (r < 0) {
 		if (r != -EINVAL) {
+			snippet_run_free(sr);
 			rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL, "Invalid params: %s",
 			                detail);
-			return 0;
+			return;
 		}
 		/* A language the config's sandbox knows but the validator has no
 		 * grammar for: the sandbox still contains it. */
-		log_info("snippet/run: %s is not validated: %s", language, detail);
-		return 1;
+		log_info("snippet/run: %s is not validated: %s", sr->language, detail);
+		start_run(sr);
+		return;
 	}
-	if (verdict != VAL_DENY)
-		return 1;
+	enum val_verdict verdict = rep->verdict;
+	if (verdict != VAL_DENY) {
+		val_report_release(rep);
+		start_run(sr);
+		return;
+	}
 	bool override = false, allowed = false;
-	json_get_bool(params, "override", &override);
+	json_get_bool(sr->params, "override", &override);
 	json_get_bool(config_section(k->config, "validator"), "allowOverride", &allowed);
 	if (override && allowed) {
-		log_warn("snippet/run: running denied %s code on the client's override", language);
-		return 1;
+		val_report_release(rep);
+		log_warn("snippet/run: running denied %s code on the client's override",
+		         sr->language);
+		start_run(sr);
+		return;
 	}
+	_cleanup_json_ json_object *diags = val_report_json(rep, code, len, k->encoding);
+	val_report_release(rep);
 	const char *first = "";
 	json_object *d0 = json_object_array_get_idx(diags, 0);
 	json_get_string(d0, "message", &first);
 	int64_t line = 0;
 	json_get_int64(json_get_path(d0, "range.start"), "line", &line);
-	json_object *data = json_object_new_object();
-	json_object_object_add(data, "kind", json_object_new_string("denied"));
-	json_object_object_add(data, "verdict", json_object_new_string("deny"));
-	json_object_object_add(data, "diagnostics", steal_pointer(&diags));
+	json_object *err = json_object_new_object();
+	json_object_object_add(err, "kind", json_object_new_string("denied"));
+	json_object_object_add(err, "verdict", json_object_new_string("deny"));
+	json_object_object_add(err, "diagnostics", steal_pointer(&diags));
+	snippet_run_free(sr);
+	/* first points into the diagnostics, which err now holds. */
 	rpc_call_errorf(
-	    call, RPC_REQUEST_FAILED, data,
+	    call, RPC_REQUEST_FAILED, err,
 	    "the validator denied this code (line %lld: %s); fix it%s", (long long)line + 1, first,
 	    override ? ", or set validator.allowOverride in the config to allow overrides"
 	             : ", or send \"override\": true where the config allows it");
-	return 0;
 }
 
 int method_snippet_run(struct rpc_call *call, json_object *params)
 {
+	struct kiln *k = rpc_call_ctx(call);
 	const char *language = NULL, *code = NULL;
 	json_object *limits = NULL;
 	if (!params || !json_object_is_type(params, json_type_object) ||
@@ -116,27 +160,31 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 		               NULL);
 		return 0;
 	}
-	if (!check_verdict(call, params, language, code))
-		return 0;
 	struct snippet_run *sr = calloc(1, sizeof(*sr));
 	if (!sr)
 		return -ENOMEM;
-	sr->call = call;
-	r = run_notify_start(&sr->sink, rpc_call_ctx(call), language, code, limits, on_done, sr,
-	                     &sr->run);
-	if (r == -ENODEV) {
-		free(sr);
-		rpc_call_error(
-		    call, RPC_REQUEST_FAILED,
-		    "kiln will not run this code: the sandbox subsystem did not start (see "
-		    "the server's log)",
-		    NULL);
+	*sr = (struct snippet_run){.call = call,
+	                           .params = json_object_get(params),
+	                           .language = language,
+	                           .code = code,
+	                           .limits = limits};
+	if (!k->validator) {
+		start_run(sr);
 		return 0;
 	}
+	/* The configured profile decides: a looser one per request would be
+	 * an override by another name. */
+	size_t len = (size_t)json_object_get_string_len(json_get(params, "code"));
+	char detail[256] = "";
+	r = method_check(k, language, code, len, NULL, on_checked, sr, &sr->job, detail,
+	                 sizeof(detail));
 	if (r < 0) {
-		free(sr);
-		return r;
+		snippet_run_free(sr);
+		rpc_call_error(call, r == -EBUSY ? RPC_REQUEST_FAILED : RPC_INTERNAL_ERROR, detail,
+		               NULL);
+		return 0;
 	}
-	rpc_call_on_cancel(call, on_cancel, sr);
+	if (r == 1)
+		rpc_call_on_cancel(call, on_cancel, sr);
 	return 0;
 }

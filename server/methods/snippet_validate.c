@@ -1,10 +1,8 @@
 /* snippet_validate.c: the snippet/validate method: {language, code,
  * profile?} -> {diagnostics, verdict}, with ranges in the position
- * encoding negotiated at initialize. Small code is checked at once on the
- * loop (a 20-line snippet takes about a millisecond); bigger code goes to
- * the validator's thread (validate/async.c), so that a 4 MiB check never
- * holds up other requests, cancels or a run's output. The diagnostics
- * become JSON here, at the edge. */
+ * encoding negotiated at initialize. Big code is checked on the
+ * validator's thread (methods/check.h). The diagnostics become JSON here,
+ * at the edge. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,13 +10,10 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "kiln.h"
+#include "methods/check.h"
 #include "methods/methods.h"
 #include "rpc/message.h"
 #include "validate/validate.h"
-
-/* Code up to this size is checked inline. Measured here: 16 KiB of Python
- * takes about 5 ms with CPython's compile; a 4 MiB one takes seconds. */
-#define INLINE_MAX (16u << 10)
 
 struct pending {
 	struct rpc_call *call;
@@ -86,31 +81,21 @@ int method_snippet_validate(struct rpc_call *call, json_object *params)
 		rpc_call_error(call, RPC_INTERNAL_ERROR, "the validator is not available", NULL);
 		return 0;
 	}
-	char detail[256] = "";
 	size_t len = (size_t)json_object_get_string_len(json_get(params, "code"));
-	if (len <= INLINE_MAX) {
-		struct val_report rep;
-		r = val_check_report(k->validator, language, code, len, profile, NULL, &rep, detail,
-		                     sizeof(detail));
-		reply(call, k, r, r < 0 ? NULL : &rep, code, len, detail);
-		if (r >= 0)
-			val_report_release(&rep);
-		return 0;
-	}
 	struct pending *p = calloc(1, sizeof(*p));
 	if (!p) {
 		rpc_call_error(call, RPC_INTERNAL_ERROR, NULL, NULL);
 		return 0;
 	}
 	*p = (struct pending){.call = call, .k = k};
-	r = val_check_async(k->validator, k->loop, language, code, len, profile, on_done, p,
-	                    &p->job);
+	char detail[256] = "";
+	r = method_check(k, language, code, len, profile, on_done, p, &p->job, detail,
+	                 sizeof(detail));
+	if (r == 0)
+		return 0; /* answered, and p freed, by on_done */
 	if (r < 0) {
 		free(p);
-		rpc_call_error(call, r == -EBUSY ? RPC_REQUEST_FAILED : RPC_INTERNAL_ERROR,
-		               r == -EBUSY
-		                   ? "the validator is busy: too many big checks are waiting"
-		                   : "the validator's thread cannot start",
+		rpc_call_error(call, r == -EBUSY ? RPC_REQUEST_FAILED : RPC_INTERNAL_ERROR, detail,
 		               NULL);
 		return 0;
 	}

@@ -3,7 +3,8 @@
 4 MiB snippet/validate in flight (it runs on the validator's thread), a
 20-line snippet/validate sent after it is answered first, a
 $/cancelRequest of a running snippet/run takes effect before the big check
-ends, and a cancelled big check is answered -32800 at once. The order of
+ends, a cancelled big check is answered -32800 at once, and a big
+snippet/run is checked on the validator's thread as well. The order of
 replies is asserted (robust on a loaded machine); the times are printed,
 with a generous bound. Usage: latency_check.py KILN. Prints one line per
 check and "latency: N passed, N failed"."""
@@ -131,6 +132,55 @@ res = r.get("result") or {}
 ok(res.get("verdict") == "deny" and any(d.get("code") == "PY-OS-PROCESS"
                                         for d in res.get("diagnostics", [])),
    f"a 30 KiB check on the thread after the cancel is judged ({str(r)[:200]})")
+
+# 4. snippet/run checks big code on the validator's thread too. A small
+# check sent after a denied 1 MiB snippet/run is answered before it (had
+# the run's check held the loop, the refusal would come first); the
+# refusal carries its diagnostics; an allowed 1 MiB snippet runs; and a run
+# cancelled while its check is queued never runs.
+mib = big[: 1024 * 1024 - 4096]
+mib = mib[: mib.rfind("\n") + 1]
+srv.send({"jsonrpc": "2.0", "id": "deniedrun", "method": "snippet/run",
+          "params": {"language": "python", "code": "import os\nos.system('id')\n" + mib}})
+srv.send({"jsonrpc": "2.0", "id": "small2", "method": "snippet/validate",
+          "params": {"language": "python", "code": SMALL}})
+got, order = collect({"deniedrun", "small2"})
+ok(order == ["small2", "deniedrun"],
+   f"a 20-line check is answered before a denied 1 MiB snippet/run ({order})")
+err = (got.get("deniedrun", (0, {}))[1]).get("error") or {}
+ok(err.get("code") == -32803 and (err.get("data") or {}).get("kind") == "denied"
+   and any(d.get("code") == "PY-OS-PROCESS" for d in (err.get("data") or {}).get("diagnostics", [])),
+   f"the denied 1 MiB snippet is refused with its diagnostics ({str(err)[:300]})")
+outs = []
+srv.send({"jsonrpc": "2.0", "id": "bigrun", "method": "snippet/run",
+          "params": {"language": "python", "code": mib + "print('ran big')\n"}})
+end = time.monotonic() + 120
+res = None
+while res is None and time.monotonic() < end:
+    m = srv.read()
+    if m.get("method") == "run/output":
+        outs.append(m["params"].get("text", ""))
+    if m.get("id") == "bigrun":
+        res = m
+ok(((res or {}).get("result") or {}).get("exitCode") == 0 and "ran big" in "".join(outs),
+   f"the 1 MiB snippet, checked on the thread, runs ({str(res)[:200]})")
+# Queue a 4 MiB check first so that the run's own check waits behind it.
+srv.send({"jsonrpc": "2.0", "id": "big4", "method": "snippet/validate",
+          "params": {"language": "python", "code": big}})
+srv.send({"jsonrpc": "2.0", "id": "run2", "method": "snippet/run",
+          "params": {"language": "python", "code": "print('must not run')\n" + mib}})
+srv.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "run2"}})
+outs, got = [], {}
+end = time.monotonic() + 120
+while len(got) < 2 and time.monotonic() < end:
+    m = srv.read()
+    if m.get("method") == "run/output":
+        outs.append(m["params"].get("text", ""))
+    if m.get("id") in ("big4", "run2"):
+        got[m["id"]] = m
+ok((got.get("run2") or {}).get("error", {}).get("code") == -32800
+   and not any("must not run" in o for o in outs),
+   f"a snippet/run cancelled during its check answers -32800 and never runs ({str(got.get('run2'))[:200]})")
 ok(srv.close() == 0, "kiln exits cleanly")
 print(f"latency: {passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

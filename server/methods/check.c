@@ -1,0 +1,31 @@
+/* check.c: a method's validator check, inline when small and on the
+ * validator's thread when big (see check.h). */
+#include "methods/check.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "kiln.h"
+
+int method_check(struct kiln *k, const char *language, const char *code, size_t len,
+                 const char *profile, val_done_fn done, void *data, struct val_job **ret_job,
+                 char *detail, size_t dsz)
+{
+	if (len <= CHECK_INLINE_MAX) {
+		char why[256] = "";
+		struct val_report rep;
+		int r = val_check_report(k->validator, language, code, len, profile, NULL, &rep,
+		                         why, sizeof(why));
+		done(data, r, r < 0 ? NULL : &rep, code, len, why);
+		return 0;
+	}
+	int r = val_check_async(k->validator, k->loop, language, code, len, profile, done, data,
+	                        ret_job);
+	if (r < 0) {
+		snprintf(detail, dsz, "%s",
+		         r == -EBUSY ? "the validator is busy: too many big checks are waiting"
+		                     : "the validator's thread cannot start");
+		return r;
+	}
+	return 1;
+}

@@ -1,0 +1,28 @@
+/* check.h: the validator's verdict as methods ask for it: small code is
+ * checked at once on the loop (a 20-line snippet takes about a
+ * millisecond), bigger code on the validator's thread (validate/async.c),
+ * so that a big check never holds up other requests, cancels or a run's
+ * output. */
+#pragma once
+
+#include <stddef.h>
+
+#include "validate/validate.h"
+
+struct kiln;
+
+/* Code up to this size is checked inline. Measured here: 16 KiB of Python
+ * takes about 5 ms with CPython's compile; 1 MiB took about 3 s, which the
+ * loop must not spend. */
+#define CHECK_INLINE_MAX (16u << 10)
+
+/* Check code[0..len) as language under profile (NULL: the configured one)
+ * and hand the result to done, as val_done_fn says. Returns 0 when done
+ * has already run (small code: inline, before this returns), 1 when the
+ * check is queued (*ret_job set: cancel it with val_job_cancel(); done
+ * runs later from the loop), or -errno when it could not be queued, with
+ * a sentence in detail (done never runs): -EBUSY (the queue is full),
+ * -ENOMEM, -EAGAIN (the thread cannot start). */
+int method_check(struct kiln *k, const char *language, const char *code, size_t len,
+                 const char *profile, val_done_fn done, void *data, struct val_job **ret_job,
+                 char *detail, size_t dsz);
