@@ -8,7 +8,9 @@
 # server of tests/fake-model, on Emacs 28 and on Emacs 30 from
 # bookworm-backports (tests/tools/emacs-30.sh, unpacked under build/; its
 # run is counted as skipped, never failed, when the packages cannot be
-# fetched). One count per check and per ERT test and Emacs.
+# fetched); the image tests also on Debian's graphical Emacs 28
+# (tests/tools/emacs-lucid.sh, unpacked the same way), since emacs-nox
+# cannot make images. One count per check and per ERT test and Emacs.
 set -u
 cd "$(dirname "$0")/../.."
 pkg=editor-clients/emacs
@@ -55,9 +57,10 @@ lint() {
 ert() {
 	label=$1
 	emacs_bin=$2
+	selector=${3:-t}
 	log=$(mktemp)
 	timeout -k 10 900 "$emacs_bin" --batch -Q --eval '(setq load-prefer-newer t)' \
-		-L $pkg -l ert -l $test_file -f ert-run-tests-batch-and-exit \
+		-L $pkg -l ert -l $test_file --eval "(ert-run-tests-batch-and-exit '$selector)" \
 		</dev/null >"$log" 2>&1
 	rc=$?
 	# ERT's own lines (each test's name and result, what failed), not
@@ -84,6 +87,21 @@ ert() {
 e28=$(emacs --batch -Q --eval '(princ emacs-version)' 2>/dev/null)
 lint "$e28" emacs compile checkdoc package-lint
 ert "$e28" emacs
+
+# emacs-nox cannot make images: the image tests again on Debian's graphical
+# build, where create-image works in batch too.
+nimage=$(grep -cE '^\(ert-deftest kiln-run-(image|display)' $test_file)
+lucid=$(sh tests/tools/emacs-lucid.sh)
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	ert "$e28 lucid" "$lucid" '"kiln-run-\\(image\\|display\\)"'
+elif [ "$rc" -eq 77 ]; then
+	echo "[$e28 lucid] skipped: $nimage tests (emacs-lucid could not be fetched or started, see above)"
+	skip=$((skip + nimage))
+else
+	echo "[$e28 lucid] tests/tools/emacs-lucid.sh failed ($rc)"
+	fail=$((fail + 1))
+fi
 
 e30=$(sh tests/tools/emacs-30.sh)
 rc=$?
