@@ -585,7 +585,8 @@ STARTS are the offsets of TEXT's lines."
 
 ;;;###autoload
 (defun kiln-validate ()
-  "Validate the buffer now; show the verdict and put diagnostics on it."
+  "Validate the buffer now and show the verdict and the findings.
+With `kiln-mode''s Flymake on, its diagnostics are refreshed too."
   (interactive)
   (let* ((lang (kiln--language-or-error))
          (result (jsonrpc-request (kiln--connection) :snippet/validate
@@ -768,7 +769,9 @@ request (a plist)."
 
 (defun kiln--on-partial (params)
   "Stream the code of `intent/partial' PARAMS into the preview buffer."
-  (let ((req (car kiln--intents))
+  (let ((req (or (cl-find (plist-get params :requestId) kiln--intents
+                          :key (lambda (r) (plist-get r :id)))
+                 (car kiln--intents)))
         (text (plist-get params :text)))
     (when (and req (stringp text))
       (let ((code (if (eq (plist-get params :reset) t)
