@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "kiln.h"
+#include "rpc/peer.h"
 
 /* The client lists encodings in its order of preference; take the first
  * one kiln speaks, else LSP's default, UTF-16. */
@@ -77,6 +78,19 @@ int method_initialize(struct rpc_call *call, json_object *params)
 		               "Invalid params: initializationOptions must be an object", NULL);
 		return 0;
 	}
+	/* protocol.replaceNul: send U+0000 as U+FFFD, for clients whose JSON
+	 * parser refuses the escape \u0000 (Emacs 28 drops the message). */
+	bool replace_nul = false;
+	json_object *proto = json_get(opts, "protocol");
+	if (proto && (!json_object_is_type(proto, json_type_object) ||
+	              (json_get(proto, "replaceNul") &&
+	               json_get_bool(proto, "replaceNul", &replace_nul) < 0))) {
+		rpc_call_error(call, RPC_INVALID_PARAMS,
+		               "Invalid params: initializationOptions: \"protocol\" must be an "
+		               "object and protocol.replaceNul true or false",
+		               NULL);
+		return 0;
+	}
 	char detail[256] = "";
 	if (config_check(opts, "initializationOptions", detail, sizeof(detail)) < 0) {
 		rpc_call_error(call, RPC_INVALID_PARAMS, detail, NULL);
@@ -120,6 +134,7 @@ int method_initialize(struct rpc_call *call, json_object *params)
 	json_object_object_add(server_info, "name", json_object_new_string("kiln"));
 	json_object_object_add(server_info, "version", json_object_new_string(KILN_VERSION));
 	json_object_object_add(result, "serverInfo", server_info);
+	rpc_peer_set_replace_nul(rpc_dispatch_peer(d), replace_nul);
 	rpc_dispatch_set_state(d, RPC_STATE_RUNNING);
 	rpc_call_reply(call, result);
 	kiln_warm_up(k);

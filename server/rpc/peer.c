@@ -58,6 +58,8 @@ struct rpc_peer {
 	 * misses the body's first pieces. */
 	struct json_stream *body_js;
 	bool body_js_off;
+	/* Send U+0000 in strings as U+FFFD (rpc_peer_set_replace_nul). */
+	bool replace_nul;
 };
 
 /* Bodies from this size on are parsed as they arrive: a 4 MiB message
@@ -405,17 +407,42 @@ void rpc_peer_free(struct rpc_peer *peer)
 	free(peer);
 }
 
+/* In compact JSON text, turn every escape \u0000 into \ufffd: the same
+ * length, so in place. An escape starts at a backslash that is not itself
+ * escaped; outside strings there are no backslashes. */
+static void replace_nul_escapes(char *s, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (s[i] != '\\')
+			continue;
+		if (s[i + 1] == 'u' && i + 5 < len && memcmp(s + i + 2, "0000", 4) == 0)
+			memcpy(s + i + 2, "fffd", 4);
+		i++; /* the escaped character, whatever it is */
+	}
+}
+
+void rpc_peer_set_replace_nul(struct rpc_peer *peer, bool on)
+{
+	if (peer)
+		peer->replace_nul = on;
+}
+
 int rpc_peer_send(struct rpc_peer *peer, json_object *msg)
 {
 	if (peer->output_broken)
 		return -EPIPE;
 	const char *s = json_compact(msg);
 	size_t len = strlen(s);
-	if (peer->tap)
-		peer->tap(peer->tap_data, true, s, len);
 	int r = frame_encode(&peer->out, s, len);
 	if (r < 0)
 		return r;
+	/* The body is the last len bytes just queued: patched there, and
+	 * shown to the tap as it goes on the wire. */
+	char *body = peer->out.data + peer->out.len - len;
+	if (peer->replace_nul)
+		replace_nul_escapes(body, len);
+	if (peer->tap)
+		peer->tap(peer->tap_data, true, body, len);
 	/* Never call back from here: the caller may be a producer in the
 	 * middle of its own work. A failure is reported from the loop. */
 	if (!peer->out_watched && write_some(peer) < 0)

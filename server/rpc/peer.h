@@ -57,5 +57,10 @@ size_t rpc_peer_queued(const struct rpc_peer *peer);
 /* Stop reading input (after exit, or when stdin has been closed). */
 void rpc_peer_stop_input(struct rpc_peer *peer);
 
+/* Send the character U+0000 inside strings as U+FFFD (the escape
+ * \u0000 as \ufffd), for clients whose JSON parser refuses \u0000:
+ * Emacs 28's drops the whole message. Off by default. */
+void rpc_peer_set_replace_nul(struct rpc_peer *peer, bool on);
+
 /* See every message body that passes, both ways (for --record). */
 void rpc_peer_set_tap(struct rpc_peer *peer, rpc_tap_fn fn, void *data);

@@ -2,7 +2,8 @@
 
 ;; A client that was not written for kiln, Emacs's jsonrpc.el, must get
 ;; spec-exact answers.  This file evaluates the client code shown in
-;; docs/editors.md ("Emacs" section, its first elisp block) and drives a
+;; docs/editors.md ("Without the package: jsonrpc.el" section, its first
+;; elisp block) and drives a
 ;; fresh kiln ($KILN_BIN, else build/asan/kiln) per test through it.
 ;; Run by tests/suites/65-emacs.sh:
 ;;   emacs --batch -Q -l ert -l tests/emacs/kiln-jsonrpc-test.el \
@@ -19,15 +20,15 @@
   "The repository's top directory.")
 
 (defun kiln-test--doc-client ()
-  "Return the first elisp block of docs/editors.md's Emacs section."
+  "Return the first elisp block of docs/editors.md's jsonrpc.el section."
   (with-temp-buffer
     (insert-file-contents (expand-file-name "docs/editors.md" kiln-test--root))
     (goto-char (point-min))
-    (unless (re-search-forward "^## Emacs" nil t)
-      (error "docs/editors.md has no \"## Emacs\" section"))
+    (unless (re-search-forward "^### Without the package: jsonrpc.el" nil t)
+      (error "docs/editors.md has no \"### Without the package: jsonrpc.el\" section"))
     (let ((start (and (re-search-forward "^```elisp\n" nil t) (point))))
       (unless (and start (re-search-forward "^```$" nil t))
-        (error "the Emacs section of docs/editors.md has no elisp block"))
+        (error "the jsonrpc.el section of docs/editors.md has no elisp block"))
       (buffer-substring-no-properties start (match-beginning 0)))))
 
 ;; The documented client is what the tests use: load it once, with
@@ -40,8 +41,8 @@
       (while t (eval (read (current-buffer)) nil))
     (end-of-file nil)))
 
-(defvar kiln-program)                   ; defined by the block above
-(setq kiln-program
+(defvar my-kiln-program)                   ; defined by the block above
+(setq my-kiln-program
       (let ((bin (getenv "KILN_BIN")))
         (if (and bin (not (equal bin "")))
             (expand-file-name bin)
@@ -151,7 +152,7 @@ it has not exited in time."
   (let ((conn (car spec)) (notes (cadr spec))
         (log (make-symbol "log")) (raw (or (nth 2 spec) (make-symbol "raw"))))
     `(let* ((,log nil)
-            (,conn (kiln-start (lambda (method params)
+            (,conn (my-kiln-start (lambda (method params)
                                  (push (cons method params) ,log))))
             (,raw (kiln-test--tap ,conn))
             (,notes (lambda () (reverse ,log))))
@@ -220,8 +221,8 @@ it has not exited in time."
 (ert-deftest kiln-jsonrpc-initialize ()
   "initialize with null params: kiln, UTF-16; utf-8 offered first is taken."
   (kiln-test--with-kiln (conn notes)
-    ;; kiln-initialize without encodings sends "params": null.
-    (let ((result (kiln-initialize conn)))
+    ;; my-kiln-initialize without encodings sends "params": null.
+    (let ((result (my-kiln-initialize conn)))
       (should (equal (plist-get (plist-get result :serverInfo) :name) "kiln"))
       (should (stringp (plist-get (plist-get result :serverInfo) :version)))
       (should (equal (plist-get (plist-get result :capabilities) :positionEncoding)
@@ -231,19 +232,19 @@ it has not exited in time."
                                          :methods)
                               "snippet/run"))))
   (kiln-test--with-kiln (conn notes)
-    (let ((result (kiln-initialize conn ["utf-8" "utf-16"])))
+    (let ((result (my-kiln-initialize conn ["utf-8" "utf-16"])))
       (should (equal (plist-get (plist-get result :capabilities) :positionEncoding)
                      "utf-8"))))
   (kiln-test--with-kiln (conn notes)
     ;; Offered but not first: the client's preference wins.
-    (let ((result (kiln-initialize conn ["utf-16" "utf-8"])))
+    (let ((result (my-kiln-initialize conn ["utf-16" "utf-8"])))
       (should (equal (plist-get (plist-get result :capabilities) :positionEncoding)
                      "utf-16")))))
 
 (ert-deftest kiln-jsonrpc-before-initialize ()
   "A request before initialize is a jsonrpc-error with code -32002."
   (kiln-test--with-kiln (conn notes)
-    (let ((err (should-error (kiln-validate conn "python" "x = 1\n")
+    (let ((err (should-error (my-kiln-validate conn "python" "x = 1\n")
                              :type 'jsonrpc-error)))
       (should (equal (kiln-test--error-code err) -32002))
       (should (stringp (kiln-test--error-message err))))
@@ -252,13 +253,13 @@ it has not exited in time."
                              :type 'jsonrpc-error)))
       (should (equal (kiln-test--error-code err) -32002)))
     ;; The session is still usable: initialize works afterwards.
-    (should (equal (plist-get (plist-get (kiln-initialize conn) :serverInfo) :name)
+    (should (equal (plist-get (plist-get (my-kiln-initialize conn) :serverInfo) :name)
                    "kiln"))))
 
 (ert-deftest kiln-jsonrpc-unknown-method ()
   "An unknown method is a jsonrpc-error with code -32601."
   (kiln-test--with-kiln (conn notes)
-    (kiln-initialize conn)
+    (my-kiln-initialize conn)
     (let ((err (should-error (jsonrpc-request conn :kiln/noSuchMethod nil
                                               :timeout 30)
                              :type 'jsonrpc-error)))
@@ -305,28 +306,28 @@ Before that `)': 13 UTF-16 code units, 16 UTF-8 bytes.")
 (ert-deftest kiln-jsonrpc-validate-utf16 ()
   "A syntax error after non-ASCII text is placed in UTF-16 code units."
   (kiln-test--with-kiln (conn notes)
-    (kiln-initialize conn)
+    (my-kiln-initialize conn)
     (kiln-test--check-syntax-diag
-     (kiln-validate conn "python" kiln-test--bad-python) 13 14)
+     (my-kiln-validate conn "python" kiln-test--bad-python) 13 14)
     (kiln-test--check-rule-diag
-     (kiln-validate conn "python" kiln-test--os-python) 11 20)
-    (should (equal (plist-get (kiln-validate conn "python" "print('ok')\n") :verdict)
+     (my-kiln-validate conn "python" kiln-test--os-python) 11 20)
+    (should (equal (plist-get (my-kiln-validate conn "python" "print('ok')\n") :verdict)
                    "allow"))))
 
 (ert-deftest kiln-jsonrpc-validate-utf8 ()
   "With utf-8 negotiated, the same error is placed in UTF-8 bytes."
   (kiln-test--with-kiln (conn notes)
-    (kiln-initialize conn ["utf-8" "utf-16"])
+    (my-kiln-initialize conn ["utf-8" "utf-16"])
     (kiln-test--check-syntax-diag
-     (kiln-validate conn "python" kiln-test--bad-python) 16 17)
+     (my-kiln-validate conn "python" kiln-test--bad-python) 16 17)
     (kiln-test--check-rule-diag
-     (kiln-validate conn "python" kiln-test--os-python) 14 23)))
+     (my-kiln-validate conn "python" kiln-test--os-python) 14 23)))
 
 (ert-deftest kiln-jsonrpc-run-output ()
   "snippet/run streams run/output to the handler, then answers exitCode 0."
   (kiln-test--with-kiln (conn notes)
-    (kiln-initialize conn)
-    (let* ((result (kiln-run conn "python" "print(\"hi\")"))
+    (my-kiln-initialize conn)
+    (let* ((result (my-kiln-run conn "python" "print(\"hi\")"))
            ;; Notifications that came before the answer.
            (outputs (seq-filter (lambda (n) (eq (car n) 'run/output))
                                 (funcall notes)))
@@ -345,9 +346,9 @@ Before that `)': 13 UTF-16 code units, 16 UTF-8 bytes.")
 (ert-deftest kiln-jsonrpc-cancel-run ()
   "$/cancelRequest of a running snippet/run ends it with -32800."
   (kiln-test--with-kiln (conn notes raw)
-    (kiln-initialize conn)
+    (my-kiln-initialize conn)
     (let* ((result nil) (error-obj nil)
-           (id (kiln-run-async
+           (id (my-kiln-run-async
                 conn "python"
                 "import time\nprint('started', flush=True)\ntime.sleep(30)\n"
                 (lambda (r) (setq result (list r)))
@@ -361,14 +362,14 @@ Before that `)': 13 UTF-16 code units, 16 UTF-8 bytes.")
                                                      "started"
                                                      (plist-get (cdr n) :text))))
                                    (funcall notes))))
-      (kiln-cancel conn id)
+      (my-kiln-cancel conn id)
       ;; Generous: the program itself would sleep 30 seconds.
       (kiln-test--wait "the cancelled run's answer"
                        (lambda () (or result error-obj)) 25)
       (should-not result)
       (should (equal (plist-get error-obj :code) -32800))
       ;; The server is still there and answers.
-      (should (equal (plist-get (kiln-validate conn "python" "x = 1\n") :verdict)
+      (should (equal (plist-get (my-kiln-validate conn "python" "x = 1\n") :verdict)
                      "allow"))
       ;; The answer is the last word on the run: no run/output after it.
       (let* ((frames (mapcar (lambda (text)
@@ -384,34 +385,34 @@ Before that `)': 13 UTF-16 code units, 16 UTF-8 bytes.")
 (ert-deftest kiln-jsonrpc-shutdown-exit ()
   "shutdown answers null, then exit ends kiln with 0; exit alone with 1."
   (kiln-test--with-kiln (conn notes)
-    (kiln-initialize conn)
+    (my-kiln-initialize conn)
     (should (null (jsonrpc-request conn :shutdown nil :timeout 30)))
     ;; After shutdown, requests are refused with -32600.
-    (let ((err (should-error (kiln-validate conn "python" "x = 1\n")
+    (let ((err (should-error (my-kiln-validate conn "python" "x = 1\n")
                              :type 'jsonrpc-error)))
       (should (equal (kiln-test--error-code err) -32600)))
     (jsonrpc-notify conn :exit nil)
     (should (equal (kiln-test--wait-exit conn) 0)))
   ;; The documented helper does the same.
   (kiln-test--with-kiln (conn notes)
-    (kiln-initialize conn)
-    (kiln-stop conn)
+    (my-kiln-initialize conn)
+    (my-kiln-stop conn)
     (should (equal (kiln-test--wait-exit conn) 0)))
   ;; exit without shutdown: code 1, as the LSP says.
   (kiln-test--with-kiln (conn notes)
-    (kiln-initialize conn)
+    (my-kiln-initialize conn)
     (jsonrpc-notify conn :exit nil)
     (should (equal (kiln-test--wait-exit conn) 1))))
 
 (ert-deftest kiln-jsonrpc-close-without-shutdown ()
   "Closing kiln's stdin mid-run: exit code 1 and no process of kiln's left."
   (kiln-test--with-kiln (conn notes)
-    (kiln-initialize conn)
+    (my-kiln-initialize conn)
     (let* ((proc (kiln-test--process conn))
            (pid (process-id proc))
            (died nil)
            (children nil))
-      (kiln-run-async conn "python"
+      (my-kiln-run-async conn "python"
                       "import time\nprint('started', flush=True)\ntime.sleep(30)\n"
                       #'ignore (lambda (e) (setq died e)))
       (kiln-test--wait "the run's first output"

@@ -1,0 +1,1497 @@
+;;; kiln.el --- Code from plain words, validated, reviewed and sandboxed  -*- lexical-binding: t; -*-
+
+;; Copyright (C) 2026 The kiln authors
+
+;; Author: The kiln authors
+;; Maintainer: The kiln authors
+;; Version: 0.1.0
+;; Package-Requires: ((emacs "28.1"))
+;; Keywords: tools, languages, processes
+;; URL: https://example.invalid/kiln
+;; SPDX-License-Identifier: MIT
+
+;; This file is not part of GNU Emacs.
+
+;;; Commentary:
+
+;; kiln gives Emacs a safe code interpreter.  Write what you want in
+;; plain words with `kiln-intent': a model writes the code, kiln's
+;; validator checks it, and the proposal is shown in the buffer as
+;; hunks to accept or reject (`kiln-accept-hunk', `kiln-reject-hunk',
+;; `kiln-accept-all', `kiln-reject-all', or `kiln-ediff').  Nothing is
+;; written without your say, and a buffer that changed since the
+;; request is never written.  `kiln-run' approves and runs the
+;; proposal (or runs the region or the buffer) in kiln's sandbox; the
+;; output streams into the *kiln-output* buffer, with images inline.
+;; `kiln-mode' puts the validator's diagnostics on the buffer through
+;; Flymake.
+;;
+;; The package talks to the kiln server (`kiln-command') over stdio
+;; with the `jsonrpc' library that comes with Emacs.  It binds no keys:
+;; bind `kiln-command-map' to a prefix of your choice, for example
+;;
+;;   (keymap-set kiln-mode-map "C-c k" 'kiln-command-map)   ; Emacs 29+
+;;   (define-key kiln-mode-map (kbd "C-c k") 'kiln-command-map)
+;;
+;; See docs/editors.md in kiln's repository for the whole story.
+
+;;; Code:
+
+(require 'cl-lib)
+(require 'jsonrpc)
+(require 'flymake)
+(require 'subr-x)
+
+(defgroup kiln nil
+  "Validated, sandboxed code from plain words, with the kiln server."
+  :group 'tools
+  :prefix "kiln-")
+
+;;;; Options
+
+(defcustom kiln-command '("kiln")
+  "The command that starts the kiln server: a program and its arguments."
+  :type '(repeat string))
+
+(defcustom kiln-llm-provider nil
+  "The model provider kiln asks, such as \"ollama\" or \"openai\".
+nil leaves it to the server's config file and environment."
+  :type '(choice (const :tag "The server's choice" nil) string))
+
+(defcustom kiln-llm-url nil
+  "The model server's URL, or nil for the server's choice."
+  :type '(choice (const :tag "The server's choice" nil) string))
+
+(defcustom kiln-llm-model nil
+  "The model's name, or nil for the server's choice."
+  :type '(choice (const :tag "The server's choice" nil) string))
+
+(defcustom kiln-validator-profile nil
+  "The validator profile: \"strict\", \"standard\", \"relaxed\" or \"off\".
+nil leaves it to the server's config file (default \"standard\")."
+  :type '(choice (const :tag "The server's choice" nil) string))
+
+(defcustom kiln-limits nil
+  "Default limits of a run, as a plist such as (:wallMs 10000).
+Sent as the sandbox's limits: :wallMs, :cpuMs, :memoryBytes,
+:processes, :outputBytes and the others of kiln's configuration."
+  :type '(plist :key-type symbol :value-type integer))
+
+(defcustom kiln-init-options nil
+  "More `initializationOptions', a plist laid over what the options build.
+For example (:intent (:maxRepairAttempts 2))."
+  :type '(plist :key-type symbol :value-type sexp))
+
+(defcustom kiln-repair-attempts 0
+  "Runs of a proposal, repairs included; 0 or 1 means no repair."
+  :type 'integer)
+
+(defcustom kiln-explain nil
+  "When non-nil, a successful run of a proposal is explained by the model."
+  :type 'boolean)
+
+(defcustom kiln-replace-nul 'auto
+  "Whether the server sends the character U+0000 as U+FFFD.
+Emacs 28's JSON parser refuses the escape \\u0000, and `jsonrpc'
+then drops the whole message.  `auto' asks for the replacement
+when this Emacs's parser refuses it."
+  :type '(choice (const :tag "When this Emacs needs it" auto)
+                 (const :tag "Always" t)
+                 (const :tag "Never" nil)))
+
+(defcustom kiln-languages
+  '((python-mode . "python") (python-ts-mode . "python")
+    (sh-mode . "bash") (bash-ts-mode . "bash")
+    (js-mode . "javascript") (js-ts-mode . "javascript")
+    (js2-mode . "javascript") (js-jsx-mode . "javascript")
+    (rjsx-mode . "javascript"))
+  "Major modes and the kiln language of their buffers."
+  :type '(alist :key-type symbol :value-type string))
+
+(defcustom kiln-flymake t
+  "When non-nil, `kiln-mode' turns on `flymake-mode' with kiln's backend."
+  :type 'boolean)
+
+(defcustom kiln-start-timeout 30
+  "Seconds to wait for the server to start and answer `initialize'."
+  :type 'number)
+
+(defcustom kiln-validate-timeout 30
+  "Seconds to wait for `kiln-validate'."
+  :type 'number)
+
+(defcustom kiln-output-buffer-name "*kiln-output*"
+  "The name of the buffer runs stream into."
+  :type 'string)
+
+(defcustom kiln-output-max-image-width 600
+  "The widest an image in the output buffer is shown, in pixels."
+  :type 'integer)
+
+(defface kiln-stdout '((t :inherit default))
+  "Face of a program's standard output.")
+
+(defface kiln-stderr '((t :inherit font-lock-warning-face))
+  "Face of a program's standard error.")
+
+(defface kiln-note '((t :inherit shadow))
+  "Face of kiln's own lines in the output buffer.")
+
+(defface kiln-success '((t :inherit success))
+  "Face of a run's summary when it succeeded.")
+
+(defface kiln-failure '((t :inherit error))
+  "Face of a run's summary when it failed.")
+
+(defface kiln-explanation '((t :inherit italic))
+  "Face of the model's explanation of a run.")
+
+(defface kiln-hunk-removed
+  '((((class color) (min-colors 88) (background light)) :background "#ffdddd" :extend t)
+    (((class color) (min-colors 88) (background dark)) :background "#553333" :extend t)
+    (t :inherit diff-removed))
+  "Face of the lines a proposed hunk removes.")
+
+(defface kiln-hunk-added
+  '((((class color) (min-colors 88) (background light)) :background "#ddffdd" :extend t)
+    (((class color) (min-colors 88) (background dark)) :background "#335533" :extend t)
+    (t :inherit diff-added))
+  "Face of the lines a proposed hunk adds.")
+
+(defface kiln-hunk-header '((t :inherit (shadow bold)))
+  "Face of a proposed hunk's header line.")
+
+;;;; The connection
+
+(defvar kiln--conn nil "The connection to the server (a jsonrpc process connection).")
+(defvar kiln--stopping nil "Non-nil while the server is being stopped on purpose.")
+(defvar kiln--methods nil "The methods the running server serves (strings).")
+(defvar kiln--encoding "utf-16" "The position encoding the server chose.")
+(defvar kiln--status nil "What the server is doing, for the mode line, or nil.")
+(defvar kiln-last-death nil
+  "The report of the last unexpected exit of the server, or nil.")
+(defvar kiln--token-count 0 "Counter for `workDoneToken's.")
+(defvar kiln--session-id nil "This Emacs's intent session.")
+
+(defun kiln--json-refuses-nul-p ()
+  "Non-nil when this Emacs's JSON parser refuses the escape \\u0000."
+  (condition-case nil
+      (not (json-parse-string "\"\\u0000\""))
+    (error t)))
+
+(defun kiln--init-options ()
+  "The `initializationOptions' built from the options."
+  (let ((llm (append (and kiln-llm-provider (list :provider kiln-llm-provider))
+                     (and kiln-llm-url (list :url kiln-llm-url))
+                     (and kiln-llm-model (list :model kiln-llm-model))))
+        (opts nil))
+    (when llm (setq opts (plist-put opts :llm llm)))
+    (when kiln-validator-profile
+      (setq opts (plist-put opts :validator (list :profile kiln-validator-profile))))
+    (when kiln-limits
+      (setq opts (plist-put opts :sandbox (list :limits kiln-limits))))
+    (when (if (eq kiln-replace-nul 'auto) (kiln--json-refuses-nul-p) kiln-replace-nul)
+      (setq opts (plist-put opts :protocol (list :replaceNul t))))
+    (cl-loop for (k v) on kiln-init-options by #'cddr
+             do (setq opts (plist-put opts k
+                                      (if (and (consp v) (consp (plist-get opts k)))
+                                          (append v (plist-get opts k))
+                                        v))))
+    (or opts (make-hash-table))))
+
+(defun kiln--path-uri (file)
+  "The file: URI of FILE."
+  (concat "file://" (kiln--uri-escape (expand-file-name file) "/")))
+
+(defun kiln--uri-escape (text &optional keep)
+  "TEXT with every byte but unreserved ones (and those in KEEP) %-encoded."
+  (mapconcat (lambda (b)
+               (if (or (<= ?a b ?z) (<= ?A b ?Z) (<= ?0 b ?9) (memq b '(?- ?_ ?. ?~))
+                       (and keep (string-search (string b) keep)))
+                   (string b)
+                 (format "%%%02X" b)))
+             (encode-coding-string text 'utf-8 t) ""))
+
+(defun kiln--workspace ()
+  "The folder the server sees as the workspace."
+  (let ((proj (and (fboundp 'project-current) (project-current nil))))
+    (expand-file-name (if proj (project-root proj) default-directory))))
+
+(declare-function project-root "project" (project))
+
+(defun kiln-running-p ()
+  "Return non-nil when the kiln server is running."
+  (and kiln--conn (jsonrpc-running-p kiln--conn)))
+
+(defun kiln--stderr-tail (conn &optional lines)
+  "The last LINES (default 10) lines CONN's server wrote on stderr."
+  (let ((buf (ignore-errors (jsonrpc-stderr-buffer conn))))
+    (if (not (buffer-live-p buf))
+        ""
+      (with-current-buffer buf
+        (save-excursion
+          (goto-char (point-max))
+          (skip-chars-backward "\n")
+          (let ((end (point)))
+            (forward-line (- 1 (or lines 10)))
+            (string-trim (buffer-substring-no-properties (line-beginning-position) end))))))))
+
+(defun kiln--drain-stderr (conn)
+  "Read what CONN's server still has to say on stderr, for a second at most."
+  (let* ((buf (ignore-errors (jsonrpc-stderr-buffer conn)))
+         (proc (and (buffer-live-p buf) (get-buffer-process buf)))
+         (deadline (+ (float-time) 1)))
+    (while (and proc (process-live-p proc) (< (float-time) deadline))
+      (accept-process-output proc 0.05))))
+
+(defun kiln--on-shutdown (conn)
+  "CONN's server process ended: say so unless it was asked to stop."
+  (let* ((proc (jsonrpc--process conn))
+         (status (process-exit-status proc))
+         (how (if (eq (process-status proc) 'signal)
+                  (format "was killed by signal %s" status)
+                (format "exited with status %s" status))))
+    (when (eq conn kiln--conn)
+      (setq kiln--conn nil kiln--status nil)
+      (kiln--run-died how))
+    (unless kiln--stopping
+      ;; stderr is its own pipe: let its last lines arrive.
+      (run-at-time 0.1 nil #'kiln--report-death conn how))))
+
+(defun kiln--report-death (conn how)
+  "Report that CONN's server ended as HOW, with its last stderr lines."
+  (kiln--drain-stderr conn)
+  (let ((tail (kiln--stderr-tail conn)))
+    (setq kiln-last-death
+          (format "[kiln] the server %s; the next command starts it again%s" how
+                  (if (string-empty-p tail) ""
+                    (concat ". Its last words on stderr:\n" tail))))
+    (display-warning 'kiln kiln-last-death :error)))
+
+(defun kiln--connection ()
+  "The connection to a running, initialized server; start one if needed."
+  (unless (kiln-running-p)
+    (kiln--start))
+  kiln--conn)
+
+(defun kiln--start ()
+  "Start the server and initialize it."
+  (unless (and (consp kiln-command) (stringp (car kiln-command)))
+    (user-error "[kiln] `kiln-command' must be a list: a program and its arguments"))
+  (unless (executable-find (car kiln-command))
+    (user-error "[kiln] cannot find the server program %S (customize `kiln-command')"
+                (car kiln-command)))
+  (let* ((default-directory (kiln--workspace))
+         (conn
+          (make-instance
+           'jsonrpc-process-connection
+           :name "kiln"
+           :process (lambda ()
+                      (make-process
+                       :name "kiln" :command kiln-command
+                       :connection-type 'pipe :coding 'utf-8-emacs-unix
+                       :noquery t
+                       ;; jsonrpc takes stderr from the buffer of this name.
+                       :stderr (get-buffer-create "*kiln stderr*")))
+           :notification-dispatcher #'kiln--dispatch
+           :on-shutdown #'kiln--on-shutdown)))
+    (setq kiln--conn conn kiln--stopping nil)
+    (condition-case err
+        (let ((result
+               (jsonrpc-request
+                conn :initialize
+                (list :processId (emacs-pid)
+                      :clientInfo (list :name "kiln.el" :version (kiln--version))
+                      :rootUri (kiln--path-uri default-directory)
+                      :capabilities
+                      (list :general (list :positionEncodings ["utf-8" "utf-16"]))
+                      :initializationOptions (kiln--init-options))
+                :timeout kiln-start-timeout)))
+          (let ((caps (plist-get result :capabilities)))
+            (setq kiln--encoding (or (plist-get caps :positionEncoding) "utf-16")
+                  kiln--methods (append (plist-get (plist-get caps :experimental) :methods)
+                                        nil)))
+          (jsonrpc-notify conn :initialized (make-hash-table))
+          (setq kiln--session-id (or kiln--session-id
+                                     (format "emacs-%d-%d" (emacs-pid)
+                                             (truncate (float-time)))))
+          conn)
+      (error
+       (kiln--drain-stderr conn)
+       (let ((tail (kiln--stderr-tail conn)))
+         (kiln--kill conn)
+         (setq kiln--conn nil)
+         (user-error "[kiln] the server did not start: %s%s"
+                     (kiln--error-text err)
+                     (if (string-empty-p tail) "" (concat "\n" tail))))))))
+
+(defun kiln--version ()
+  "This package's version, from its header."
+  (or (ignore-errors
+        (require 'lisp-mnt)
+        (let ((file (or (locate-library "kiln.el") (locate-library "kiln"))))
+          (when file
+            (with-temp-buffer
+              (insert-file-contents (replace-regexp-in-string "\\.elc\\'" ".el" file))
+              (lm-header "Version")))))
+      "0.1.0"))
+
+(declare-function lm-header "lisp-mnt" (header))
+
+(defun kiln--kill (conn)
+  "End CONN's process at once, quietly."
+  (let ((kiln--stopping t))
+    (ignore-errors (jsonrpc-shutdown conn))))
+
+(defun kiln--error-text (err)
+  "A sentence for ERR, a condition or a JSON-RPC error plist."
+  (cond
+   ((and (consp err) (eq (car err) 'jsonrpc-error))
+    (or (alist-get 'jsonrpc-error-message (cdr err)) (format "%S" (cdr err))))
+   ((and (consp err) (keywordp (car err)))
+    (or (plist-get err :message) (format "%S" err)))
+   ((consp err) (error-message-string err))
+   (t (format "%s" err))))
+
+(defun kiln-shutdown ()
+  "Stop the kiln server: `shutdown', then `exit'."
+  (interactive)
+  (when (kiln-running-p)
+    (let ((conn kiln--conn)
+          (kiln--stopping t))
+      (setq kiln--conn nil)
+      (ignore-errors (jsonrpc-request conn :shutdown nil :timeout 2))
+      (ignore-errors (jsonrpc-notify conn :exit nil))
+      (let ((proc (jsonrpc--process conn))
+            (deadline (+ (float-time) 2)))
+        (while (and (process-live-p proc) (< (float-time) deadline))
+          (accept-process-output proc 0.05))
+        (when (process-live-p proc)
+          (delete-process proc))
+        ;; Let the sentinel run while `kiln--stopping' holds.
+        (accept-process-output nil 0.01)))))
+
+(add-hook 'kill-emacs-hook #'kiln-shutdown)
+
+(defun kiln-restart ()
+  "Stop the kiln server and start it again (with the options as they are)."
+  (interactive)
+  (kiln-shutdown)
+  (kiln--connection)
+  (message "[kiln] the server runs"))
+
+(defun kiln-supports-p (method)
+  "Non-nil when the running server serves METHOD (a string)."
+  (member method kiln--methods))
+
+(defun kiln--async (method params on-result on-error &optional timeout)
+  "Send METHOD with PARAMS; call ON-RESULT or ON-ERROR later.
+Return the request's id.  TIMEOUT nil waits as long as it takes."
+  (let ((conn (kiln--connection)))
+    (jsonrpc-async-request conn method params
+                           :success-fn on-result :error-fn on-error
+                           :timeout timeout)
+    ;; jsonrpc gives no other way to learn an async request's id: it is
+    ;; the connection's counter, just incremented.
+    (jsonrpc--next-request-id conn)))
+
+(defun kiln--cancel-request (id)
+  "Ask the server to cancel request ID."
+  (when (and id (kiln-running-p))
+    (jsonrpc-notify kiln--conn :$/cancelRequest (list :id id))))
+
+(defun kiln--dispatch (_conn method params)
+  "Route a notification METHOD with PARAMS."
+  (pcase method
+    ('run/output (kiln--on-output params))
+    ('run/artifact (kiln--on-artifact params))
+    ('run/display (kiln--on-display params))
+    ('intent/partial (kiln--on-partial params))
+    ('intent/attempt (kiln--on-attempt params))
+    ('intent/explanation (kiln--on-explanation params))
+    ('$/progress (kiln--on-progress params))
+    (_ nil)))
+
+(defun kiln--on-progress (params)
+  "Show a `$/progress' PARAMS in the mode line."
+  (let ((value (plist-get params :value)))
+    (setq kiln--status
+          (pcase (plist-get value :kind)
+            ("end" nil)
+            (_ (or (plist-get value :message) kiln--status "working"))))
+    (force-mode-line-update t)))
+
+(defun kiln--new-token ()
+  "A fresh `workDoneToken'."
+  (format "kiln-el-%d" (cl-incf kiln--token-count)))
+
+(defvar kiln--mode-line-entry '(kiln--status (" kiln:" kiln--status))
+  "What `mode-line-misc-info' shows while kiln works.")
+
+(defun kiln--show-status ()
+  "Add `kiln--status' to the mode line, once."
+  (unless (member kiln--mode-line-entry mode-line-misc-info)
+    (push kiln--mode-line-entry mode-line-misc-info)))
+
+;;;; Buffers as documents
+
+(defun kiln--language (&optional buffer)
+  "The kiln language of BUFFER (default the current one), or nil."
+  (with-current-buffer (or buffer (current-buffer))
+    (cl-loop for (mode . lang) in kiln-languages
+             when (derived-mode-p mode)
+             return (if (and (eq mode 'sh-mode) (boundp 'sh-shell)
+                             (not (memq (symbol-value 'sh-shell) '(bash sh dash))))
+                        nil
+                      lang))))
+
+(defun kiln--language-or-error ()
+  "The current buffer's kiln language, or a `user-error'."
+  (or (kiln--language)
+      (user-error "[kiln] no kiln language for %s (see `kiln-languages')" major-mode)))
+
+(defun kiln--uri (&optional buffer)
+  "A URI naming BUFFER's document."
+  (with-current-buffer (or buffer (current-buffer))
+    (if buffer-file-name
+        (kiln--path-uri buffer-file-name)
+      (concat "untitled:" (kiln--uri-escape (buffer-name))))))
+
+(defun kiln--version-of (&optional buffer)
+  "Return the version of the text of BUFFER, as a number."
+  (buffer-chars-modified-tick buffer))
+
+(defun kiln--text ()
+  "The current buffer's whole text, without properties."
+  (save-restriction (widen) (buffer-substring-no-properties (point-min) (point-max))))
+
+(defun kiln--column (pos)
+  "The server's column of POS on its line, in the negotiated encoding."
+  (let ((text (buffer-substring-no-properties (save-excursion (goto-char pos)
+                                                              (line-beginning-position))
+                                              pos)))
+    (if (equal kiln--encoding "utf-8")
+        (string-bytes text)
+      (kiln--utf16-length text))))
+
+(defun kiln--utf16-length (text)
+  "TEXT's length in UTF-16 code units."
+  (cl-loop for c across text sum (if (> c #xFFFF) 2 1)))
+
+(defun kiln--position (pos)
+  "POS in the buffer as an LSP Position."
+  (save-restriction
+    (widen)
+    (list :line (1- (line-number-at-pos pos t)) :character (kiln--column pos))))
+
+(defun kiln--line-offset (line-text character)
+  "How many characters of LINE-TEXT the server's CHARACTER covers."
+  (if (equal kiln--encoding "utf-8")
+      (let ((bytes (encode-coding-string line-text 'utf-8 t)))
+        (length (decode-coding-string
+                 (substring bytes 0 (min character (length bytes))) 'utf-8 t)))
+    (let ((units 0) (i 0) (n (length line-text)))
+      (while (and (< i n) (< units character))
+        (setq units (+ units (if (> (aref line-text i) #xFFFF) 2 1))
+              i (1+ i)))
+      i)))
+
+(defun kiln--line-starts (text)
+  "Return a vector of the offsets of the lines of TEXT."
+  (let ((starts (list 0)) (i 0))
+    (while (setq i (string-search "\n" text i))
+      (setq i (1+ i))
+      (push i starts))
+    (vconcat (nreverse starts))))
+
+(defun kiln--text-offset (text starts pos)
+  "Return the offset in TEXT of the LSP Position POS.
+STARTS are the offsets of TEXT's lines."
+  (let ((line (plist-get pos :line))
+        (char (plist-get pos :character)))
+    (if (>= line (length starts))
+        (length text)
+      (let* ((beg (aref starts line))
+             (end (if (< (1+ line) (length starts))
+                      (1- (aref starts (1+ line)))
+                    (length text))))
+        (+ beg (min (- end beg) (kiln--line-offset (substring text beg end) char)))))))
+
+(defun kiln--buffer-pos (pos)
+  "The buffer position of the LSP Position POS, clamped to the buffer."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (let ((missing (forward-line (plist-get pos :line))))
+        (if (or (> missing 0) (and (eobp) (not (bolp))))
+            (point-max)
+          (let ((eol (line-end-position)))
+            (min eol (+ (point) (kiln--line-offset
+                                 (buffer-substring-no-properties (point) eol)
+                                 (plist-get pos :character))))))))))
+
+;;;; Diagnostics and Flymake
+
+(defun kiln--severity (d)
+  "The Flymake type of the LSP diagnostic D."
+  (pcase (plist-get d :severity)
+    (1 :error) (2 :warning) (_ :note)))
+
+(defun kiln--diag-text (d)
+  "The message of diagnostic D, with its rule."
+  (let ((code (plist-get d :code)))
+    (format "%s%s" (plist-get d :message)
+            (if code (format " [%s]" code) ""))))
+
+(defvar-local kiln--flymake-serial 0
+  "Counts this buffer's validations, so an old answer is dropped.")
+
+(defun kiln-flymake (report-fn &rest _args)
+  "Flymake backend: report the validator's diagnostics to REPORT-FN."
+  (let ((lang (kiln--language))
+        (buffer (current-buffer))
+        (serial (cl-incf kiln--flymake-serial)))
+    (if (not lang)
+        (funcall report-fn nil)
+      (condition-case err
+          (kiln--async
+           :snippet/validate (list :language lang :code (kiln--text))
+           (lambda (result)
+             (when (and (buffer-live-p buffer)
+                        (= serial (buffer-local-value 'kiln--flymake-serial buffer)))
+               (with-current-buffer buffer
+                 (funcall report-fn (kiln--flymake-diags result)))))
+           (lambda (e)
+             (when (buffer-live-p buffer)
+               (with-current-buffer buffer
+                 (funcall report-fn :panic :explanation (kiln--error-text e)))))
+           kiln-validate-timeout)
+        (error (funcall report-fn :panic :explanation (kiln--error-text err)))))))
+
+(defun kiln--flymake-diags (result)
+  "Flymake diagnostics in the current buffer of a validation RESULT."
+  (cl-loop for d across (or (plist-get result :diagnostics) [])
+           for range = (plist-get d :range)
+           for beg = (kiln--buffer-pos (plist-get range :start))
+           for end = (kiln--buffer-pos (plist-get range :end))
+           do (when (<= end beg)
+                ;; A point: mark the character there, or the one before.
+                (if (< beg (point-max)) (setq end (1+ beg))
+                  (setq beg (max (point-min) (1- beg)))))
+           collect (flymake-make-diagnostic (current-buffer) beg end
+                                            (kiln--severity d)
+                                            (kiln--diag-text d))))
+
+;;;###autoload
+(defun kiln-validate ()
+  "Validate the buffer now and show the verdict and the findings.
+With `kiln-mode''s Flymake on, its diagnostics are refreshed too."
+  (interactive)
+  (let* ((lang (kiln--language-or-error))
+         (result (jsonrpc-request (kiln--connection) :snippet/validate
+                                  (list :language lang :code (kiln--text))
+                                  :timeout kiln-validate-timeout))
+         (diags (plist-get result :diagnostics)))
+    (when (and (bound-and-true-p flymake-mode)
+               (memq #'kiln-flymake flymake-diagnostic-functions))
+      (flymake-start))
+    (message "[kiln] verdict %s%s" (plist-get result :verdict)
+             (if (> (length diags) 0)
+                 (concat ": " (mapconcat #'kiln--diag-text diags "; "))
+               ""))
+    result))
+
+;;;; Line diffs
+
+(defun kiln--split-lines (text)
+  "TEXT as a vector of lines, each with its newline (the last maybe not)."
+  (let ((lines nil) (start 0) i)
+    (while (setq i (string-search "\n" text start))
+      (push (substring text start (1+ i)) lines)
+      (setq start (1+ i)))
+    (when (< start (length text))
+      (push (substring text start) lines))
+    (vconcat (nreverse lines))))
+
+(defun kiln--diff (a b)
+  "Line hunks from the vector of lines A to B.
+Each is (A-START A-COUNT B-START B-COUNT), 0-based; hunks are
+separated by at least one unchanged line."
+  (let* ((na (length a)) (nb (length b))
+         (pre 0) (suf 0))
+    (while (and (< pre na) (< pre nb) (equal (aref a pre) (aref b pre)))
+      (cl-incf pre))
+    (while (and (< suf (- na pre)) (< suf (- nb pre))
+                (equal (aref a (- na suf 1)) (aref b (- nb suf 1))))
+      (cl-incf suf))
+    (let* ((m (- na pre suf)) (n (- nb pre suf))
+           (pairs (and (> m 0) (> n 0) (<= (* m n) 4000000)
+                       (kiln--lcs a pre m b pre n)))
+           (hunks nil) (ia pre) (ib pre))
+      ;; Walk the matched pairs; the gaps between them are the hunks.
+      (dolist (p (append pairs (list (cons (+ pre m) (+ pre n)))))
+        (when (or (< ia (car p)) (< ib (cdr p)))
+          (push (list ia (- (car p) ia) ib (- (cdr p) ib)) hunks))
+        (setq ia (1+ (car p)) ib (1+ (cdr p))))
+      (nreverse hunks))))
+
+(defun kiln--lcs (a a0 m b b0 n)
+  "Matched line pairs of a longest common subsequence.
+Compares the M lines of A from A0 with the N lines of B from B0;
+returns ((IA . IB) ...) in order."
+  (let ((tab (make-vector (* (1+ m) (1+ n)) 0))
+        (w (1+ n)))
+    (cl-loop for i from (1- m) downto 0 do
+             (cl-loop for j from (1- n) downto 0 do
+                      (aset tab (+ (* i w) j)
+                            (if (equal (aref a (+ a0 i)) (aref b (+ b0 j)))
+                                (1+ (aref tab (+ (* (1+ i) w) (1+ j))))
+                              (max (aref tab (+ (* (1+ i) w) j))
+                                   (aref tab (+ (* i w) (1+ j))))))))
+    (let ((i 0) (j 0) (pairs nil))
+      (while (and (< i m) (< j n))
+        (cond ((equal (aref a (+ a0 i)) (aref b (+ b0 j)))
+               (push (cons (+ a0 i) (+ b0 j)) pairs)
+               (cl-incf i) (cl-incf j))
+              ((>= (aref tab (+ (* (1+ i) w) j)) (aref tab (+ (* i w) (1+ j))))
+               (cl-incf i))
+              (t (cl-incf j))))
+      (nreverse pairs))))
+
+(defun kiln--apply-edits (text edits)
+  "TEXT with the LSP TextEdits EDITS (a sequence) applied."
+  (let* ((starts (kiln--line-starts text))
+         (spans (cl-loop for e across (vconcat edits)
+                         for r = (plist-get e :range)
+                         collect (list (kiln--text-offset text starts (plist-get r :start))
+                                       (kiln--text-offset text starts (plist-get r :end))
+                                       (or (plist-get e :newText) "")))))
+    ;; From the end backwards, so earlier offsets stay valid.
+    (dolist (s (sort spans (lambda (x y) (> (car x) (car y)))))
+      (setq text (concat (substring text 0 (nth 0 s)) (nth 2 s) (substring text (nth 1 s)))))
+    text))
+
+(defun kiln--proposal-edits (proposal uri)
+  "The TextEdits of PROPOSAL for the document URI, or nil."
+  (let ((edit (plist-get proposal :edit)))
+    (or (cl-loop for dc across (or (plist-get edit :documentChanges) [])
+                 for doc = (plist-get dc :textDocument)
+                 when (and (plist-get dc :edits)
+                           (or (null doc) (equal (plist-get doc :uri) uri)))
+                 return (plist-get dc :edits))
+        (let ((hunks (plist-get proposal :hunks)))
+          (and (> (length hunks) 0)
+               (cl-map 'vector (lambda (h) (list :range (plist-get h :range)
+                                                 :newText (plist-get h :newText)))
+                       hunks))))))
+
+;;;; Intents
+
+(defvar kiln-intent-history nil "Intents given to `kiln-intent'.")
+
+(defvar kiln--intents nil
+  "Intents in flight: a list of plists (:buffer :id :tick :snapshot :code).")
+
+(defvar kiln-preview-buffer-name "*kiln-preview*"
+  "The buffer the code streams into while the model writes.")
+
+(defun kiln--intent-for (buffer)
+  "The intent in flight for BUFFER, or nil."
+  (cl-find buffer kiln--intents :key (lambda (r) (plist-get r :buffer))))
+
+(defun kiln--target (beg end)
+  "Return the target: (:range R) for the lines from BEG to END, else (:position P).
+Without BEG, the code goes below the cursor's line, as whole lines."
+  (save-restriction
+    (widen)
+    (if beg
+        (let ((b (save-excursion (goto-char beg) (line-beginning-position)))
+              (e (save-excursion
+                   (goto-char end)
+                   (if (and (bolp) (> (point) beg))
+                       (point)
+                     (min (point-max) (1+ (line-end-position)))))))
+          (list :range (list :start (kiln--position b) :end (kiln--position e))))
+      (list :position (kiln--position (save-excursion (forward-line 1) (point)))))))
+
+;;;###autoload
+(defun kiln-intent (intent &optional beg end)
+  "Ask kiln for code that does INTENT, and review the proposal in the buffer.
+The code replaces the lines from BEG to END (interactively, the
+region's, when it is active), else it goes below the cursor's line.
+It streams into the *kiln-preview* buffer as the model writes; then
+each hunk is shown in the buffer, to accept or reject.  Return the
+request (a plist)."
+  (interactive (list (read-string "kiln intent: " nil 'kiln-intent-history)
+                     (and (use-region-p) (region-beginning))
+                     (and (use-region-p) (region-end))))
+  (when (string-empty-p (string-trim intent))
+    (user-error "[kiln] say what the code should do"))
+  (let* ((buffer (current-buffer))
+         (lang (or (kiln--language) "python"))
+         (token (kiln--new-token))
+         (req (list :buffer buffer :tick (kiln--version-of) :snapshot (kiln--text)
+                    :code "" :language lang :token token))
+         (params (append
+                  (list :intent intent
+                        :textDocument (list :uri (kiln--uri) :languageId lang
+                                            :version (kiln--version-of) :text (kiln--text))
+                        :language lang
+                        :workDoneToken token)
+                  (kiln--target beg end))))
+    (when (kiln--intent-for buffer)
+      (user-error "[kiln] an intent is already on its way for this buffer (M-x kiln-cancel)"))
+    (kiln--connection)
+    (setq params (append params (list :sessionId kiln--session-id)))
+    (kiln--show-status)
+    (setq kiln--status "thinking")
+    (let ((id (kiln--async :intent/run params
+                           (lambda (result) (kiln--intent-done req nil result))
+                           (lambda (err) (kiln--intent-done req err nil)))))
+      (setq req (plist-put req :id id))
+      (push req kiln--intents)
+      req)))
+
+(defun kiln--intent-done (req err result)
+  "The answer to intent REQ: ERR, or a proposal RESULT."
+  (when (memq req kiln--intents)
+    (setq kiln--intents (delq req kiln--intents))
+    (setq kiln--status nil)
+    (force-mode-line-update t)
+    (let ((buffer (plist-get req :buffer)))
+      (cond
+       (err (message "[kiln] intent failed: %s" (kiln--error-text err)))
+       ((not (buffer-live-p buffer))
+        (message "[kiln] the proposal's buffer is gone"))
+       (t (with-current-buffer buffer
+            (kiln--start-review result (plist-get req :snapshot) (plist-get req :tick))))))))
+
+(defun kiln--on-partial (params)
+  "Stream the code of `intent/partial' PARAMS into the preview buffer."
+  (let ((req (or (cl-find (plist-get params :requestId) kiln--intents
+                          :key (lambda (r) (plist-get r :id)))
+                 (car kiln--intents)))
+        (text (plist-get params :text)))
+    (when (and req (stringp text))
+      (let ((code (if (eq (plist-get params :reset) t)
+                      text
+                    (concat (plist-get req :code) text))))
+        (plist-put req :code code)
+        (let ((buf (get-buffer-create kiln-preview-buffer-name)))
+          (with-current-buffer buf
+            (let ((inhibit-read-only t))
+              (erase-buffer)
+              (insert code))
+            (setq buffer-read-only t))
+          (unless (get-buffer-window buf t)
+            (display-buffer buf '((display-buffer-below-selected)
+                                  (window-height . 10)
+                                  (inhibit-same-window . t)))))))))
+
+(defun kiln--close-preview ()
+  "Close the preview buffer's window, if it has one."
+  (let* ((buf (get-buffer kiln-preview-buffer-name))
+         (win (and buf (get-buffer-window buf t))))
+    (when (and win (not (one-window-p t)))
+      (ignore-errors (delete-window win)))))
+
+;;;; Review of a proposal
+
+(defvar-local kiln--review nil
+  "The proposal under review here: a plist (:proposal :hunks :tick :group).")
+
+(defvar-local kiln--runnable nil
+  "What `kiln-run' approves here: (:proposal P :tick T :version V).")
+
+(defun kiln--start-review (proposal snapshot tick)
+  "Show PROPOSAL, made for SNAPSHOT of the current buffer at version TICK."
+  (kiln--close-preview)
+  (when kiln--review (kiln--end-review nil))
+  (let* ((edits (kiln--proposal-edits proposal (kiln--uri)))
+         (verdict (plist-get proposal :verdict)))
+    (cond
+     ((null edits)
+      (message "[kiln] the proposal carries no edit"))
+     ((/= (kiln--version-of) tick)
+      ;; Its places are in a text that is no longer here.
+      (message "[kiln] the buffer changed while the model wrote: the proposal was not shown; run kiln-intent again"))
+     (t
+      (let* ((new (kiln--apply-edits snapshot edits))
+             (old-lines (kiln--split-lines snapshot))
+             (new-lines (kiln--split-lines new))
+             (first-line (cl-loop for e across (vconcat edits)
+                                  minimize (plist-get (plist-get (plist-get e :range) :start)
+                                                      :line)))
+             (hunks (cl-loop for (a0 ac b0 bc) in (kiln--diff old-lines new-lines)
+                             collect (list :old (mapconcat #'identity
+                                                           (cl-subseq old-lines a0 (+ a0 ac)) "")
+                                           :new (mapconcat #'identity
+                                                           (cl-subseq new-lines b0 (+ b0 bc)) "")
+                                           :a-start a0 :b-start b0 :b-count bc
+                                           :status 'pending :diags nil))))
+        ;; The validator's diagnostics count lines in the code, which
+        ;; starts where the first edit starts; each goes with its hunk.
+        (cl-loop for d across (or (plist-get proposal :diagnostics) [])
+                 for line = (+ first-line (plist-get (plist-get (plist-get d :range) :start)
+                                                     :line))
+                 for h = (cl-find-if (lambda (h) (and (>= line (plist-get h :b-start))
+                                                      (< line (+ (plist-get h :b-start)
+                                                                 (max 1 (plist-get h :b-count))))))
+                                     hunks)
+                 do (when h
+                      (plist-put h :diags (append (plist-get h :diags)
+                                                  (list (cons (- line (plist-get h :b-start)) d))))))
+        (setq kiln--runnable (list :proposal proposal :tick tick :version tick))
+        (if (null hunks)
+            (message "[kiln] the proposal changes nothing")
+          (setq kiln--review (list :proposal proposal :hunks hunks :tick tick
+                                   :group nil :accepted 0))
+          (kiln--draw-review)
+          (message "[kiln] proposal %s: %d hunk%s, verdict %s%s"
+                   (plist-get proposal :proposalId) (length hunks)
+                   (if (= (length hunks) 1) "" "s") verdict
+                   (if (equal verdict "deny") " (kiln-run will refuse it)" ""))))))))
+
+(defun kiln--key-hint ()
+  "How to accept and reject, as the user's keys say."
+  (let ((acc (where-is-internal #'kiln-accept-hunk nil t))
+        (rej (where-is-internal #'kiln-reject-hunk nil t)))
+    (if (and acc rej)
+        (format "%s accept, %s reject" (key-description acc) (key-description rej))
+      "M-x kiln-accept-hunk / kiln-reject-hunk")))
+
+(defun kiln--hunk-bounds (h)
+  "Buffer positions (BEG . END) of hunk H's old lines, from the snapshot's lines."
+  (save-excursion
+    (save-restriction
+      (widen)
+      (goto-char (point-min))
+      (forward-line (plist-get h :a-start))
+      (let ((beg (point)))
+        (cons beg (+ beg (length (plist-get h :old))))))))
+
+(defun kiln--draw-review ()
+  "Put one overlay per hunk of the review on the buffer."
+  (let* ((hunks (plist-get kiln--review :hunks))
+         (n (length hunks))
+         (hint (kiln--key-hint))
+         (verdict (plist-get (plist-get kiln--review :proposal) :verdict)))
+    (cl-loop for h in hunks for i from 1 do
+             (let* ((bounds (kiln--hunk-bounds h))
+                    (ov (make-overlay (car bounds) (cdr bounds) nil nil nil))
+                    (old (plist-get h :old))
+                    (new (plist-get h :new))
+                    (header (concat
+                             (propertize (format "kiln hunk %d/%d (verdict %s): %s\n"
+                                                 i n verdict hint)
+                                         'face 'kiln-hunk-header)
+                             (mapconcat
+                              (lambda (ld)
+                                (propertize
+                                 (format "  %s proposed line %d: %s\n"
+                                         (if (eq (kiln--severity (cdr ld)) :error) "error" "warning")
+                                         (1+ (car ld)) (kiln--diag-text (cdr ld)))
+                                 'face (if (eq (kiln--severity (cdr ld)) :error)
+                                           'error 'warning)))
+                              (plist-get h :diags) "")))
+                    (added (propertize (if (and (> (length old) 0)
+                                                (not (string-suffix-p "\n" old))
+                                                (> (length new) 0))
+                                           (concat "\n" new)
+                                         new)
+                                       'face 'kiln-hunk-added)))
+               (overlay-put ov 'kiln-hunk h)
+               (overlay-put ov 'priority 100)
+               (overlay-put ov 'before-string
+                            (if (= (length old) 0) (concat header added) header))
+               (when (> (length old) 0)
+                 (overlay-put ov 'face 'kiln-hunk-removed)
+                 (overlay-put ov 'after-string added))
+               (plist-put h :overlay ov)))))
+
+(defun kiln--pending (review)
+  "REVIEW's hunks still to decide."
+  (cl-remove-if-not (lambda (h) (eq (plist-get h :status) 'pending))
+                    (plist-get review :hunks)))
+
+(defun kiln--end-review (why)
+  "End the review here, saying WHY when non-nil."
+  (when kiln--review
+    (dolist (h (plist-get kiln--review :hunks))
+      (when (overlayp (plist-get h :overlay))
+        (delete-overlay (plist-get h :overlay))))
+    (let ((group (plist-get kiln--review :group)))
+      (when group (accept-change-group group)))
+    (setq kiln--review nil)
+    (when why (message "[kiln] %s" why))))
+
+(defun kiln--review-or-error ()
+  "The review here, or a `user-error'."
+  (or kiln--review (user-error "[kiln] no proposal under review in this buffer")))
+
+(defun kiln--hunk-at-point ()
+  "The pending hunk at point, else the first pending one."
+  (let* ((pending (kiln--pending kiln--review))
+         (line-beg (line-beginning-position))
+         (line-end (line-end-position)))
+    (or (cl-find-if (lambda (h)
+                      (let ((ov (plist-get h :overlay)))
+                        (and ov (<= (overlay-start ov) line-end)
+                             (if (= (overlay-start ov) (overlay-end ov))
+                                 (>= (overlay-start ov) line-beg)
+                               (> (overlay-end ov) line-beg)))))
+                    pending)
+        (car pending))))
+
+(defun kiln--stale-p ()
+  "Non-nil when the buffer is not as the review left it."
+  (/= (kiln--version-of) (plist-get kiln--review :tick)))
+
+(defun kiln--refuse-stale ()
+  "Say the buffer changed, end the review and signal a `user-error'."
+  (kiln--end-review nil)
+  (setq kiln--runnable nil)
+  (user-error "[kiln] the buffer changed since the request: the proposal was not applied (run kiln-intent again)"))
+
+(defun kiln--write-hunk (h)
+  "Write hunk H into the buffer, as part of the review's one undo step."
+  (let* ((ov (plist-get h :overlay))
+         (beg (overlay-start ov))
+         (end (overlay-end ov)))
+    (unless (equal (buffer-substring-no-properties beg end) (plist-get h :old))
+      (kiln--refuse-stale))
+    (let ((group (plist-get kiln--review :group)))
+      (unless group
+        (setq group (prepare-change-group))
+        (activate-change-group group)
+        (plist-put kiln--review :group group))
+      (save-excursion
+        (goto-char beg)
+        (delete-region beg end)
+        (insert (plist-get h :new)))
+      ;; Every accepted hunk of this proposal joins the first one's undo
+      ;; step, so one undo takes the whole proposal back.
+      (undo-amalgamate-change-group group))
+    (delete-overlay ov)
+    (plist-put h :status 'accepted)
+    (plist-put kiln--review :accepted (1+ (plist-get kiln--review :accepted)))))
+
+(defun kiln--after-decision ()
+  "Update the review after a hunk was decided; end it when none is left."
+  (plist-put kiln--review :tick (kiln--version-of))
+  (when kiln--runnable
+    (plist-put kiln--runnable :tick (kiln--version-of)))
+  (unless (kiln--pending kiln--review)
+    (let ((accepted (plist-get kiln--review :accepted))
+          (n (length (plist-get kiln--review :hunks))))
+      (when (= accepted 0)
+        ;; Rejected whole: nothing is left for `kiln-run' to approve.
+        (setq kiln--runnable nil))
+      (kiln--end-review (format "review done: %d of %d hunks accepted" accepted n)))))
+
+;;;###autoload
+(defun kiln-accept-hunk ()
+  "Write the proposed hunk at point (or the first one) into the buffer."
+  (interactive)
+  (kiln--review-or-error)
+  (when (kiln--stale-p) (kiln--refuse-stale))
+  (let ((h (kiln--hunk-at-point)))
+    (kiln--write-hunk h)
+    (kiln--after-decision)))
+
+;;;###autoload
+(defun kiln-reject-hunk ()
+  "Drop the proposed hunk at point (or the first one)."
+  (interactive)
+  (kiln--review-or-error)
+  (let ((h (kiln--hunk-at-point)))
+    (delete-overlay (plist-get h :overlay))
+    (plist-put h :status 'rejected)
+    (kiln--after-decision)))
+
+;;;###autoload
+(defun kiln-accept-all ()
+  "Write every hunk still proposed into the buffer, as one undo step."
+  (interactive)
+  (kiln--review-or-error)
+  (when (kiln--stale-p) (kiln--refuse-stale))
+  (dolist (h (kiln--pending kiln--review))
+    (kiln--write-hunk h))
+  (kiln--after-decision))
+
+;;;###autoload
+(defun kiln-reject-all ()
+  "Drop every hunk still proposed."
+  (interactive)
+  (kiln--review-or-error)
+  (dolist (h (kiln--pending kiln--review))
+    (delete-overlay (plist-get h :overlay))
+    (plist-put h :status 'rejected))
+  (kiln--after-decision))
+
+(defun kiln-next-hunk (&optional backward)
+  "Move to the next proposed hunk (the previous one with BACKWARD)."
+  (interactive "P")
+  (kiln--review-or-error)
+  (let* ((starts (sort (mapcar (lambda (h) (overlay-start (plist-get h :overlay)))
+                               (kiln--pending kiln--review))
+                       #'<))
+         (target (if backward
+                     (or (car (last (cl-remove-if-not (lambda (p) (< p (line-beginning-position)))
+                                                      starts)))
+                         (car (last starts)))
+                   (or (cl-find-if (lambda (p) (> p (line-end-position))) starts)
+                       (car starts)))))
+    (when target (goto-char target))))
+
+(defun kiln-previous-hunk ()
+  "Move to the previous proposed hunk."
+  (interactive)
+  (kiln-next-hunk t))
+
+(defun kiln--proposed-text ()
+  "The buffer's text with every pending hunk of the review applied."
+  (let ((text (kiln--text))
+        (base (save-restriction (widen) (point-min))))
+    ;; From the end backwards, so earlier positions stay valid.
+    (dolist (h (sort (copy-sequence (kiln--pending kiln--review))
+                     (lambda (x y) (> (overlay-start (plist-get x :overlay))
+                                      (overlay-start (plist-get y :overlay))))))
+      (let ((beg (- (overlay-start (plist-get h :overlay)) base))
+            (end (- (overlay-end (plist-get h :overlay)) base)))
+        (setq text (concat (substring text 0 beg) (plist-get h :new) (substring text end)))))
+    text))
+
+(defvar ediff-quit-hook)
+(declare-function ediff-buffers "ediff" (buffer-a buffer-b &optional startup-hooks job-name))
+
+;;;###autoload
+(defun kiln-ediff ()
+  "Review the whole proposal with `ediff': the buffer against the proposed text.
+Copy the differences you want into the buffer with ediff's own
+commands; when ediff quits, the review ends."
+  (interactive)
+  (kiln--review-or-error)
+  (when (kiln--stale-p) (kiln--refuse-stale))
+  (let* ((buffer (current-buffer))
+         (mode major-mode)
+         (text (kiln--proposed-text))
+         (proposed (get-buffer-create
+                    (format "*kiln proposal %s*"
+                            (plist-get (plist-get kiln--review :proposal) :proposalId)))))
+    (with-current-buffer proposed
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (insert text))
+      (ignore-errors (funcall mode))
+      (set-buffer-modified-p nil))
+    (require 'ediff)
+    (ediff-buffers buffer proposed
+                   (list (lambda ()
+                           (add-hook 'ediff-quit-hook
+                                     (lambda ()
+                                       (when (buffer-live-p buffer)
+                                         (with-current-buffer buffer
+                                           (kiln--end-review "the ediff review ended")))
+                                       (when (buffer-live-p proposed)
+                                         (kill-buffer proposed)))
+                                     nil t))))
+    proposed))
+
+;;;; Runs and the output buffer
+
+(defvar kiln--run nil
+  "The run in flight: a plist (:id :kind :buffer :attempts :artifacts), or nil.")
+
+(defvar kiln-last-run nil
+  "The last run that ended: (:result R :error E :artifacts A).")
+
+(defvar kiln-output-mode-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map special-mode-map)
+    (define-key map (kbd "C-c C-c") #'kiln-cancel)
+    map)
+  "Keymap of `kiln-output-mode'.")
+
+(define-derived-mode kiln-output-mode special-mode "kiln-output"
+  "Mode of the buffer kiln's runs stream into."
+  (setq-local truncate-lines nil)
+  (buffer-disable-undo))
+
+(defvar kiln--output-open nil
+  "The stream whose line is still open in the output buffer, or nil.")
+
+(defun kiln--output-buffer ()
+  "The output buffer, made if needed."
+  (let ((buf (get-buffer kiln-output-buffer-name)))
+    (or buf
+        (with-current-buffer (get-buffer-create kiln-output-buffer-name)
+          (kiln-output-mode)
+          (current-buffer)))))
+
+(defmacro kiln--with-output (&rest body)
+  "Run BODY at the end of the output buffer, writable."
+  (declare (indent 0) (debug t))
+  `(with-current-buffer (kiln--output-buffer)
+     (let ((inhibit-read-only t)
+           (follow (mapcar (lambda (w) (cons w (= (window-point w) (point-max))))
+                           (get-buffer-window-list (current-buffer) nil t))))
+       (save-excursion
+         (goto-char (point-max))
+         ,@body)
+       ;; Windows that showed the end keep showing it.
+       (dolist (wf follow)
+         (when (cdr wf) (set-window-point (car wf) (point-max)))))))
+
+(defun kiln--output-append (stream text)
+  "Append TEXT of STREAM (`stdout', `stderr' or `explain') to the output."
+  (kiln--with-output
+    (when (and kiln--output-open (not (eq kiln--output-open stream)))
+      ;; Another stream's line is open: never splice two into one line.
+      (insert "\n"))
+    (insert (propertize text 'face (pcase stream
+                                     ('stderr 'kiln-stderr)
+                                     ('explain 'kiln-explanation)
+                                     (_ 'kiln-stdout))
+                        'kiln-stream stream))
+    (setq kiln--output-open (and (not (string-suffix-p "\n" text))
+                                 (> (length text) 0) stream))))
+
+(defun kiln--output-note (text &optional face)
+  "Put TEXT on a line of its own in the output, in FACE."
+  (kiln--with-output
+    (when kiln--output-open (insert "\n"))
+    (setq kiln--output-open nil)
+    (insert (propertize (concat text "\n") 'face (or face 'kiln-note)))))
+
+(defun kiln--output-start (header)
+  "Clear the output buffer for a new run named HEADER and show it."
+  (let ((buf (kiln--output-buffer)))
+    (with-current-buffer buf
+      (let ((inhibit-read-only t))
+        (erase-buffer)))
+    (setq kiln--output-open nil)
+    (kiln--output-note (concat "kiln run: " header) 'kiln-hunk-header)
+    (display-buffer buf '((display-buffer-reuse-window display-buffer-at-bottom)
+                          (window-height . 12)))))
+
+(defun kiln--on-output (params)
+  "A `run/output' notification PARAMS."
+  (when kiln--run
+    (kiln--output-append (if (equal (plist-get params :stream) "stderr") 'stderr 'stdout)
+                         (or (plist-get params :text) ""))))
+
+(defun kiln--on-explanation (params)
+  "An `intent/explanation' notification PARAMS."
+  (when (and kiln--run (stringp (plist-get params :text)))
+    (kiln--output-append 'explain (plist-get params :text))))
+
+(defun kiln--on-attempt (params)
+  "An `intent/attempt' notification PARAMS."
+  (let* ((stage (or (plist-get params :stage) ""))
+         (ok (plist-get params :ok))
+         (extra (cond ((plist-get params :verdict)
+                       (format " (verdict %s)" (plist-get params :verdict)))
+                      ((and (eq ok :json-false) (plist-get params :failure))
+                       (concat ": " (plist-get params :failure)))
+                      ((stringp (plist-get params :error))
+                       (concat ": " (plist-get params :error)))
+                      (t ""))))
+    (kiln--output-note (format "-- attempt %s %s%s --" (plist-get params :attempt)
+                               (string-replace "_" " " stage) extra)
+                       (if (eq ok t) 'kiln-success 'kiln-note))
+    (when (stringp (plist-get params :code))
+      ;; The repaired code, seen before it runs.
+      (dolist (l (split-string (string-remove-suffix "\n" (plist-get params :code)) "\n"))
+        (kiln--output-note (concat "  | " l))))
+    (when (and kiln--run (equal stage "running"))
+      (plist-put kiln--run :attempts (1+ (or (plist-get kiln--run :attempts) 0))))))
+
+(defun kiln--save-bytes (name bytes)
+  "Write BYTES (a unibyte string) to a fresh file named after NAME; return it."
+  (let ((file (make-temp-file
+               (concat "kiln-" (replace-regexp-in-string "[^[:alnum:]._-]" "_"
+                                                         (file-name-nondirectory name))
+                       "-")
+               nil (concat "." (or (file-name-extension name) "bin")))))
+    (let ((coding-system-for-write 'binary))
+      (write-region bytes nil file nil 'silent))
+    file))
+
+(defun kiln--image-type (mime)
+  "The Emacs image type of MIME, or nil."
+  (pcase mime
+    ("image/png" 'png) ("image/jpeg" 'jpeg) ("image/gif" 'gif)
+    ("image/svg+xml" 'svg) ("image/webp" 'webp) (_ nil)))
+
+(defun kiln--insert-file-button (label file)
+  "Insert a button LABEL that visits FILE."
+  (insert-text-button label 'action (lambda (_) (find-file-other-window file))
+                      'follow-link t 'help-echo file))
+
+(defun kiln--output-image (name mime data &optional file)
+  "Show image DATA (bytes) of type MIME named NAME in the output.
+FILE, when given, is where it is on disk; otherwise it is saved."
+  (let* ((type (kiln--image-type mime))
+         (file (or file (kiln--save-bytes name data)))
+         (image (and type (image-type-available-p type)
+                     (create-image data type t :max-width kiln-output-max-image-width
+                                   :ascent 'center))))
+    (kiln--with-output
+      (when kiln--output-open (insert "\n"))
+      (setq kiln--output-open nil)
+      (if image
+          (progn (insert-image image (format "[%s]" name))
+                 (insert "\n"))
+        (insert (propertize (format "[%s: %s, %d bytes; this Emacs cannot show images] "
+                                    name mime (length data))
+                            'face 'kiln-note)))
+      (kiln--insert-file-button file file)
+      (insert "\n"))
+    (plist-put kiln--run :images (append (plist-get kiln--run :images) (list file)))
+    file))
+
+(defun kiln--on-artifact (params)
+  "A `run/artifact' notification PARAMS: a file the program left in /work/out."
+  (when kiln--run
+    (plist-put kiln--run :artifacts (append (plist-get kiln--run :artifacts) (list params)))
+    (let* ((name (or (plist-get params :name) "artifact"))
+           (mime (or (plist-get params :mimeType) "application/octet-stream"))
+           (data (and (equal (plist-get params :encoding) "base64")
+                      (ignore-errors (base64-decode-string (plist-get params :data)))))
+           (path (plist-get params :path)))
+      (cond
+       ((and (kiln--image-type mime) (or data path))
+        (kiln--output-note (format "artifact %s (%s, %s bytes):" name mime
+                                   (plist-get params :size)))
+        (kiln--output-image name mime
+                            (or data (with-temp-buffer
+                                       (set-buffer-multibyte nil)
+                                       (insert-file-contents-literally path)
+                                       (buffer-string)))
+                            path))
+       ((or data path)
+        (let ((file (or path (kiln--save-bytes name data))))
+          (kiln--with-output
+            (when kiln--output-open (insert "\n"))
+            (setq kiln--output-open nil)
+            (insert (propertize (format "artifact %s (%s, %s bytes): " name mime
+                                        (plist-get params :size))
+                                'face 'kiln-note))
+            (kiln--insert-file-button file file)
+            (insert "\n"))))
+       (t (kiln--output-note (format "artifact %s (%s bytes) not copied: %s" name
+                                     (plist-get params :size)
+                                     (or (plist-get params :omitted) "no data"))))))))
+
+(defun kiln--on-display (params)
+  "A `run/display' notification PARAMS: a MIME bundle to show, as Jupyter's."
+  (when kiln--run
+    (let* ((data (plist-get params :data))
+           (image (cl-loop for mime in '("image/png" "image/jpeg" "image/gif" "image/svg+xml")
+                           for v = (plist-get data (intern (concat ":" mime)))
+                           when (stringp v) return (cons mime v)))
+           (plain (plist-get data :text/plain)))
+      (plist-put kiln--run :displays (append (plist-get kiln--run :displays) (list params)))
+      (cond
+       (image
+        (let* ((mime (car image))
+               (bytes (if (equal mime "image/svg+xml")
+                          (encode-coding-string (cdr image) 'utf-8)
+                        (ignore-errors (base64-decode-string (cdr image))))))
+          (if bytes
+              (kiln--output-image (format "display %d" (length (plist-get kiln--run :displays)))
+                                  mime bytes)
+            (kiln--output-note "[a display whose image is not valid base64]" 'kiln-failure))))
+       ;; Tables and everything else as text: pandas' text/plain is its
+       ;; table as text.
+       ((stringp plain)
+        (kiln--output-append 'stdout (if (string-suffix-p "\n" plain) plain
+                                       (concat plain "\n"))))
+       (t (kiln--output-note (format "[a display of %s]"
+                                     (string-join (cl-loop for (k _v) on data by #'cddr
+                                                           collect (substring (symbol-name k) 1))
+                                                  ", "))))))))
+
+(defun kiln--summary (run)
+  "A short line saying how RUN (a `snippet/run' result) ended."
+  (let ((parts nil))
+    (when (eq (plist-get run :timedOut) t) (push "timed out" parts))
+    (when (plist-get run :signal) (push (format "killed by %s" (plist-get run :signal)) parts))
+    (when (plist-get run :exitCode) (push (format "exit %s" (plist-get run :exitCode)) parts))
+    (when (eq (plist-get run :truncated) t) (push "output truncated" parts))
+    (when (plist-get run :durationMs)
+      (push (format "%s ms" (round (plist-get run :durationMs))) parts))
+    (string-join (nreverse parts) ", ")))
+
+(defun kiln--run-finish (run err result)
+  "RUN ended with ERR or RESULT."
+  (when (eq run kiln--run)
+    (setq kiln--run nil kiln--status nil)
+    (force-mode-line-update t)
+    (if err
+        (progn
+          (kiln--output-note (concat "[" (kiln--run-error-text err) "]") 'kiln-failure)
+          (setq kiln-last-run (list :error err :artifacts (plist-get run :artifacts)
+                                    :displays (plist-get run :displays)
+                                    :images (plist-get run :images))))
+      (let* ((last (if (plist-member result :attempts) (plist-get result :result) result))
+             (attempts (plist-get result :attempts))
+             (ok (equal (plist-get last :exitCode) 0)))
+        (kiln--output-note (format "[%s%s]" (kiln--summary last)
+                                   (if (> (length attempts) 1)
+                                       (format ", %d attempts (%d repairs)" (length attempts)
+                                               (1- (length attempts)))
+                                     ""))
+                           (if ok 'kiln-success 'kiln-failure))
+        (when (plist-get result :stopped)
+          (kiln--output-note (format "[stopped: %s]" (string-replace
+                                                      "_" " " (plist-get result :stopped)))
+                             'kiln-failure))
+        (when-let ((repaired (plist-get result :proposal))
+                   (buffer (plist-get run :buffer)))
+          (kiln--output-note (format "[the repaired code needs your approval (verdict %s): kiln-run runs it]"
+                                     (plist-get repaired :verdict))
+                             'kiln-failure)
+          (when (buffer-live-p buffer)
+            (with-current-buffer buffer
+              (when kiln--runnable (plist-put kiln--runnable :proposal repaired)))))
+        (setq kiln-last-run (list :result result :run last
+                                  :artifacts (plist-get run :artifacts)
+                                  :displays (plist-get run :displays)
+                                  :images (plist-get run :images)))))))
+
+(defun kiln--run-error-text (err)
+  "A sentence for the error ERR of a run."
+  (let* ((data (plist-get err :data))
+         (kind (plist-get data :kind)))
+    (cond
+     ((equal kind "denied")
+      (concat "not run: the validator denied it: "
+              (mapconcat #'kiln--diag-text (or (plist-get data :diagnostics) []) "; ")))
+     ((equal kind "conflict")
+      "not run: the buffer changed since the proposal; run kiln-intent again")
+     (t (kiln--error-text err)))))
+
+(defun kiln--run-died (how)
+  "The server ended as HOW while a run was in flight."
+  (let ((run kiln--run))
+    (when run
+      (kiln--run-finish run (list :code -1 :message (concat "the server " how)) nil))))
+
+(defun kiln--start-run (method params header kind)
+  "Send the run request METHOD with PARAMS; output named HEADER; KIND of run."
+  (when kiln--run
+    (user-error "[kiln] a run is in progress (M-x kiln-cancel stops it)"))
+  (kiln--connection)
+  (kiln--output-start header)
+  (kiln--show-status)
+  (let ((run (list :kind kind :buffer (current-buffer) :attempts 0
+                   :started (float-time))))
+    (setq kiln--run run kiln--status "running")
+    (plist-put run :id (kiln--async method params
+                                    (lambda (r) (kiln--run-finish run nil r))
+                                    (lambda (e) (kiln--run-finish run e nil))))
+    run))
+
+;;;###autoload
+(defun kiln-run (&optional beg end)
+  "Approve and run the proposal here; without one, run the region or buffer.
+With BEG and END, run that part of the buffer.  Output streams into
+the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
+  (interactive (and (use-region-p) (list (region-beginning) (region-end))))
+  (if (and (null beg) kiln--runnable)
+      (kiln--approve)
+    (let* ((lang (kiln--language-or-error))
+           (beg (or beg (save-restriction (widen) (point-min))))
+           (end (or end (save-restriction (widen) (point-max))))
+           (code (save-restriction (widen) (buffer-substring-no-properties beg end)))
+           (params (list :language lang :code code)))
+      (when kiln-limits (setq params (plist-put params :limits kiln-limits)))
+      (kiln--start-run :snippet/run params
+                       (format "%s%s" (buffer-name)
+                               (if (and (= beg (point-min)) (= end (point-max))) ""
+                                 (format ":%d-%d" (line-number-at-pos beg)
+                                         (line-number-at-pos end))))
+                       'snippet))))
+
+(defun kiln--approve ()
+  "Run the proposal of this buffer with `intent/approve'."
+  (let* ((rec kiln--runnable)
+         (proposal (plist-get rec :proposal))
+         ;; The request's version while the buffer holds exactly what
+         ;; the review wrote, else its own (the server then refuses).
+         (version (if (= (kiln--version-of) (plist-get rec :tick))
+                      (plist-get rec :version)
+                    (kiln--version-of)))
+         (params (list :proposalId (plist-get proposal :proposalId)
+                       :textDocument (list :uri (kiln--uri) :version version)
+                       :explain (if kiln-explain t :json-false)
+                       :workDoneToken (kiln--new-token))))
+    (when (> kiln-repair-attempts 1)
+      (setq params (plist-put params :repair (list :maxAttempts kiln-repair-attempts))))
+    (when kiln-limits (setq params (plist-put params :limits kiln-limits)))
+    (kiln--start-run :intent/approve params
+                     (format "proposal %s (%s)" (plist-get proposal :proposalId)
+                             (buffer-name))
+                     'proposal)))
+
+;;;###autoload
+(defun kiln-cancel ()
+  "Stop the run in flight, or else this buffer's intent."
+  (interactive)
+  (cond
+   (kiln--run
+    (let ((run kiln--run))
+      (kiln--cancel-request (plist-get run :id))
+      ;; The run ends here at once, whatever the server answers.
+      (kiln--run-finish run (list :code -32800 :message "cancelled") nil)
+      (message "[kiln] run cancelled")))
+   ((or (kiln--intent-for (current-buffer)) (car kiln--intents))
+    (let ((req (or (kiln--intent-for (current-buffer)) (car kiln--intents))))
+      (setq kiln--intents (delq req kiln--intents) kiln--status nil)
+      (kiln--cancel-request (plist-get req :id))
+      (kiln--close-preview)
+      (force-mode-line-update t)
+      (message "[kiln] intent cancelled")))
+   (t (message "[kiln] nothing to cancel"))))
+
+;;;; The minor mode
+
+(defvar kiln-command-map
+  (let ((map (make-sparse-keymap)))
+    (define-key map "i" #'kiln-intent)
+    (define-key map "r" #'kiln-run)
+    (define-key map "v" #'kiln-validate)
+    (define-key map "c" #'kiln-cancel)
+    (define-key map "a" #'kiln-accept-hunk)
+    (define-key map "k" #'kiln-reject-hunk)
+    (define-key map "A" #'kiln-accept-all)
+    (define-key map "K" #'kiln-reject-all)
+    (define-key map "e" #'kiln-ediff)
+    (define-key map "n" #'kiln-next-hunk)
+    (define-key map "p" #'kiln-previous-hunk)
+    map)
+  "The commands of kiln, for a prefix key of the user's choice.")
+(fset 'kiln-command-map kiln-command-map)
+
+(defvar kiln-mode-map (make-sparse-keymap)
+  "Keymap of `kiln-mode'; empty, as kiln binds no keys by itself.")
+
+;;;###autoload
+(define-minor-mode kiln-mode
+  "Minor mode for kiln: the validator's diagnostics through Flymake.
+The commands (`kiln-intent', `kiln-run', ...) work without it; bind
+`kiln-command-map' to a prefix in `kiln-mode-map' to reach them."
+  :lighter (:eval (if kiln--status (format " kiln:%s" kiln--status) " kiln"))
+  :keymap kiln-mode-map
+  (cond
+   (kiln-mode
+    (add-hook 'flymake-diagnostic-functions #'kiln-flymake nil t)
+    (when kiln-flymake (flymake-mode 1)))
+   (t
+    (remove-hook 'flymake-diagnostic-functions #'kiln-flymake t))))
+
+(provide 'kiln)
+;;; kiln.el ends here
