@@ -31,9 +31,9 @@ static char *anthropic_chat_body(const struct llm_config *c, json_object *messag
 		return NULL;
 	_cleanup_json_ json_object *req = json_object_new_object();
 	json_object_object_add(req, "model", json_object_new_string(c->model));
-	json_object_object_add(req, "max_tokens",
-	                       json_object_new_int64(c->max_tokens > 0 ? c->max_tokens
-	                                                               : DEFAULT_MAX_TOKENS));
+	json_object_object_add(
+	    req, "max_tokens",
+	    json_object_new_int64(c->max_tokens > 0 ? c->max_tokens : DEFAULT_MAX_TOKENS));
 	if (system)
 		json_object_object_add(req, "system", json_object_new_string(system));
 	free(system);
@@ -205,8 +205,8 @@ static int parse_json(struct llm_stream *s, const char *text, size_t len, const 
 	char why[160] = "";
 	if (json_parse_strict(text, len, LLM_JSON_MAX, &obj, why, sizeof(why)) < 0 || !obj) {
 		s->err_kind = LLM_E_BAD_RESPONSE;
-		snprintf(s->err_message, sizeof(s->err_message), "%s from /v1/messages is not JSON (%s)",
-		         what, why);
+		snprintf(s->err_message, sizeof(s->err_message),
+		         "%s from /v1/messages is not JSON (%s)", what, why);
 		json_object_put(obj);
 		return -1;
 	}

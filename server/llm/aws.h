@@ -23,5 +23,4 @@ int llm_aws_resolve(struct llm_config *c, json_object *section, char *detail, si
 /* The value of key in section [name] of the INI file at path (AWS's
  * shared config format: "key = value", '#' and ';' comments), into out.
  * 0, -ENOENT (no file, section or key), -E2BIG. */
-int llm_aws_ini_get(const char *path, const char *section, const char *key, char *out,
-                    size_t n);
+int llm_aws_ini_get(const char *path, const char *section, const char *key, char *out, size_t n);

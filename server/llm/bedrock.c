@@ -122,7 +122,8 @@ static int bedrock_prepare(const struct llm_config *c, enum llm_request_kind kin
 			return -E2BIG;
 	}
 	if (!sign)
-		return llm_request_header(r, "Authorization: Bearer %s", c->api_key) < 0 ? -E2BIG : 0;
+		return llm_request_header(r, "Authorization: Bearer %s", c->api_key) < 0 ? -E2BIG
+		                                                                         : 0;
 	snprintf(r->sigv4, sizeof(r->sigv4), "aws:amz:%s:bedrock", c->region);
 	if ((size_t)snprintf(r->userpwd, sizeof(r->userpwd), "%s:%s", c->aws_access_key,
 	                     c->aws_secret_key) >= sizeof(r->userpwd)) {
@@ -141,7 +142,8 @@ static int bedrock_prepare(const struct llm_config *c, enum llm_request_kind kin
 static const char *bedrock_error_message(json_object *obj)
 {
 	const char *msg;
-	if (json_get_string(obj, "message", &msg) == 0 || json_get_string(obj, "Message", &msg) == 0)
+	if (json_get_string(obj, "message", &msg) == 0 ||
+	    json_get_string(obj, "Message", &msg) == 0)
 		return msg;
 	return NULL;
 }
@@ -258,10 +260,9 @@ static int on_message(void *data, const struct llm_es_message *m)
 	const char *xtype = llm_es_string(m, ":exception-type", &xl);
 	json_object *obj = NULL;
 	char why[160] = "";
-	if (m->payload_len &&
-	    (json_parse_strict(m->payload, m->payload_len, LLM_JSON_MAX, &obj, why, sizeof(why)) <
-	         0 ||
-	     !obj)) {
+	if (m->payload_len && (json_parse_strict(m->payload, m->payload_len, LLM_JSON_MAX, &obj,
+	                                         why, sizeof(why)) < 0 ||
+	                       !obj)) {
 		json_object_put(obj);
 		return bad(s, "an event of Bedrock's converse-stream is not JSON",
 		           etype ? etype : "?", etype ? el : 1);
@@ -344,15 +345,17 @@ static int bedrock_whole_body(struct llm_stream *s, const char *body, size_t len
 			snprintf(s->err_message, sizeof(s->err_message), "%s", msg);
 		} else {
 			s->err_kind = LLM_E_BAD_RESPONSE;
-			snprintf(s->err_message, sizeof(s->err_message),
-			         "an answer of Bedrock's Converse API lacks output.message.content");
+			snprintf(
+			    s->err_message, sizeof(s->err_message),
+			    "an answer of Bedrock's Converse API lacks output.message.content");
 		}
 		r = -1;
 	} else {
 		size_t n = json_object_array_length(content);
 		for (size_t i = 0; i < n && r == 0; i++) {
 			const char *text;
-			if (json_get_string(json_object_array_get_idx(content, i), "text", &text) == 0)
+			if (json_get_string(json_object_array_get_idx(content, i), "text", &text) ==
+			    0)
 				r = append(s, text);
 		}
 		const char *reason;

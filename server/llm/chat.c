@@ -19,6 +19,7 @@
 #include "core/loop.h"
 #include "core/position.h"
 #include "core/util.h"
+#include "llm/cache.h"
 #include "llm/http.h"
 #include "llm/stream.h"
 
@@ -35,8 +36,13 @@ struct llm_chat {
 	struct http *http;
 	struct http_req *req;
 	struct loop_timer *later; /* reports a request that could not start */
+	/* The answer cache (llm.cache): the request's key, the lookup in
+	 * flight, and the body to send on a miss. */
+	char cache_key[65];
+	struct llm_cache_lookup *lookup;
+	char *pending_body;
 	const struct llm_ops *ops;
-	struct llm_config cfg; /* a copy; secrets are wiped when freed */
+	struct llm_config cfg;   /* a copy; secrets are wiped when freed */
 	const char *url, *model; /* cfg's, for the messages */
 	uint64_t connect_ms, idle_ms, total_ms;
 	enum phase phase;
@@ -44,8 +50,8 @@ struct llm_chat {
 	bool lines; /* 2xx and streamed: parse line by line */
 	char retry_after[64];
 	char error_type[96]; /* x-amzn-ErrorType, or the body's error.type */
-	struct buf line; /* a partial line of the stream */
-	struct buf body; /* error body, whole body or model list */
+	struct buf line;     /* a partial line of the stream */
+	struct buf body;     /* error body, whole body or model list */
 	struct llm_stream st;
 	struct llm_error err;
 	struct llm_chat_callbacks cb;
@@ -57,6 +63,8 @@ struct llm_chat {
 static void chat_free(struct llm_chat *c)
 {
 	loop_timer_stop(http_loop(c->http), c->later);
+	llm_cache_lookup_cancel(c->lookup);
+	free(c->pending_body);
 	buf_release(&c->line);
 	buf_release(&c->body);
 	buf_release(&c->st.text);
@@ -111,6 +119,17 @@ static void finish(struct llm_chat *c)
 		    .prompt_tokens = c->st.prompt_tokens,
 		    .completion_tokens = c->st.completion_tokens,
 		};
+		if (c->cache_key[0] && c->st.finished) {
+			struct llm_cache_entry e = {
+			    .answer = (char *)a.text,
+			    .len = a.len,
+			    .prompt_tokens = a.prompt_tokens,
+			    .completion_tokens = a.completion_tokens,
+			};
+			snprintf(e.finish_reason, sizeof(e.finish_reason), "%s",
+			         c->st.finish_reason);
+			llm_cache_store(c->cache_key, &e, c->cfg.cache_max_bytes);
+		}
 		c->cb.done(c->data, &a, NULL);
 	}
 	chat_free(c);
@@ -195,8 +214,8 @@ static int prepare(struct llm_chat *c, enum llm_request_kind kind, struct llm_re
 		}
 		return 0;
 	}
-	llm_request_init(r, &c->cfg, kind == LLM_REQ_MODELS ? c->ops->models_path
-	                                                    : c->ops->chat_path);
+	llm_request_init(r, &c->cfg,
+	                 kind == LLM_REQ_MODELS ? c->ops->models_path : c->ops->chat_path);
 	if (kind == LLM_REQ_CHAT &&
 	    (llm_request_header(r, "Content-Type: application/json") < 0 ||
 	     llm_request_header(r, "Accept: application/x-ndjson, text/event-stream, "
@@ -414,10 +433,11 @@ static void http_failed(struct llm_chat *c)
 			kind = LLM_E_HTTP;
 	}
 	if (strcmp(kind, LLM_E_UNAUTHORIZED) == 0)
-		set_err(c, kind,
-		        "the model server at %s refused the request as unauthorized (HTTP %ld: %s); "
-		        "%s",
-		        c->url, s, said, c->ops->auth_hint);
+		set_err(
+		    c, kind,
+		    "the model server at %s refused the request as unauthorized (HTTP %ld: %s); "
+		    "%s",
+		    c->url, s, said, c->ops->auth_hint);
 	else if (strcmp(kind, LLM_E_FORBIDDEN) == 0)
 		set_err(c, kind,
 		        "the model server at %s forbids this request (HTTP %ld: %s); check the "
@@ -425,8 +445,8 @@ static void http_failed(struct llm_chat *c)
 		        c->url, s, said, c->model);
 	else if (strcmp(kind, LLM_E_RATE_LIMITED) == 0) {
 		retry_hint(c, hint, sizeof(hint));
-		set_err(c, kind, "the model server at %s is rate limiting (HTTP %ld: %s); %s", c->url,
-		        s, said, hint);
+		set_err(c, kind, "the model server at %s is rate limiting (HTTP %ld: %s); %s",
+		        c->url, s, said, hint);
 	} else if (strcmp(kind, LLM_E_OVERLOADED) == 0) {
 		retry_hint(c, hint, sizeof(hint));
 		set_err(c, kind, "the model service at %s is overloaded (HTTP %ld: %s); %s", c->url,
@@ -439,8 +459,8 @@ static void http_failed(struct llm_chat *c)
 	else if (strcmp(kind, LLM_E_MODEL) != 0 && s >= 500)
 		set_err(c, kind, "the model server at %s failed (HTTP %ld: %s)", c->url, s, said);
 	else if (strcmp(kind, LLM_E_MODEL) != 0 && strcmp(kind, LLM_E_HTTP) != 0)
-		set_err(c, kind, "the model server at %s refused the request (HTTP %ld: %s)", c->url,
-		        s, said);
+		set_err(c, kind, "the model server at %s refused the request (HTTP %ld: %s)",
+		        c->url, s, said);
 	if (msg[0])
 		json_object_object_add(err_data(c), "serverMessage", json_object_new_string(msg));
 	json_object_object_add(err_data(c), "status", json_object_new_int64(s));
@@ -609,6 +629,61 @@ static void on_failed_start(struct loop *loop, void *data)
 	finish(c);
 }
 
+/* Send the chat request; a failure a person can act on is c's error. */
+static int start_chat(struct llm_chat *c, const char *body)
+{
+	struct llm_request r;
+	int e = prepare(c, LLM_REQ_CHAT, &r);
+	if (e == 0)
+		e = send_request(c, &r, "POST", body, c->total_ms);
+	if (e == 0)
+		log_debug("llm: %s %s model %s", c->ops->name, r.url, c->model);
+	llm_request_wipe(&r);
+	return e;
+}
+
+/* A cached answer streams out as the model's would, a line at a time. */
+static void replay_cached(struct llm_chat *c, const struct llm_cache_entry *e)
+{
+	const char *p = e->answer, *end = e->answer + e->len;
+	while (p < end && c->cb.delta) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		c->cb.delta(c->data, p, n);
+		p += n;
+	}
+	struct llm_answer a = {
+	    .text = e->answer,
+	    .len = e->len,
+	    .finish_reason = e->finish_reason[0] ? e->finish_reason : NULL,
+	    .prompt_tokens = e->prompt_tokens,
+	    .completion_tokens = e->completion_tokens,
+	    .cached = true,
+	};
+	c->cb.done(c->data, &a, NULL);
+	chat_free(c);
+}
+
+static void on_cache_lookup(void *data, const struct llm_cache_entry *e)
+{
+	struct llm_chat *c = data;
+	c->lookup = NULL;
+	if (e) {
+		log_debug("llm: %s model %s answered from the cache", c->ops->name, c->model);
+		replay_cached(c, e);
+		return;
+	}
+	_cleanup_free_ char *body = steal_pointer(&c->pending_body);
+	int r = start_chat(c, body);
+	if (r < 0) {
+		/* Not inside llm_chat_start any more: done may run now. */
+		if (!c->err.kind)
+			set_err(c, LLM_E_CONFIG, "cannot start the request to %s (%s)", c->url,
+			        strerror(-r));
+		finish(c);
+	}
+}
+
 int llm_chat_start(struct http *h, const struct llm_config *cfg, json_object *messages,
                    const struct llm_chat_callbacks *cb, void *data, struct llm_chat **ret_chat)
 {
@@ -626,13 +701,20 @@ int llm_chat_start(struct http *h, const struct llm_config *cfg, json_object *me
 		chat_free(c);
 		return -ENOMEM;
 	}
-	struct llm_request r;
-	int e = prepare(c, LLM_REQ_CHAT, &r);
-	if (e == 0)
-		e = send_request(c, &r, "POST", body, c->total_ms);
-	if (e == 0)
-		log_debug("llm: %s %s model %s", c->ops->name, r.url, c->model);
-	llm_request_wipe(&r);
+	if (cfg->cache) {
+		/* The file is read on a thread; the request waits for a miss. */
+		llm_cache_key(&c->cfg, messages, c->cache_key);
+		c->pending_body = steal_pointer(&body);
+		if (llm_cache_lookup_start(http_loop(h), c->cache_key, cfg->max_response,
+		                           on_cache_lookup, c, &c->lookup) == 0) {
+			*ret_chat = c;
+			return 0;
+		}
+		/* No cache directory (no HOME) or no thread: ask the model. */
+		c->lookup = NULL;
+		body = steal_pointer(&c->pending_body);
+	}
+	int e = start_chat(c, body);
 	if (e < 0 && c->err.kind) {
 		/* A reason a person can act on (a setting, an old libcurl). */
 		c->req = NULL;

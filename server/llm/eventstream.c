@@ -57,35 +57,39 @@ static int parse_headers(const unsigned char *p, size_t len, struct llm_es_messa
 	m->n_headers = 0;
 	while (off < len) {
 		if (m->n_headers == LLM_ES_MAX_HEADERS)
-			return fail(-EBADMSG, why, wsz, "an event-stream message has more than %d headers",
+			return fail(-EBADMSG, why, wsz,
+			            "an event-stream message has more than %d headers",
 			            LLM_ES_MAX_HEADERS);
 		struct llm_es_header *h = &m->headers[m->n_headers];
 		size_t nlen = p[off++];
 		if (nlen == 0 || off + nlen + 1 > len)
-			return fail(-EBADMSG, why, wsz,
-			            "an event-stream header name does not fit its message (at %zu of %zu)",
-			            off, len);
+			return fail(
+			    -EBADMSG, why, wsz,
+			    "an event-stream header name does not fit its message (at %zu of %zu)",
+			    off, len);
 		h->name = (const char *)p + off;
 		h->name_len = nlen;
 		off += nlen;
 		h->type = p[off++];
 		if (h->type > 9)
-			return fail(-EBADMSG, why, wsz, "an event-stream header has unknown type %u",
-			            h->type);
+			return fail(-EBADMSG, why, wsz,
+			            "an event-stream header has unknown type %u", h->type);
 		size_t vlen;
 		if (type_size[h->type] >= 0) {
 			vlen = (size_t)type_size[h->type];
 		} else {
 			if (off + 2 > len)
-				return fail(-EBADMSG, why, wsz,
-				            "an event-stream header value does not fit (at %zu of %zu)", off,
-				            len);
+				return fail(
+				    -EBADMSG, why, wsz,
+				    "an event-stream header value does not fit (at %zu of %zu)",
+				    off, len);
 			vlen = (size_t)p[off] << 8 | p[off + 1];
 			off += 2;
 		}
 		if (off + vlen > len)
 			return fail(-EBADMSG, why, wsz,
-			            "an event-stream header value does not fit (at %zu of %zu)", off, len);
+			            "an event-stream header value does not fit (at %zu of %zu)",
+			            off, len);
 		h->value = (const char *)p + off;
 		h->value_len = vlen;
 		off += vlen;
@@ -164,13 +168,15 @@ int llm_es_feed(struct buf *pending, size_t max_message, const char *chunk, size
 			            pending->max);
 		in += take, len -= take;
 		if (pending->len == PRELUDE && need == PRELUDE) {
-			int r = check_prelude((const unsigned char *)pending->data, max_message, why, wsz);
+			int r = check_prelude((const unsigned char *)pending->data, max_message,
+			                      why, wsz);
 			if (r < 0)
 				return r;
 			need = be32(pending->data);
 		}
 		if (pending->len >= PRELUDE && pending->len == need) {
-			int r = deliver((const unsigned char *)pending->data, need, fn, data, why, wsz);
+			int r =
+			    deliver((const unsigned char *)pending->data, need, fn, data, why, wsz);
 			buf_reset(pending);
 			if (r < 0)
 				return r;

@@ -16,7 +16,7 @@
 #include "core/buf.h"
 
 /* The smallest message: prelude and message CRC, no headers, no payload. */
-#define LLM_ES_MIN 16u
+#define LLM_ES_MIN         16u
 #define LLM_ES_MAX_HEADERS 32
 
 struct llm_es_header {

@@ -19,23 +19,23 @@ struct http;
 struct llm_chat;
 
 /* Stable failure kinds (data.kind in errors; see docs/llm.md). */
-#define LLM_E_CONFIG       "config"          /* the llm section is unusable */
-#define LLM_E_UNREACHABLE  "unreachable"     /* cannot connect to the URL */
-#define LLM_E_MODEL        "model_not_found" /* the server lacks the model */
-#define LLM_E_UNAUTHORIZED "unauthorized"    /* HTTP 401 */
-#define LLM_E_FORBIDDEN    "forbidden"       /* HTTP 403 */
-#define LLM_E_RATE_LIMITED "rate_limited"    /* HTTP 429 */
-#define LLM_E_SERVER       "server_error"    /* HTTP 5xx */
-#define LLM_E_HTTP         "http_error"      /* any other HTTP status */
-#define LLM_E_STALLED      "stalled"         /* no byte within the idle timeout */
-#define LLM_E_TIMEOUT      "timeout"         /* the whole answer took too long */
-#define LLM_E_CUT          "stream_cut"      /* the stream ended mid-answer */
-#define LLM_E_BAD_RESPONSE "bad_response"    /* the body is not the wire format */
-#define LLM_E_TOO_LARGE    "too_large"       /* the answer exceeds maxResponseBytes */
-#define LLM_E_NO_CODE      "no_code"         /* the answer holds no code */
-#define LLM_E_OVERLOADED   "overloaded"      /* the service is overloaded (529) */
+#define LLM_E_CONFIG        "config"            /* the llm section is unusable */
+#define LLM_E_UNREACHABLE   "unreachable"       /* cannot connect to the URL */
+#define LLM_E_MODEL         "model_not_found"   /* the server lacks the model */
+#define LLM_E_UNAUTHORIZED  "unauthorized"      /* HTTP 401 */
+#define LLM_E_FORBIDDEN     "forbidden"         /* HTTP 403 */
+#define LLM_E_RATE_LIMITED  "rate_limited"      /* HTTP 429 */
+#define LLM_E_SERVER        "server_error"      /* HTTP 5xx */
+#define LLM_E_HTTP          "http_error"        /* any other HTTP status */
+#define LLM_E_STALLED       "stalled"           /* no byte within the idle timeout */
+#define LLM_E_TIMEOUT       "timeout"           /* the whole answer took too long */
+#define LLM_E_CUT           "stream_cut"        /* the stream ended mid-answer */
+#define LLM_E_BAD_RESPONSE  "bad_response"      /* the body is not the wire format */
+#define LLM_E_TOO_LARGE     "too_large"         /* the answer exceeds maxResponseBytes */
+#define LLM_E_NO_CODE       "no_code"           /* the answer holds no code */
+#define LLM_E_OVERLOADED    "overloaded"        /* the service is overloaded (529) */
 #define LLM_E_REQ_TOO_LARGE "request_too_large" /* the request is too big (413) */
-#define LLM_E_INVALID      "invalid_request" /* the server names a fault in the request */
+#define LLM_E_INVALID       "invalid_request"   /* the server names a fault in the request */
 
 struct llm_ops;
 
@@ -45,7 +45,7 @@ struct llm_config {
 	char *provider; /* "ollama", "openai", "anthropic" or "bedrock" */
 	char *url;      /* base URL without the API path */
 	char *model;
-	char *api_key;      /* NULL when none; never logged */
+	char *api_key; /* NULL when none; never logged */
 	/* Bedrock's AWS credentials (NULL when none; never logged) and
 	 * region; the key pair is used only when api_key is NULL. */
 	char *aws_access_key, *aws_secret_key, *aws_session_token;
@@ -138,8 +138,8 @@ struct llm_request {
 	const char *headers[8]; /* NULL-terminated "Name: value" lines */
 	char hbuf[7][4096];     /* the lines (a session token is long); wiped */
 	unsigned nheaders;
-	char sigv4[128];        /* CURLOPT_AWS_SIGV4's provider string, or "" */
-	char userpwd[512];      /* SigV4's "access:secret"; wiped after use */
+	char sigv4[128];   /* CURLOPT_AWS_SIGV4's provider string, or "" */
+	char userpwd[512]; /* SigV4's "access:secret"; wiped after use */
 };
 
 enum llm_request_kind { LLM_REQ_CHAT, LLM_REQ_MODELS };

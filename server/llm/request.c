@@ -65,8 +65,8 @@ json_object *llm_turns(json_object *messages, bool text_blocks, char **ret_syste
 	buf_init(&cur, SIZE_MAX / 2);
 	json_object *out = json_object_new_array();
 	const char *cur_role = NULL;
-	size_t n = json_object_is_type(messages, json_type_array) ? json_object_array_length(messages)
-	                                                           : 0;
+	size_t n =
+	    json_object_is_type(messages, json_type_array) ? json_object_array_length(messages) : 0;
 	int r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		json_object *m = json_object_array_get_idx(messages, i);
@@ -85,8 +85,8 @@ json_object *llm_turns(json_object *messages, bool text_blocks, char **ret_syste
 		if (!cur_role && strcmp(role, "assistant") == 0)
 			continue;
 		if (cur_role && strcmp(cur_role, role) != 0) {
-			json_object_array_add(out, turn(cur_role, cur.data ? cur.data : "", cur.len,
-			                                text_blocks));
+			json_object_array_add(
+			    out, turn(cur_role, cur.data ? cur.data : "", cur.len, text_blocks));
 			buf_reset(&cur);
 		} else if (cur_role) {
 			r = buf_append(&cur, "\n\n", 2);
@@ -96,8 +96,8 @@ json_object *llm_turns(json_object *messages, bool text_blocks, char **ret_syste
 			r = buf_append(&cur, content, strlen(content));
 	}
 	if (r == 0 && cur_role)
-		json_object_array_add(out, turn(cur_role, cur.data ? cur.data : "", cur.len,
-		                                text_blocks));
+		json_object_array_add(
+		    out, turn(cur_role, cur.data ? cur.data : "", cur.len, text_blocks));
 	buf_release(&cur);
 	if (r < 0 || !out) {
 		buf_release(&sys);

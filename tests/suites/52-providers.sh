@@ -169,6 +169,53 @@ if grep -q "https://bedrock-runtime.us-west-2.amazonaws.com" "$tmp/out"; then
 	ok "bedrock-default-url"
 else ko "bedrock-default-url"; show; fi
 
+# --- the answer cache -----------------------------------------------------------
+export KILN_LLM_PROVIDER=anthropic KILN_MODEL=fake-coder ANTHROPIC_API_KEY=sk-ant-cache
+unset AWS_SESSION_TOKEN
+printf '{"llm":{"cache":true}}\n' >"$tmp/cache.json"
+cdir="$tmp/cache/kiln/llm"
+requests True >/dev/null 2>&1
+ask --config "$tmp/cache.json" && cp "$tmp/out" "$tmp/first"
+ask --config "$tmp/cache.json"
+if cmp -s "$tmp/out" "$tmp/first" && grep -q "print('hello from kiln')" "$tmp/out" &&
+	requests 'len([r for r in reqs if r["path"] == "/v1/messages"]) == 1'; then
+	ok "cache-asks-once"
+else ko "cache-asks-once"; show; fi
+if [ "$(ls "$cdir" | wc -l)" -eq 1 ] && [ "$(stat -c %a "$cdir"/*.json)" = 600 ] &&
+	[ "$(stat -c %a "$cdir")" = 700 ] && ! grep -q "sk-ant-cache\|127.0.0.1" "$cdir"/*.json &&
+	grep -q '"answer":' "$cdir"/*.json; then ok "cache-file-0600-no-key"
+else ko "cache-file-0600-no-key"; ls -la "$cdir"; fi
+# Another model is another key.
+KILN_MODEL=fake-slow ask --config "$tmp/cache.json"
+if requests 'len([r for r in reqs if r["path"] == "/v1/messages"]) == 1' &&
+	[ "$(ls "$cdir" | wc -l)" -eq 2 ]; then ok "cache-key-has-model"
+else ko "cache-key-has-model"; fi
+out=$(timeout 30 "$KILN" cache clear 2>&1)
+if [ "$out" = "removed 2 cached answers ($(cat "$cdir"/* 2>/dev/null | wc -c) bytes) from $cdir" ] ||
+	echo "$out" | grep -q "^removed 2 cached answers"; then
+	[ -z "$(ls "$cdir")" ] && ok "cache-clear" || ko "cache-clear (files left)"
+else ko "cache-clear: $out"; fi
+# Past cacheMaxBytes the entry used longest ago goes first: with room for
+# one answer, asking for a second evicts the first, which the model is
+# then asked for again.
+ask --config "$tmp/cache.json"
+size=$(stat -c %s "$cdir"/*.json)
+printf '{"llm":{"cache":true,"cacheMaxBytes":%d}}\n' $((size * 3 / 2)) >"$tmp/cache-small.json"
+requests True >/dev/null 2>&1
+timeout 60 "$KILN" ask --config "$tmp/cache-small.json" "greet twice" </dev/null >/dev/null 2>&1
+ask --config "$tmp/cache-small.json"
+if [ "$(ls "$cdir" | wc -l)" -eq 1 ] &&
+	requests 'len([r for r in reqs if r["path"] == "/v1/messages"]) == 2'; then ok "cache-evicts-oldest"
+else ko "cache-evicts-oldest"; ls -la "$cdir"; fi
+# Without llm.cache nothing is read or written.
+timeout 30 "$KILN" cache clear >/dev/null 2>&1
+ask
+ask
+if [ -z "$(ls "$cdir")" ] && requests 'len([r for r in reqs if r["path"] == "/v1/messages"]) == 2'; then
+	ok "cache-off-by-default"
+else ko "cache-off-by-default"; fi
+if ! timeout 30 "$KILN" cache wipe >/dev/null 2>&1; then ok "cache-usage"; else ko "cache-usage"; fi
+
 # --- secrets stay put ---------------------------------------------------------
 KILN_SHELL_LOG_LEVEL=debug ANTHROPIC_API_KEY=sk-ant-wire ask
 if grep -q "fake/secret+key\|fake-session-token\|sk-ant-wire" "$tmp/out"; then

@@ -67,10 +67,10 @@ START_TEST(es_every_split)
 		struct buf pending;
 		buf_init(&pending, 1024);
 		char why[200] = "";
-		ck_assert_int_eq(llm_es_feed(&pending, 1024, b.data, cut, on_msg, &g, why, sizeof(why)),
-		                 0);
-		ck_assert_int_eq(llm_es_feed(&pending, 1024, b.data + cut, b.len - cut, on_msg, &g, why,
-		                             sizeof(why)),
+		ck_assert_int_eq(
+		    llm_es_feed(&pending, 1024, b.data, cut, on_msg, &g, why, sizeof(why)), 0);
+		ck_assert_int_eq(llm_es_feed(&pending, 1024, b.data + cut, b.len - cut, on_msg, &g,
+		                             why, sizeof(why)),
 		                 0);
 		ck_assert_str_eq(g.types, want_types);
 		ck_assert_uint_eq(pending.len, 0);
@@ -98,8 +98,8 @@ static void corrupt_second(bool prelude, const char *want)
 	struct buf b;
 	three(&b);
 	size_t first = (size_t)((unsigned char)b.data[2] << 8 | (unsigned char)b.data[3]);
-	size_t second = (size_t)((unsigned char)b.data[first + 2] << 8 |
-	                         (unsigned char)b.data[first + 3]);
+	size_t second =
+	    (size_t)((unsigned char)b.data[first + 2] << 8 | (unsigned char)b.data[first + 3]);
 	b.data[prelude ? first + 9 : first + second - 1] ^= 0x10;
 	for (size_t cut = 0; cut <= b.len; cut += 3) {
 		struct got g = {0};
@@ -141,15 +141,16 @@ START_TEST(es_oversize_and_bad_lengths)
 	struct buf pending;
 	buf_init(&pending, 1u << 20);
 	char why[200] = "";
-	ck_assert_int_eq(llm_es_feed(&pending, 1u << 20, (char *)p, 12, on_msg, &g, why, sizeof(why)),
-	                 -EMSGSIZE);
+	ck_assert_int_eq(
+	    llm_es_feed(&pending, 1u << 20, (char *)p, 12, on_msg, &g, why, sizeof(why)),
+	    -EMSGSIZE);
 	ck_assert_ptr_nonnull(strstr(why, "2097152 bytes exceeds"));
 	buf_reset(&pending);
 	/* In reads of 5: the same answer once the prelude is whole. */
 	int r = 0;
 	for (size_t i = 0; i < 12 && r == 0; i += 5)
-		r = llm_es_feed(&pending, 1u << 20, (char *)p + i, i + 5 > 12 ? 12 - i : 5, on_msg, &g,
-		                why, sizeof(why));
+		r = llm_es_feed(&pending, 1u << 20, (char *)p + i, i + 5 > 12 ? 12 - i : 5, on_msg,
+		                &g, why, sizeof(why));
 	ck_assert_int_eq(r, -EMSGSIZE);
 	buf_reset(&pending);
 	/* Headers longer than the message. */
@@ -184,9 +185,9 @@ START_TEST(es_truncated_header)
 	struct buf pending;
 	buf_init(&pending, 1024);
 	char why[200] = "";
-	ck_assert_int_eq(llm_es_feed(&pending, 1024, (char *)m, sizeof(m), on_msg, &g, why,
-	                             sizeof(why)),
-	                 -EBADMSG);
+	ck_assert_int_eq(
+	    llm_es_feed(&pending, 1024, (char *)m, sizeof(m), on_msg, &g, why, sizeof(why)),
+	    -EBADMSG);
 	ck_assert_ptr_nonnull(strstr(why, "does not fit"));
 	buf_release(&pending);
 }
@@ -306,7 +307,8 @@ START_TEST(anthropic_error_event)
 {
 	const char *body =
 	    "event: content_block_delta\n"
-	    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
+	    "data: "
+	    "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
 	    "\"text\":\"abc\"}}\n\n"
 	    "event: error\n"
 	    "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":"
@@ -338,10 +340,14 @@ END_TEST
 START_TEST(anthropic_error_types)
 {
 	static const char *const pairs[][2] = {
-	    {"authentication_error", LLM_E_UNAUTHORIZED}, {"permission_error", LLM_E_FORBIDDEN},
-	    {"not_found_error", LLM_E_MODEL},            {"rate_limit_error", LLM_E_RATE_LIMITED},
-	    {"overloaded_error", LLM_E_OVERLOADED},      {"request_too_large", LLM_E_REQ_TOO_LARGE},
-	    {"api_error", LLM_E_SERVER},                 {"invalid_request_error", LLM_E_INVALID},
+	    {"authentication_error", LLM_E_UNAUTHORIZED},
+	    {"permission_error", LLM_E_FORBIDDEN},
+	    {"not_found_error", LLM_E_MODEL},
+	    {"rate_limit_error", LLM_E_RATE_LIMITED},
+	    {"overloaded_error", LLM_E_OVERLOADED},
+	    {"request_too_large", LLM_E_REQ_TOO_LARGE},
+	    {"api_error", LLM_E_SERVER},
+	    {"invalid_request_error", LLM_E_INVALID},
 	};
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
 		ck_assert_str_eq(llm_anthropic_ops.error_kind(pairs[i][0], ""), pairs[i][1]);
@@ -361,7 +367,8 @@ static void bedrock_stream(struct buf *b, bool exception)
 		ck_assert_int_eq(llm_es_encode(b, names, values, 3, p, strlen(p)), 0);
 		return;
 	}
-	encode(b, "contentBlockDelta", "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"'h\xc3\xa9')\"}}");
+	encode(b, "contentBlockDelta",
+	       "{\"contentBlockIndex\":0,\"delta\":{\"text\":\"'h\xc3\xa9')\"}}");
 	encode(b, "contentBlockStop", "{\"contentBlockIndex\":0}");
 	encode(b, "messageStop", "{\"stopReason\":\"max_tokens\"}");
 	encode(b, "metadata",
@@ -458,7 +465,8 @@ END_TEST
 START_TEST(turns_alternate)
 {
 	json_object *m = json_tokener_parse(
-	    "[{\"role\":\"system\",\"content\":\"S1\"},{\"role\":\"assistant\",\"content\":\"lead\"},"
+	    "[{\"role\":\"system\",\"content\":\"S1\"},{\"role\":\"assistant\",\"content\":"
+	    "\"lead\"},"
 	    "{\"role\":\"user\",\"content\":\"u1\"},{\"role\":\"user\",\"content\":\"u2\"},"
 	    "{\"role\":\"system\",\"content\":\"S2\"},{\"role\":\"assistant\",\"content\":\"a1\"},"
 	    "{\"role\":\"user\",\"content\":\"u3\"}]");
@@ -471,9 +479,9 @@ START_TEST(turns_alternate)
 	json_object_put(t);
 	free(sys);
 	t = llm_turns(m, true, &sys);
-	ck_assert_str_eq(json_object_to_json_string_ext(json_object_array_get_idx(t, 1),
-	                                                JSON_C_TO_STRING_PLAIN),
-	                 "{\"role\":\"assistant\",\"content\":[{\"text\":\"a1\"}]}");
+	ck_assert_str_eq(
+	    json_object_to_json_string_ext(json_object_array_get_idx(t, 1), JSON_C_TO_STRING_PLAIN),
+	    "{\"role\":\"assistant\",\"content\":[{\"text\":\"a1\"}]}");
 	json_object_put(t);
 	free(sys);
 	json_object_put(m);
