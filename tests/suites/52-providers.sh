@@ -169,6 +169,21 @@ if grep -q "https://bedrock-runtime.us-west-2.amazonaws.com" "$tmp/out"; then
 	ok "bedrock-default-url"
 else ko "bedrock-default-url"; show; fi
 
+# --- the terminal front ends against both -----------------------------------------
+export KILN_MODEL=fake-coder AWS_SESSION_TOKEN=fake-session-token
+for p in anthropic bedrock; do
+	out=$(KILN_LLM_PROVIDER=$p ANTHROPIC_API_KEY=sk-ant-wire timeout 60 "$KILN" ask --yes "greet" </dev/null 2>&1)
+	if [ $? -eq 0 ] && echo "$out" | grep -q "^hello from kiln"; then ok "ask-yes-$p"; else
+		ko "ask-yes-$p"; echo "$out" | sed 's/^/    /' | tail -n 15; fi
+	out=$(printf 'greet\nr\n' | KILN_LLM_PROVIDER=$p ANTHROPIC_API_KEY=sk-ant-wire timeout 60 "$KILN" shell 2>&1)
+	if [ $? -eq 0 ] && echo "$out" | grep -q "^hello from kiln" &&
+		echo "$out" | grep -q "print('hello from kiln')"; then ok "shell-pipe-$p"; else
+		ko "shell-pipe-$p"; echo "$out" | sed 's/^/    /' | tail -n 15; fi
+	out=$(KILN_LLM_PROVIDER=$p KILN_MODEL=fake-repair ANTHROPIC_API_KEY=sk-ant-wire timeout 60 "$KILN" ask --yes "sum" </dev/null 2>&1)
+	if [ $? -eq 0 ] && echo "$out" | grep -q "^3$"; then ok "ask-repair-$p"; else
+		ko "ask-repair-$p"; echo "$out" | sed 's/^/    /' | tail -n 15; fi
+done
+
 # --- the answer cache -----------------------------------------------------------
 export KILN_LLM_PROVIDER=anthropic KILN_MODEL=fake-coder ANTHROPIC_API_KEY=sk-ant-cache
 unset AWS_SESSION_TOKEN
