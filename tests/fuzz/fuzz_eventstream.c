@@ -1,8 +1,13 @@
 /* fuzz_eventstream.c: libFuzzer target over what Bedrock's converse-stream
  * sends back: the AWS event-stream framing (llm/eventstream.c) under
  * bedrock.c's event parser, and the same bytes as a non-streamed Converse
- * body. Input: one byte that picks how the body is cut into reads, then
- * the body.
+ * body. Input: one byte that picks how the body is cut into reads (its
+ * low bit: whether the harness frames the rest itself), then the body. A
+ * random body rarely passes a CRC32, so with the low bit set the rest is
+ * messages separated by "\xffES\xff", each one byte of headers length,
+ * the raw headers and the payload, which the harness frames with right
+ * lengths and CRCs: the header parser and the event handling get
+ * explored too.
  *
  * Oracles beyond the sanitizers:
  * - the outcome (answer, finished, finish reason, token counts, error
@@ -20,6 +25,7 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/position.h"
+#include "llm/eventstream.h"
 #include "llm/llm.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -103,16 +109,60 @@ static void check(const struct run *run)
 		abort();
 }
 
+static void put32(struct buf *b, uint32_t v)
+{
+	unsigned char p[4] = {v >> 24, v >> 16, v >> 8, v};
+	if (buf_append(b, p, 4) < 0)
+		abort();
+}
+
+/* Frame each part: [headers length][headers][payload], CRCs right. */
+static void frame(struct buf *out, const uint8_t *in, size_t len)
+{
+	static const char sep[] = "\xff"
+	                          "ES\xff";
+	while (len) {
+		const uint8_t *end = memmem(in, len, sep, 4);
+		size_t n = end ? (size_t)(end - in) : len;
+		size_t h = n ? in[0] : 0;
+		if (h > n - (n ? 1 : 0))
+			h = n ? n - 1 : 0;
+		size_t payload = n ? n - 1 - h : 0;
+		size_t start = out->len;
+		put32(out, (uint32_t)(12 + h + payload + 4));
+		put32(out, (uint32_t)h);
+		put32(out, llm_es_crc32(0, out->data + start, 8));
+		if (n > 1 && buf_append(out, in + 1, n - 1) < 0)
+			abort();
+		put32(out, llm_es_crc32(0, out->data + start, out->len - start));
+		if (!end)
+			break;
+		in += n + 4;
+		len -= n + 4;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 1)
 		return 0;
 	uint8_t seed = data[0];
 	size_t len = size - 1;
-	char *body = malloc(len ? len : 1);
-	if (!body)
-		return 0;
-	memcpy(body, data + 1, len);
+	char *body;
+	if (seed & 1) {
+		struct buf b;
+		buf_init(&b, SIZE_MAX / 2);
+		frame(&b, data + 1, len);
+		body = buf_steal(&b, &len);
+		buf_release(&b);
+		if (!body)
+			return 0;
+	} else {
+		body = malloc(len ? len : 1);
+		if (!body)
+			return 0;
+		memcpy(body, data + 1, len);
+	}
 
 	struct run whole, cut;
 	feed(&whole, body, len, 0);
