@@ -27,6 +27,7 @@ static void usage(FILE *out)
 	    "       kiln validate [--lang L] [--profile P] [--format text|json] FILE|-\n"
 	    "                                         check code like a compiler (exit 0/1/2:\n"
 	    "                                         allow/warn/deny; see kiln validate --help)\n"
+	    "       kiln cache clear                  empty the model answer cache (llm.cache)\n"
 	    "\n"
 	    "kiln gives an editor a safe code interpreter: it validates code a model or a\n"
 	    "person wrote and runs it, once approved, in a sandbox of its own making.\n"

@@ -9,7 +9,7 @@
 
 const struct cli_command cli_commands[] = {
     {"replay", cli_replay}, {"shell", cli_shell},       {"ask", cli_ask},
-    {"run", cli_run},       {"validate", cli_validate},
+    {"run", cli_run},       {"validate", cli_validate}, {"cache", cli_cache},
 };
 
 const size_t cli_commands_count = ARRAY_SIZE(cli_commands);

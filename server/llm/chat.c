@@ -16,8 +16,10 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "core/position.h"
 #include "core/util.h"
+#include "llm/cache.h"
 #include "llm/http.h"
 #include "llm/stream.h"
 
@@ -33,15 +35,23 @@ enum phase { PHASE_CHAT, PHASE_MODELS };
 struct llm_chat {
 	struct http *http;
 	struct http_req *req;
+	struct loop_timer *later; /* reports a request that could not start */
+	/* The answer cache (llm.cache): the request's key, the lookup in
+	 * flight, and the body to send on a miss. */
+	char cache_key[65];
+	struct llm_cache_lookup *lookup;
+	char *pending_body;
 	const struct llm_ops *ops;
-	char *url, *model, *api_key;
+	struct llm_config cfg;   /* a copy; secrets are wiped when freed */
+	const char *url, *model; /* cfg's, for the messages */
 	uint64_t connect_ms, idle_ms, total_ms;
 	enum phase phase;
 	long status;
 	bool lines; /* 2xx and streamed: parse line by line */
 	char retry_after[64];
-	struct buf line; /* a partial line of the stream */
-	struct buf body; /* error body, whole body or model list */
+	char error_type[96]; /* x-amzn-ErrorType, or the body's error.type */
+	struct buf line;     /* a partial line of the stream */
+	struct buf body;     /* error body, whole body or model list */
 	struct llm_stream st;
 	struct llm_error err;
 	struct llm_chat_callbacks cb;
@@ -52,17 +62,15 @@ struct llm_chat {
 
 static void chat_free(struct llm_chat *c)
 {
+	loop_timer_stop(http_loop(c->http), c->later);
+	llm_cache_lookup_cancel(c->lookup);
+	free(c->pending_body);
 	buf_release(&c->line);
 	buf_release(&c->body);
 	buf_release(&c->st.text);
 	buf_release(&c->st.event);
 	json_object_put(c->err.data);
-	free(c->url);
-	free(c->model);
-	if (c->api_key) {
-		explicit_bzero(c->api_key, strlen(c->api_key));
-		free(c->api_key);
-	}
+	llm_config_release(&c->cfg);
 	free(c);
 }
 
@@ -111,6 +119,17 @@ static void finish(struct llm_chat *c)
 		    .prompt_tokens = c->st.prompt_tokens,
 		    .completion_tokens = c->st.completion_tokens,
 		};
+		if (c->cache_key[0] && c->st.finished) {
+			struct llm_cache_entry e = {
+			    .answer = (char *)a.text,
+			    .len = a.len,
+			    .prompt_tokens = a.prompt_tokens,
+			    .completion_tokens = a.completion_tokens,
+			};
+			snprintf(e.finish_reason, sizeof(e.finish_reason), "%s",
+			         c->st.finish_reason);
+			llm_cache_store(c->cache_key, &e, c->cfg.cache_max_bytes);
+		}
 		c->cb.done(c->data, &a, NULL);
 	}
 	chat_free(c);
@@ -118,11 +137,16 @@ static void finish(struct llm_chat *c)
 
 /* --- responses ---------------------------------------------------------------- */
 
-static int on_headers(void *data, long status, const char *ctype, const char *retry_after)
+static int on_headers(void *data, const struct http_head *head)
 {
 	struct llm_chat *c = data;
+	long status = head->status;
+	const char *ctype = head->content_type;
 	c->status = status;
-	snprintf(c->retry_after, sizeof(c->retry_after), "%s", retry_after ? retry_after : "");
+	snprintf(c->retry_after, sizeof(c->retry_after), "%s",
+	         head->retry_after ? head->retry_after : "");
+	snprintf(c->error_type, sizeof(c->error_type), "%s",
+	         head->error_type ? head->error_type : "");
 	/* A 2xx stream is parsed as it comes, unless the server sent one
 	 * plain JSON document (it ignored stream: true). */
 	bool whole = ctype && strncasecmp(ctype, "application/json", 16) == 0;
@@ -146,6 +170,8 @@ static int on_body(void *data, const char *chunk, size_t len)
 		}
 		return 0;
 	}
+	if (c->ops->stream_bytes)
+		return c->ops->stream_bytes(&c->st, chunk, len);
 	if (buf_append(&c->line, chunk, len) < 0) {
 		c->st.err_kind = LLM_E_BAD_RESPONSE;
 		snprintf(c->st.err_message, sizeof(c->st.err_message),
@@ -175,37 +201,68 @@ static int64_t retry_after_ms(const char *v)
 
 static void on_done(void *data, const struct http_result *res);
 
-/* "Authorization: Bearer KEY" in buf, or NULL without a key. The caller
- * wipes buf once the request has taken its copy. */
-static const char *auth_header(const struct llm_chat *c, char *buf, size_t n)
+/* The request for kind: the provider's own, else url + path and a bearer
+ * key. The caller wipes r once the request has taken its copies. */
+static int prepare(struct llm_chat *c, enum llm_request_kind kind, struct llm_request *r)
 {
-	if (!c->api_key)
-		return NULL;
-	snprintf(buf, n, "Authorization: Bearer %s", c->api_key);
-	return buf;
+	char detail[256] = "";
+	if (c->ops->prepare) {
+		int e = c->ops->prepare(&c->cfg, kind, r, detail, sizeof(detail));
+		if (e < 0) {
+			set_err(c, LLM_E_CONFIG, "%s", detail);
+			return e;
+		}
+		return 0;
+	}
+	llm_request_init(r, &c->cfg,
+	                 kind == LLM_REQ_MODELS ? c->ops->models_path : c->ops->chat_path);
+	if (kind == LLM_REQ_CHAT &&
+	    (llm_request_header(r, "Content-Type: application/json") < 0 ||
+	     llm_request_header(r, "Accept: application/x-ndjson, text/event-stream, "
+	                           "application/json") < 0))
+		return -E2BIG;
+	if (c->cfg.api_key && llm_request_header(r, "Authorization: Bearer %s", c->cfg.api_key) < 0)
+		return -E2BIG;
+	return 0;
+}
+
+/* Start r; a failure to start is c's error, said once. */
+static int send_request(struct llm_chat *c, struct llm_request *r, const char *method,
+                        const char *body, uint64_t total_ms)
+{
+	struct http_options o = {
+	    .method = method,
+	    .url = r->url,
+	    .body = body,
+	    .headers = r->headers,
+	    .target = r->target,
+	    .aws_sigv4 = r->sigv4,
+	    .userpwd = r->userpwd,
+	    .connect_timeout_ms = c->connect_ms,
+	    .idle_timeout_ms = c->idle_ms,
+	    .total_timeout_ms = total_ms,
+	};
+	static const struct http_callbacks cbs = {
+	    .headers = on_headers, .body = on_body, .done = on_done};
+	int e = http_request_start(c->http, &o, &cbs, c, &c->req);
+	if (e == -ENOTSUP)
+		set_err(c, LLM_E_CONFIG,
+		        "this libcurl cannot sign requests with AWS Signature Version 4: install "
+		        "libcurl4 7.75 or later, or use a Bedrock API key (llm.apiKey or "
+		        "AWS_BEARER_TOKEN_BEDROCK)");
+	return e;
 }
 
 static int list_models(struct llm_chat *c)
 {
-	char url[2048];
-	snprintf(url, sizeof(url), "%s%s", c->url, c->ops->models_path);
-	char auth[1024];
-	const char *headers[2] = {auth_header(c, auth, sizeof(auth)), NULL};
-	struct http_options o = {
-	    .method = "GET",
-	    .url = url,
-	    .headers = headers,
-	    .connect_timeout_ms = c->connect_ms,
-	    .idle_timeout_ms = c->idle_ms,
-	    .total_timeout_ms = c->idle_ms,
-	};
-	static const struct http_callbacks cbs = {
-	    .headers = on_headers, .body = on_body, .done = on_done};
+	struct llm_request r;
 	c->phase = PHASE_MODELS;
 	buf_reset(&c->body);
-	int r = http_request_start(c->http, &o, &cbs, c, &c->req);
-	explicit_bzero(auth, sizeof(auth));
-	return r;
+	int e = prepare(c, LLM_REQ_MODELS, &r);
+	if (e == 0)
+		e = send_request(c, &r, "GET", NULL, c->idle_ms);
+	llm_request_wipe(&r);
+	return e;
 }
 
 static void transport_failed(struct llm_chat *c, const struct http_result *res);
@@ -247,7 +304,7 @@ static void models_listed(struct llm_chat *c, const struct http_result *res)
 		return;
 	}
 	char hint[512];
-	c->ops->pull_hint(&(struct llm_config){.model = c->model}, hint, sizeof(hint));
+	c->ops->pull_hint(&c->cfg, hint, sizeof(hint));
 	json_object *names = json_object_new_array();
 	if (res->curl_code == 0 && res->status == 200) {
 		json_object *body = NULL;
@@ -318,52 +375,106 @@ static void server_message(struct llm_chat *c, char *out, size_t n)
 	}
 }
 
+/* The provider's name for the error: x-amzn-ErrorType, else the body's. */
+static void error_type(struct llm_chat *c)
+{
+	if (c->error_type[0] || !c->ops->error_type || !c->body.len)
+		return;
+	json_object *obj = NULL;
+	char why[64];
+	if (json_parse_strict(c->body.data, c->body.len, LLM_JSON_MAX, &obj, why, sizeof(why)) ==
+	        0 &&
+	    obj) {
+		const char *t = c->ops->error_type(obj);
+		if (t)
+			snprintf(c->error_type, sizeof(c->error_type), "%s", t);
+	}
+	json_object_put(obj);
+}
+
+/* "retry in N s" and data.retryAfterMs when the server said when. */
+static void retry_hint(struct llm_chat *c, char *out, size_t n)
+{
+	int64_t ms = retry_after_ms(c->retry_after);
+	if (ms >= 0) {
+		snprintf(out, n, "retry in %lld s", (long long)((ms + 999) / 1000));
+		json_object_object_add(err_data(c), "retryAfterMs", json_object_new_int64(ms));
+	} else {
+		snprintf(out, n, "retry later");
+	}
+}
+
 static void http_failed(struct llm_chat *c)
 {
 	char msg[300];
 	server_message(c, msg, sizeof(msg));
+	error_type(c);
 	long s = c->status;
+	const char *kind =
+	    c->error_type[0] && c->ops->error_kind ? c->ops->error_kind(c->error_type, msg) : NULL;
+	const char *said = msg[0] ? msg : "no message";
+	char hint[64];
+	if (!kind) {
+		if (s == 404 && (strcasestr(msg, "model") || !msg[0]))
+			kind = LLM_E_MODEL;
+		else if (s == 401)
+			kind = LLM_E_UNAUTHORIZED;
+		else if (s == 403)
+			kind = LLM_E_FORBIDDEN;
+		else if (s == 429)
+			kind = LLM_E_RATE_LIMITED;
+		else if (s == 413)
+			kind = LLM_E_REQ_TOO_LARGE;
+		else if (s == 529)
+			kind = LLM_E_OVERLOADED;
+		else if (s >= 500)
+			kind = LLM_E_SERVER;
+		else
+			kind = LLM_E_HTTP;
+	}
+	if (strcmp(kind, LLM_E_UNAUTHORIZED) == 0)
+		set_err(
+		    c, kind,
+		    "the model server at %s refused the request as unauthorized (HTTP %ld: %s); "
+		    "%s",
+		    c->url, s, said, c->ops->auth_hint);
+	else if (strcmp(kind, LLM_E_FORBIDDEN) == 0)
+		set_err(c, kind,
+		        "the model server at %s forbids this request (HTTP %ld: %s); check the "
+		        "credentials' permissions for model '%s'",
+		        c->url, s, said, c->model);
+	else if (strcmp(kind, LLM_E_RATE_LIMITED) == 0) {
+		retry_hint(c, hint, sizeof(hint));
+		set_err(c, kind, "the model server at %s is rate limiting (HTTP %ld: %s); %s",
+		        c->url, s, said, hint);
+	} else if (strcmp(kind, LLM_E_OVERLOADED) == 0) {
+		retry_hint(c, hint, sizeof(hint));
+		set_err(c, kind, "the model service at %s is overloaded (HTTP %ld: %s); %s", c->url,
+		        s, said, hint);
+	} else if (strcmp(kind, LLM_E_REQ_TOO_LARGE) == 0)
+		set_err(c, kind,
+		        "the model server at %s refused the request as too large (HTTP %ld: %s); "
+		        "select less text or lower llm.historyTokens",
+		        c->url, s, said);
+	else if (strcmp(kind, LLM_E_MODEL) != 0 && s >= 500)
+		set_err(c, kind, "the model server at %s failed (HTTP %ld: %s)", c->url, s, said);
+	else if (strcmp(kind, LLM_E_MODEL) != 0 && strcmp(kind, LLM_E_HTTP) != 0)
+		set_err(c, kind, "the model server at %s refused the request (HTTP %ld: %s)",
+		        c->url, s, said);
 	if (msg[0])
 		json_object_object_add(err_data(c), "serverMessage", json_object_new_string(msg));
 	json_object_object_add(err_data(c), "status", json_object_new_int64(s));
-	const char *said = msg[0] ? msg : "no message";
-	if (s == 404 && (strcasestr(msg, "model") || !msg[0])) {
+	if (c->error_type[0])
+		json_object_object_add(err_data(c), "errorType",
+		                       json_object_new_string(c->error_type));
+	if (strcmp(kind, LLM_E_MODEL) == 0) {
 		set_err(c, LLM_E_MODEL, "the model server at %s has no model '%s' (%s)", c->url,
 		        c->model, said);
 		if (list_models(c) < 0)
 			finish(c);
 		return;
 	}
-	if (s == 401)
-		set_err(
-		    c, LLM_E_UNAUTHORIZED,
-		    "the model server at %s refused the request as unauthorized (HTTP 401: %s); "
-		    "set llm.apiKey or KILN_API_KEY",
-		    c->url, said);
-	else if (s == 403)
-		set_err(c, LLM_E_FORBIDDEN,
-		        "the model server at %s forbids this request (HTTP 403: %s); check the API "
-		        "key's permissions for model '%s'",
-		        c->url, said, c->model);
-	else if (s == 429) {
-		int64_t ms = retry_after_ms(c->retry_after);
-		if (ms >= 0) {
-			set_err(c, LLM_E_RATE_LIMITED,
-			        "the model server at %s is rate limiting (HTTP 429: %s); retry in "
-			        "%lld s",
-			        c->url, said, (long long)((ms + 999) / 1000));
-			json_object_object_add(err_data(c), "retryAfterMs",
-			                       json_object_new_int64(ms));
-		} else {
-			set_err(
-			    c, LLM_E_RATE_LIMITED,
-			    "the model server at %s is rate limiting (HTTP 429: %s); retry later",
-			    c->url, said);
-		}
-	} else if (s >= 500)
-		set_err(c, LLM_E_SERVER, "the model server at %s failed (HTTP %ld: %s)", c->url, s,
-		        said);
-	else
+	if (strcmp(kind, LLM_E_HTTP) == 0)
 		set_err(c, LLM_E_HTTP,
 		        "the model server at %s answered HTTP %ld to %s (%s); is llm.provider "
 		        "'%s' right for this server?",
@@ -387,19 +498,8 @@ static void transport_failed(struct llm_chat *c, const struct http_result *res)
 	if (!connected && (code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
 	                   code == CURLE_COULDNT_RESOLVE_PROXY ||
 	                   code == CURLE_OPERATION_TIMEDOUT || code == CURLE_SSL_CONNECT_ERROR)) {
-		if (c->ops == &llm_ollama_ops)
-			set_err(
-			    c, LLM_E_UNREACHABLE,
-			    "cannot reach Ollama at %s (%s). Start it with 'ollama serve' (or "
-			    "the Ollama app), or point llm.url / KILN_LLM_URL at a running server",
-			    c->url, res->curl_error);
-		else
-			set_err(
-			    c, LLM_E_UNREACHABLE,
-			    "cannot reach the OpenAI-compatible server at %s (%s). Start it (for "
-			    "example 'llama-server -m MODEL.gguf' or 'vllm serve MODEL'), or "
-			    "point llm.url / KILN_LLM_URL at a running server",
-			    c->url, res->curl_error);
+		set_err(c, LLM_E_UNREACHABLE, "cannot reach %s at %s (%s). %s", c->ops->label,
+		        c->url, res->curl_error, c->ops->start_hint);
 		return;
 	}
 	if (code == CURLE_OPERATION_TIMEDOUT) {
@@ -433,7 +533,23 @@ static void on_done(void *data, const struct http_result *res)
 			set_err(c, LLM_E_TOO_LARGE,
 			        "the model's answer exceeds %zu bytes (llm.maxResponseBytes)",
 			        c->st.text.max);
-		else if (strcmp(c->st.err_kind, LLM_E_SERVER) == 0)
+		else if (c->st.err_type[0]) {
+			/* The provider's own error event in the middle of the
+			 * stream (Anthropic's "error", Bedrock's exceptions). */
+			set_err(c, c->st.err_kind,
+			        "the model server at %s reported %s in the stream: %s%s", c->url,
+			        c->st.err_type, c->st.err_message,
+			        strcmp(c->st.err_kind, LLM_E_OVERLOADED) == 0 ||
+			                strcmp(c->st.err_kind, LLM_E_RATE_LIMITED) == 0
+			            ? "; retry later"
+			            : "");
+			json_object_object_add(err_data(c), "errorType",
+			                       json_object_new_string(c->st.err_type));
+			json_object_object_add(err_data(c), "serverMessage",
+			                       json_object_new_string(c->st.err_message));
+			json_object_object_add(err_data(c), "receivedBytes",
+			                       json_object_new_int64((int64_t)c->st.text.len));
+		} else if (strcmp(c->st.err_kind, LLM_E_SERVER) == 0)
 			set_err(c, LLM_E_SERVER, "the model server at %s reported an error: %s",
 			        c->url, c->st.err_message);
 		else
@@ -452,7 +568,9 @@ static void on_done(void *data, const struct http_result *res)
 		return;
 	}
 	int r = 0;
-	if (c->lines) {
+	if (c->lines && c->ops->stream_end) {
+		r = c->ops->stream_end(&c->st);
+	} else if (c->lines) {
 		/* A last line without its newline, then the blank line that
 		 * ends a last server-sent event. */
 		r = llm_stream_end(c->ops, &c->st, &c->line);
@@ -475,59 +593,143 @@ static void on_done(void *data, const struct http_result *res)
 	finish(c);
 }
 
-int llm_chat_start(struct http *h, const struct llm_config *cfg, json_object *messages,
-                   const struct llm_chat_callbacks *cb, void *data, struct llm_chat **ret_chat)
+/* A chat with cfg's settings copied in; NULL on OOM. */
+static struct llm_chat *chat_new(struct http *h, const struct llm_config *cfg, size_t body_max,
+                                 size_t text_max)
 {
 	struct llm_chat *c = calloc(1, sizeof(*c));
 	if (!c)
-		return -ENOMEM;
+		return NULL;
+	if (llm_config_copy(cfg, &c->cfg) < 0) {
+		free(c);
+		return NULL;
+	}
 	c->http = h;
 	c->ops = cfg->ops;
-	c->url = strdup(cfg->url);
-	c->model = strdup(cfg->model);
-	c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
+	c->url = c->cfg.url;
+	c->model = c->cfg.model;
 	c->connect_ms = cfg->connect_timeout_ms;
 	c->idle_ms = cfg->idle_timeout_ms;
 	c->total_ms = cfg->total_timeout_ms;
+	c->st.prompt_tokens = c->st.completion_tokens = -1;
+	buf_init(&c->line, LINE_MAX_BYTES);
+	buf_init(&c->body, body_max);
+	buf_init(&c->st.text, text_max);
+	buf_init(&c->st.event, LINE_MAX_BYTES);
+	return c;
+}
+
+/* A request that could not start: done gets the reason on the next loop
+ * turn, as if the server had failed, never from inside the start call. */
+static void on_failed_start(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct llm_chat *c = data;
+	c->later = NULL;
+	finish(c);
+}
+
+/* Send the chat request; a failure a person can act on is c's error. */
+static int start_chat(struct llm_chat *c, const char *body)
+{
+	struct llm_request r;
+	int e = prepare(c, LLM_REQ_CHAT, &r);
+	if (e == 0)
+		e = send_request(c, &r, "POST", body, c->total_ms);
+	if (e == 0)
+		log_debug("llm: %s %s model %s", c->ops->name, r.url, c->model);
+	llm_request_wipe(&r);
+	return e;
+}
+
+/* A cached answer streams out as the model's would, a line at a time. */
+static void replay_cached(struct llm_chat *c, const struct llm_cache_entry *e)
+{
+	const char *p = e->answer, *end = e->answer + e->len;
+	while (p < end && c->cb.delta) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t n = nl ? (size_t)(nl - p) + 1 : (size_t)(end - p);
+		c->cb.delta(c->data, p, n);
+		p += n;
+	}
+	struct llm_answer a = {
+	    .text = e->answer,
+	    .len = e->len,
+	    .finish_reason = e->finish_reason[0] ? e->finish_reason : NULL,
+	    .prompt_tokens = e->prompt_tokens,
+	    .completion_tokens = e->completion_tokens,
+	    .cached = true,
+	};
+	c->cb.done(c->data, &a, NULL);
+	chat_free(c);
+}
+
+static void on_cache_lookup(void *data, const struct llm_cache_entry *e)
+{
+	struct llm_chat *c = data;
+	c->lookup = NULL;
+	if (e) {
+		log_debug("llm: %s model %s answered from the cache", c->ops->name, c->model);
+		replay_cached(c, e);
+		return;
+	}
+	_cleanup_free_ char *body = steal_pointer(&c->pending_body);
+	int r = start_chat(c, body);
+	if (r < 0) {
+		/* Not inside llm_chat_start any more: done may run now. */
+		if (!c->err.kind)
+			set_err(c, LLM_E_CONFIG, "cannot start the request to %s (%s)", c->url,
+			        strerror(-r));
+		finish(c);
+	}
+}
+
+int llm_chat_start(struct http *h, const struct llm_config *cfg, json_object *messages,
+                   const struct llm_chat_callbacks *cb, void *data, struct llm_chat **ret_chat)
+{
+	struct llm_chat *c = chat_new(
+	    h, cfg, ERROR_BODY_MAX > cfg->max_response ? ERROR_BODY_MAX : cfg->max_response,
+	    cfg->max_response);
+	if (!c)
+		return -ENOMEM;
 	c->cb = *cb;
 	c->data = data;
-	c->st.prompt_tokens = c->st.completion_tokens = -1;
 	c->st.emit = forward_delta;
 	c->st.emit_data = c;
-	buf_init(&c->line, LINE_MAX_BYTES);
-	buf_init(&c->body, ERROR_BODY_MAX > cfg->max_response ? ERROR_BODY_MAX : cfg->max_response);
-	buf_init(&c->st.text, cfg->max_response);
-	buf_init(&c->st.event, LINE_MAX_BYTES);
-	_cleanup_free_ char *body = c->ops->chat_body(cfg, messages);
-	if (!c->url || !c->model || (cfg->api_key && !c->api_key) || !body) {
+	_cleanup_free_ char *body = c->ops->chat_body(&c->cfg, messages);
+	if (!body) {
 		chat_free(c);
 		return -ENOMEM;
 	}
-	char url[2048];
-	snprintf(url, sizeof(url), "%s%s", c->url, c->ops->chat_path);
-	char auth[1024];
-	const char *headers[4] = {
-	    "Content-Type: application/json",
-	    "Accept: application/x-ndjson, text/event-stream, application/json",
-	    auth_header(c, auth, sizeof(auth)), NULL};
-	struct http_options o = {
-	    .method = "POST",
-	    .url = url,
-	    .body = body,
-	    .headers = headers,
-	    .connect_timeout_ms = c->connect_ms,
-	    .idle_timeout_ms = c->idle_ms,
-	    .total_timeout_ms = c->total_ms,
-	};
-	static const struct http_callbacks cbs = {
-	    .headers = on_headers, .body = on_body, .done = on_done};
-	int r = http_request_start(h, &o, &cbs, c, &c->req);
-	explicit_bzero(auth, sizeof(auth));
-	if (r < 0) {
-		chat_free(c);
-		return r;
+	if (cfg->cache) {
+		/* The file is read on a thread; the request waits for a miss. */
+		llm_cache_key(&c->cfg, messages, c->cache_key);
+		c->pending_body = steal_pointer(&body);
+		if (llm_cache_lookup_start(http_loop(h), c->cache_key, cfg->max_response,
+		                           on_cache_lookup, c, &c->lookup) == 0) {
+			*ret_chat = c;
+			return 0;
+		}
+		/* No cache directory (no HOME) or no thread: ask the model. */
+		c->lookup = NULL;
+		body = steal_pointer(&c->pending_body);
 	}
-	log_debug("llm: %s %s model %s", c->ops->name, url, c->model);
+	int e = start_chat(c, body);
+	if (e < 0 && c->err.kind) {
+		/* A reason a person can act on (a setting, an old libcurl). */
+		c->req = NULL;
+		c->later = loop_timer_start(http_loop(h), 0, on_failed_start, c);
+		if (!c->later) {
+			chat_free(c);
+			return -ENOMEM;
+		}
+		*ret_chat = c;
+		return 0;
+	}
+	if (e < 0) {
+		chat_free(c);
+		return e;
+	}
 	*ret_chat = c;
 	return 0;
 }
@@ -536,27 +738,11 @@ int llm_models_start(struct http *h, const struct llm_config *cfg,
                      void (*done)(void *data, json_object *models, const struct llm_error *err),
                      void *data, struct llm_chat **ret_chat)
 {
-	struct llm_chat *c = calloc(1, sizeof(*c));
+	struct llm_chat *c = chat_new(h, cfg, ERROR_BODY_MAX, 1);
 	if (!c)
 		return -ENOMEM;
-	c->http = h;
-	c->ops = cfg->ops;
-	c->url = strdup(cfg->url);
-	c->model = strdup(cfg->model);
-	c->api_key = cfg->api_key ? strdup(cfg->api_key) : NULL;
-	c->connect_ms = cfg->connect_timeout_ms;
-	c->idle_ms = cfg->idle_timeout_ms;
-	c->total_ms = cfg->total_timeout_ms;
 	c->models_done = done;
 	c->data = data;
-	buf_init(&c->line, LINE_MAX_BYTES);
-	buf_init(&c->body, ERROR_BODY_MAX);
-	buf_init(&c->st.text, 1);
-	buf_init(&c->st.event, 1);
-	if (!c->url || !c->model || (cfg->api_key && !c->api_key)) {
-		chat_free(c);
-		return -ENOMEM;
-	}
 	int r = list_models(c);
 	if (r < 0) {
 		chat_free(c);

@@ -56,6 +56,7 @@ static int load(void)
 	LOAD(multi_socket_action, "curl_multi_socket_action");
 	LOAD(multi_info_read, "curl_multi_info_read");
 	LOAD(multi_cleanup, "curl_multi_cleanup");
+	LOAD(version_info, "curl_version_info");
 #undef LOAD
 	if (r == 0 && api.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		snprintf(failure, sizeof(failure), "libcurl failed to initialise");

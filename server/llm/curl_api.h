@@ -27,6 +27,7 @@ struct curl_api {
 	                                 int *running_handles);
 	CURLMsg *(*multi_info_read)(CURLM *m, int *msgs_in_queue);
 	CURLMcode (*multi_cleanup)(CURLM *m);
+	curl_version_info_data *(*version_info)(CURLversion age);
 };
 
 /* Load libcurl once (later calls return at once) and fill *ret_api.

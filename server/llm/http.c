@@ -41,6 +41,7 @@ struct http_req {
 	bool retry_ms; /* retry_after came from Retry-After-Ms */
 	char content_type[128];
 	char retry_after[64];
+	char error_type[96];
 	char errbuf[CURL_ERROR_SIZE];
 	uint64_t idle_ms, last_ms;
 	struct loop_timer *idle;
@@ -209,7 +210,7 @@ static size_t on_header(char *line, size_t size, size_t n, void *userp)
 		return 0;
 	r->last_ms = loop_now_ms();
 	if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
-		r->content_type[0] = r->retry_after[0] = '\0';
+		r->content_type[0] = r->retry_after[0] = r->error_type[0] = '\0';
 		r->retry_ms = false;
 		return len;
 	}
@@ -219,9 +220,13 @@ static size_t on_header(char *line, size_t size, size_t n, void *userp)
 		if (status < 200) /* 100 Continue and friends: more headers follow */
 			return len;
 		r->headers_seen = true;
-		if (r->cb.headers &&
-		    r->cb.headers(r->data, status, r->content_type[0] ? r->content_type : NULL,
-		                  r->retry_after[0] ? r->retry_after : NULL) < 0)
+		struct http_head head = {
+		    .status = status,
+		    .content_type = r->content_type[0] ? r->content_type : NULL,
+		    .retry_after = r->retry_after[0] ? r->retry_after : NULL,
+		    .error_type = r->error_type[0] ? r->error_type : NULL,
+		};
+		if (r->cb.headers && r->cb.headers(r->data, &head) < 0)
 			r->aborted = true;
 		return r->aborted || r->cancelled ? 0 : len;
 	}
@@ -242,6 +247,13 @@ static size_t on_header(char *line, size_t size, size_t n, void *userp)
 		dst = r->content_type, dsz = sizeof(r->content_type);
 	} else if (nlen == 11 && strncasecmp(line, "retry-after", 11) == 0 && !r->retry_ms) {
 		dst = r->retry_after, dsz = sizeof(r->retry_after);
+	} else if (nlen == 16 && strncasecmp(line, "x-amzn-errortype", 16) == 0) {
+		/* "ThrottlingException:http://internal.amazon.com/...": the
+		 * name is what matters. */
+		const char *c = memchr(v, ':', vlen);
+		if (c)
+			vlen = (size_t)(c - v);
+		dst = r->error_type, dsz = sizeof(r->error_type);
 	} else if (nlen == 14 && strncasecmp(line, "retry-after-ms", 14) == 0) {
 		/* OpenAI's and Azure's finer hint wins; handed on in seconds. */
 		double ms = strtod(v, NULL);
@@ -368,6 +380,20 @@ int http_request_start(struct http *h, const struct http_options *o,
 	}
 	if (o->method && strcmp(o->method, "GET") == 0)
 		cu->easy_setopt(e, CURLOPT_HTTPGET, 1L);
+	if (o->target && o->target[0])
+		cu->easy_setopt(e, CURLOPT_REQUEST_TARGET, o->target);
+	if (o->aws_sigv4 && o->aws_sigv4[0]) {
+		/* libcurl copies both strings: the caller wipes its own. */
+		if (cu->easy_setopt(e, CURLOPT_AWS_SIGV4, o->aws_sigv4) != CURLE_OK) {
+			/* libcurl before 7.75 cannot sign. */
+			cu->easy_cleanup(req->easy);
+			cu->slist_free_all(req->headers);
+			free(req->body);
+			free(req);
+			return -ENOTSUP;
+		}
+		cu->easy_setopt(e, CURLOPT_USERPWD, o->userpwd ? o->userpwd : "");
+	}
 	req->next = h->reqs;
 	if (h->reqs)
 		h->reqs->prev = req;
@@ -413,6 +439,20 @@ void http_request_cancel(struct http_req *req)
 	 * refuse further data and the next loop iteration removes it. */
 	if (!h->reap)
 		h->reap = loop_timer_start(h->loop, 0, on_reap, h);
+}
+
+struct loop *http_loop(const struct http *h)
+{
+	return h->loop;
+}
+
+unsigned http_curl_version(void)
+{
+	char detail[256];
+	if (!cu && curl_api_load(&cu, detail, sizeof(detail)) < 0)
+		return 0;
+	const curl_version_info_data *v = cu->version_info(CURLVERSION_NOW);
+	return v ? v->version_num : 0;
 }
 
 size_t http_active(const struct http *h)

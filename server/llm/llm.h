@@ -1,5 +1,6 @@
 /* llm.h: talking to a model server. A provider (Ollama's native chat API,
- * the OpenAI-compatible chat completions API) is a struct llm_ops chosen
+ * the OpenAI-compatible chat completions API, Anthropic's Messages API,
+ * Amazon Bedrock's Converse API) is a struct llm_ops chosen
  * once from the configuration; callers only see llm_chat_start() with its
  * streamed deltas and one final result, and never ask which provider
  * answered. Every failure carries a stable kind (LLM_E_*) that becomes the
@@ -18,30 +19,40 @@ struct http;
 struct llm_chat;
 
 /* Stable failure kinds (data.kind in errors; see docs/llm.md). */
-#define LLM_E_CONFIG       "config"          /* the llm section is unusable */
-#define LLM_E_UNREACHABLE  "unreachable"     /* cannot connect to the URL */
-#define LLM_E_MODEL        "model_not_found" /* the server lacks the model */
-#define LLM_E_UNAUTHORIZED "unauthorized"    /* HTTP 401 */
-#define LLM_E_FORBIDDEN    "forbidden"       /* HTTP 403 */
-#define LLM_E_RATE_LIMITED "rate_limited"    /* HTTP 429 */
-#define LLM_E_SERVER       "server_error"    /* HTTP 5xx */
-#define LLM_E_HTTP         "http_error"      /* any other HTTP status */
-#define LLM_E_STALLED      "stalled"         /* no byte within the idle timeout */
-#define LLM_E_TIMEOUT      "timeout"         /* the whole answer took too long */
-#define LLM_E_CUT          "stream_cut"      /* the stream ended mid-answer */
-#define LLM_E_BAD_RESPONSE "bad_response"    /* the body is not the wire format */
-#define LLM_E_TOO_LARGE    "too_large"       /* the answer exceeds maxResponseBytes */
-#define LLM_E_NO_CODE      "no_code"         /* the answer holds no code */
+#define LLM_E_CONFIG        "config"            /* the llm section is unusable */
+#define LLM_E_UNREACHABLE   "unreachable"       /* cannot connect to the URL */
+#define LLM_E_MODEL         "model_not_found"   /* the server lacks the model */
+#define LLM_E_UNAUTHORIZED  "unauthorized"      /* HTTP 401 */
+#define LLM_E_FORBIDDEN     "forbidden"         /* HTTP 403 */
+#define LLM_E_RATE_LIMITED  "rate_limited"      /* HTTP 429 */
+#define LLM_E_SERVER        "server_error"      /* HTTP 5xx */
+#define LLM_E_HTTP          "http_error"        /* any other HTTP status */
+#define LLM_E_STALLED       "stalled"           /* no byte within the idle timeout */
+#define LLM_E_TIMEOUT       "timeout"           /* the whole answer took too long */
+#define LLM_E_CUT           "stream_cut"        /* the stream ended mid-answer */
+#define LLM_E_BAD_RESPONSE  "bad_response"      /* the body is not the wire format */
+#define LLM_E_TOO_LARGE     "too_large"         /* the answer exceeds maxResponseBytes */
+#define LLM_E_NO_CODE       "no_code"           /* the answer holds no code */
+#define LLM_E_OVERLOADED    "overloaded"        /* the service is overloaded (529) */
+#define LLM_E_REQ_TOO_LARGE "request_too_large" /* the request is too big (413) */
+#define LLM_E_INVALID       "invalid_request"   /* the server names a fault in the request */
 
 struct llm_ops;
 
 /* The resolved configuration of one model endpoint. */
 struct llm_config {
 	const struct llm_ops *ops;
-	char *provider; /* "ollama" or "openai" */
+	char *provider; /* "ollama", "openai", "anthropic" or "bedrock" */
 	char *url;      /* base URL without the API path */
 	char *model;
-	char *api_key;      /* NULL when none; never logged */
+	char *api_key; /* NULL when none; never logged */
+	/* Bedrock's AWS credentials (NULL when none; never logged) and
+	 * region; the key pair is used only when api_key is NULL. */
+	char *aws_access_key, *aws_secret_key, *aws_session_token;
+	char *region;
+	/* The answer cache (llm/cache.h): off unless llm.cache is true. */
+	bool cache;
+	uint64_t cache_max_bytes;
 	double temperature; /* < 0: the server's default */
 	int64_t max_tokens; /* 0: the server's default */
 	uint64_t connect_timeout_ms;
@@ -62,6 +73,8 @@ struct llm_config {
  * value. */
 int llm_config_resolve(json_object *section, struct llm_config *ret, char *detail, size_t dsz);
 void llm_config_release(struct llm_config *c);
+/* A deep copy of c into *ret. -ENOMEM. */
+int llm_config_copy(const struct llm_config *c, struct llm_config *ret);
 
 /* A failure, or success (kind NULL). */
 struct llm_error {
@@ -77,6 +90,7 @@ struct llm_answer {
 	size_t len;
 	const char *finish_reason;                /* "stop", "length", ... or NULL */
 	int64_t prompt_tokens, completion_tokens; /* -1 when unknown */
+	bool cached; /* replayed from the answer cache, no model was asked */
 };
 
 struct llm_chat_callbacks {
@@ -100,34 +114,85 @@ struct llm_stream {
 	bool finished;   /* the provider's end-of-answer marker arrived */
 	char finish_reason[32];
 	int64_t prompt_tokens, completion_tokens;
-	/* Set by the parser on an in-stream error or malformed event. */
+	/* Set by the parser on an in-stream error or malformed event;
+	 * err_type is the provider's own name for it ("overloaded_error",
+	 * "throttlingException"), when it gave one. */
 	const char *err_kind;
 	char err_message[384];
-	/* Provider scratch: an SSE event's data lines gathered so far. */
+	char err_type[64];
+	size_t messages; /* binary streams: whole messages taken so far */
+	/* Provider scratch: an SSE event's data lines gathered so far, or
+	 * the bytes of an event-stream message not yet complete. */
 	struct buf event;
 	/* Deltas go here (llm.c forwards them to the caller). */
 	void (*emit)(void *data, const char *text, size_t len);
 	void *emit_data;
 };
 
+/* One HTTP request as a provider wants it sent (llm_ops.prepare). */
+struct llm_request {
+	char url[2048];
+	/* The path sent on the request line when it must differ from the
+	 * URL's (see bedrock.c: SigV4 with a libcurl before 8.9), or "". */
+	char target[2048];
+	const char *headers[8]; /* NULL-terminated "Name: value" lines */
+	char hbuf[7][4096];     /* the lines (a session token is long); wiped */
+	unsigned nheaders;
+	char sigv4[128];   /* CURLOPT_AWS_SIGV4's provider string, or "" */
+	char userpwd[512]; /* SigV4's "access:secret"; wiped after use */
+};
+
+enum llm_request_kind { LLM_REQ_CHAT, LLM_REQ_MODELS };
+
 struct llm_ops {
 	const char *name;
-	const char *default_url;
+	const char *default_url; /* NULL: the provider's resolve sets it */
+	const char *default_model;
+	/* A suffix people write after the base URL that kiln drops ("/v1"). */
+	const char *base_suffix;
 	/* The path of the chat endpoint and of the model list. */
 	const char *chat_path;
 	const char *models_path;
 	/* Build the chat request body for messages (array of {role, content}).
 	 * Returns a new string (free it) or NULL on OOM. */
 	char *(*chat_body)(const struct llm_config *c, json_object *messages);
+	/* Provider settings after the common ones (may be NULL): c->url is
+	 * NULL when neither llm.url nor KILN_LLM_URL gave one. -EINVAL with a
+	 * sentence in detail, -ENOMEM. */
+	int (*resolve)(struct llm_config *c, json_object *section, char *detail, size_t dsz);
+	/* Fill r with the URL, headers and signing of a chat or model-list
+	 * request. NULL: url + chat_path or models_path, and
+	 * "Authorization: Bearer" with the API key. -EINVAL with a sentence
+	 * in detail when the configuration cannot make one. */
+	int (*prepare)(const struct llm_config *c, enum llm_request_kind kind,
+	               struct llm_request *r, char *detail, size_t dsz);
 	/* Parse one complete line of the streamed body (without its
 	 * newline). Returns 0, or < 0 after setting err_kind. */
 	int (*stream_line)(struct llm_stream *s, const char *line, size_t len);
+	/* A binary stream instead of lines (Bedrock's event stream): every
+	 * chunk as it arrives, then stream_end once the body is complete.
+	 * NULL for line-based providers. 0 or < 0 after setting err_kind. */
+	int (*stream_bytes)(struct llm_stream *s, const char *chunk, size_t len);
+	int (*stream_end)(struct llm_stream *s);
 	/* Parse a whole non-streamed body (a server that ignored stream:
 	 * true). Returns 0 or < 0 after setting err_kind. */
 	int (*whole_body)(struct llm_stream *s, const char *body, size_t len);
 	/* The server's own message in an error body, or NULL (borrowed from
 	 * obj). */
 	const char *(*error_message)(json_object *obj);
+	/* The provider's own name for the error in a body
+	 * ("rate_limit_error"), or NULL. May be NULL. */
+	const char *(*error_type)(json_object *obj);
+	/* The kind for a provider error type (from error_type or a header
+	 * such as x-amzn-ErrorType), or NULL to go by the HTTP status. May be
+	 * NULL. */
+	const char *(*error_kind)(const char *type, const char *message);
+	/* What to do about a 401 or 403 ("set llm.apiKey or KILN_API_KEY"). */
+	const char *auth_hint;
+	/* The server in "cannot reach X at URL", and how to start it or
+	 * where to point kiln instead. */
+	const char *label;
+	const char *start_hint;
 	/* Append the model names listed in a models-path body to names. */
 	void (*model_names)(json_object *body, json_object *names);
 	/* How a person gets the model onto the server ("ollama pull M"). */
@@ -136,8 +201,27 @@ struct llm_ops {
 
 extern const struct llm_ops llm_ollama_ops;
 extern const struct llm_ops llm_openai_ops;
+extern const struct llm_ops llm_anthropic_ops;
+extern const struct llm_ops llm_bedrock_ops;
 
-/* Look a provider up by name ("ollama", "openai"); NULL when unknown. */
+/* For providers' prepare: r with url = c->url + path and no headers. */
+void llm_request_init(struct llm_request *r, const struct llm_config *c, const char *path);
+/* Add a header line to r (printf-style); -E2BIG when r is full. */
+int llm_request_header(struct llm_request *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Wipe r's secrets (header lines, credentials). */
+void llm_request_wipe(struct llm_request *r);
+
+/* The messages as the Messages and Converse APIs take them: the system
+ * messages' contents joined by blank lines into *ret_system (new, NULL
+ * when none), and the rest as turns that alternate between "user" and
+ * "assistant" and start with "user" (consecutive turns of one role are
+ * joined). text_blocks: each turn's content is [{"text": ...}] (Converse)
+ * instead of a string (Messages). New array, NULL on OOM. */
+json_object *llm_turns(json_object *messages, bool text_blocks, char **ret_system);
+
+/* Look a provider up by name ("ollama", "openai", "anthropic",
+ * "bedrock"); NULL when unknown. */
 const struct llm_ops *llm_provider(const char *name);
 
 /* --- chats ------------------------------------------------------------------- */

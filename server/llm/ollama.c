@@ -121,6 +121,11 @@ static void ollama_pull_hint(const struct llm_config *c, char *out, size_t n)
 const struct llm_ops llm_ollama_ops = {
     .name = "ollama",
     .default_url = "http://127.0.0.1:11434",
+    .default_model = "qwen2.5-coder",
+    .auth_hint = "set llm.apiKey or KILN_API_KEY",
+    .label = "Ollama",
+    .start_hint = "Start it with 'ollama serve' (or the Ollama app), or point llm.url / "
+                  "KILN_LLM_URL at a running server",
     .chat_path = "/api/chat",
     .models_path = "/api/tags",
     .chat_body = ollama_chat_body,

@@ -215,6 +215,12 @@ static void openai_pull_hint(const struct llm_config *c, char *out, size_t n)
 const struct llm_ops llm_openai_ops = {
     .name = "openai",
     .default_url = "https://api.openai.com",
+    .default_model = "gpt-4o-mini",
+    .base_suffix = "/v1",
+    .auth_hint = "set llm.apiKey or KILN_API_KEY",
+    .label = "the OpenAI-compatible server",
+    .start_hint = "Start it (for example 'llama-server -m MODEL.gguf' or 'vllm serve MODEL'), "
+                  "or point llm.url / KILN_LLM_URL at a running server",
     .chat_path = "/v1/chat/completions",
     .models_path = "/v1/models",
     .chat_body = openai_chat_body,

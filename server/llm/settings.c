@@ -10,13 +10,12 @@
 
 #include "core/json.h"
 
-#define DEFAULT_PROVIDER     "ollama"
-#define DEFAULT_OLLAMA_MODEL "qwen2.5-coder"
-#define DEFAULT_OPENAI_MODEL "gpt-4o-mini"
+#define DEFAULT_PROVIDER "ollama"
 
 const struct llm_ops *llm_provider(const char *name)
 {
-	static const struct llm_ops *const all[] = {&llm_ollama_ops, &llm_openai_ops};
+	static const struct llm_ops *const all[] = {&llm_ollama_ops, &llm_openai_ops,
+	                                            &llm_anthropic_ops, &llm_bedrock_ops};
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (strcmp(all[i]->name, name) == 0)
 			return all[i];
@@ -72,17 +71,50 @@ static int pick_ms(json_object *section, const char *key, uint64_t def, uint64_t
 	return 0;
 }
 
+/* Keys should not linger in freed memory a core dump shows. */
+static void free_secret(char *s)
+{
+	if (s) {
+		explicit_bzero(s, strlen(s));
+		free(s);
+	}
+}
+
 void llm_config_release(struct llm_config *c)
 {
 	free(c->provider);
 	free(c->url);
 	free(c->model);
-	if (c->api_key) {
-		/* Keys should not linger in freed memory a core dump shows. */
-		explicit_bzero(c->api_key, strlen(c->api_key));
-		free(c->api_key);
-	}
+	free(c->region);
+	free_secret(c->api_key);
+	free_secret(c->aws_access_key);
+	free_secret(c->aws_secret_key);
+	free_secret(c->aws_session_token);
 	*c = (struct llm_config){0};
+}
+
+static int dup_opt(const char *s, char **ret)
+{
+	*ret = s ? strdup(s) : NULL;
+	return s && !*ret ? -ENOMEM : 0;
+}
+
+int llm_config_copy(const struct llm_config *c, struct llm_config *ret)
+{
+	struct llm_config d = *c;
+	d.provider = d.url = d.model = d.api_key = NULL;
+	d.aws_access_key = d.aws_secret_key = d.aws_session_token = d.region = NULL;
+	if (dup_opt(c->provider, &d.provider) < 0 || dup_opt(c->url, &d.url) < 0 ||
+	    dup_opt(c->model, &d.model) < 0 || dup_opt(c->api_key, &d.api_key) < 0 ||
+	    dup_opt(c->aws_access_key, &d.aws_access_key) < 0 ||
+	    dup_opt(c->aws_secret_key, &d.aws_secret_key) < 0 ||
+	    dup_opt(c->aws_session_token, &d.aws_session_token) < 0 ||
+	    dup_opt(c->region, &d.region) < 0) {
+		llm_config_release(&d);
+		return -ENOMEM;
+	}
+	*ret = d;
+	return 0;
 }
 
 int llm_config_resolve(json_object *section, struct llm_config *ret, char *detail, size_t dsz)
@@ -98,7 +130,7 @@ int llm_config_resolve(json_object *section, struct llm_config *ret, char *detai
 	if (!c.ops) {
 		snprintf(detail, dsz,
 		         "unknown model provider '%s' (llm.provider or KILN_LLM_PROVIDER): use "
-		         "\"ollama\" or \"openai\"",
+		         "\"ollama\", \"openai\", \"anthropic\" or \"bedrock\"",
 		         provider);
 		return -EINVAL;
 	}
@@ -106,35 +138,43 @@ int llm_config_resolve(json_object *section, struct llm_config *ret, char *detai
 	if (pick(section, "url", "KILN_LLM_URL", &url, &src, detail, dsz) < 0)
 		return -EINVAL;
 	c.url_source = src;
-	if (!url)
-		url = c.ops->default_url;
 	src = "default";
 	if (pick(section, "model", "KILN_MODEL", &model, &src, detail, dsz) < 0 ||
 	    pick(section, "apiKey", "KILN_API_KEY", &key, &src, detail, dsz) < 0)
 		return -EINVAL;
 	if (!model)
-		model = c.ops == &llm_ollama_ops ? DEFAULT_OLLAMA_MODEL : DEFAULT_OPENAI_MODEL;
+		model = c.ops->default_model;
+	if (!url)
+		url = c.ops->default_url;
 
-	if (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
+	if (url && strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0) {
 		snprintf(detail, dsz, "llm.url must start with http:// or https:// (got '%s')",
 		         url);
 		return -EINVAL;
 	}
 	c.provider = strdup(c.ops->name);
-	c.url = strdup(url);
+	c.url = url ? strdup(url) : NULL;
 	c.model = strdup(model);
 	c.api_key = key ? strdup(key) : NULL;
-	if (!c.provider || !c.url || !c.model || (key && !c.api_key)) {
+	if (!c.provider || (url && !c.url) || !c.model || (key && !c.api_key)) {
 		llm_config_release(&c);
 		return -ENOMEM;
+	}
+	if (c.ops->resolve) {
+		int r = c.ops->resolve(&c, section, detail, dsz);
+		if (r < 0) {
+			llm_config_release(&c);
+			return r;
+		}
 	}
 	/* Accept a base URL given with the API's prefix or a trailing
 	 * slash ("http://host:8000/v1/"), as OpenAI's clients take it. */
 	size_t n = strlen(c.url);
 	while (n > 0 && c.url[n - 1] == '/')
 		c.url[--n] = '\0';
-	if (c.ops == &llm_openai_ops && n >= 3 && strcmp(c.url + n - 3, "/v1") == 0)
-		c.url[n - 3] = '\0';
+	size_t sl = c.ops->base_suffix ? strlen(c.ops->base_suffix) : 0;
+	if (sl && n >= sl && strcmp(c.url + n - sl, c.ops->base_suffix) == 0)
+		c.url[n - sl] = '\0';
 
 	json_object *t = json_get(section, "temperature");
 	if (t) {
@@ -157,6 +197,14 @@ int llm_config_resolve(json_object *section, struct llm_config *ret, char *detai
 	    pick_ms(section, "historyTokens", 4096, &hist, detail, dsz) < 0)
 		goto bad;
 	c.max_response = max_resp ? (size_t)max_resp : 1u << 20;
+	bool cache = false;
+	if (json_get_bool(section, "cache", &cache) == -EINVAL) {
+		snprintf(detail, dsz, "llm.cache must be true or false");
+		goto bad;
+	}
+	c.cache = cache;
+	if (pick_ms(section, "cacheMaxBytes", 64u << 20, &c.cache_max_bytes, detail, dsz) < 0)
+		goto bad;
 	c.history_tokens = (int64_t)hist;
 	*ret = c;
 	return 0;

@@ -175,6 +175,8 @@ static void run_done(void *data, const struct llm_answer *a, const struct llm_er
 	intent_session_add(k->intent, j->session_id, "assistant", p->answer, j->cfg.history_tokens);
 	intent_audit_proposal(k, p, j->cfg.model);
 	json_object *res = intent_proposal_json(p);
+	if (a->cached)
+		json_object_object_add(res, "cached", json_object_new_boolean(1));
 	if (a->prompt_tokens >= 0 || a->completion_tokens >= 0) {
 		json_object *u = json_object_new_object();
 		json_object_object_add(u, "promptTokens", json_object_new_int64(a->prompt_tokens));

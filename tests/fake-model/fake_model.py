@@ -1,8 +1,20 @@
 #!/usr/bin/python3
-"""fake_model.py: a model server for kiln's tests that speaks both wire
-formats kiln talks, exactly: Ollama's /api/chat (streamed NDJSON, chunked)
-and /api/tags, and the OpenAI-compatible /v1/chat/completions (server-sent
-events, with a usage chunk and [DONE]) and /v1/models.
+"""fake_model.py: a model server for kiln's tests that speaks every wire
+format kiln talks, exactly: Ollama's /api/chat (streamed NDJSON, chunked)
+and /api/tags; the OpenAI-compatible /v1/chat/completions (server-sent
+events, with a usage chunk and [DONE]) and /v1/models; Anthropic's
+/v1/messages (server-sent events: message_start ... message_stop, ping,
+error) and /v1/models; and Amazon Bedrock's Converse API,
+/model/{id}/converse-stream (the AWS event-stream binary framing, CRC32s and
+all) and /foundation-models, checking each request's SigV4 signature
+against the credentials in FAKE_AWS_KEYS the way AWS does (the path encoded
+once more, the credential scope, the signed headers), or a Bedrock API key.
+Anthropic and Bedrock streams are written in pieces that split events at
+odd places, as a proxy or TCP may.
+
+Every request's method, path and headers (and for SigV4 what the check
+found) are kept; GET /_requests returns them and clears the list, so tests
+check what kiln sent.
 
 It plays scripted answers chosen by the requested model name, so a test
 picks a behaviour through kiln's ordinary configuration (llm.model):
@@ -19,6 +31,12 @@ picks a behaviour through kiln's ordinary configuration (llm.model):
   fake-nocode   an answer in prose only
   fake-repair   wrong code first; once kiln reports the failure, right code
   fake-deny     code the validator refuses (opens a network socket)
+  fake-overloaded  Anthropic 529 overloaded_error; Bedrock 503 ServiceUnavailableException
+  fake-midstream   half the answer, then the provider's error event (Anthropic
+                overloaded_error; Bedrock throttlingException); others: fake-coder
+  fake-badcrc   Bedrock: the second delta's message CRC is wrong
+  fake-badprelude  Bedrock: the second delta's prelude CRC is wrong
+  fake-toolarge Anthropic 413 request_too_large; Bedrock 400 ValidationException
   any other     404 "model not found" (the model list names the ones above)
 
 Answers follow the language the system prompt names ("Language: bash").
@@ -29,7 +47,12 @@ Listens only on 127.0.0.1, on the port given (0: one the kernel picks), and
 writes the port to --port-file once listening. Standard library only.
 """
 import argparse
+import binascii
+import hashlib
+import hmac
 import json
+import struct
+import urllib.parse
 import os
 import socket
 import sys
@@ -49,7 +72,80 @@ def dumps(obj):
 LAST = {"lastTokenAt": 0.0, "endAt": 0.0}
 
 MODELS = ["fake-coder", "fake-slow", "fake-long", "fake-cut", "fake-stall", "fake-500",
-          "fake-429", "fake-401", "fake-notjson", "fake-nocode", "fake-repair", "fake-deny"]
+          "fake-429", "fake-401", "fake-notjson", "fake-nocode", "fake-repair", "fake-deny",
+          "fake-overloaded", "fake-midstream", "fake-badcrc", "fake-badprelude", "fake-toolarge"]
+
+# What kiln sent: one entry per request, for GET /_requests.
+REQUESTS = []
+REQ_LOCK = threading.Lock()
+
+# Bedrock credentials the fake accepts: "ACCESS:SECRET,ACCESS:SECRET".
+AWS_KEYS = dict(kv.split(":", 1) for kv in
+                os.environ.get("FAKE_AWS_KEYS", "AKIDFAKEKILN:fake/secret+key").split(",") if kv)
+
+
+def sigv4_check(method, raw_path, headers, body):
+    """Verify an AWS4-HMAC-SHA256 Authorization header as AWS does for a
+    non-S3 service: the canonical URI is the path as sent, percent-encoded
+    once more. Returns (ok, why, details)."""
+    auth = headers.get("Authorization", "")
+    if not auth.startswith("AWS4-HMAC-SHA256 "):
+        return False, "MissingAuthenticationTokenException", {}
+    try:
+        parts = dict(p.strip().split("=", 1) for p in auth[len("AWS4-HMAC-SHA256 "):].split(","))
+        access, date, region, service, term = parts["Credential"].split("/")
+        signed = parts["SignedHeaders"].split(";")
+    except (KeyError, ValueError):
+        return False, "IncompleteSignatureException", {}
+    details = {"access": access, "scope": f"{date}/{region}/{service}/{term}",
+               "signedHeaders": signed}
+    amz_date = headers.get("x-amz-date", "")
+    if service != "bedrock" or term != "aws4_request" or not amz_date.startswith(date):
+        return False, "InvalidSignatureException", details
+    if access not in AWS_KEYS:
+        return False, "UnrecognizedClientException", details
+    if "host" not in signed or "x-amz-date" not in signed:
+        return False, "InvalidSignatureException", details
+    if headers.get("x-amz-security-token") is not None and "x-amz-security-token" not in signed:
+        return False, "InvalidSignatureException", details
+    path, _, query = raw_path.partition("?")
+    canon_uri = urllib.parse.quote(path, safe="/~")
+    canon_q = "&".join(sorted(query.split("&"))) if query else ""
+    canon_h = "".join(f"{n}:{' '.join((headers.get(n) or '').split())}\n" for n in signed)
+    creq = "\n".join([method, canon_uri, canon_q, canon_h, ";".join(signed),
+                      hashlib.sha256(body).hexdigest()])
+    sts = "\n".join(["AWS4-HMAC-SHA256", amz_date, details["scope"],
+                     hashlib.sha256(creq.encode()).hexdigest()])
+    k = ("AWS4" + AWS_KEYS[access]).encode()
+    for m in (date, region, service, term):
+        k = hmac.new(k, m.encode(), hashlib.sha256).digest()
+    want = hmac.new(k, sts.encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(want, parts.get("Signature", "")):
+        return False, "InvalidSignatureException", details
+    return True, "", details
+
+
+def es_message(headers, payload, bad_prelude=False, bad_crc=False):
+    """One AWS event-stream message with string headers."""
+    hb = b""
+    for name, value in headers.items():
+        n, v = name.encode(), value.encode()
+        hb += bytes([len(n)]) + n + b"\x07" + struct.pack(">H", len(v)) + v
+    total = 12 + len(hb) + len(payload) + 4
+    prelude = struct.pack(">II", total, len(hb))
+    pcrc = binascii.crc32(prelude) ^ (1 if bad_prelude else 0)
+    msg = prelude + struct.pack(">I", pcrc) + hb + payload
+    return msg + struct.pack(">I", binascii.crc32(msg) ^ (1 if bad_crc else 0))
+
+
+def es_event(etype, obj, **bad):
+    return es_message({":event-type": etype, ":content-type": "application/json",
+                       ":message-type": "event"}, dumps(obj).encode(), **bad)
+
+
+def es_exception(xtype, message):
+    return es_message({":exception-type": xtype, ":content-type": "application/json",
+                       ":message-type": "exception"}, dumps({"message": message}).encode())
 
 CODE = {
     "python": "print('hello from kiln')\n",
@@ -156,6 +252,9 @@ def answer_for(model, messages):
         return fenced(lang, WRONG[lang])
     if model == "fake-deny":
         return fenced(lang, DENY[lang])
+    if model in ("fake-midstream", "fake-badcrc", "fake-badprelude", "fake-overloaded",
+                 "fake-toolarge"):
+        model = "fake-coder"
     if any(m.get("role") == "assistant" for m in messages):
         # A session's history reached the model.
         return fenced(lang, CODE[lang], after="Continuing from the previous step, it prints the result.")
@@ -183,6 +282,19 @@ def now_iso():
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "fake-model/1"
+
+    def setup(self):
+        super().setup()
+        # Each write its own segment, without waiting for an ACK.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def remember(self, body=b"", **extra):
+        entry = {"method": self.command, "path": self.path,
+                 "headers": {k.lower(): v for k, v in self.headers.items()}}
+        entry.update(extra)
+        with REQ_LOCK:
+            REQUESTS.append(entry)
+            del REQUESTS[:-100]
 
     def log_message(self, fmt, *args):
         if os.environ.get("FAKE_MODEL_VERBOSE"):
@@ -228,14 +340,47 @@ class Handler(BaseHTTPRequestHandler):
     def read_body(self):
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n else b""
+        self.raw_body = raw
         try:
             return json.loads(raw or b"{}")
         except ValueError:
             return None
 
+    def pieces(self, data):
+        """Write data in pieces that split events and lines at odd places."""
+        sizes = [1, 7, 3, 29, 2, 113, 5, 64]
+        i = off = 0
+        while off < len(data):
+            n = sizes[i % len(sizes)]
+            self.chunk(data[off:off + n])
+            off += n
+            i += 1
+
     # --- routes ------------------------------------------------------------
     def do_GET(self):
-        if self.path == "/api/tags":
+        if self.path != "/_requests":
+            self.remember()
+        if self.path == "/_requests":
+            with REQ_LOCK:
+                out = list(REQUESTS)
+                REQUESTS.clear()
+            self.send_json(200, out)
+        elif self.path.startswith("/foundation-models"):
+            ok, why, details = sigv4_check("GET", self.path, self.headers, b"")
+            bearer = self.headers.get("Authorization", "").startswith("Bearer ")
+            if not ok and not bearer:
+                self.send_bedrock_error(403, why, "The request signature we calculated does not "
+                                        "match the signature you provided.")
+                return
+            self.send_json(200, {"modelSummaries": [
+                {"modelId": m, "modelName": m, "providerName": "kiln-tests",
+                 "inputModalities": ["TEXT"], "outputModalities": ["TEXT"],
+                 "responseStreamingSupported": True} for m in MODELS]})
+        elif self.path.startswith("/v1/models") and self.headers.get("anthropic-version"):
+            self.send_json(200, {"data": [
+                {"type": "model", "id": m, "display_name": m, "created_at": "2025-01-01T00:00:00Z"}
+                for m in MODELS], "has_more": False, "first_id": MODELS[0], "last_id": MODELS[-1]})
+        elif self.path == "/api/tags":
             self.send_json(200, {"models": [
                 {"name": m + ":latest", "model": m + ":latest", "modified_at": "2024-06-01T00:00:00Z",
                  "size": 1000, "digest": "0" * 64,
@@ -259,6 +404,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         req = self.read_body()
+        if self.path == "/v1/messages":
+            self.remember()
+            self.anthropic(req)
+            return
+        if self.path.startswith("/model/"):
+            self.bedrock(req)
+            return
+        self.remember()
         openai = self.path == "/v1/chat/completions"
         if self.path not in ("/api/chat", "/v1/chat/completions"):
             self.send_json(404, {"error": "404 page not found"})
@@ -385,6 +538,220 @@ class Handler(BaseHTTPRequestHandler):
                    "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(toks),
                              "total_tokens": prompt_tokens + len(toks)}})
         self.chunk("data: [DONE]\n\n")
+        self.end_chunked()
+        LAST["endAt"] = time.monotonic()
+
+
+    # --- Anthropic's Messages API ----------------------------------------
+    def anthropic_error(self, status, etype, message, headers=None):
+        self.send_json(status, {"type": "error", "error": {"type": etype, "message": message}},
+                       headers)
+
+    def anthropic(self, req):
+        if self.headers.get("anthropic-version") != "2023-06-01":
+            self.anthropic_error(400, "invalid_request_error",
+                                 "anthropic-version: header is required")
+            return
+        if not isinstance(req, dict):
+            self.anthropic_error(400, "invalid_request_error", "invalid JSON in request body")
+            return
+        model = str(req.get("model", ""))
+        messages = req.get("messages") or []
+        if not isinstance(req.get("max_tokens"), int):
+            self.anthropic_error(400, "invalid_request_error", "max_tokens: Field required")
+            return
+        roles = [m.get("role") for m in messages]
+        if any(r not in ("user", "assistant") for r in roles) or not roles or roles[0] != "user":
+            self.anthropic_error(400, "invalid_request_error",
+                                 f"messages: roles must be user/assistant, starting with user: {roles}")
+            return
+        if not self.headers.get("x-api-key"):
+            self.anthropic_error(401, "authentication_error", "x-api-key header is required")
+            return
+        if model not in MODELS:
+            self.anthropic_error(404, "not_found_error", f"model: {model}")
+            return
+        if model == "fake-401" and self.headers.get("x-api-key") != "sk-good":
+            self.anthropic_error(401, "authentication_error", "invalid x-api-key")
+            return
+        if model == "fake-429":
+            self.anthropic_error(429, "rate_limit_error",
+                                 "Number of request tokens has exceeded your per-minute rate limit",
+                                 {"retry-after": "7"})
+            return
+        if model == "fake-500":
+            self.anthropic_error(500, "api_error", "Internal server error")
+            return
+        if model == "fake-overloaded":
+            self.anthropic_error(529, "overloaded_error", "Overloaded")
+            return
+        if model == "fake-toolarge":
+            self.anthropic_error(413, "request_too_large", "Request exceeds the maximum allowed size")
+            return
+        if model == "fake-notjson":
+            self.send_html()
+            return
+        # The system prompt travels apart: give it back to the script.
+        msgs = [{"role": "system", "content": req.get("system", "")}] + [
+            {"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
+             else "".join(b.get("text", "") for b in m["content"])} for m in messages]
+        toks = tokens(answer_for(model, msgs))
+        delay = 0.04 if model == "fake-slow" else 0.0
+        self.start_chunked("text/event-stream; charset=utf-8")
+
+        def event(name, obj):
+            return ("event: %s\ndata: %s\n\n" % (name, dumps(obj))).encode()
+        prompt_tokens = sum(len(str(m.get("content", ""))) // 4 for m in msgs)
+        head = event("message_start", {"type": "message_start", "message": {
+            "id": "msg_fake", "type": "message", "role": "assistant", "model": model,
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": prompt_tokens, "output_tokens": 1}}})
+        head += event("content_block_start", {"type": "content_block_start", "index": 0,
+                                              "content_block": {"type": "text", "text": ""}})
+        head += event("ping", {"type": "ping"})
+        self.pieces(head)
+        for i, t in enumerate(toks):
+            if model == "fake-cut" and i == len(toks) // 2:
+                self.drop()
+                return
+            if model == "fake-stall" and i == 2:
+                time.sleep(30)
+                self.drop()
+                return
+            if model == "fake-midstream" and i == len(toks) // 2:
+                self.pieces(event("error", {"type": "error", "error": {
+                    "type": "overloaded_error", "message": "Overloaded"}}))
+                self.end_chunked()
+                return
+            self.pieces(event("content_block_delta", {
+                "type": "content_block_delta", "index": 0,
+                "delta": {"type": "text_delta", "text": t}}))
+            if delay:
+                time.sleep(delay)
+        LAST["lastTokenAt"] = time.monotonic()
+        tail = event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        tail += event("message_delta", {"type": "message_delta",
+                                        "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                                        "usage": {"output_tokens": len(toks)}})
+        tail += event("message_stop", {"type": "message_stop"})
+        self.pieces(tail)
+        self.end_chunked()
+        LAST["endAt"] = time.monotonic()
+
+    # --- Amazon Bedrock's Converse API ---------------------------------
+    def send_bedrock_error(self, status, etype, message, headers=None):
+        h = {"x-amzn-ErrorType": etype + ":http://internal.amazon.com/coral/com.amazon.bedrock/",
+             "x-amzn-RequestId": "00000000-0000-0000-0000-000000000000"}
+        h.update(headers or {})
+        self.send_json(status, {"message": message}, h)
+
+    def send_html(self):
+        body = b"<html><body><h1>502 Bad Gateway</h1></body></html>\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def bedrock(self, req):
+        raw_path = self.path
+        auth = self.headers.get("Authorization", "")
+        bearer = auth[len("Bearer "):] if auth.startswith("Bearer ") else None
+        if bearer is None:
+            ok, why, details = sigv4_check("POST", raw_path, self.headers, self.raw_body)
+        else:
+            ok, why, details = True, "", {}
+        self.remember(sigv4={"ok": ok, "error": why, **details} if bearer is None else None)
+        parts = raw_path.split("?")[0].split("/")
+        if len(parts) != 4 or parts[3] not in ("converse-stream", "converse"):
+            self.send_bedrock_error(404, "UnknownOperationException", "Unknown operation")
+            return
+        if not ok:
+            self.send_bedrock_error(403, why, "The request signature we calculated does not match "
+                                    "the signature you provided. Check your AWS Secret Access Key "
+                                    "and signing method.")
+            return
+        model = urllib.parse.unquote(parts[2])
+        if not isinstance(req, dict) or not isinstance(req.get("messages"), list):
+            self.send_bedrock_error(400, "ValidationException", "Malformed input request")
+            return
+        messages = req["messages"]
+        roles = [m.get("role") for m in messages]
+        if not roles or roles[0] != "user" or any(a == b for a, b in zip(roles, roles[1:])):
+            self.send_bedrock_error(400, "ValidationException",
+                                    "A conversation must start with a user message and "
+                                    "alternate user and assistant roles.")
+            return
+        base = model.split(":")[0]
+        if base not in MODELS:
+            self.send_bedrock_error(400, "ValidationException",
+                                    "The provided model identifier is invalid.")
+            return
+        if base == "fake-401" and bearer != "sk-good":
+            self.send_bedrock_error(401, "UnrecognizedClientException",
+                                    "The security token included in the request is invalid.")
+            return
+        if base == "fake-429":
+            self.send_bedrock_error(429, "ThrottlingException",
+                                    "Too many requests, please wait before trying again.",
+                                    {"Retry-After": "7"})
+            return
+        if base == "fake-500":
+            self.send_bedrock_error(500, "InternalServerException", "Internal server error")
+            return
+        if base == "fake-overloaded":
+            self.send_bedrock_error(503, "ServiceUnavailableException",
+                                    "Bedrock is unable to process your request.")
+            return
+        if base == "fake-toolarge":
+            self.send_bedrock_error(400, "ValidationException",
+                                    "Input is too long for requested model.")
+            return
+        if base == "fake-notjson":
+            self.send_html()
+            return
+        system = "".join(b.get("text", "") for b in req.get("system") or [])
+        msgs = [{"role": "system", "content": system}] + [
+            {"role": m["role"], "content": "".join(b.get("text", "") for b in m["content"])}
+            for m in messages]
+        toks = tokens(answer_for(base, msgs))
+        delay = 0.04 if base == "fake-slow" else 0.0
+        self.start_chunked("application/vnd.amazon.eventstream")
+        self.pieces(es_event("messageStart", {"p": "abcd", "role": "assistant"}))
+        for i, t in enumerate(toks):
+            if base == "fake-cut" and i == len(toks) // 2:
+                # Half a message, then the connection drops.
+                self.pieces(es_event("contentBlockDelta", {"contentBlockIndex": 0,
+                                                           "delta": {"text": t}})[:9])
+                self.drop()
+                return
+            if base == "fake-stall" and i == 2:
+                time.sleep(30)
+                self.drop()
+                return
+            if base == "fake-midstream" and i == len(toks) // 2:
+                self.pieces(es_exception("throttlingException",
+                                         "Too many tokens, please wait before trying again."))
+                self.end_chunked()
+                return
+            bad = {}
+            if i == 1 and base == "fake-badcrc":
+                bad = {"bad_crc": True}
+            if i == 1 and base == "fake-badprelude":
+                bad = {"bad_prelude": True}
+            self.pieces(es_event("contentBlockDelta", {"contentBlockIndex": 0, "p": "xy",
+                                                       "delta": {"text": t}}, **bad))
+            if delay:
+                time.sleep(delay)
+        LAST["lastTokenAt"] = time.monotonic()
+        prompt_tokens = sum(len(str(m.get("content", ""))) // 4 for m in msgs)
+        tail = es_event("contentBlockStop", {"contentBlockIndex": 0})
+        tail += es_event("messageStop", {"stopReason": "end_turn"})
+        tail += es_event("metadata", {"usage": {"inputTokens": prompt_tokens,
+                                                "outputTokens": len(toks),
+                                                "totalTokens": prompt_tokens + len(toks)},
+                                      "metrics": {"latencyMs": 12}})
+        self.pieces(tail)
         self.end_chunked()
         LAST["endAt"] = time.monotonic()
 

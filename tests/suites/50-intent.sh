@@ -5,7 +5,9 @@
 # (*.test.in: they need the fake server and the KILN_TEST_* variables, so
 # 15-transcripts.sh, which plays every *.test, leaves them out) is played
 # once per provider
-# (Ollama's /api/chat and the OpenAI-compatible /v1/chat/completions), then
+# (Ollama's /api/chat, the OpenAI-compatible /v1/chat/completions,
+# Anthropic's /v1/messages and Bedrock's converse-stream; each provider's
+# own failure modes are in intent/model/PROVIDER/), then
 # a session recorded with `kiln --record` is replayed, then `kiln ask` and
 # `kiln shell` are driven through pipes. Loopback only; bounded in time.
 set -u
@@ -56,12 +58,22 @@ echo '{"llm":{"model":"fake-nocode"}}' >"$tmp/state/config.json"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 
 # --- transcripts, once per provider ------------------------------------------
-for provider in ollama openai; do
+# The fake server's Anthropic wants an x-api-key (replay drops KILN_*, so
+# the key comes the way Anthropic's SDKs take it); its Bedrock checks the
+# SigV4 signature against these credentials, session token and region.
+export ANTHROPIC_API_KEY=sk-ant-fake-test
+export AWS_ACCESS_KEY_ID=AKIDFAKEKILN AWS_SECRET_ACCESS_KEY=fake/secret+key
+export AWS_SESSION_TOKEN=fake-session-token AWS_REGION=us-west-2
+export AWS_SHARED_CREDENTIALS_FILE=/nonexistent AWS_CONFIG_FILE=/nonexistent
+unset AWS_PROFILE AWS_DEFAULT_REGION AWS_BEARER_TOKEN_BEDROCK
+for provider in ollama openai anthropic bedrock; do
 	export KILN_TEST_PROVIDER=$provider
 	# intent/*.test need no model server (15-transcripts.sh plays them
 	# too); intent/model/*.test.in need the fake one and the KILN_TEST_*
 	# variables, so they are named apart from what 15 plays.
-	for t in protocol/transcripts/intent/*.test protocol/transcripts/intent/model/*.test.in; do
+	for t in protocol/transcripts/intent/*.test protocol/transcripts/intent/model/*.test.in \
+		protocol/transcripts/intent/model/$provider/*.test.in; do
+		[ -e "$t" ] || continue
 		name="$provider/${t#protocol/transcripts/intent/}"
 		name=${name%.test.in}
 		name=${name%.test}
@@ -94,6 +106,10 @@ else
 fi
 # The API key given in a transcript never reaches the log.
 if grep -q 'sk-' "$audit" 2>/dev/null; then ko "audit-no-key"; else ok "audit-no-key"; fi
+# Nor do the Anthropic key, the AWS secret or the session token, anywhere
+# kiln writes state.
+if grep -rq 'sk-ant-fake\|fake/secret+key\|fake-session-token' "$tmp/state" 2>/dev/null; then
+	ko "state-no-secrets"; else ok "state-no-secrets"; fi
 
 # --- a recorded session replays ------------------------------------------------
 sh tests/fake-model/record-session.sh "$KILN" "$url" "$tmp" >"$tmp/rec.out" 2>&1
