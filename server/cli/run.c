@@ -3,6 +3,7 @@
  * exiting with its status (128+N for signal N, 124 when the wall clock
  * ended it, 125 when the sandbox could not be built). */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -270,6 +271,12 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		cr.code = r == -EINVAL ? 2 : EXIT_NOSANDBOX;
 		goto out;
 	}
+	/* The workspace is the current directory, as for a shell command. */
+	char cwd[PATH_MAX], why[512];
+	if (getcwd(cwd, sizeof(cwd)) &&
+	    sandbox_set_workspace(k.sandbox, cwd, why, sizeof(why)) < 0 &&
+	    k.sandbox->config.workspace_on)
+		cli_error("kiln run: no workspace", why);
 	loop_signal_watch(k.loop, SIGINT, on_signal, &cr);
 	loop_signal_watch(k.loop, SIGTERM, on_signal, &cr);
 	loop_signal_watch(k.loop, SIGHUP, on_signal, &cr);
