@@ -146,6 +146,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
     a = ap.parse_args()
+    a.kiln = os.path.abspath(a.kiln)
     root = os.geteuid() == 0
     tmp = tempfile.mkdtemp(prefix="kiln-ws-")
     os.chmod(tmp, 0o755)
@@ -309,7 +310,34 @@ def run_cases(kiln, tmp, root):
           "sandbox.workspace.hide[0]" in err.get("message", ""), json.dumps(k.init))
     k.close()
 
-    # 9. The home folder itself is never the workspace.
+    # 9. `kiln run` sees the current directory; it lists the changes and
+    #    writes them into the folder only with --apply.
+    cp = make_project(os.path.join(tmp, "c") if os.makedirs(os.path.join(tmp, "c")) is None
+                      else None, owner=65534 if root else None)
+    cbefore = snapshot(cp)
+    code = os.path.join(tmp, "change.py")
+    with open(code, "w") as f:
+        f.write("import os\nopen('report.txt', 'w').write('total 60\\n')\n"
+                "open('sales.csv', 'a').write('Apr,40\\n')\nos.remove('sub/f.txt')\n"
+                "print(open('sales.csv').read().count('\\n'))\n")
+    p = subprocess.run([kiln, "run", code], cwd=cp, capture_output=True, text=True, timeout=120)
+    check("kiln-run-lists-changes-applies-nothing",
+          p.returncode == 0 and p.stdout == "5\n" and "created  %s/report.txt" % cp in p.stderr
+          and "--apply" in p.stderr and snapshot(cp) == cbefore, "%r %r" % (p.stdout, p.stderr))
+    p = subprocess.run([kiln, "run", "--apply", code], cwd=cp, capture_output=True, text=True,
+                       timeout=120)
+    ok = p.returncode == 0 and "applied 3 changes" in p.stderr
+    try:
+        ok = ok and open(os.path.join(cp, "report.txt")).read() == "total 60\n" and \
+            open(os.path.join(cp, "sales.csv")).read() == SALES + "Apr,40\n" and \
+            not os.path.exists(os.path.join(cp, "sub", "f.txt")) and \
+            open(os.path.join(cp, ".env")).read() == SECRET + "\n"
+    except OSError as e:
+        ok = False
+        p.stderr += str(e)
+    check("kiln-run-apply-writes-the-changes", ok, p.stderr)
+
+    # 10. The home folder itself is never the workspace.
     home = os.path.join(tmp, "home")
     os.makedirs(home)
     os.chmod(home, 0o755)
@@ -320,7 +348,7 @@ def run_cases(kiln, tmp, root):
     finally:
         k.close()
 
-    # 10. As root, the box is nobody: root's own files are read, never
+    # 11. As root, the box is nobody: root's own files are read, never
     #     changed, and new files still land in the layer.
     if root:
         rp = make_project(os.path.join(tmp, "r") if os.makedirs(os.path.join(tmp, "r")) is None
