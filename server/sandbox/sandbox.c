@@ -435,6 +435,7 @@ void sandbox_free(struct sandbox *s)
 	sbx_cgroup_root_free(s->cgroups);
 	sbx_config_release(&s->config);
 	free(s->workspace);
+	free(s->survey_files);
 	free(s);
 }
 

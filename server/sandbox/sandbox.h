@@ -103,6 +103,7 @@ struct sandbox {
 	/* The host folder the runs see, read-only under a private writable
 	 * layer, at its own path (sandbox_set_workspace); NULL: none. */
 	char *workspace;
+	char *survey_files; /* the workspace's files, from the last survey (survey.h) */
 };
 
 /* Prepare the subsystem: who the server is, the Landlock ABI, the

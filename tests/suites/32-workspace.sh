@@ -4,7 +4,8 @@
 # holding sales.csv, .env, .git and keys: relative reads, secrets hidden
 # (and masks that cannot be undone), writes reported as workspaceChanges
 # and a workspaceEdit while the host folder stays byte for byte the same,
-# pandas and matplotlib in the box, the config's hide list and mode. As
+# pandas and matplotlib in the box, the config's hide list and mode, the
+# model's prompt (the modules the box imports, the workspace's files). As
 # root it runs twice: as root and, through setpriv, as nobody, from a
 # private copy of the binaries. Last line: "32-workspace: N passed, N failed".
 set -u
@@ -43,8 +44,8 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 chmod 755 "$tmp"
 log=$tmp/log
 cp "$KILN" "$tmp/kiln"
-cp tests/workspace/workspace.py tests/lib/kilnrpc.py "$tmp/"
-chmod 755 "$tmp/kiln" "$tmp/workspace.py"
+cp tests/workspace/workspace.py tests/lib/kilnrpc.py tests/fake-model/fake_model.py "$tmp/"
+chmod 755 "$tmp/kiln" "$tmp/workspace.py" "$tmp/fake_model.py"
 chmod 644 "$tmp/kilnrpc.py"
 
 run_as() { # run_as LABEL [WRAPPER...]
@@ -52,7 +53,8 @@ run_as() { # run_as LABEL [WRAPPER...]
 	shift
 	"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
 		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-		python3 "$tmp/workspace.py" --kiln "$tmp/kiln" >"$log" 2>&1 </dev/null
+		python3 "$tmp/workspace.py" --kiln "$tmp/kiln" --fake-model "$tmp/fake_model.py" \
+		>"$log" 2>&1 </dev/null
 	add "$log" "$label: "
 }
 

@@ -83,8 +83,11 @@ def snapshot(p):
 
 
 class Kiln:
-    def __init__(self, kiln, root_uri, config=None, home=None):
+    def __init__(self, kiln, root_uri, config=None, home=None, model_url=None):
         env = dict(os.environ)
+        if model_url:
+            env["KILN_LLM_URL"] = model_url
+            env["KILN_MODEL"] = "fake-coder"
         if home:
             env["HOME"] = home
         args = [kiln]
@@ -145,6 +148,7 @@ def changes(res):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
+    ap.add_argument("--fake-model", required=True)
     a = ap.parse_args()
     a.kiln = os.path.abspath(a.kiln)
     root = os.geteuid() == 0
@@ -152,6 +156,7 @@ def main():
     os.chmod(tmp, 0o755)
     try:
         run_cases(a.kiln, tmp, root)
+        prompt_cases(a.kiln, a.fake_model, tmp, root)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     passed = sum(results)
@@ -366,6 +371,44 @@ def run_cases(kiln, tmp, root):
                   "%r %r" % (k.out, res and res.get("workspaceChanges")))
         finally:
             k.close()
+
+
+def prompt_cases(kiln, fake_model, tmp, root):
+    """The model is told what the box can import and what the workspace holds."""
+    proj = make_project(os.path.join(tmp, "m") if os.makedirs(os.path.join(tmp, "m")) is None
+                        else None, owner=65534 if root else None)
+    log = os.path.join(tmp, "model.log")
+    port_file = os.path.join(tmp, "port")
+    fm = subprocess.Popen([sys.executable, fake_model, "--port-file", port_file, "--log", log,
+                           "--max-seconds", "300"], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if os.path.exists(port_file):
+                break
+            time.sleep(0.05)
+        port = open(port_file).read().strip()
+        k = Kiln(kiln, uri(proj), model_url="http://127.0.0.1:%s" % port)
+        try:
+            r = k.call("intent/run", {"intent": "plot monthly totals from sales.csv",
+                                      "language": "python"})
+            msgs = json.loads(open(log).read().splitlines()[-1]) if os.path.exists(log) else []
+            system = " ".join(m["content"] for m in msgs if m["role"] == "system")
+            user = " ".join(m["content"] for m in msgs if m["role"] == "user")
+            check("intent-answered", "result" in r, json.dumps(r)[:300])
+            check("prompt-lists-importable-modules",
+                  all(m in system for m in ("numpy", "pandas", "matplotlib")), system)
+            check("prompt-names-the-workspace", proj in system, system)
+            check("prompt-lists-workspace-files",
+                  "sales.csv (%d bytes): month,total" % len(SALES) in user and
+                  "sub/deep/notes.md" in user, user)
+            check("prompt-leaves-secrets-out",
+                  ".env" not in user and "server.key" not in user and "id_rsa" not in user and
+                  SECRET not in user + system, user)
+        finally:
+            k.close()
+    finally:
+        fm.kill()
+        fm.wait()
 
 
 if __name__ == "__main__":
