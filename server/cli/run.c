@@ -13,6 +13,7 @@
 
 #include "cli/apply.h"
 #include "cli/cli.h"
+#include "cli/save.h"
 #include "config.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -86,16 +87,32 @@ static void on_artifact(void *data, struct run *run, const struct run_artifact *
 	(void)data;
 	(void)run;
 	const char *path = a->path, *omitted = a->omitted;
+	/* An inline artifact is saved into the run's folder. */
+	char saved[PATH_MAX];
+	unsigned char *bytes = NULL;
+	size_t len = 0;
+	int sr = 0;
+	if (!path && a->base64 && (sr = cli_base64_decode(a->base64, &bytes, &len)) == 0) {
+		sr = cli_save_artifact(a->run_id, a->name, bytes, len, saved, sizeof(saved));
+		free(bytes);
+		if (sr == 0)
+			path = saved;
+	}
 	/* Names come from the program: shown, never acted on. */
 	fputs("kiln: artifact out/", stderr);
 	vis_fputs(stderr, a->name, 0);
 	fputs(" (", stderr);
 	vis_fputs(stderr, a->mime_type, 0);
 	fprintf(stderr, ", %llu bytes)%s", (unsigned long long)a->size,
-	        path      ? " copied to "
+	        path      ? " saved at "
 	        : omitted ? ": "
 	                  : "");
-	vis_fputs(stderr, path ? path : omitted, 0);
+	if (path)
+		cli_print_path(stderr, path, cli_links_ok(2));
+	else if (omitted)
+		vis_fputs(stderr, omitted, 0);
+	else if (sr < 0)
+		fprintf(stderr, ": not saved (%s)", strerror(-sr));
 	fputc('\n', stderr);
 }
 

@@ -342,6 +342,29 @@ def run_cases(kiln, tmp, root):
         p.stderr += str(e)
     check("kiln-run-apply-writes-the-changes", ok, p.stderr)
 
+    # The terminal keeps artifacts: saved into the run's folder under
+    # $XDG_CACHE_HOME/kiln/, the path printed.
+    cache = os.path.join(tmp, "cache")
+    art = os.path.join(tmp, "art.py")
+    with open(art, "w") as f:
+        f.write("open('/work/out/plot.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(100))\n"
+                "open('/work/out/../out/.hidden\\x1b]0;x\\x07', 'w').write('h')\n")
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    p = subprocess.run([kiln, "run", art], cwd=cp, capture_output=True, text=True, timeout=120,
+                       env=env)
+    saved = [line.split(" saved at ", 1)[1] for line in p.stderr.splitlines()
+             if " saved at " in line]
+    ok = p.returncode == 0 and len(saved) == 2
+    try:
+        png = [q for q in saved if q.endswith("/plot.png")]
+        ok = ok and len(png) == 1 and png[0].startswith(cache + "/kiln/runs/") and \
+            open(png[0], "rb").read() == b"\x89PNG\r\n\x1a\n" + bytes(100) and \
+            all("\x1b" not in q and "/." not in q for q in saved)
+    except OSError as e:
+        ok = False
+        p.stderr += str(e)
+    check("kiln-run-saves-artifacts-and-prints-the-path", ok, p.stderr)
+
     # 10. The home folder itself is never the workspace.
     home = os.path.join(tmp, "home")
     os.makedirs(home)
