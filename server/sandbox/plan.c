@@ -382,8 +382,7 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	    (r = mirror(&c, "/etc/alternatives", SBX_BIND_OPTIONAL)) < 0 ||
 	    (r = mirror(&c, "/etc/localtime", SBX_BIND_OPTIONAL)) < 0 ||
 	    (r = mirror(&c, "/etc/matplotlibrc", SBX_BIND_OPTIONAL)) < 0 ||
-	    (r = mirror(&c, "/etc/fonts", SBX_BIND_OPTIONAL)) < 0 ||
-	    (r = mirror(&c, "/var/cache/fontconfig", SBX_BIND_OPTIONAL)) < 0)
+	    (r = mirror(&c, "/etc/fonts", SBX_BIND_OPTIONAL)) < 0)
 		goto out;
 	/* The workspace (runs only, not workers): the host folder at its own
 	 * path, over a private layer; the child checks the hide patterns. */

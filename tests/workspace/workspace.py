@@ -248,6 +248,26 @@ def run_cases(kiln, tmp, root):
               ("create", uri(proj + "/report.txt")) in kinds, json.dumps(we)[:800])
         check("host-folder-unchanged", snapshot(proj) == before, "the host folder changed")
 
+        # Around the workspace: its parents are empty, a sibling folder of
+        # the host is not there, nothing can be written beside it.
+        sib = os.path.join(os.path.dirname(proj), "sibling")
+        os.makedirs(sib, exist_ok=True)
+        with open(os.path.join(sib, "data"), "w") as f:
+            f.write(SECRET)
+        res, err = k.run("import os\n"
+                         "print(os.listdir('..'))\n"
+                         "for p in ['../sibling/data', '../x', '/tmp/../x']:\n"
+                         "    try:\n"
+                         "        open(p, 'a' if p.endswith('x') and p != '../x' else 'r')\n"
+                         "        print(p, 'OPEN')\n"
+                         "    except OSError as e:\n"
+                         "        print(p, 'no', e.errno)\n")
+        out = k.out["stdout"]
+        check("around-the-workspace-nothing-of-the-host",
+              out.splitlines()[:1] == ["['proj']"] and "sibling/data OPEN" not in out and
+              not os.path.exists(os.path.join(os.path.dirname(proj), "x")), out)
+        shutil.rmtree(sib)
+
         # 5. The next run starts from the host folder again.
         res, err = k.run("import os\nprint(os.path.exists('report.txt'), "
                          "open('sales.csv').read() == %r)\n" % SALES)
