@@ -200,14 +200,13 @@ static void file(struct diff *d, const char *root, const char *rel, int udir, in
 
 static bool opaque(int udir, const char *name)
 {
-	char path[64], v[4];
+	char v[4];
 	int fd = openat(udir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return false;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	ssize_t n = lgetxattr(path, "user.overlay.opaque", v, sizeof(v));
+	ssize_t n = fgetxattr(fd, "user.overlay.opaque", v, sizeof(v));
 	if (n < 0)
-		n = lgetxattr(path, "trusted.overlay.opaque", v, sizeof(v));
+		n = fgetxattr(fd, "trusted.overlay.opaque", v, sizeof(v));
 	close(fd);
 	return n >= 1 && v[0] == 'y';
 }

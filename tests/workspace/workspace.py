@@ -40,6 +40,7 @@ def make_project(root, owner=None):
     p = os.path.join(root, "proj")
     os.makedirs(os.path.join(p, "sub", "deep"))
     os.makedirs(os.path.join(p, ".git"))
+    os.makedirs(os.path.join(p, "olddir"))
     files = {
         "sales.csv": SALES,
         ".env": SECRET + "\n",
@@ -49,6 +50,8 @@ def make_project(root, owner=None):
         "sub/deep/server.key": SECRET + "\n",
         "sub/deep/notes.md": "# notes\n",
         "id_rsa": SECRET + "\n",
+        "olddir/a.txt": "a\n",
+        "olddir/b.txt": "b\n",
     }
     for rel, text in files.items():
         with open(os.path.join(p, rel), "w") as f:
@@ -222,6 +225,8 @@ def run_cases(kiln, tmp, root):
                 "os.remove('sub/f.txt')\n"
                 "os.makedirs('new/dir')\n"
                 "open('new/dir/data.bin', 'wb').write(bytes(range(256)))\n"
+                "import shutil\nshutil.rmtree('olddir')\nos.mkdir('olddir')\n"
+                "open('olddir/c.txt', 'w').write('c\\n')\n"
                 "print(sorted(os.listdir('.')))\n")
         res, err = k.run(code)
         ch = changes(res)
@@ -233,6 +238,10 @@ def run_cases(kiln, tmp, root):
               json.dumps(ch))
         check("deleted-file-reported", ch.get(proj + "/sub/f.txt", {}).get("kind") == "deleted",
               json.dumps(ch))
+        check("replaced-directory-reported",
+              ch.get(proj + "/olddir/a.txt", {}).get("kind") == "deleted" and
+              ch.get(proj + "/olddir/b.txt", {}).get("kind") == "deleted" and
+              ch.get(proj + "/olddir/c.txt", {}).get("kind") == "created", json.dumps(ch))
         check("binary-file-reported-not-in-edit",
               ch.get(proj + "/new/dir/data.bin", {}).get("inEdit") is False and
               ch[proj + "/new/dir/data.bin"]["size"] == 256, json.dumps(ch))
