@@ -247,8 +247,10 @@ static void surveyed(void *data)
 	                    : -ENOMEM;
 	if (r < 0) {
 		intent_progress(k, j->token, "end", "failed");
-		intent_error(j->call, RPC_INTERNAL_ERROR, "internal", NULL,
-		             "cannot ask the model: %s", strerror(-r));
+		/* As the dispatcher answers a handler's own failure. */
+		char detail[128];
+		snprintf(detail, sizeof(detail), "Internal error: %s", strerror(-r));
+		rpc_call_error(j->call, RPC_INTERNAL_ERROR, detail, NULL);
 		run_job_free(j);
 	}
 }
