@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "cli/apply.h"
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/languages.h"
@@ -41,6 +43,31 @@ static void usage(FILE *f)
 	       "KILN_MODEL, KILN_API_KEY (docs/configuration.md).\n");
 }
 
+static void say_info(void *data, const char *line)
+{
+	term_info(data, "%s", line);
+}
+
+/* The run's workspace changes: listed; written into the folder only when
+ * the person, at a terminal, says yes. */
+static void ask_apply(struct term *t, json_object *result)
+{
+	if (!cli_ws_report(result, say_info, t))
+		return;
+	char answer[16] = "";
+	if (isatty(0) && isatty(2)) {
+		fputs("apply these changes to your files? [y/N] ", stderr);
+		if (!fgets(answer, sizeof(answer), stdin))
+			answer[0] = '\0';
+	}
+	if (answer[0] != 'y' && answer[0] != 'Y') {
+		term_info(t, "not applied: your files are as they were");
+		return;
+	}
+	int done = cli_ws_apply(result, say_info, t);
+	if (done >= 0)
+		term_info(t, "applied %d change%s", done, done == 1 ? "" : "s");
+}
 int cli_ask(const struct kiln_options *global, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -162,6 +189,7 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 		goto out;
 	}
 	term_run_result(&t, json_get(ares, "result"));
+	ask_apply(&t, json_get(ares, "result"));
 	bool ok = false;
 	json_get_bool(ares, "ok", &ok);
 	const char *stopped = NULL;

@@ -4,6 +4,7 @@
 #include "cli/client.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "core/buf.h"
 #include "core/json.h"
+#include "methods/workspace_edit.h"
 #include "core/util.h"
 #include "rpc/frame.h"
 #include "rpc/message.h"
@@ -243,6 +245,12 @@ int cli_client_start(const char *config_path, struct cli_client **ret, char *det
 	json_object *info = json_object_new_object();
 	json_object_object_add(info, "name", json_object_new_string("kiln shell"));
 	json_object_object_add(params, "clientInfo", info);
+	/* The terminal's workspace is the current directory, as a shell's. */
+	char cwd[PATH_MAX];
+	char *uri = getcwd(cwd, sizeof(cwd)) ? file_uri(cwd) : NULL;
+	if (uri)
+		json_object_object_add(params, "rootUri", json_object_new_string(uri));
+	free(uri);
 	json_object *res = NULL, *err = NULL;
 	int r = cli_client_call(c, "initialize", params, NULL, NULL, &res, &err);
 	if (r < 0 || err) {

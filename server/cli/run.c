@@ -1,8 +1,9 @@
-/* run.c: `kiln run [--lang L] [--timeout S] [--json] FILE|-`: run code in
+/* run.c: `kiln run [--lang L] [--timeout S] [--json] [--apply] FILE|-`: run code in
  * the same sandbox snippet/run uses, printing its output as it comes and
  * exiting with its status (128+N for signal N, 124 when the wall clock
  * ended it, 125 when the sandbox could not be built). */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/apply.h"
 #include "cli/cli.h"
+#include "cli/save.h"
 #include "config.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -31,6 +34,7 @@ struct cli_run {
 	struct kiln *k;
 	struct run *run;
 	bool json;
+	bool apply; /* --apply: write the run's workspace changes into the folder */
 	int code;
 	/* The program's stdout and stderr, filtered apart (a sequence may
 	 * be split across two chunks of one stream): colour passes, other
@@ -83,20 +87,59 @@ static void on_artifact(void *data, struct run *run, const struct run_artifact *
 	(void)data;
 	(void)run;
 	const char *path = a->path, *omitted = a->omitted;
+	/* An inline artifact is saved into the run's folder. */
+	char saved[PATH_MAX];
+	unsigned char *bytes = NULL;
+	size_t len = 0;
+	int sr = 0;
+	if (!path && a->base64 && (sr = cli_base64_decode(a->base64, &bytes, &len)) == 0) {
+		sr = cli_save_artifact(a->run_id, a->name, bytes, len, saved, sizeof(saved));
+		free(bytes);
+		if (sr == 0)
+			path = saved;
+	}
 	/* Names come from the program: shown, never acted on. */
 	fputs("kiln: artifact out/", stderr);
 	vis_fputs(stderr, a->name, 0);
 	fputs(" (", stderr);
 	vis_fputs(stderr, a->mime_type, 0);
 	fprintf(stderr, ", %llu bytes)%s", (unsigned long long)a->size,
-	        path      ? " copied to "
+	        path      ? " saved at "
 	        : omitted ? ": "
 	                  : "");
-	vis_fputs(stderr, path ? path : omitted, 0);
+	if (path)
+		cli_print_path(stderr, path, cli_links_ok(2));
+	else if (omitted)
+		vis_fputs(stderr, omitted, 0);
+	else if (sr < 0)
+		fprintf(stderr, ": not saved (%s)", strerror(-sr));
 	fputc('\n', stderr);
 }
 
 static const struct run_sink sink = {.output = on_output, .artifact = on_artifact};
+
+static void say_stderr(void *data, const char *line)
+{
+	fputs((const char *)data, stderr);
+	vis_fputs(stderr, line, 0);
+	fputc('\n', stderr);
+}
+
+/* What the code changed in the workspace: listed, applied with --apply. */
+static void workspace_changes(struct cli_run *cr, json_object *result)
+{
+	size_t n = cli_ws_report(result, say_stderr, "kiln run: ");
+	if (!n)
+		return;
+	if (!cr->apply) {
+		fputs("kiln run: run with --apply to write these changes into the folder\n",
+		      stderr);
+		return;
+	}
+	int done = cli_ws_apply(result, say_stderr, "kiln run: ");
+	if (done >= 0)
+		fprintf(stderr, "kiln run: applied %d change%s\n", done, done == 1 ? "" : "s");
+}
 
 static void on_done(void *data, const struct run_outcome *oc, int err, const char *errmsg)
 {
@@ -109,11 +152,13 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 		fputc('\n', stderr);
 		cr->code = err == -EINVAL ? 2 : EXIT_NOSANDBOX;
 	} else {
-		if (cr->json) {
-			_cleanup_json_ json_object *result = run_outcome_json(oc);
+		_cleanup_json_ json_object *result = run_outcome_json(oc);
+		if (cr->json && result) {
 			vis_json_fputs(stderr, json_compact(result));
 			fputc('\n', stderr);
 		}
+		if (result)
+			workspace_changes(cr, result);
 		if (oc->timed_out) {
 			fprintf(stderr, "kiln run: the run reached its wall-clock limit\n");
 			cr->code = EXIT_TIMEOUT;
@@ -160,9 +205,12 @@ static void usage(FILE *out)
 {
 	char names[256];
 	fprintf(out,
-	        "Usage: kiln run [--lang LANGUAGE] [--timeout SECONDS] [--json]\n"
+	        "Usage: kiln run [--lang LANGUAGE] [--timeout SECONDS] [--json] [--apply]\n"
 	        "                [--config FILE] FILE|-\n"
 	        "Run FILE (or stdin) in kiln's sandbox, printing its output as it comes.\n"
+	        "The code sees the current directory (its secrets hidden) and its writes\n"
+	        "land in a private layer: kiln lists them at the end, and writes them into\n"
+	        "the folder only with --apply.\n"
 	        "LANGUAGE: %s, or an alias; without --lang, FILE's extension, else its\n"
 	        "#! line, else python.\n",
 	        lang_names(names, sizeof(names)));
@@ -174,13 +222,17 @@ static void usage(FILE *out)
 int cli_run(const struct kiln_options *global, int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"lang", required_argument, NULL, 'l'}, {"timeout", required_argument, NULL, 't'},
-	    {"json", no_argument, NULL, 'j'},       {"config", required_argument, NULL, 'c'},
-	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+	    {"lang", required_argument, NULL, 'l'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"config", required_argument, NULL, 'c'},
+	    {"apply", no_argument, NULL, 'a'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	const char *lang = NULL, *config_path = global->config_path;
 	double timeout = 0;
-	bool json = false;
+	bool json = false, apply = false;
 	int c;
 	optind = 0; /* 0, not 1: glibc then also resets the ordering main() chose with "+" */
 	while ((c = getopt_long(argc, argv, "l:t:jc:h", opts, NULL)) != -1) {
@@ -200,6 +252,9 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		}
 		case 'j':
 			json = true;
+			break;
+		case 'a':
+			apply = true;
 			break;
 		case 'c':
 			config_path = optarg;
@@ -229,7 +284,7 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	}
 
 	struct kiln k = {.encoding = POS_UTF8};
-	struct cli_run cr = {.k = &k, .json = json, .code = EXIT_NOSANDBOX};
+	struct cli_run cr = {.k = &k, .json = json, .apply = apply, .code = EXIT_NOSANDBOX};
 	vis_filter_init(&cr.out[0]);
 	vis_filter_init(&cr.out[1]);
 	char detail[512] = "";
@@ -270,6 +325,12 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		cr.code = r == -EINVAL ? 2 : EXIT_NOSANDBOX;
 		goto out;
 	}
+	/* The workspace is the current directory, as for a shell command. */
+	char cwd[PATH_MAX], why[512];
+	if (getcwd(cwd, sizeof(cwd)) &&
+	    sandbox_set_workspace(k.sandbox, cwd, why, sizeof(why)) < 0 &&
+	    k.sandbox->config.workspace_on)
+		cli_error("kiln run: no workspace", why);
 	loop_signal_watch(k.loop, SIGINT, on_signal, &cr);
 	loop_signal_watch(k.loop, SIGTERM, on_signal, &cr);
 	loop_signal_watch(k.loop, SIGHUP, on_signal, &cr);

@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli/apply.h"
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/languages.h"
@@ -89,6 +90,30 @@ static char *read_code(struct shell *sh, char *first)
 	return buf_steal(&b, NULL);
 }
 
+static void say_info(void *data, const char *line)
+{
+	term_info(data, "%s", line);
+}
+
+/* The run changed files in its private layer: list them, and write them
+ * into the folder only if the person says so. */
+static void offer_changes(struct shell *sh, json_object *result)
+{
+	size_t n = cli_ws_report(result, say_info, &sh->t);
+	if (!n)
+		return;
+	char *a = sh->tty ? read_line(sh, "apply these changes to your files? [y/N] ") : NULL;
+	bool yes = a && (a[0] == 'y' || a[0] == 'Y');
+	free(a);
+	if (!yes) {
+		term_info(&sh->t, "not applied: your files are as they were");
+		return;
+	}
+	int done = cli_ws_apply(result, say_info, &sh->t);
+	if (done >= 0)
+		term_info(&sh->t, "applied %d change%s", done, done == 1 ? "" : "s");
+}
+
 static void run_direct(struct shell *sh, const char *code)
 {
 	json_object *p = json_object_new_object();
@@ -127,6 +152,8 @@ static void run_direct(struct shell *sh, const char *code)
 		term_error(&sh->t, err);
 	else
 		term_run_result(&sh->t, res);
+	if (!err)
+		offer_changes(sh, res);
 }
 
 /* Let the person change the code in $VISUAL/$EDITOR; NULL when unchanged
@@ -216,6 +243,7 @@ static void approve(struct shell *sh, const char *id)
 		return;
 	}
 	term_run_result(&sh->t, json_get(res, "result"));
+	offer_changes(sh, json_get(res, "result"));
 	const char *stopped = NULL;
 	if (json_get_string(res, "stopped", &stopped) == 0) {
 		if (strcmp(stopped, "needs_approval") == 0) {

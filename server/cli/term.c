@@ -1,12 +1,15 @@
 /* term.c: the terminal presentation of proposals and runs (see term.h). */
 #include "cli/term.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/save.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/util.h"
@@ -242,10 +245,24 @@ void term_note(void *data, const char *method, json_object *params)
 		fflush(f);
 		buf_release(&out);
 	} else if (strcmp(method, "run/artifact") == 0) {
-		const char *name = "?", *path = NULL, *mime = "";
+		const char *name = "?", *path = NULL, *mime = "", *b64 = NULL, *run = "run";
 		json_get_string(params, "name", &name);
 		json_get_string(params, "path", &path);
 		json_get_string(params, "mimeType", &mime);
+		json_get_string(params, "data", &b64);
+		json_get_string(params, "runId", &run);
+		/* An inline artifact is saved into the run's folder, so that
+		 * nothing the code made vanishes with the terminal's scroll. */
+		char saved[PATH_MAX];
+		int sr = -ENOENT;
+		unsigned char *bytes = NULL;
+		size_t len = 0;
+		if (!path && b64 && (sr = cli_base64_decode(b64, &bytes, &len)) == 0) {
+			sr = cli_save_artifact(run, name, bytes, len, saved, sizeof(saved));
+			free(bytes);
+			if (sr == 0)
+				path = saved;
+		}
 		if (!t->at_bol)
 			putchar('\n'), t->at_bol = true;
 		term_status_clear(t);
@@ -256,8 +273,10 @@ void term_note(void *data, const char *method, json_object *params)
 		show(t, stdout, mime, 0);
 		fputs(")", stdout);
 		if (path) {
-			fputs(" at ", stdout);
-			show(t, stdout, path, 0);
+			fputs(" saved at ", stdout);
+			cli_print_path(stdout, path, cli_links_ok(1));
+		} else if (b64) {
+			printf(" not saved: %s", strerror(-sr));
 		}
 		printf("%s\n", c(t, C_RESET));
 		fflush(stdout);

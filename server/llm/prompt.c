@@ -23,19 +23,35 @@ static json_object *message(const char *role, const char *content)
 	return m;
 }
 
-static void system_prompt(struct buf *b, const char *language, const char *profile)
+static void system_prompt(struct buf *b, const struct llm_prompt *p)
 {
+	const char *language = p->language, *profile = p->profile;
 	buf_printf(b,
 	           "You write %s code for kiln, which checks it and, once a person approves, "
 	           "runs it in a sandbox.\n"
 	           "Language: %s\n"
 	           "Answer with exactly one fenced code block tagged %s holding a complete "
 	           "program that runs as is, then at most two short sentences. No other code "
-	           "blocks, no shell commands to install anything.\n"
-	           "The sandbox has no network, sees only its own working directory, and has "
-	           "time and memory limits. Files it writes under out/ (relative to its working "
-	           "directory) are shown to the person as artifacts.\n",
+	           "blocks, no shell commands to install anything.\n",
 	           language, language, language);
+	if (p->workspace)
+		buf_printf(b,
+		           "The sandbox has no network and has time and memory limits. Its working "
+		           "directory is the person's project folder %s: read its files by "
+		           "relative path. What the program writes there is kept aside and shown "
+		           "to the person as proposed changes; files it writes under /work/out "
+		           "are shown as artifacts. Secrets (.env, .git, keys) cannot be read.\n",
+		           p->workspace);
+	else
+		buf_printf(b, "The sandbox has no network, sees only its own working directory, "
+		              "and has time and memory limits. Files it writes under out/ "
+		              "(relative to its working directory) are shown to the person as "
+		              "artifacts.\n");
+	if (p->modules)
+		buf_printf(b,
+		           "Besides the standard library, the sandbox's Python has only these "
+		           "notable modules: %s. Use nothing else.\n",
+		           p->modules[0] ? p->modules : "none");
 	buf_printf(b,
 	           "Policy profile \"%s\": code that opens network connections, starts other "
 	           "programs, reads or writes files outside the working directory, changes "
@@ -59,7 +75,7 @@ json_object *llm_prompt_messages(const struct llm_prompt *p)
 	json_object *msgs = json_object_new_array();
 	struct buf b;
 	buf_init(&b, PROMPT_MAX);
-	system_prompt(&b, p->language, p->profile);
+	system_prompt(&b, p);
 	json_object_array_add(msgs, message("system", b.data));
 	size_t n = p->history ? json_object_array_length(p->history) : 0;
 	for (size_t i = 0; i < n; i++)
@@ -78,6 +94,10 @@ json_object *llm_prompt_messages(const struct llm_prompt *p)
 			               json_object_array_get_idx(p->workspace_files, i)));
 		buf_printf(&b, "\n");
 	}
+	if (p->workspace_listing && p->workspace_listing[0])
+		buf_printf(
+		    &b, "Files in the working directory (size; first line of small CSV/JSON):\n%s",
+		    p->workspace_listing);
 	if (p->selection && p->selection[0]) {
 		buf_printf(&b, "Selected code, which your program replaces:\n```%s\n%.*s\n```\n",
 		           p->language, CONTEXT_MAX * 4, p->selection);

@@ -23,6 +23,8 @@
 #include "rpc/message.h"
 #include "rpc/peer.h"
 #include "sandbox/run.h"
+#include "sandbox/sandbox.h"
+#include "sandbox/survey.h"
 #include "validate/validate.h"
 
 /* intent/partial covers the first this many bytes of an answer. */
@@ -43,6 +45,11 @@ struct run_job {
 	size_t scanned;  /* acc bytes up to the last newline handled */
 	struct buf sent; /* the code streamed so far */
 	bool writing;
+	/* Kept for the prompt, built once the survey (what the box can
+	 * import, the workspace's files) is in. */
+	struct sbx_survey_wait *survey;
+	char *selection, *before, *after;
+	json_object *files;
 };
 
 static void run_job_free(struct run_job *j)
@@ -58,6 +65,11 @@ static void run_job_free(struct run_job *j)
 	free(j->uri);
 	free(j->text);
 	free(j->session_id);
+	sandbox_survey_cancel(j->survey);
+	free(j->selection);
+	free(j->before);
+	free(j->after);
+	json_object_put(j->files);
 	buf_release(&j->acc);
 	buf_release(&j->sent);
 	free(j);
@@ -208,6 +220,43 @@ static void cursor_context(const char *text, size_t off, char **before, char **a
 	*after = strdup(text + (off <= len ? off : len));
 }
 
+/* The survey is in (or could not be made): build the prompt and ask the
+ * model. */
+static void surveyed(void *data)
+{
+	struct run_job *j = data;
+	struct kiln *k = j->k;
+	j->survey = NULL;
+	struct llm_prompt pr = {
+	    .intent = j->intent,
+	    .language = j->language,
+	    .uri = j->uri,
+	    .selection = j->selection,
+	    .before = j->before,
+	    .after = j->after,
+	    .workspace_files = j->files,
+	    .profile = intent_profile(k),
+	    .history = intent_session_history(k->intent, j->session_id),
+	    .workspace =
+	        k->sandbox && sandbox_workspace_files(k->sandbox) ? k->sandbox->workspace : NULL,
+	    .workspace_listing = k->sandbox ? sandbox_workspace_files(k->sandbox) : NULL,
+	    .modules = strcmp(j->language, "python") == 0 ? sandbox_modules() : NULL,
+	};
+	j->messages = llm_prompt_messages(&pr);
+	static const struct llm_chat_callbacks cbs = {.delta = run_delta, .done = run_done};
+	int r = j->messages ? llm_chat_start(intent_http(k->intent), &j->cfg, j->messages, &cbs, j,
+	                                     &j->chat)
+	                    : -ENOMEM;
+	if (r < 0) {
+		intent_progress(k, j->token, "end", "failed");
+		/* As the dispatcher answers a handler's own failure. */
+		char detail[128];
+		snprintf(detail, sizeof(detail), "Internal error: %s", strerror(-r));
+		rpc_call_error(j->call, RPC_INTERNAL_ERROR, detail, NULL);
+		run_job_free(j);
+	}
+}
+
 int method_intent_run(struct rpc_call *call, json_object *params)
 {
 	struct kiln *k = rpc_call_ctx(call);
@@ -306,27 +355,15 @@ int method_intent_run(struct rpc_call *call, json_object *params)
 		before = strdup(j->text);
 	}
 	json_object *files = json_get(params, "workspaceFiles");
-	struct llm_prompt pr = {
-	    .intent = intent,
-	    .language = canon,
-	    .uri = uri,
-	    .selection = selection,
-	    .before = before,
-	    .after = after,
-	    .workspace_files = json_object_is_type(files, json_type_array) ? files : NULL,
-	    .profile = intent_profile(k),
-	    .history = intent_session_history(k->intent, session),
-	};
-	j->messages = llm_prompt_messages(&pr);
-	static const struct llm_chat_callbacks cbs = {.delta = run_delta, .done = run_done};
-	r = j->messages
-	        ? llm_chat_start(intent_http(k->intent), &j->cfg, j->messages, &cbs, j, &j->chat)
-	        : -ENOMEM;
-	if (r < 0) {
-		run_job_free(j);
-		return r;
-	}
+	j->files = json_object_is_type(files, json_type_array) ? json_object_get(files) : NULL;
+	j->selection = steal_pointer(&selection);
+	j->before = steal_pointer(&before);
+	j->after = steal_pointer(&after);
 	intent_progress(k, j->token, "begin", "thinking");
 	rpc_call_on_cancel(call, run_cancelled, j);
+	/* The prompt says what the box can import and which files the
+	 * workspace holds: found off the loop, then the model is asked. */
+	if (!k->sandbox || sandbox_survey_start(k->sandbox, surveyed, j, &j->survey) < 0)
+		surveyed(j);
 	return 0;
 }

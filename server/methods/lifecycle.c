@@ -12,6 +12,8 @@
 #include "core/log.h"
 #include "kiln.h"
 #include "rpc/peer.h"
+#include "methods/workspace_edit.h"
+#include "sandbox/sandbox.h"
 
 /* The client lists encodings in its order of preference; take the first
  * one kiln speaks, else LSP's default, UTF-16. */
@@ -29,6 +31,32 @@ static enum pos_encoding negotiate_encoding(json_object *params)
 			return enc;
 	}
 	return POS_UTF16;
+}
+
+/* The workspace the client opened: its first workspace folder, else
+ * rootUri, else rootPath (LSP's order of preference). The runs see it
+ * (sandbox.h); one that cannot be shown is logged and left out. */
+static void set_workspace(struct kiln *k, json_object *params)
+{
+	const char *uri = NULL, *path = NULL;
+	json_object *folders = json_get(params, "workspaceFolders");
+	if (folders && json_object_is_type(folders, json_type_array) &&
+	    json_object_array_length(folders) > 0)
+		json_get_string(json_object_array_get_idx(folders, 0), "uri", &uri);
+	if (!uri)
+		json_get_string(params, "rootUri", &uri);
+	char buf[4096];
+	if (uri && file_uri_path(uri, buf, sizeof(buf)) == 0)
+		path = buf;
+	else if (!uri)
+		json_get_string(params, "rootPath", &path);
+	if (!path || !k->sandbox)
+		return;
+	char err[512];
+	if (sandbox_set_workspace(k->sandbox, path, err, sizeof(err)) < 0)
+		log_warn("workspace: %s", err);
+	else
+		log_info("workspace: %s", k->sandbox->workspace);
 }
 
 static json_object *capabilities(const struct kiln *k)
@@ -123,6 +151,7 @@ int method_initialize(struct rpc_call *call, json_object *params)
 			log_warn("cannot watch client process %lld: %s", (long long)pid,
 			         strerror(-r));
 	}
+	set_workspace(k, params);
 	const char *client = NULL;
 	json_object *info = json_get(params, "clientInfo");
 	if (json_get_string(info, "name", &client) == 0)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "methods/workspace_edit.h"
 #include "kiln.h"
 #include "rpc/dispatch.h"
 #include "rpc/peer.h"
@@ -149,5 +150,6 @@ json_object *run_outcome_json(const struct run_outcome *o)
 	json_object_object_add(r, "limits", limits_json(o));
 	json_object_object_add(r, "cgroup", cgroup_json(o));
 	json_object_object_add(r, "warmBox", json_object_new_boolean(o->warm));
+	run_workspace_json(r, o);
 	return r;
 }

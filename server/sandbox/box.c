@@ -152,7 +152,8 @@ out:
 
 void sbx_box_init(struct sbx_box *b)
 {
-	*b = (struct sbx_box){.pidfd = -1, .status_fd = -1, .fds = {-1, -1}, .work_fd = -1};
+	*b = (struct sbx_box){
+	    .pidfd = -1, .status_fd = -1, .fds = {-1, -1}, .work_fd = -1, .upper_fd = -1};
 }
 
 /* The program's plumbing: pipes for a run, a socket for a worker. Sets
@@ -251,6 +252,9 @@ bool sbx_box_read_status(struct sbx_box *b)
 		if (m.type == SBX_MSG_READY && passed >= 0 && b->work_fd < 0) {
 			b->work_fd = passed;
 			passed = -1;
+		} else if (m.type == SBX_MSG_UPPER && passed >= 0 && b->upper_fd < 0) {
+			b->upper_fd = passed;
+			passed = -1;
 		} else if (m.type == SBX_MSG_FAIL && !b->failed) {
 			b->failed = true;
 			b->fail_step = m.step;
@@ -282,6 +286,7 @@ void sbx_box_release(struct sandbox *s, struct sbx_box *b)
 	/* Closing the last fd of the workspace frees its tmpfs: off the
 	 * loop, it may be large. */
 	sandbox_close_later(s, steal_fd(&b->work_fd));
+	sandbox_close_later(s, steal_fd(&b->upper_fd));
 	free(b->layout);
 	sbx_box_init(b);
 }
@@ -314,6 +319,18 @@ const char *sbx_failure_hint(int step, int err)
 		       "an unmasked /proc.";
 	if (err == ENOSYS)
 		return " This kernel is too old for kiln's sandbox (it needs Linux 5.12 or newer).";
+	if (step == SBX_STEP_WORKSPACE && (err == EACCES || err == ENOENT))
+		return " The sandbox's user cannot reach the workspace folder (when kiln runs as "
+		       "root, the box runs as nobody): make the folder and its parents readable, "
+		       "or set sandbox.workspace.mode to \"none\".";
+	if (step == SBX_STEP_WORKSPACE)
+		return " This kernel cannot mount overlayfs in a user namespace with user xattrs "
+		       "on tmpfs (Linux 6.6 and later can): set sandbox.workspace.mode to "
+		       "\"none\" to run without the workspace.";
+	if (step == SBX_STEP_HIDE && err == E2BIG)
+		return " The workspace has more entries (or secrets to hide) than kiln checks "
+		       "before a run (docs/sandbox.md): open a smaller folder, or set "
+		       "sandbox.workspace.mode to \"none\".";
 	if (step == SBX_STEP_EXEC && err == ENOENT)
 		return " The interpreter is missing inside the box.";
 	return "";

@@ -27,6 +27,7 @@ struct sbx_box {
 	 * the server's end of the program's stdin and stdout, fds[1] -1. */
 	int fds[2];
 	int work_fd;           /* /work, once READY has been read; else -1 */
+	int upper_fd;          /* the workspace's upper layer (SBX_MSG_UPPER); else -1 */
 	struct sbx_cgroup *cg; /* its cgroup, or NULL */
 	char *layout;          /* sbx_plan_layout() of its plan */
 	/* What pid 1 reported (sbx_box_read_status), and whether it has

@@ -5,6 +5,7 @@
  * reports its number and errno to the parent, then the child exits. */
 #include "sandbox/child.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -61,7 +62,13 @@ enum {
 	FD_ERR,
 	FD_IN, /* only when the plan has an in_fd */
 	FD_FIRST_FREE,
+	/* Pid 1's own, at fixed numbers so their paths are constants. */
+	FD_WS_LOWER = 40, /* the host workspace (O_PATH), until the overlay is made */
+	FD_MASK = 41,     /* a read-only tmpfs holding the masks "d" and "f" */
+	FD_MAXMNT = 42,   /* user.max_mnt_namespaces, until the masks are made */
 };
+#define WS_LOWER_PATH "/proc/self/fd/40"
+#define OVL_DIR       "kiln-ovl"
 
 static const char *const step_names[] = {
     [SBX_STEP_NONE] = "starting the sandbox",
@@ -76,6 +83,8 @@ static const char *const step_names[] = {
     [SBX_STEP_FILE] = "writing files into the new root",
     [SBX_STEP_PROC] = "mounting a fresh /proc",
     [SBX_STEP_SCRATCH] = "mounting the /work and /tmp tmpfs",
+    [SBX_STEP_WORKSPACE] = "showing the workspace folder (overlayfs)",
+    [SBX_STEP_HIDE] = "hiding the workspace's secrets",
     [SBX_STEP_LOOPBACK] = "bringing up the loopback interface",
     [SBX_STEP_HOSTNAME] = "setting the hostname",
     [SBX_STEP_PIVOT] = "pivoting into the new root",
@@ -344,6 +353,256 @@ static int mount_scratch(int rootfd, const struct sbx_plan *p, int *ret_workfd)
 	return 0;
 }
 
+/* mkdir -p of path's parents and path itself, under rootfd. */
+static int mkdir_all(int rootfd, const char *path)
+{
+	static char tmp[4096];
+	size_t n = strlen(path);
+	if (n >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(tmp, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		char c = tmp[i];
+		tmp[i] = '\0';
+		if (mkdirat(rootfd, tmp, 0755) < 0 && errno != EEXIST)
+			return -1;
+		tmp[i] = c;
+	}
+	return 0;
+}
+
+/* The masks: a small read-only tmpfs with an empty directory "d" and an
+ * empty file "f", both mode 0000, kept at FD_MASK; each hidden entry
+ * gets a clone of one of them mounted over it. */
+static int make_masks(void)
+{
+	int m = new_fs("tmpfs", "65536", "0555",
+	               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (m < 0)
+		return -1;
+	int f = openat(m, "f", O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0);
+	if (f < 0 || fchmod(f, 0) < 0 || mkdirat(m, "d", 0) < 0)
+		return -1;
+	close(f);
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (mount_setattr(m, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
+		return -1;
+	if (m != FD_MASK && (dup3(m, FD_MASK, O_CLOEXEC) < 0 || close(m) < 0))
+		return -1;
+	return 0;
+}
+
+/* The workspace: an overlay of the host folder (FD_WS_LOWER) under a
+ * tmpfs upper layer, mounted at its own path. The upper tmpfs is
+ * mounted at /kiln-ovl only while the overlay is made (overlayfs takes
+ * its layers by path and keeps private clones of them), then detached;
+ * its fd goes to *ret_upperfd. Runs after the scratch tmpfs, since the
+ * workspace may lie under /tmp or /work. */
+static int mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd)
+{
+	int m = new_fs("tmpfs", p->scratch_size, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (m < 0 || mkdirat(m, "u", 0755) < 0 || mkdirat(m, "w", 0755) < 0)
+		return -1;
+	int upper = openat(m, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (upper < 0 || mkdirat(rootfd, OVL_DIR, 0700) < 0 || attach(rootfd, m, OVL_DIR) < 0)
+		return -1;
+	close(m);
+	int fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return -1;
+	/* userxattr: overlayfs's own marks (opaque directories) go in
+	 * user.overlay.* xattrs, the ones a user namespace may set. */
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", WS_LOWER_PATH, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", "/tmp/" OVL_DIR "/u", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", "/tmp/" OVL_DIR "/w", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return -1;
+	int ovl = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	close(fs);
+	if (ovl < 0 || mkdir_all(rootfd, p->ws_dst) < 0 || attach(rootfd, ovl, p->ws_dst) < 0)
+		return -1;
+	close(ovl);
+	close(FD_WS_LOWER);
+	if (umount2("/tmp/" OVL_DIR, MNT_DETACH) < 0 || unlinkat(rootfd, OVL_DIR, AT_REMOVEDIR) < 0)
+		return -1;
+	*ret_upperfd = upper;
+	return make_masks();
+}
+
+/* fnmatch(3) without its allocations: `*`, `?`, `[...]` (with `!` or
+ * `^`, and ranges); a leading dot is matched like any character. */
+static bool glob_match(const char *pat, const char *s)
+{
+	const char *star = NULL, *resume = NULL;
+	while (*s) {
+		bool ok = false;
+		const char *next = pat + 1;
+		if (*pat == '*') {
+			star = ++pat;
+			resume = s;
+			continue;
+		} else if (*pat == '?') {
+			ok = true;
+		} else if (*pat == '[') {
+			const char *q = pat + 1;
+			bool neg = *q == '!' || *q == '^';
+			if (neg)
+				q++;
+			bool in = false;
+			const char *first = q;
+			while (*q && (*q != ']' || q == first)) {
+				if (q[1] == '-' && q[2] && q[2] != ']') {
+					if ((unsigned char)*s >= (unsigned char)q[0] &&
+					    (unsigned char)*s <= (unsigned char)q[2])
+						in = true;
+					q += 3;
+				} else {
+					if (*q == *s)
+						in = true;
+					q++;
+				}
+			}
+			if (*q == ']') {
+				ok = in != neg;
+				next = q + 1;
+			} else {
+				ok = *s == '['; /* no closing ']': a plain '[' */
+			}
+		} else {
+			ok = *pat == *s;
+		}
+		if (ok) {
+			pat = next;
+			s++;
+		} else if (star) {
+			pat = star;
+			s = ++resume;
+		} else {
+			return false;
+		}
+	}
+	while (*pat == '*')
+		pat++;
+	return *pat == '\0';
+}
+
+static bool hidden_name(const struct sbx_plan *p, const char *name)
+{
+	for (size_t i = 0; i < p->nhide; i++)
+		if (glob_match(p->hide[i], name))
+			return true;
+	return false;
+}
+
+/* Mount a clone of mask "d" or "f" over name in dirfd. */
+static int mask(int dirfd, const char *name, bool dir, unsigned *nmasks)
+{
+	if (++*nmasks > SBX_HIDE_MAX_MASKS) {
+		errno = E2BIG;
+		return -1;
+	}
+	int src = open_tree(FD_MASK, dir ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (src < 0)
+		return -1;
+	int tgt = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int r = tgt < 0 ? -1
+	                : move_mount(src, "", tgt, "",
+	                             MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	int saved = errno;
+	if (tgt >= 0)
+		close(tgt);
+	close(src);
+	errno = saved;
+	return r;
+}
+
+struct kiln_dirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* Walk the workspace as the program will see it and mask every entry
+ * whose name matches a hide pattern; a directory is not entered once
+ * masked, nor followed through a link. A directory the box cannot read
+ * is skipped (the program cannot read it either). Past the entry or
+ * mask cap the run fails with E2BIG: what was not checked is not shown. */
+static int hide_secrets(const struct sbx_plan *p)
+{
+	static struct {
+		int fd;
+		long pos, len;
+		char buf[8192] __attribute__((aligned(8)));
+	} stk[SBX_HIDE_DEPTH];
+	unsigned long entries = 0;
+	unsigned nmasks = 0;
+	int depth = 0;
+	stk[0].fd = open(p->ws_host, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (stk[0].fd < 0)
+		return -1;
+	stk[0].pos = stk[0].len = 0;
+	while (depth >= 0) {
+		if (stk[depth].pos >= stk[depth].len) {
+			long n = syscall(SYS_getdents64, stk[depth].fd, stk[depth].buf,
+			                 sizeof(stk[depth].buf));
+			if (n <= 0) {
+				close(stk[depth].fd);
+				depth--;
+				continue;
+			}
+			stk[depth].pos = 0;
+			stk[depth].len = n;
+		}
+		struct kiln_dirent64 *d = (void *)(stk[depth].buf + stk[depth].pos);
+		stk[depth].pos += d->d_reclen;
+		const char *name = d->d_name;
+		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
+			continue;
+		if (++entries > SBX_HIDE_MAX_ENTRIES) {
+			errno = E2BIG;
+			goto fail;
+		}
+		int fd = stk[depth].fd;
+		unsigned char type = d->d_type;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : DT_LNK;
+		}
+		if (type != DT_DIR && type != DT_REG)
+			continue; /* links are not followed; devices cannot be opened */
+		bool dir = type == DT_DIR;
+		if (hidden_name(p, name) || (dir && depth + 1 >= SBX_HIDE_DEPTH)) {
+			if (mask(fd, name, dir, &nmasks) < 0)
+				goto fail;
+			continue;
+		}
+		if (!dir)
+			continue;
+		int sub = openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+		if (sub < 0)
+			continue;
+		depth++;
+		stk[depth].fd = sub;
+		stk[depth].pos = stk[depth].len = 0;
+	}
+	return 0;
+fail:;
+	int saved = errno;
+	for (; depth >= 0; depth--)
+		close(stk[depth].fd);
+	errno = saved;
+	return -1;
+}
+
 static int loopback_up(void)
 {
 	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -365,11 +624,14 @@ static int loopback_up(void)
 
 /* Forbid every namespace in the box's user namespace (its children would
  * be counted against these), a layer under the seccomp filter. Best
- * effort: older kernels lack some of these files. */
-static void forbid_namespaces(void)
+ * effort: older kernels lack some of these files. With a workspace, the
+ * mount namespace limit is left for later: each mask pid 1 mounts after
+ * GO is an open_tree() clone, which makes an anonymous mount namespace;
+ * its file stays open at FD_MAXMNT and pid 1 writes 0 after the masks. */
+static void forbid_namespaces(bool keep_mnt)
 {
 	static const char *const names[] = {
-	    "/proc/sys/user/max_user_namespaces",   "/proc/sys/user/max_mnt_namespaces",
+	    "/proc/sys/user/max_mnt_namespaces",    "/proc/sys/user/max_user_namespaces",
 	    "/proc/sys/user/max_net_namespaces",    "/proc/sys/user/max_pid_namespaces",
 	    "/proc/sys/user/max_ipc_namespaces",    "/proc/sys/user/max_uts_namespaces",
 	    "/proc/sys/user/max_cgroup_namespaces", "/proc/sys/user/max_time_namespaces",
@@ -378,10 +640,23 @@ static void forbid_namespaces(void)
 		int fd = open(names[i], O_WRONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
+		if (i == 0 && keep_mnt) {
+			if (fd != FD_MAXMNT && dup3(fd, FD_MAXMNT, O_CLOEXEC) >= 0)
+				close(fd);
+			continue;
+		}
 		ssize_t w = write(fd, "0\n", 2);
 		(void)w;
 		close(fd);
 	}
+}
+
+/* The mount namespace limit kept open by forbid_namespaces: 0 now. */
+static void forbid_mnt_namespaces(void)
+{
+	ssize_t w = write(FD_MAXMNT, "0\n", 2);
+	(void)w;
+	close(FD_MAXMNT);
 }
 
 static int pivot(int rootfd)
@@ -476,7 +751,7 @@ static int landlock_add(int rs, const char *path, uint64_t access)
 /* Reads everywhere, writes only to /work, /tmp and the /dev nodes; with
  * ABI 6, no signals or abstract sockets beyond the program's own domain
  * (so pid 1 cannot be signalled from inside). */
-static int apply_landlock(int abi)
+static int apply_landlock(int abi, const char *ws)
 {
 	if (abi <= 0)
 		return 0;
@@ -503,6 +778,7 @@ static int apply_landlock(int abi)
 		return -1;
 	if (landlock_add(rs, "/", read) < 0 || landlock_add(rs, SBX_WORKSPACE, all) < 0 ||
 	    landlock_add(rs, "/tmp", all) < 0 || landlock_add(rs, "/dev", dev) < 0 ||
+	    (ws && landlock_add(rs, ws, all) < 0) ||
 	    syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
 		int saved = errno;
 		close(rs);
@@ -554,7 +830,7 @@ __attribute__((noreturn)) static void program(const struct prog_args *a)
 		pfd = 3;
 	}
 	PSTEP(pfd, SBX_STEP_STDIO, (int)syscall(SYS_close_range, 4, ~0U, 0));
-	PSTEP(pfd, SBX_STEP_CHDIR, chdir(SBX_WORKSPACE));
+	PSTEP(pfd, SBX_STEP_CHDIR, chdir(p->ws_host ? p->ws_host : SBX_WORKSPACE));
 	umask(022);
 	PSTEP(pfd, SBX_STEP_KEYRING, (int)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0));
 	for (size_t i = 0; i < a->nrlimits; i++)
@@ -565,7 +841,7 @@ __attribute__((noreturn)) static void program(const struct prog_args *a)
 	PSTEP(pfd, SBX_STEP_CAPS, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
 	PSTEP(pfd, SBX_STEP_CAPS, clear_caps());
 	PSTEP(pfd, SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-	PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi));
+	PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi, p->ws_host));
 	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
 	/* Last: from here on the filter applies to the child's own calls. */
 	PSTEP(pfd, SBX_STEP_SECCOMP, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp));
@@ -780,6 +1056,14 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 
 	/* The new root. */
 	STEP(SBX_STEP_PRIVATE, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
+	/* The host folder, opened in this mount namespace before the new
+	 * root covers /tmp (where it may be). */
+	if (p->ws_host) {
+		int lower = open(p->ws_host, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		STEP(SBX_STEP_WORKSPACE, lower);
+		STEP(SBX_STEP_WORKSPACE, dup3(lower, FD_WS_LOWER, O_CLOEXEC));
+		close(lower);
+	}
 	STEP(SBX_STEP_ROOT_TMPFS,
 	     mount("kiln", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->root_opts));
 	int rootfd = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
@@ -796,15 +1080,23 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	STEP(SBX_STEP_PROC, mount_proc(rootfd));
 	int workfd = -1;
 	STEP(SBX_STEP_SCRATCH, mount_scratch(rootfd, p, &workfd));
+	int upperfd = -1;
+	if (p->ws_host)
+		STEP(SBX_STEP_WORKSPACE, mount_workspace(rootfd, p, &upperfd));
 	STEP(SBX_STEP_LOOPBACK, loopback_up());
 	STEP(SBX_STEP_HOSTNAME, sethostname("kiln", 4));
-	forbid_namespaces();
+	forbid_namespaces(p->ws_host != NULL);
 	STEP(SBX_STEP_PIVOT, pivot(rootfd));
 	close(rootfd);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
 	if (!p->await_go)
 		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
 
+	if (upperfd >= 0) {
+		struct sbx_msg up = {.type = SBX_MSG_UPPER};
+		send_msg(FD_STATUS, &up, upperfd);
+		close(upperfd);
+	}
 	struct sbx_msg ready = {.type = SBX_MSG_READY};
 	send_msg(FD_STATUS, &ready, workfd);
 	close(workfd);
@@ -831,6 +1123,12 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 		}
 		STEP(SBX_STEP_CODE, write_code(code_path, codefd, go.code_len));
 		close(codefd);
+		/* Now, not when the box was built: a warm box may have waited
+		 * while the folder changed. */
+		if (p->ws_host) {
+			STEP(SBX_STEP_HIDE, hide_secrets(p));
+			forbid_mnt_namespaces();
+		}
 		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
 		args.rlimits = go.rlimits;
 		args.nrlimits = go.nrlimits;
@@ -857,6 +1155,8 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 
 	/* From here on neither pid 1 nor the program needs a privilege: drop
 	 * them all once, here, and the program inherits the empty sets. */
+	if (p->ws_host)
+		close(FD_MASK);
 	STEP(SBX_STEP_CAPS, drop_caps());
 	STEP(SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
 

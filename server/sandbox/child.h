@@ -97,6 +97,18 @@ struct sbx_plan {
 	bool await_go;
 	bool report_exec; /* send SBX_MSG_EXEC (a worker's owner waits for it) */
 
+	/* The workspace: the host folder ws_host, shown at the same path
+	 * (ws_dst is it under the new root, no leading '/') as an overlay
+	 * whose lower layer is the folder and whose upper layer, where every
+	 * write lands, is a tmpfs of scratch_size that pid 1 hands the
+	 * server (SBX_MSG_UPPER) for the diff at the end. After GO, pid 1
+	 * masks each entry whose name matches one of hide (child.c). The
+	 * program starts in it. NULL ws_host: no workspace (cwd /work). */
+	const char *ws_host;
+	const char *ws_dst;
+	char *const *hide;
+	size_t nhide;
+
 	char *const *argv; /* argv[0] is an absolute path inside the box */
 	char *const *envp;
 	const struct sock_fprog *seccomp;
@@ -115,7 +127,16 @@ enum sbx_msg_type {
 	SBX_MSG_FAIL,      /* setup failed at step with errno err */
 	SBX_MSG_EXIT,      /* the program ended: wait status and rusage */
 	SBX_MSG_EXEC,      /* the program's execve succeeded (plan.report_exec) */
+	SBX_MSG_UPPER,     /* before READY: the workspace's upper layer (a dir fd) */
 };
+
+/* At most this many entries of a workspace are checked against the hide
+ * patterns, and at most this many masked: past either, the run fails
+ * (closed) rather than show what it could not check. Directories deeper
+ * than SBX_HIDE_DEPTH are masked whole. */
+#define SBX_HIDE_MAX_ENTRIES 100000
+#define SBX_HIDE_MAX_MASKS   2048
+#define SBX_HIDE_DEPTH       24
 
 struct sbx_msg {
 	int type;
@@ -157,6 +178,8 @@ enum sbx_step {
 	SBX_STEP_FILE,
 	SBX_STEP_PROC,
 	SBX_STEP_SCRATCH,
+	SBX_STEP_WORKSPACE,
+	SBX_STEP_HIDE,
 	SBX_STEP_LOOPBACK,
 	SBX_STEP_HOSTNAME,
 	SBX_STEP_PIVOT,

@@ -32,6 +32,9 @@ static const char *const base_env[] = {
     "LOGNAME=kiln",
     "TERM=dumb",
     "MPLBACKEND=Agg",
+    /* matplotlib's cache (its font list) in the scratch /tmp, never in
+     * a home folder; its rc file is the host's /etc/matplotlibrc. */
+    "MPLCONFIGDIR=/tmp/matplotlib",
     "PYTHONUNBUFFERED=1",
     "PYTHONDONTWRITEBYTECODE=1",
 };
@@ -377,8 +380,18 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	if ((r = add_glob(&c, "/etc/python3*")) < 0 ||
 	    (r = mirror(&c, "/etc/ld.so.cache", SBX_BIND_OPTIONAL)) < 0 ||
 	    (r = mirror(&c, "/etc/alternatives", SBX_BIND_OPTIONAL)) < 0 ||
-	    (r = mirror(&c, "/etc/localtime", SBX_BIND_OPTIONAL)) < 0)
+	    (r = mirror(&c, "/etc/localtime", SBX_BIND_OPTIONAL)) < 0 ||
+	    (r = mirror(&c, "/etc/matplotlibrc", SBX_BIND_OPTIONAL)) < 0 ||
+	    (r = mirror(&c, "/etc/fonts", SBX_BIND_OPTIONAL)) < 0)
 		goto out;
+	/* The workspace (runs only, not workers): the host folder at its own
+	 * path, over a private layer; the child checks the hide patterns. */
+	if (lang && s->workspace && s->config.workspace_on) {
+		p->ws_host = s->workspace;
+		p->ws_dst = s->workspace + 1;
+		p->hide = s->config.hide;
+		p->nhide = s->config.nhide;
+	}
 	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 	                                   "/dev/urandom"};
 	for (size_t i = 0; i < ARRAY_SIZE(devs); i++)
@@ -475,6 +488,10 @@ char *sbx_plan_layout(const struct sbx_plan *p)
 	struct buf b;
 	buf_init(&b, 1u << 20);
 	int r = layout_add(&b, "root", p->root_opts, p->scratch_size, (unsigned long)p->as_root);
+	if (r >= 0 && p->ws_host)
+		r = layout_add(&b, "workspace", p->ws_host, NULL, (unsigned long)p->nhide);
+	for (size_t i = 0; r >= 0 && p->ws_host && i < p->nhide; i++)
+		r = layout_add(&b, "hide", p->hide[i], NULL, 0);
 	for (size_t i = 0; r >= 0 && i < p->ndirs; i++)
 		r = layout_add(&b, "dir", p->dirs[i], NULL, 0);
 	for (size_t i = 0; r >= 0 && i < p->nlinks; i++)

@@ -283,7 +283,8 @@ static void fill_outcome(const struct run *run, struct run_outcome *o)
 
 /* The end of a run whose program has ended: hand over the artifacts
  * found (or none), free the run, then tell its owner. */
-static void finish_run(struct run *run, const struct sbx_artifacts *found)
+static void finish_run(struct run *run, const struct sbx_artifacts *found,
+                       const struct sbx_ws_changes *changes)
 {
 	for (size_t i = 0; found && i < found->n; i++)
 		run->sink->artifact(run->sink_data, run, &found->items[i]);
@@ -298,6 +299,15 @@ static void finish_run(struct run *run, const struct sbx_artifacts *found)
 	oc.run_id = id;
 	oc.stdout_tail = tails[OUT];
 	oc.stderr_tail = tails[ERR];
+	/* The workspace's name outlives the run for the call. */
+	static char ws[PATH_MAX];
+	oc.workspace = NULL;
+	oc.ws_changes = NULL;
+	if (run->workspace) {
+		snprintf(ws, sizeof(ws), "%s", run->workspace);
+		oc.workspace = ws;
+		oc.ws_changes = changes;
+	}
 	/* The next run like this one finds its box built: built once this
 	 * one is over, so that building it takes no CPU from this one. */
 	struct sandbox *s = run->sbx;
@@ -318,6 +328,10 @@ static void finish_run(struct run *run, const struct sbx_artifacts *found)
 struct collect {
 	struct run *run;
 	int work_fd;
+	int upper_fd; /* the workspace's upper layer, or -1 */
+	char *ws_root;
+	struct sbx_ws_changes changes;
+	bool have_changes;
 	char run_id[24];
 	char *host_dir;
 	struct sbx_artifact_opts opts;
@@ -330,21 +344,31 @@ static void collect_work(void *data, const atomic_bool *cancel)
 	int r = sbx_artifacts_collect(c->work_fd, c->run_id, &c->opts, cancel, &c->found);
 	if (r < 0 && r != -ECANCELED)
 		log_warn("run %s: cannot read the workspace back: %s", c->run_id, strerror(-r));
+	if (c->upper_fd < 0 || !c->ws_root || (cancel && atomic_load(cancel)))
+		return;
+	r = sbx_ws_diff(c->upper_fd, c->ws_root, NULL, cancel, &c->changes);
+	if (r < 0 && r != -ECANCELED)
+		log_warn("run %s: cannot compare the workspace: %s", c->run_id, strerror(-r));
+	c->have_changes = r >= 0;
 }
 
 static void collect_done(void *data)
 {
 	struct collect *c = data;
 	c->run->job = NULL;
-	finish_run(c->run, &c->found);
+	finish_run(c->run, &c->found, c->have_changes ? &c->changes : NULL);
 }
 
 static void collect_free(void *data)
 {
 	struct collect *c = data;
 	sbx_artifacts_release(&c->found);
+	sbx_ws_changes_release(&c->changes);
 	/* Closing the last fd of the workspace frees its tmpfs. */
 	close(c->work_fd);
+	if (c->upper_fd >= 0)
+		close(c->upper_fd);
+	free(c->ws_root);
 	free(c->host_dir);
 	free(c);
 }
@@ -355,7 +379,10 @@ static int start_collecting(struct run *run)
 {
 	const struct sbx_config *cfg = &run->sbx->config;
 	struct collect *c = calloc(1, sizeof(*c));
-	if (!c || (cfg->artifact_dir && !(c->host_dir = strdup(cfg->artifact_dir)))) {
+	if (!c || (cfg->artifact_dir && !(c->host_dir = strdup(cfg->artifact_dir))) ||
+	    (run->workspace && !(c->ws_root = strdup(run->workspace)))) {
+		if (c)
+			free(c->host_dir);
 		free(c);
 		return -ENOMEM;
 	}
@@ -368,11 +395,14 @@ static int start_collecting(struct run *run)
 	    .host_dir = c->host_dir,
 	};
 	c->work_fd = steal_fd(&run->box.work_fd);
+	c->upper_fd = steal_fd(&run->box.upper_fd);
 	run->collecting = true;
 	int r = sbx_job_start(run->sbx, collect_work, collect_done, collect_free, c, &run->job);
 	if (r < 0) {
 		run->box.work_fd = c->work_fd;
+		run->box.upper_fd = c->upper_fd;
 		run->collecting = false;
+		free(c->ws_root);
 		free(c->host_dir);
 		free(c);
 	}
@@ -415,7 +445,7 @@ static void maybe_finish(struct run *run)
 	sbx_box_reap_later(run->sbx, &run->box);
 	if (run->box.work_fd >= 0 && start_collecting(run) == 0)
 		return;
-	finish_run(run, NULL);
+	finish_run(run, NULL, NULL);
 }
 
 /* --- boxes ---------------------------------------------------------------- */
@@ -577,7 +607,8 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	} else if ((r = sbx_box_plan(s, language, &run->limits, &po, run->errmsg,
 	                             sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
-	} else if (!(layout = sbx_plan_layout(&po->plan))) {
+	} else if (!(layout = sbx_plan_layout(&po->plan)) ||
+	           (po->plan.ws_host && !(run->workspace = strdup(po->plan.ws_host)))) {
 		r = -ENOMEM;
 	} else if (warm_take(s, layout, &run->box)) {
 		run->from_warm = true;
@@ -652,6 +683,7 @@ void run_free(struct run *run)
 	/* Kills what is left of the box and waits for it. */
 	sbx_box_release(run->sbx, &run->box);
 	buf_release(&run->pending);
+	free(run->workspace);
 	free(run);
 }
 

@@ -12,6 +12,7 @@
 
 #include "sandbox/cgroup.h"
 #include "sandbox/limits.h"
+#include "sandbox/wsdiff.h"
 
 struct sandbox;
 struct run; /* one run in progress */
@@ -69,6 +70,11 @@ struct run_outcome {
 	struct sbx_cgroup_stats cgroup;
 	const char *stdout_tail; /* last <= 16 KiB of stdout, valid UTF-8, NUL-terminated */
 	const char *stderr_tail; /* same for stderr */
+	/* The workspace, when the run had one (the host folder, borrowed),
+	 * and what the code changed there (wsdiff.h; NULL when it could not
+	 * be read back). */
+	const char *workspace;
+	const struct sbx_ws_changes *ws_changes;
 };
 
 /* err < 0 when the run could not start (errmsg says why and what to do;

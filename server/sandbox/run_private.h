@@ -38,6 +38,7 @@ struct run {
 	struct sbx_box box;
 	bool from_warm;
 	char language[64]; /* the box's language */
+	char *workspace;   /* the host folder its box shows, or NULL */
 	bool timed_out, truncated, killing;
 	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */
 	/* At the end: how it ended, and the job copying its artifacts back

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,8 +30,100 @@
 static const char *const known[] = {
     "limits",           "maxLimits",        "env",         "warmBoxes",
     "cgroup",           "languages",        "artifactDir", "artifactInlineBytes",
-    "artifactMaxFiles", "artifactMaxBytes",
+    "artifactMaxFiles", "artifactMaxBytes", "workspace",
 };
+
+/* Credentials and keys that a project folder (or a home folder) often
+ * holds: hidden from every run unless sandbox.workspace.hide says
+ * otherwise. */
+const char *const sbx_default_hide[] = {
+    ".git", ".env",   ".env.*",  ".ssh",  ".aws",   ".netrc",  "*.pem", "*.key",
+    "id_*", ".gnupg", ".docker", ".kube", ".npmrc", ".pypirc", NULL,
+};
+
+static void free_hide(char **hide, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(hide[i]);
+	free(hide);
+}
+
+/* sandbox.workspace: {"mode": "overlay"|"none", "hide": [patterns]}. */
+static int workspace_config(json_object *section, struct sbx_config *c, char *err, size_t errsz)
+{
+	json_object *ws = json_get(section, "workspace");
+	c->workspace_on = true;
+	if (ws && !json_object_is_type(ws, json_type_object)) {
+		snprintf(err, errsz, "sandbox.workspace must be an object");
+		return -EINVAL;
+	}
+	json_object *hide = NULL;
+	if (ws) {
+		json_object_object_foreach(ws, key, v)
+		{
+			if (strcmp(key, "mode") == 0) {
+				const char *m = json_object_get_string(v);
+				if (!json_object_is_type(v, json_type_string) ||
+				    (strcmp(m, "overlay") != 0 && strcmp(m, "none") != 0)) {
+					snprintf(err, errsz,
+					         "sandbox.workspace.mode must be \"overlay\" or "
+					         "\"none\"");
+					return -EINVAL;
+				}
+				c->workspace_on = strcmp(m, "overlay") == 0;
+			} else if (strcmp(key, "hide") == 0) {
+				hide = v;
+			} else {
+				snprintf(
+				    err, errsz,
+				    "sandbox.workspace.%s is not a workspace setting (mode, hide)",
+				    key);
+				return -EINVAL;
+			}
+		}
+	}
+	size_t n = 0;
+	if (hide) {
+		if (!json_object_is_type(hide, json_type_array) ||
+		    json_object_array_length(hide) > SBX_MAX_HIDE) {
+			snprintf(
+			    err, errsz,
+			    "sandbox.workspace.hide must be an array of at most %d name patterns",
+			    SBX_MAX_HIDE);
+			return -EINVAL;
+		}
+		n = json_object_array_length(hide);
+	} else {
+		while (sbx_default_hide[n])
+			n++;
+	}
+	char **list = calloc(n + 1, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *pat = sbx_default_hide[i];
+		if (hide) {
+			json_object *e = json_object_array_get_idx(hide, i);
+			pat = json_object_get_string(e);
+			if (!json_object_is_type(e, json_type_string) || !pat[0] ||
+			    strlen(pat) > 255 || strchr(pat, '/')) {
+				free_hide(list, i);
+				snprintf(err, errsz,
+				         "sandbox.workspace.hide[%zu] must be a file name pattern "
+				         "(no '/', 1 to 255 bytes)",
+				         i);
+				return -EINVAL;
+			}
+		}
+		if (!(list[i] = strdup(pat))) {
+			free_hide(list, i);
+			return -ENOMEM;
+		}
+	}
+	c->hide = list;
+	c->nhide = n;
+	return 0;
+}
 
 static int count(json_object *section, const char *key, uint64_t def, uint64_t *ret, char *err,
                  size_t errsz)
@@ -139,11 +232,16 @@ int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, 
 		return r;
 	if ((r = check_plans(section, &c.limits, err, errsz)) < 0)
 		return r;
-	if ((r = artifact_dir(section, &c.artifact_dir, err, errsz)) < 0)
+	if ((r = workspace_config(section, &c, err, errsz)) < 0)
 		return r;
+	if ((r = artifact_dir(section, &c.artifact_dir, err, errsz)) < 0) {
+		free_hide(c.hide, c.nhide);
+		return r;
+	}
 	c.section = section ? json_copy(section) : json_object_new_object();
 	if (!c.section) {
 		free(c.artifact_dir);
+		free_hide(c.hide, c.nhide);
 		return -ENOMEM;
 	}
 	*ret = c;
@@ -154,6 +252,7 @@ void sbx_config_release(struct sbx_config *c)
 {
 	json_object_put(c->section);
 	free(c->artifact_dir);
+	free_hide(c->hide, c->nhide);
 	*c = (struct sbx_config){0};
 }
 
@@ -335,5 +434,68 @@ void sandbox_free(struct sandbox *s)
 	sbx_jobs_stop(s);
 	sbx_cgroup_root_free(s->cgroups);
 	sbx_config_release(&s->config);
+	free(s->workspace);
+	free(s->survey_files);
 	free(s);
+}
+
+/* Where a workspace cannot be shown: the box's own system paths (bound
+ * read-only from the host, or made by kiln). */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t errsz)
+{
+	static const char *const system_dirs[] = {
+	    "/usr", "/etc",   "/proc",  "/dev",    "/sys",  "/bin",     "/sbin",
+	    "/lib", "/lib32", "/lib64", "/libx32", "/code", "/kiln-ovl"};
+	err[0] = '\0';
+	free(s->workspace);
+	s->workspace = NULL;
+	if (!path)
+		return 0;
+	char real[PATH_MAX];
+	if (path[0] != '/') {
+		snprintf(err, errsz, "the workspace folder must be an absolute path");
+		return -EINVAL;
+	}
+	if (!realpath(path, real)) {
+		int r = -errno;
+		snprintf(err, errsz, "the workspace folder cannot be used: %s", strerror(-r));
+		return r;
+	}
+	struct stat st;
+	if (stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errsz, "the workspace is not a folder");
+		return -ENOTDIR;
+	}
+	const char *home = getenv("HOME");
+	char rhome[PATH_MAX];
+	if (strcmp(real, "/") == 0 || strcmp(real, "/tmp") == 0 ||
+	    strcmp(real, SBX_WORKSPACE) == 0 ||
+	    (home && home[0] == '/' && realpath(home, rhome) && strcmp(rhome, real) == 0)) {
+		snprintf(err, errsz,
+		         "kiln does not show %s to code as a workspace (it is /, /tmp, /work or "
+		         "the home folder itself); open a project folder instead",
+		         real);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(system_dirs); i++)
+		if (path_under(real, system_dirs[i])) {
+			snprintf(
+			    err, errsz,
+			    "the workspace %s is inside %s, which the sandbox shows on its own",
+			    real, system_dirs[i]);
+			return -EINVAL;
+		}
+	if (strlen(real) > 1024 || strchr(real, '\n')) {
+		snprintf(err, errsz, "the workspace path is too long or holds a newline");
+		return -EINVAL;
+	}
+	if (!(s->workspace = strdup(real)))
+		return -ENOMEM;
+	return 0;
 }

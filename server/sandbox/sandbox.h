@@ -41,7 +41,20 @@ struct sbx_config {
 	bool warm_boxes;
 	char *artifact_dir; /* where large artifacts are copied; NULL: nowhere */
 	uint64_t artifact_inline_bytes, artifact_max_files, artifact_max_bytes;
+	/* sandbox.workspace: whether a run sees the workspace (mode
+	 * "overlay", the default, or "none") and which names are hidden
+	 * from it (shell patterns matched against each entry's name at any
+	 * depth: `*`, `?`, `[...]`). */
+	bool workspace_on;
+	char **hide; /* ws_nhide patterns, owned */
+	size_t nhide;
 };
+
+/* The default sandbox.workspace.hide. */
+extern const char *const sbx_default_hide[];
+
+/* The most patterns sandbox.workspace.hide may hold. */
+#define SBX_MAX_HIDE 64
 
 /* Check section (the config's "sandbox" object, borrowed, may be NULL)
  * and resolve it into ret. -EINVAL with a sentence in err that names the
@@ -87,6 +100,10 @@ struct sandbox {
 	 * sandbox.cgroup at start; NULL: rlimits only. */
 	struct sbx_cgroup_root *cgroups;
 	unsigned long next_box;
+	/* The host folder the runs see, read-only under a private writable
+	 * layer, at its own path (sandbox_set_workspace); NULL: none. */
+	char *workspace;
+	char *survey_files; /* the workspace's files, from the last survey (survey.h) */
 };
 
 /* Prepare the subsystem: who the server is, the Landlock ABI, the
@@ -102,6 +119,14 @@ int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sa
  * now on (the cgroup setting is read at start only). s may be NULL: only
  * check. -EINVAL with a sentence naming the member; nothing changes then. */
 int sandbox_configure(struct sandbox *s, json_object *section, char *err, size_t errsz);
+
+/* Make path (a host folder) the workspace of the runs that start from
+ * now on, or none with NULL. The folder is resolved (realpath) and must
+ * be a directory the box can show at its own path: not /, not the home
+ * folder itself, not under /usr, /etc, /proc, /dev, /sys or the box's
+ * /code, and not /work or /tmp themselves. -EINVAL (or -errno) with a
+ * sentence in err; the workspace is then none. */
+int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t errsz);
 
 /* Compile the seccomp filter if that has not happened yet. */
 int sandbox_filter_ready(struct sandbox *s);

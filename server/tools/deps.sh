@@ -12,12 +12,15 @@ if [ "${1:-}" = "--check" ]; then
 fi
 
 pkgs=""
+# The libraries code in the box may import (Debian's Python is the
+# sandbox's on purpose): docs/sandbox.md says how to add more.
+pylibs="python3-numpy python3-pandas python3-matplotlib"
 for purpose in "$@"; do
 	case "$purpose" in
 	build) pkgs="$pkgs gcc make pkg-config libjson-c-dev libseccomp-dev libbsd-dev
-		libcurl4-openssl-dev libtree-sitter-dev libedit-dev libmd-dev" ;;
+		libcurl4-openssl-dev libtree-sitter-dev libedit-dev libmd-dev $pylibs" ;;
 	test) pkgs="$pkgs check clang clang-format libclang-rt-14-dev python3 nodejs npm util-linux
-		ca-certificates neovim lua-check emacs-nox elpa-package-lint python3.11-examples" ;;
+		ca-certificates neovim lua-check emacs-nox elpa-package-lint python3.11-examples $pylibs" ;;
 	bench) pkgs="$pkgs bubblewrap hyperfine python3-bandit" ;;
 	*) echo "deps.sh: unknown purpose '$purpose'" >&2; exit 2 ;;
 	esac

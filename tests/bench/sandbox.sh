@@ -4,7 +4,7 @@
 # namespaces, under bubblewrap with an equivalent setup, under `kiln run`,
 # and through the server (snippet/run, request to response); printed as
 # ratios to bare. Then output throughput through kiln against a pipe to
-# cat. Not a test: nothing here fails on a number. Standalone:
+# cat; the workspace layer's cost, against none. Not a test: nothing here fails on a number. Standalone:
 # `sh tests/bench/sandbox.sh` (needs hyperfine and bubblewrap: `make
 # deps-bench`). KILN=path overrides the binary; RUNS=N the repetitions.
 set -eu
@@ -80,6 +80,35 @@ for what in true python; do
 	row "kiln server snippet/run, warm box" "$bare" "$warm"
 	python3 -c 'import sys; b, c, w = map(float, sys.argv[1:]); print("  bubblewrap / kiln server: %.2fx with a cold box, %.2fx with the warm box" % (b / c, b / w))' "$bwrap" "$cold" "$warm"
 done
+
+# The workspace layer (issue 12): the same server runs with a project
+# folder as the workspace (overlay, secrets walked and masked after GO,
+# the upper layer compared at the end) against none, python3 -c pass with
+# the warm box; and a run that writes a file there, so the diff has work.
+ws=$tmp/project
+mkdir -p "$ws/src/pkg" "$ws/data" "$ws/.git"
+printf 'month,total\nJan,10\nFeb,20\n' >"$ws/sales.csv"
+echo "SECRET=1" >"$ws/.env"
+i=0
+while [ $i -lt 300 ]; do
+	echo "x = $i" >"$ws/src/pkg/m$i.py"
+	echo "$i,$i" >"$ws/data/d$i.csv"
+	i=$((i + 1))
+done
+chmod -R a+rX "$tmp"
+[ "$(id -u)" = 0 ] && chown -R 65534:65534 "$ws"
+echo "workspace layer (warm box; a folder of $(find "$ws" -type f | wc -l) files):"
+none=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" python pass "$RUNS" 0.05 || echo nan)
+row "python3, no workspace" "$none" "$none"
+with=$(KILN_BENCH_WORKSPACE=$ws python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" python pass "$RUNS" 0.05 || echo nan)
+python3 -c 'import sys; n, w = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx no workspace" % ("python3, with the workspace", w, w / n))' "$none" "$with"
+none=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" true "" "$RUNS" 0.05 || echo nan)
+with=$(KILN_BENCH_WORKSPACE=$ws python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" true "" "$RUNS" 0.05 || echo nan)
+python3 -c 'import sys; n, w = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx no workspace (%.2f ms)" % ("/bin/true, with the workspace", w, w / n, n))' "$none" "$with"
+wcode="open('out.txt', 'w').write('x' * 4096)"
+none=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" python "open('/work/out.txt', 'w').write('x' * 4096)" "$RUNS" 0.05 || echo nan)
+with=$(KILN_BENCH_WORKSPACE=$ws python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" python "$wcode" "$RUNS" 0.05 || echo nan)
+python3 -c 'import sys; n, w = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx no workspace (%.2f ms)" % ("writing a file, with the workspace", w, w / n, n))' "$none" "$with"
 
 MB=${MB:-200}
 echo "output throughput ($MB MB to stdout):"

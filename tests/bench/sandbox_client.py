@@ -8,6 +8,8 @@ response, and output throughput through the server to this client.
 PAUSE: seconds to wait before each run (not timed), so that the server has
 its warm box built, as between the runs a person asks for; without it the
 runs go back to back and each may find its box still being built.
+With KILN_BENCH_WORKSPACE=DIR in the environment, initialize names DIR as
+the workspace (rootUri): each run then sees it through its overlay.
 """
 import os
 import statistics
@@ -26,7 +28,11 @@ recv = kilnrpc.recv
 def start(kiln, config):
     p = subprocess.Popen([kiln, "--config", config], stdin=subprocess.PIPE,
                          stdout=subprocess.PIPE)
-    send(p, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+    params = {}
+    ws = os.environ.get("KILN_BENCH_WORKSPACE")
+    if ws:
+        params["rootUri"] = "file://" + os.path.abspath(ws)
+    send(p, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
     recv(p.stdout)
     return p
 

@@ -44,7 +44,9 @@ An answer to an explanation request ("Explain") is one sentence of prose;
 an answer that follows earlier turns (a session) begins "Continuing".
 
 Listens only on 127.0.0.1, on the port given (0: one the kernel picks), and
-writes the port to --port-file once listening. Standard library only.
+writes the port to --port-file once listening; with --log FILE, appends
+each chat request's messages to FILE (a JSON line each), so a test can see
+the prompt. Standard library only.
 """
 import argparse
 import binascii
@@ -422,6 +424,9 @@ class Handler(BaseHTTPRequestHandler):
         model = str(req.get("model", ""))
         base = model.split(":")[0]
         messages = req.get("messages") or []
+        if getattr(self, "log_path", None):
+            with open(self.log_path, "a") as f:
+                f.write(json.dumps(messages) + "\n")
         if base not in MODELS:
             if openai:
                 self.send_json(404, {"error": {
@@ -765,9 +770,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--port-file")
+    ap.add_argument("--log", help="append each chat request's messages to this file, a JSON line each")
     ap.add_argument("--max-seconds", type=float, default=1800,
                     help="exit after this long, so a forgotten server never lingers")
     args = ap.parse_args()
+    Handler.log_path = args.log
     srv = Server(("127.0.0.1", args.port), Handler)
     port = srv.server_address[1]
     if args.port_file:

@@ -98,7 +98,11 @@ class Suite:
                 "KILN_TEST_MARK": self.token,
                 "KILN_TEST_HOSTDIR": self.dir,
                 "KILN_TEST_HOSTHOME": self.home,
-            }}, "validator": {"allowOverride": True}}, f)
+            # The box itself is under attack here, with nothing of the
+            # host shown: `kiln run` starts in this directory, which would
+            # otherwise be its workspace. The workspace's own attacks are
+            # tests/workspace/workspace.py (32-workspace.sh).
+            }, "workspace": {"mode": "none"}}, "validator": {"allowOverride": True}}, f)
         self.env = {
             "PATH": "/usr/bin:/bin",
             "HOME": self.home,

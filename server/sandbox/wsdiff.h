@@ -1,0 +1,58 @@
+/* wsdiff.h: what a run changed in the workspace. The box shows the host
+ * folder under a private upper layer (child.c); at the end the server
+ * walks that layer, on a job thread, and compares it with the host
+ * folder: each file the code created, changed or deleted becomes one
+ * struct sbx_ws_change, with the new contents of small text files. The
+ * host folder is only read. Bounded: a cap on the changes reported, on
+ * the entries walked, on the bytes compared and on the text kept. */
+#pragma once
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum sbx_ws_kind { SBX_WS_CREATED, SBX_WS_MODIFIED, SBX_WS_DELETED };
+
+/* "created", "modified" or "deleted". */
+const char *sbx_ws_kind_name(enum sbx_ws_kind k);
+
+struct sbx_ws_change {
+	char *path; /* the host path, valid UTF-8 (U+FFFD for a bad byte) */
+	enum sbx_ws_kind kind;
+	uint64_t size; /* the new size; a deleted entry's old one */
+	bool dir;      /* a deleted directory (whole) */
+	bool exact;    /* path is the host path byte for byte (it was UTF-8) */
+	/* The new contents of a created or modified text file (valid UTF-8,
+	 * no NUL) within the caps; NULL otherwise. */
+	char *text;
+	size_t text_len;
+};
+
+struct sbx_ws_changes {
+	struct sbx_ws_change *items;
+	size_t n;
+	size_t omitted;  /* changes past max_changes, not reported */
+	bool incomplete; /* the walk stopped at max_entries */
+	uint64_t text_bytes;
+};
+
+struct sbx_ws_diff_opts {
+	size_t max_changes;    /* reported changes */
+	size_t max_entries;    /* entries of the upper layer walked */
+	size_t max_text_file;  /* a text file larger than this has no text */
+	size_t max_text_total; /* text kept for all files together */
+	uint64_t max_compare;  /* files of the same size larger than this are "modified" unread */
+};
+
+/* The defaults: 1000 changes, 100 000 entries, 1 MiB a text file, 4 MiB
+ * of text, 64 MiB compared. */
+extern const struct sbx_ws_diff_opts sbx_ws_diff_defaults;
+
+/* Compare the upper layer upper_fd (a directory fd) with the host folder
+ * host_root. cancel is checked between entries and while reading.
+ * Returns the number of changes, -ECANCELED or -ENOMEM; ret is filled
+ * either way (empty on error). Safe on any thread. */
+int sbx_ws_diff(int upper_fd, const char *host_root, const struct sbx_ws_diff_opts *o,
+                const atomic_bool *cancel, struct sbx_ws_changes *ret);
+void sbx_ws_changes_release(struct sbx_ws_changes *c);

@@ -1,0 +1,74 @@
+#!/bin/sh
+# 32-workspace.sh: a run sees the project folder, safely (issue 12):
+# tests/workspace/workspace.py drives the real server with a project
+# holding sales.csv, .env, .git and keys: relative reads, secrets hidden
+# (and masks that cannot be undone), writes reported as workspaceChanges
+# and a workspaceEdit while the host folder stays byte for byte the same,
+# pandas and matplotlib in the box, the config's hide list and mode, the
+# model's prompt (the modules the box imports, the workspace's files). As
+# root it runs twice: as root and, through setpriv, as nobody, from a
+# private copy of the binaries. Last line: "32-workspace: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+
+name=32-workspace
+pass=0
+fail=0
+add() { # add LOGFILE PREFIX: count a sub-run's summary line
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+	sed -e "s/^/$2/" "$1" | grep -v -E '^[^ ]* ?[0-9]+ passed, [0-9]+ failed'
+	if [ -z "$line" ]; then
+		echo "${2}no summary line: counted as 1 failure"
+		fail=$((fail + 1))
+		return
+	fi
+	p=${line%% passed*}
+	f=${line#*passed, }
+	f=${f%% failed*}
+	pass=$((pass + p))
+	fail=$((fail + f))
+}
+
+KILN=${KILN:-}
+if [ -z "$KILN" ]; then
+	if [ -x build/asan/kiln ]; then KILN=build/asan/kiln; else KILN=build/kiln; fi
+fi
+if [ ! -x "$KILN" ]; then
+	echo "$name: no kiln binary (run make asan or make build/kiln first)"
+	echo "$name: 0 passed, 1 failed"
+	exit 1
+fi
+
+tmp=$(mktemp -d /tmp/kiln-workspace-suite.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+chmod 755 "$tmp"
+log=$tmp/log
+cp "$KILN" "$tmp/kiln"
+cp tests/workspace/workspace.py tests/lib/kilnrpc.py tests/fake-model/fake_model.py "$tmp/"
+chmod 755 "$tmp/kiln" "$tmp/workspace.py" "$tmp/fake_model.py"
+chmod 644 "$tmp/kilnrpc.py"
+
+run_as() { # run_as LABEL [WRAPPER...]
+	label=$1
+	shift
+	"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+		python3 "$tmp/workspace.py" --kiln "$tmp/kiln" --fake-model "$tmp/fake_model.py" \
+		>"$log" 2>&1 </dev/null
+	add "$log" "$label: "
+}
+
+if [ "$(id -u)" = 0 ]; then
+	run_as root
+	if command -v setpriv >/dev/null 2>&1; then
+		run_as nobody setpriv --reuid=65534 --regid=65534 --clear-groups
+	else
+		echo "nobody: setpriv (util-linux) is missing: cannot test unprivileged"
+		fail=$((fail + 1))
+	fi
+else
+	run_as "$(id -un)"
+fi
+
+echo "$name: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

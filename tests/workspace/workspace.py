@@ -1,0 +1,467 @@
+#!/usr/bin/env python3
+"""workspace.py: a run sees the project folder, safely (issue 12).
+
+    workspace.py --kiln KILN
+
+Drives a real kiln server over stdio with a project folder holding
+sales.csv, .env, .git/, a key and a subfolder, the folder given as
+initialize's rootUri. Each case prints "ok NAME" or "not ok NAME: why";
+the last line is "N passed, N failed". Run as root and as nobody by
+tests/suites/32-workspace.sh. As root the box runs as nobody, so the
+project is made nobody's (a root-owned one is checked on its own: read,
+create, no change to root's files).
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
+import kilnrpc  # noqa: E402
+
+SALES = "month,total\nJan,10\nFeb,20\nMar,30\n"
+SECRET = "API_KEY=sk-live-do-not-leak-4242"
+results = []
+
+
+def check(name, ok, why=""):
+    results.append(ok)
+    print(("ok " if ok else "not ok ") + name + ("" if ok else ": " + why), flush=True)
+
+
+def make_project(root, owner=None):
+    p = os.path.join(root, "proj")
+    os.makedirs(os.path.join(p, "sub", "deep"))
+    os.makedirs(os.path.join(p, ".git"))
+    os.makedirs(os.path.join(p, "olddir"))
+    files = {
+        "sales.csv": SALES,
+        ".env": SECRET + "\n",
+        ".env.local": SECRET + "\n",
+        ".git/config": "[core]\n" + SECRET + "\n",
+        "sub/f.txt": "to be deleted\n",
+        "sub/deep/server.key": SECRET + "\n",
+        "sub/deep/notes.md": "# notes\n",
+        "id_rsa": SECRET + "\n",
+        "olddir/a.txt": "a\n",
+        "olddir/b.txt": "b\n",
+    }
+    for rel, text in files.items():
+        with open(os.path.join(p, rel), "w") as f:
+            f.write(text)
+    if owner is not None:
+        for d, dirs, fs in os.walk(p):
+            os.chown(d, owner, owner)
+            for n in fs:
+                os.chown(os.path.join(d, n), owner, owner)
+    for d, dirs, fs in os.walk(p):
+        os.chmod(d, 0o755)
+        for n in fs:
+            os.chmod(os.path.join(d, n), 0o644)
+    return p
+
+
+def snapshot(p):
+    """Every name, mode, owner, size, mtime and content hash under p."""
+    out = []
+    for d, dirs, fs in sorted(os.walk(p)):
+        dirs.sort()
+        for n in sorted(dirs + fs):
+            q = os.path.join(d, n)
+            st = os.lstat(q)
+            h = ""
+            if os.path.isfile(q) and not os.path.islink(q):
+                with open(q, "rb") as f:
+                    h = hashlib.sha256(f.read()).hexdigest()
+            out.append((os.path.relpath(q, p), st.st_mode, st.st_uid, st.st_size,
+                        st.st_mtime_ns, h))
+    return out
+
+
+class Kiln:
+    def __init__(self, kiln, root_uri, config=None, home=None, model_url=None):
+        env = dict(os.environ)
+        if model_url:
+            env["KILN_LLM_URL"] = model_url
+            env["KILN_MODEL"] = "fake-coder"
+        if home:
+            env["HOME"] = home
+        args = [kiln]
+        self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env=env)
+        self.id = 0
+        params = {"processId": None, "capabilities": {}}
+        if root_uri:
+            params["rootUri"] = root_uri
+        if config is not None:
+            params["initializationOptions"] = config
+        self.init = self.call("initialize", params)
+        kilnrpc.send(self.p, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+
+    def call(self, method, params):
+        self.id += 1
+        kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": self.id, "method": method,
+                              "params": params})
+        self.out, self.artifacts = {"stdout": "", "stderr": ""}, []
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            m = kilnrpc.recv(self.p.stdout)
+            if m is None:
+                raise EOFError("kiln closed its output")
+            if m.get("method") == "run/output":
+                self.out[m["params"]["stream"]] += m["params"]["text"]
+            elif m.get("method") == "run/artifact":
+                self.artifacts.append(m["params"])
+            elif m.get("id") == self.id:
+                return m
+        raise TimeoutError(method)
+
+    def run(self, code):
+        r = self.call("snippet/run", {"language": "python", "code": code, "override": True})
+        return r.get("result"), r.get("error")
+
+    def close(self):
+        try:
+            self.call("shutdown", None)
+            kilnrpc.send(self.p, {"jsonrpc": "2.0", "method": "exit"})
+        except Exception:
+            pass
+        try:
+            self.p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+            self.p.wait()
+
+
+def uri(p):
+    return "file://" + urllib.parse.quote(p)
+
+
+def changes(res):
+    return {c["path"]: c for c in (res or {}).get("workspaceChanges") or []}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--fake-model", required=True)
+    a = ap.parse_args()
+    a.kiln = os.path.abspath(a.kiln)
+    root = os.geteuid() == 0
+    tmp = tempfile.mkdtemp(prefix="kiln-ws-")
+    os.chmod(tmp, 0o755)
+    try:
+        run_cases(a.kiln, tmp, root)
+        prompt_cases(a.kiln, a.fake_model, tmp, root)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    passed = sum(results)
+    print("%d passed, %d failed" % (passed, len(results) - passed))
+    return 0 if passed == len(results) else 1
+
+
+def run_cases(kiln, tmp, root):
+    proj = make_project(os.path.join(tmp, "a") if os.makedirs(os.path.join(tmp, "a")) is None
+                        else None, owner=65534 if root else None)
+    before = snapshot(proj)
+    k = Kiln(kiln, uri(proj))
+    try:
+        # 1. The working directory is the project, at its own path; a
+        #    relative path reads the host's file.
+        res, err = k.run("import os\nprint(os.getcwd())\nprint(open('sales.csv').read(), end='')\n")
+        check("cwd-is-the-workspace", res is not None and k.out["stdout"].startswith(proj + "\n"),
+              "%r %r" % (err, k.out))
+        check("reads-by-relative-path", k.out["stdout"] == proj + "\n" + SALES, repr(k.out))
+        check("result-names-the-workspace", res is not None and res.get("workspace") == proj and
+              res.get("workspaceChanges") == [], json.dumps(res)[:400])
+
+        # 2. Secrets are hidden at any depth; the text never comes out.
+        code = ("import os\n"
+                "for p in ['.env', '.env.local', '.git/config', 'id_rsa', 'sub/deep/server.key']:\n"
+                "    try:\n"
+                "        print(p, 'READ', open(p).read())\n"
+                "    except OSError as e:\n"
+                "        print(p, 'DENIED', e.errno)\n"
+                "print(open('sub/deep/notes.md').read(), end='')\n")
+        res, err = k.run(code)
+        out = k.out["stdout"]
+        check("secrets-cannot-be-read", res is not None and out.count("DENIED") == 5 and
+              "READ" not in out, out)
+        check("secret-text-never-in-output", SECRET not in out + k.out["stderr"], out)
+        check("other-files-beside-secrets-read", "# notes\n" in out, out)
+
+        # 3. The code tries to undo a mask.
+        code = ("import os\n"
+                "tries = [lambda: os.chmod('.env', 0o644), lambda: os.unlink('.env'),\n"
+                "         lambda: os.rename('.env', 'x'), lambda: os.rename('.git', 'g'),\n"
+                "         lambda: os.link('.env', 'y'), lambda: open('.env', 'w')]\n"
+                "for t in tries:\n"
+                "    try:\n"
+                "        t(); print('DID')\n"
+                "    except OSError as e:\n"
+                "        print('refused', e.errno)\n"
+                "for p in ['.env', 'x', 'y', 'g/config']:\n"
+                "    try:\n"
+                "        print(p, 'READ', open(p).read())\n"
+                "    except OSError as e:\n"
+                "        print(p, 'DENIED', e.errno)\n")
+        res, err = k.run(code)
+        out = k.out["stdout"]
+        check("masks-cannot-be-undone", res is not None and "DID" not in out and
+              "READ" not in out and SECRET not in out, out)
+
+        # 4. Writes land in the private layer and come back as changes;
+        #    the host folder is byte for byte as it was.
+        code = ("import os\n"
+                "open('report.txt', 'w').write('total 60\\n')\n"
+                "open('sales.csv', 'a').write('Apr,40\\n')\n"
+                "os.remove('sub/f.txt')\n"
+                "os.makedirs('new/dir')\n"
+                "open('new/dir/data.bin', 'wb').write(bytes(range(256)))\n"
+                "import shutil\nshutil.rmtree('olddir')\nos.mkdir('olddir')\n"
+                "open('olddir/c.txt', 'w').write('c\\n')\n"
+                "print(sorted(os.listdir('.')))\n")
+        res, err = k.run(code)
+        ch = changes(res)
+        check("write-succeeds-in-the-box", res is not None and res.get("exitCode") == 0,
+              "%r %r" % (err, k.out))
+        check("created-file-reported", ch.get(proj + "/report.txt", {}).get("kind") == "created"
+              and ch[proj + "/report.txt"]["size"] == 9, json.dumps(res)[:600])
+        check("modified-file-reported", ch.get(proj + "/sales.csv", {}).get("kind") == "modified",
+              json.dumps(ch))
+        check("deleted-file-reported", ch.get(proj + "/sub/f.txt", {}).get("kind") == "deleted",
+              json.dumps(ch))
+        check("replaced-directory-reported",
+              ch.get(proj + "/olddir/a.txt", {}).get("kind") == "deleted" and
+              ch.get(proj + "/olddir/b.txt", {}).get("kind") == "deleted" and
+              ch.get(proj + "/olddir/c.txt", {}).get("kind") == "created", json.dumps(ch))
+        check("binary-file-reported-not-in-edit",
+              ch.get(proj + "/new/dir/data.bin", {}).get("inEdit") is False and
+              ch[proj + "/new/dir/data.bin"]["size"] == 256, json.dumps(ch))
+        we = (res or {}).get("workspaceEdit") or {}
+        ops = we.get("documentChanges", [])
+        texts = {o["textDocument"]["uri"]: o["edits"][0]["newText"] for o in ops
+                 if "textDocument" in o}
+        kinds = [(o.get("kind"), o.get("uri")) for o in ops if "kind" in o]
+        check("workspace-edit-full-contents",
+              texts.get(uri(proj + "/sales.csv")) == SALES + "Apr,40\n" and
+              texts.get(uri(proj + "/report.txt")) == "total 60\n" and
+              ("delete", uri(proj + "/sub/f.txt")) in kinds and
+              ("create", uri(proj + "/report.txt")) in kinds, json.dumps(we)[:800])
+        check("host-folder-unchanged", snapshot(proj) == before, "the host folder changed")
+
+        # Around the workspace: its parents are empty, a sibling folder of
+        # the host is not there, nothing can be written beside it.
+        sib = os.path.join(os.path.dirname(proj), "sibling")
+        os.makedirs(sib, exist_ok=True)
+        with open(os.path.join(sib, "data"), "w") as f:
+            f.write(SECRET)
+        res, err = k.run("import os\n"
+                         "print(os.listdir('..'))\n"
+                         "for p in ['../sibling/data', '../x', '/tmp/../x']:\n"
+                         "    try:\n"
+                         "        open(p, 'a' if p.endswith('x') and p != '../x' else 'r')\n"
+                         "        print(p, 'OPEN')\n"
+                         "    except OSError as e:\n"
+                         "        print(p, 'no', e.errno)\n")
+        out = k.out["stdout"]
+        check("around-the-workspace-nothing-of-the-host",
+              out.splitlines()[:1] == ["['proj']"] and "sibling/data OPEN" not in out and
+              not os.path.exists(os.path.join(os.path.dirname(proj), "x")), out)
+        shutil.rmtree(sib)
+
+        # 5. The next run starts from the host folder again.
+        res, err = k.run("import os\nprint(os.path.exists('report.txt'), "
+                         "open('sales.csv').read() == %r)\n" % SALES)
+        check("each-run-starts-clean", k.out["stdout"] == "False True\n", repr(k.out))
+
+        # 6. A secret made after the warm box was built is hidden too.
+        time.sleep(0.3)
+        with open(os.path.join(proj, "late.pem"), "w") as f:
+            f.write(SECRET)
+        if root:
+            os.chown(os.path.join(proj, "late.pem"), 65534, 65534)
+        res, err = k.run("try:\n    print(open('late.pem').read())\n"
+                         "except OSError as e:\n    print('DENIED', e.errno)\n")
+        check("secret-made-after-warm-box-hidden",
+              res is not None and k.out["stdout"].startswith("DENIED") and
+              res.get("warmBox") is True, "%r %r" % (k.out, res and res.get("warmBox")))
+        os.unlink(os.path.join(proj, "late.pem"))
+
+        # 7. Debian's pandas and matplotlib work in the box, without a
+        #    display or a home to write a cache into.
+        code = ("import pandas as pd, matplotlib\n"
+                "import matplotlib.pyplot as plt\n"
+                "df = pd.read_csv('sales.csv')\n"
+                "print(int(df['total'].sum()), matplotlib.get_backend())\n"
+                "ax = df.plot(x='month', y='total', kind='bar')\n"
+                "plt.savefig('/work/out/monthly.png')\n"
+                "plt.savefig('monthly.png')\n")
+        res, err = k.run(code)
+        art = [x for x in k.artifacts if x.get("name") == "monthly.png"]
+        check("pandas-reads-the-csv", k.out["stdout"].split()[:1] == ["60"] and
+              "Fontconfig" not in k.out["stderr"],
+              "%r %r" % (k.out, err))
+        check("matplotlib-saves-a-png", bool(art) and art[0].get("mimeType") == "image/png" and
+              changes(res).get(proj + "/monthly.png", {}).get("kind") == "created",
+              "%r %r" % (k.out["stderr"][-600:], art))
+        check("host-folder-unchanged-after-plot", snapshot(proj) == before, "changed")
+    finally:
+        k.close()
+
+    # 8. sandbox.workspace.hide replaces the list; mode "none" turns it off.
+    k = Kiln(kiln, uri(proj), config={"sandbox": {"workspace": {"hide": ["sales.csv"]}}})
+    try:
+        res, err = k.run("for p in ['sales.csv', '.env']:\n"
+                         "    try:\n        open(p).read(); print(p, 'READ')\n"
+                         "    except OSError:\n        print(p, 'DENIED')\n")
+        check("hide-list-is-the-config", k.out["stdout"] == "sales.csv DENIED\n.env READ\n",
+              repr(k.out))
+    finally:
+        k.close()
+    k = Kiln(kiln, uri(proj), config={"sandbox": {"workspace": {"mode": "none"}}})
+    try:
+        res, err = k.run("import os\nprint(os.getcwd(), os.path.exists(%r))\n" % proj)
+        check("mode-none-shows-nothing", k.out["stdout"] == "/work False\n" and
+              res is not None and "workspace" not in res, "%r %r" % (k.out, res))
+    finally:
+        k.close()
+    k = Kiln(kiln, uri(proj), config={"sandbox": {"workspace": {"mode": "copy"}}})
+    err = k.init.get("error") or {}
+    check("bad-mode-fails-initialize", err.get("code") == -32602 and
+          "sandbox.workspace.mode" in err.get("message", ""), json.dumps(k.init))
+    k.close()
+    k = Kiln(kiln, uri(proj), config={"sandbox": {"workspace": {"hide": ["a/b"]}}})
+    err = k.init.get("error") or {}
+    check("bad-hide-fails-initialize", err.get("code") == -32602 and
+          "sandbox.workspace.hide[0]" in err.get("message", ""), json.dumps(k.init))
+    k.close()
+
+    # 9. `kiln run` sees the current directory; it lists the changes and
+    #    writes them into the folder only with --apply.
+    cp = make_project(os.path.join(tmp, "c") if os.makedirs(os.path.join(tmp, "c")) is None
+                      else None, owner=65534 if root else None)
+    cbefore = snapshot(cp)
+    code = os.path.join(tmp, "change.py")
+    with open(code, "w") as f:
+        f.write("import os\nopen('report.txt', 'w').write('total 60\\n')\n"
+                "open('sales.csv', 'a').write('Apr,40\\n')\nos.remove('sub/f.txt')\n"
+                "print(open('sales.csv').read().count('\\n'))\n")
+    p = subprocess.run([kiln, "run", code], cwd=cp, capture_output=True, text=True, timeout=120)
+    check("kiln-run-lists-changes-applies-nothing",
+          p.returncode == 0 and p.stdout == "5\n" and "created  %s/report.txt" % cp in p.stderr
+          and "--apply" in p.stderr and snapshot(cp) == cbefore, "%r %r" % (p.stdout, p.stderr))
+    p = subprocess.run([kiln, "run", "--apply", code], cwd=cp, capture_output=True, text=True,
+                       timeout=120)
+    ok = p.returncode == 0 and "applied 3 changes" in p.stderr
+    try:
+        ok = ok and open(os.path.join(cp, "report.txt")).read() == "total 60\n" and \
+            open(os.path.join(cp, "sales.csv")).read() == SALES + "Apr,40\n" and \
+            not os.path.exists(os.path.join(cp, "sub", "f.txt")) and \
+            open(os.path.join(cp, ".env")).read() == SECRET + "\n"
+    except OSError as e:
+        ok = False
+        p.stderr += str(e)
+    check("kiln-run-apply-writes-the-changes", ok, p.stderr)
+
+    # The terminal keeps artifacts: saved into the run's folder under
+    # $XDG_CACHE_HOME/kiln/, the path printed.
+    cache = os.path.join(tmp, "cache")
+    art = os.path.join(tmp, "art.py")
+    with open(art, "w") as f:
+        f.write("open('/work/out/plot.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(100))\n"
+                "open('/work/out/../out/.hidden\\x1b]0;x\\x07', 'w').write('h')\n")
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    p = subprocess.run([kiln, "run", art], cwd=cp, capture_output=True, text=True, timeout=120,
+                       env=env)
+    saved = [line.split(" saved at ", 1)[1] for line in p.stderr.splitlines()
+             if " saved at " in line]
+    ok = p.returncode == 0 and len(saved) == 2
+    try:
+        png = [q for q in saved if q.endswith("/plot.png")]
+        ok = ok and len(png) == 1 and png[0].startswith(cache + "/kiln/runs/") and \
+            open(png[0], "rb").read() == b"\x89PNG\r\n\x1a\n" + bytes(100) and \
+            all("\x1b" not in q and "/." not in q for q in saved)
+    except OSError as e:
+        ok = False
+        p.stderr += str(e)
+    check("kiln-run-saves-artifacts-and-prints-the-path", ok, p.stderr)
+
+    # 10. The home folder itself is never the workspace.
+    home = os.path.join(tmp, "home")
+    os.makedirs(home)
+    os.chmod(home, 0o755)
+    k = Kiln(kiln, uri(home), home=home)
+    try:
+        res, err = k.run("import os\nprint(os.getcwd())\n")
+        check("home-folder-not-shown", k.out["stdout"] == "/work\n", repr(k.out))
+    finally:
+        k.close()
+
+    # 11. As root, the box is nobody: root's own files are read, never
+    #     changed, and new files still land in the layer.
+    if root:
+        rp = make_project(os.path.join(tmp, "r") if os.makedirs(os.path.join(tmp, "r")) is None
+                          else None)
+        rbefore = snapshot(rp)
+        k = Kiln(kiln, uri(rp))
+        try:
+            res, err = k.run("print(open('sales.csv').read(), end='')\n"
+                             "open('made.txt', 'w').write('x')\n"
+                             "try:\n    open('sales.csv', 'a').write('y')\n"
+                             "except OSError as e:\n    print('refused', e.errno)\n")
+            check("root-owned-read-create-not-change",
+                  k.out["stdout"] == SALES + "refused 13\n" and
+                  set(changes(res)) == {rp + "/made.txt"} and snapshot(rp) == rbefore,
+                  "%r %r" % (k.out, res and res.get("workspaceChanges")))
+        finally:
+            k.close()
+
+
+def prompt_cases(kiln, fake_model, tmp, root):
+    """The model is told what the box can import and what the workspace holds."""
+    proj = make_project(os.path.join(tmp, "m") if os.makedirs(os.path.join(tmp, "m")) is None
+                        else None, owner=65534 if root else None)
+    log = os.path.join(tmp, "model.log")
+    port_file = os.path.join(tmp, "port")
+    fm = subprocess.Popen([sys.executable, fake_model, "--port-file", port_file, "--log", log,
+                           "--max-seconds", "300"], stdout=subprocess.DEVNULL)
+    try:
+        for _ in range(200):
+            if os.path.exists(port_file):
+                break
+            time.sleep(0.05)
+        port = open(port_file).read().strip()
+        k = Kiln(kiln, uri(proj), model_url="http://127.0.0.1:%s" % port)
+        try:
+            r = k.call("intent/run", {"intent": "plot monthly totals from sales.csv",
+                                      "language": "python"})
+            msgs = json.loads(open(log).read().splitlines()[-1]) if os.path.exists(log) else []
+            system = " ".join(m["content"] for m in msgs if m["role"] == "system")
+            user = " ".join(m["content"] for m in msgs if m["role"] == "user")
+            check("intent-answered", "result" in r, json.dumps(r)[:300])
+            check("prompt-lists-importable-modules",
+                  all(m in system for m in ("numpy", "pandas", "matplotlib")), system)
+            check("prompt-names-the-workspace", proj in system, system)
+            check("prompt-lists-workspace-files",
+                  "sales.csv (%d bytes): month,total" % len(SALES) in user and
+                  "sub/deep/notes.md" in user, user)
+            check("prompt-leaves-secrets-out",
+                  ".env" not in user and "server.key" not in user and "id_rsa" not in user and
+                  SECRET not in user + system, user)
+        finally:
+            k.close()
+    finally:
+        fm.kill()
+        fm.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
