@@ -11,8 +11,8 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "kiln.h"
-#include "rpc/peer.h"
 #include "methods/workspace_edit.h"
+#include "rpc/peer.h"
 #include "sandbox/sandbox.h"
 
 /* The client lists encodings in its order of preference; take the first
