@@ -16,6 +16,7 @@
 #include "core/loop.h"
 #include "core/util.h"
 #include "intent/intent.h"
+#include "methods/diagnostics.h"
 #include "methods/methods.h"
 #include "replay/record.h"
 #include "rpc/client_watch.h"
@@ -33,6 +34,7 @@ void kiln_stop(struct kiln *k, int code)
 	if (loop_stopping(k->loop))
 		return;
 	rpc_peer_stop_input(k->peer);
+	lsp_runs_cancel_all(k);
 	/* Cancelling answers every pending request (-32800) and kills the
 	 * processes behind them before the loop returns. */
 	rpc_dispatch_cancel_all(k->rpc);
@@ -229,12 +231,15 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 		code = 1;
 	}
 out:
+	lsp_runs_cancel_all(&k);
 	if (k.rpc)
 		rpc_dispatch_cancel_all(k.rpc);
 	if (k.peer && rpc_peer_flush(k.peer, FLUSH_MS) < 0)
 		log_warn("could not deliver all replies before exiting");
 	for (size_t i = 0; i < ARRAY_SIZE(k.client_watch); i++)
 		rpc_client_watch_free(k.client_watch[i]);
+	diag_release_all(&k);
+	doc_store_release(&k.docs);
 	/* Subsystems stop here, in reverse order of their start. */
 	intent_free(k.intent);
 	val_free(k.validator);

@@ -28,6 +28,18 @@ int method_intent_run(struct rpc_call *call, json_object *params);
 int method_intent_approve(struct rpc_call *call, json_object *params);
 int method_intent_model(struct rpc_call *call, json_object *params);
 
+/* diagnostics.c */
+int method_text_document_diagnostic(struct rpc_call *call, json_object *params);
+
+/* lsp_run.c: plain-LSP code actions and the commands they carry. */
+int method_text_document_code_action(struct rpc_call *call, json_object *params);
+int method_workspace_execute_command(struct rpc_call *call, json_object *params);
+extern const char *const lsp_commands[];
+extern const size_t lsp_commands_count;
+struct kiln;
+/* Stop every run started by a command (shutdown, exit, end of input). */
+void lsp_runs_cancel_all(struct kiln *k);
+
 /* documents.c */
 int method_text_document_did_open(struct rpc_call *call, json_object *params);
 int method_text_document_did_change(struct rpc_call *call, json_object *params);

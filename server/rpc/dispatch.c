@@ -10,6 +10,7 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "rpc/peer.h"
 
 /* Replies to the members of one batch, gathered until all are answered. */
@@ -31,11 +32,15 @@ struct rpc_call {
 	void *cancel_data;
 };
 
+/* A request kiln sent to the client, waiting for its response. */
 struct out_request {
 	struct out_request *next;
+	struct rpc_dispatch *d;
 	int64_t id;
 	rpc_reply_fn cb;
 	void *data;
+	struct loop_timer *timer; /* gives up after the request's timeout */
+	char method[64];
 };
 
 struct rpc_dispatch {
@@ -48,6 +53,7 @@ struct rpc_dispatch {
 	struct rpc_call *pending;
 	size_t npending;
 	struct out_request *out_requests;
+	size_t nout;
 	int64_t next_out_id;
 };
 
@@ -74,6 +80,7 @@ void rpc_dispatch_free(struct rpc_dispatch *d)
 	while (d->out_requests) {
 		struct out_request *o = d->out_requests;
 		d->out_requests = o->next;
+		loop_timer_stop(d->loop, o->timer);
 		o->cb(o->data, NULL, NULL);
 		free(o);
 	}
@@ -299,18 +306,30 @@ static const struct rpc_method *find_method(struct rpc_dispatch *d, const char *
 	return NULL;
 }
 
+/* Unlink the waiting request with this id and return it (yours), or NULL. */
+static struct out_request *take_out_request(struct rpc_dispatch *d, int64_t id)
+{
+	for (struct out_request **pp = &d->out_requests; *pp; pp = &(*pp)->next) {
+		struct out_request *o = *pp;
+		if (o->id == id) {
+			*pp = o->next;
+			d->nout--;
+			loop_timer_stop(d->loop, o->timer);
+			o->timer = NULL;
+			return o;
+		}
+	}
+	return NULL;
+}
+
 static void handle_response(struct rpc_dispatch *d, const struct rpc_msg *m)
 {
 	if (m->id && json_object_is_type(m->id, json_type_int)) {
-		int64_t id = json_object_get_int64(m->id);
-		for (struct out_request **pp = &d->out_requests; *pp; pp = &(*pp)->next) {
-			struct out_request *o = *pp;
-			if (o->id == id) {
-				*pp = o->next;
-				o->cb(o->data, m->result, m->error);
-				free(o);
-				return;
-			}
+		struct out_request *o = take_out_request(d, json_object_get_int64(m->id));
+		if (o) {
+			o->cb(o->data, m->result, m->error);
+			free(o);
+			return;
 		}
 	}
 	log_warn("response from client for unknown request id %s",
@@ -478,17 +497,47 @@ int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params)
 	return r;
 }
 
-int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params, rpc_reply_fn cb,
-                void *data)
+/* The client did not answer in time: its callback hears a -32803 error,
+ * as if the client had sent one, so every waiter has one way to fail. */
+static void out_request_timeout(struct loop *loop, void *data)
 {
+	(void)loop;
+	struct out_request *o = data;
+	o->timer = NULL;
+	struct out_request *t = take_out_request(o->d, o->id);
+	if (!t)
+		return;
+	log_warn("the client did not answer %s (request %lld) in time", t->method,
+	         (long long)t->id);
+	json_object *err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_int(RPC_REQUEST_FAILED));
+	json_object_object_add(
+	    err, "message",
+	    json_object_new_string("Request failed: the client did not answer in time"));
+	t->cb(t->data, NULL, err);
+	json_object_put(err);
+	free(t);
+}
+
+int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params,
+                uint64_t timeout_ms, rpc_reply_fn cb, void *data, int64_t *ret_id)
+{
+	if (d->nout >= RPC_MAX_OUT_REQUESTS) {
+		json_object_put(params);
+		log_warn("not sending %s: %zu requests to the client are unanswered", method,
+		         d->nout);
+		return -EBUSY;
+	}
 	struct out_request *o = calloc(1, sizeof(*o));
 	if (!o) {
 		json_object_put(params);
 		return -ENOMEM;
 	}
+	o->d = d;
 	o->id = d->next_out_id++;
 	o->cb = cb;
 	o->data = data;
+	snprintf(o->method, sizeof(o->method), "%s", method);
 	json_object *id = json_object_new_int64(o->id);
 	json_object *req = rpc_request_new(id, method, params);
 	json_object_put(id);
@@ -496,13 +545,34 @@ int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params,
 		free(o);
 		return -ENOMEM;
 	}
+	o->timer = loop_timer_start(d->loop, timeout_ms ? timeout_ms : RPC_OUT_TIMEOUT_MS,
+	                            out_request_timeout, o);
+	if (!o->timer) {
+		json_object_put(req);
+		free(o);
+		return -ENOMEM;
+	}
 	int r = rpc_peer_send(d->peer, req);
 	json_object_put(req);
 	if (r < 0) {
+		loop_timer_stop(d->loop, o->timer);
 		free(o);
 		return r;
 	}
 	o->next = d->out_requests;
 	d->out_requests = o;
+	d->nout++;
+	if (ret_id)
+		*ret_id = o->id;
 	return 0;
+}
+
+void rpc_request_forget(struct rpc_dispatch *d, int64_t id)
+{
+	free(take_out_request(d, id));
+}
+
+size_t rpc_dispatch_out_pending(const struct rpc_dispatch *d)
+{
+	return d->nout;
 }

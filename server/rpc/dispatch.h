@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "rpc/message.h"
 
@@ -62,11 +63,25 @@ size_t rpc_dispatch_pending(const struct rpc_dispatch *d);
 /* Send a notification; params is stolen (NULL for none). */
 int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params);
 
-/* Send a request to the client; cb gets the result or the error object
- * (borrowed), or both NULL when dispatch is freed first. params stolen. */
+/* Send a request to the client and match its response by id. cb gets the
+ * result or the error object (both borrowed), exactly once: when the
+ * response comes, when timeout_ms pass without one (then error is a
+ * -32803 object saying so, made by dispatch), or with both NULL when
+ * dispatch is freed first. cb runs from the loop (never from inside
+ * rpc_request). params is stolen. At most RPC_MAX_OUT_REQUESTS wait at
+ * once: past that -EBUSY, so a client that never answers cannot grow the
+ * table. -ENOMEM, -EPIPE. On success *ret_id (may be NULL) is the id, for
+ * rpc_request_forget(). */
+#define RPC_MAX_OUT_REQUESTS 64
+#define RPC_OUT_TIMEOUT_MS   30000
 typedef void (*rpc_reply_fn)(void *data, json_object *result, json_object *error);
-int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params, rpc_reply_fn cb,
-                void *data);
+int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params,
+                uint64_t timeout_ms, rpc_reply_fn cb, void *data, int64_t *ret_id);
+/* Stop waiting for request id: cb is never called. A late response is
+ * then logged and dropped. */
+void rpc_request_forget(struct rpc_dispatch *d, int64_t id);
+/* Requests sent and not yet answered. */
+size_t rpc_dispatch_out_pending(const struct rpc_dispatch *d);
 
 struct rpc_peer *rpc_dispatch_peer(struct rpc_dispatch *d);
 
