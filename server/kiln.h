@@ -27,6 +27,7 @@ struct kiln_options {
 	const char *record_path;
 	const char *config_path; /* NULL: $XDG_CONFIG_HOME/kiln/config.json */
 	int client_pid;          /* --clientProcessId; 0 when not given */
+	bool mcp;                /* `kiln mcp`: MCP's table and newline framing */
 };
 
 struct kiln {

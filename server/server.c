@@ -207,7 +207,15 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 	k.peer = rpc_peer_new(k.loop, in_fd, out_fd, opts->max_message, &peer_ops, &k);
 	if (!k.peer)
 		goto out;
-	k.rpc = rpc_dispatch_new(k.loop, k.peer, kiln_methods, kiln_methods_count, &k);
+	/* One dispatch for both protocols; `kiln mcp` differs only in its
+	 * method table and its framing (newline-delimited JSON). An MCP host
+	 * ends the session by closing stdin, which is then a clean exit. */
+	if (opts->mcp) {
+		rpc_peer_use_lines(k.peer);
+		k.shutdown_requested = true;
+	}
+	k.rpc = rpc_dispatch_new(k.loop, k.peer, opts->mcp ? mcp_methods : kiln_methods,
+	                         opts->mcp ? mcp_methods_count : kiln_methods_count, &k);
 	if (!k.rpc)
 		goto out;
 	if (opts->client_pid > 0) {

@@ -40,6 +40,17 @@ struct kiln;
 /* Stop every run started by a command (shutdown, exit, end of input). */
 void lsp_runs_cancel_all(struct kiln *k);
 
+/* mcp.c: `kiln mcp`'s own table (the Model Context Protocol). */
+extern const struct rpc_method mcp_methods[];
+extern const size_t mcp_methods_count;
+int method_mcp_initialize(struct rpc_call *call, json_object *params);
+int method_mcp_initialized(struct rpc_call *call, json_object *params);
+int method_mcp_cancelled(struct rpc_call *call, json_object *params);
+int method_mcp_ping(struct rpc_call *call, json_object *params);
+int method_mcp_discover(struct rpc_call *call, json_object *params);
+int method_mcp_tools_list(struct rpc_call *call, json_object *params);
+int method_mcp_tools_call(struct rpc_call *call, json_object *params);
+
 /* documents.c */
 int method_text_document_did_open(struct rpc_call *call, json_object *params);
 int method_text_document_did_change(struct rpc_call *call, json_object *params);

@@ -281,9 +281,8 @@ void rpc_dispatch_cancel_all(struct rpc_dispatch *d)
 	}
 }
 
-static void handle_cancel(struct rpc_dispatch *d, json_object *params)
+void rpc_dispatch_cancel_id(struct rpc_dispatch *d, json_object *id)
 {
-	json_object *id = json_get(params, "id");
 	if (!id)
 		return;
 	for (struct rpc_call *call = d->pending; call; call = call->next) {
@@ -393,7 +392,7 @@ static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *b
 	bool notification = m.kind == RPC_KIND_NOTIFICATION;
 	if (strcmp(m.method, "$/cancelRequest") == 0 && notification) {
 		if (d->state == RPC_STATE_RUNNING)
-			handle_cancel(d, m.params);
+			rpc_dispatch_cancel_id(d, json_get(m.params, "id"));
 		return;
 	}
 	const struct rpc_method *method = find_method(d, m.method);

@@ -57,6 +57,9 @@ void rpc_dispatch_set_state(struct rpc_dispatch *d, enum rpc_state state);
 /* Answer every pending call with -32800 after running its cancel hook,
  * but the one whose handler is running (the caller's, e.g. shutdown). */
 void rpc_dispatch_cancel_all(struct rpc_dispatch *d);
+/* Cancel the pending request with this id (borrowed) as $/cancelRequest
+ * does; MCP's notifications/cancelled comes here. Unknown ids are ignored. */
+void rpc_dispatch_cancel_id(struct rpc_dispatch *d, json_object *id);
 /* Number of requests not yet answered. */
 size_t rpc_dispatch_pending(const struct rpc_dispatch *d);
 

@@ -15,6 +15,7 @@
 #include "core/loop.h"
 #include "core/util.h"
 #include "rpc/frame.h"
+#include "rpc/frame_lines.h"
 #include "rpc/message.h"
 
 #define HIGH_WATER (8u << 20)
@@ -45,6 +46,9 @@ struct rpc_peer {
 	struct loop_timer *closed_timer;
 	struct loop_timer *poll_timer; /* input that epoll refuses (a file) */
 	struct frame_reader fr;
+	/* MCP's newline framing instead of Content-Length (rpc_peer_use_lines). */
+	bool lines;
+	struct line_reader lr;
 	struct buf out;
 	size_t out_off;
 	struct drain_waiter *waiters;
@@ -120,7 +124,10 @@ static void input_ended(struct rpc_peer *peer)
 {
 	if (peer->input_done)
 		return;
-	frame_reader_eof(&peer->fr, &frame_cbs, peer);
+	if (peer->lines)
+		line_reader_eof(&peer->lr, &frame_cbs, peer);
+	else
+		frame_reader_eof(&peer->fr, &frame_cbs, peer);
 	rpc_peer_stop_input(peer);
 	schedule_closed(peer);
 }
@@ -147,7 +154,11 @@ static bool read_some(struct rpc_peer *peer)
 	for (int rounds = 0; rounds < 16 && !peer->input_done && !peer->input_paused; rounds++) {
 		ssize_t n = read(peer->in_fd, chunk, sizeof(chunk));
 		if (n > 0) {
-			if (frame_reader_feed(&peer->fr, chunk, (size_t)n, &frame_cbs, peer) < 0) {
+			int fr =
+			    peer->lines
+			        ? line_reader_feed(&peer->lr, chunk, (size_t)n, &frame_cbs, peer)
+			        : frame_reader_feed(&peer->fr, chunk, (size_t)n, &frame_cbs, peer);
+			if (fr < 0) {
 				log_error("out of memory reading a message");
 				input_ended(peer);
 				return false;
@@ -308,6 +319,7 @@ struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t m
 	peer->ops = ops;
 	peer->data = data;
 	frame_reader_init(&peer->fr, max_message);
+	line_reader_init(&peer->lr, max_message);
 	/* The queue itself is not capped: replies must never be lost, and
 	 * producers stop at the high-water mark. */
 	buf_init(&peer->out, SIZE_MAX / 2);
@@ -363,6 +375,7 @@ void rpc_peer_free(struct rpc_peer *peer)
 	if (peer->out_flags >= 0)
 		fcntl(peer->out_fd, F_SETFL, peer->out_flags);
 	frame_reader_release(&peer->fr);
+	line_reader_release(&peer->lr);
 	buf_release(&peer->out);
 	free(peer);
 }
@@ -375,7 +388,8 @@ int rpc_peer_send(struct rpc_peer *peer, json_object *msg)
 	size_t len = strlen(s);
 	if (peer->tap)
 		peer->tap(peer->tap_data, true, s, len);
-	int r = frame_encode(&peer->out, s, len);
+	int r =
+	    peer->lines ? frame_encode_line(&peer->out, s, len) : frame_encode(&peer->out, s, len);
 	if (r < 0)
 		return r;
 	/* Never call back from here: the caller may be a producer in the
@@ -445,6 +459,11 @@ int rpc_peer_flush(struct rpc_peer *peer, int timeout_ms)
 		poll(&p, 1, (int)(deadline - now));
 	}
 	return peer->output_broken ? -EPIPE : 0;
+}
+
+void rpc_peer_use_lines(struct rpc_peer *peer)
+{
+	peer->lines = true;
 }
 
 void rpc_peer_set_tap(struct rpc_peer *peer, rpc_tap_fn fn, void *data)

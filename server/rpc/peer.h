@@ -57,5 +57,10 @@ size_t rpc_peer_queued(const struct rpc_peer *peer);
 /* Stop reading input (after exit, or when stdin has been closed). */
 void rpc_peer_stop_input(struct rpc_peer *peer);
 
+/* Frame messages as newline-delimited JSON (MCP's stdio transport,
+ * rpc/frame_lines.h) instead of LSP's Content-Length headers. Call it
+ * before the loop runs. */
+void rpc_peer_use_lines(struct rpc_peer *peer);
+
 /* See every message body that passes, both ways (for --record). */
 void rpc_peer_set_tap(struct rpc_peer *peer, rpc_tap_fn fn, void *data);
