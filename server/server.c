@@ -17,6 +17,7 @@
 #include "core/util.h"
 #include "intent/intent.h"
 #include "methods/diagnostics.h"
+#include "methods/lsp.h"
 #include "methods/methods.h"
 #include "replay/record.h"
 #include "rpc/client_watch.h"
@@ -254,6 +255,7 @@ out:
 	sandbox_free(k.sandbox);
 	record_close(k.record);
 	rpc_dispatch_free(k.rpc);
+	lsp_intent_release(&k);
 	rpc_peer_free(k.peer);
 	json_object_put(k.init_options);
 	json_object_put(k.config);

@@ -29,6 +29,7 @@
 #include "core/visible.h"
 #include "kiln.h"
 #include "methods/doc_store.h"
+#include "methods/lsp.h"
 #include "methods/methods.h"
 #include "methods/run_sink.h"
 #include "rpc/dispatch.h"
@@ -40,14 +41,13 @@
 #define CMD_RUN_SELECTION "kiln.runSelection"
 #define CMD_RUN_DOCUMENT  "kiln.runDocument"
 
-const char *const lsp_commands[] = {CMD_RUN_SELECTION, CMD_RUN_DOCUMENT};
+const char *const lsp_commands[] = {CMD_RUN_SELECTION, CMD_RUN_DOCUMENT, LSP_CMD_WRITE_CODE,
+                                    LSP_CMD_RUN_PROPOSAL};
 const size_t lsp_commands_count = ARRAY_SIZE(lsp_commands);
 
 /* The whole output kept for the output document, and one logMessage line. */
 #define OUTPUT_MAX     (1u << 20)
 #define LINE_MAX_BYTES 4096
-/* LSP MessageType */
-enum { MSG_ERROR = 1, MSG_WARNING = 2, MSG_INFO = 3, MSG_LOG = 4 };
 
 struct lsp_run {
 	struct lsp_run *next;
@@ -69,7 +69,7 @@ struct lsp_run {
 
 static struct lsp_run *runs; /* one kiln per process: the loop thread's list */
 
-static void send_log(struct kiln *k, int type, const char *text, size_t len)
+void lsp_log(struct kiln *k, int type, const char *text, size_t len)
 {
 	struct buf b;
 	buf_init(&b, LINE_MAX_BYTES * 4);
@@ -82,7 +82,7 @@ static void send_log(struct kiln *k, int type, const char *text, size_t len)
 	buf_release(&b);
 }
 
-static void show_message(struct kiln *k, int type, const char *msg)
+void lsp_show(struct kiln *k, int type, const char *msg)
 {
 	json_object *p = json_object_new_object();
 	json_object_object_add(p, "type", json_object_new_int(type));
@@ -158,14 +158,14 @@ static void emit_lines(struct lsp_run *lr, enum run_stream stream, bool flush)
 		size_t end = i;
 		if (end > start && b->data[end - 1] == '\r')
 			end--;
-		send_log(lr->k, stream == RUN_STDERR ? MSG_WARNING : MSG_LOG, b->data + start,
-		         end - start);
+		lsp_log(lr->k, stream == RUN_STDERR ? MSG_WARNING : MSG_LOG, b->data + start,
+		        end - start);
 		lr->lines++;
 		start = b->data[i] == '\n' ? i + 1 : i;
 	}
 	if (flush && start < b->len) {
-		send_log(lr->k, stream == RUN_STDERR ? MSG_WARNING : MSG_LOG, b->data + start,
-		         b->len - start);
+		lsp_log(lr->k, stream == RUN_STDERR ? MSG_WARNING : MSG_LOG, b->data + start,
+		        b->len - start);
 		lr->lines++;
 		start = b->len;
 	}
@@ -216,7 +216,7 @@ static void on_artifact(void *data, struct run *run, const struct run_artifact *
 	snprintf(msg, sizeof(msg), "kiln: %s wrote %s (%s, %llu bytes)%s%s", lr->run_id, a->name,
 	         a->mime_type, (unsigned long long)a->size, a->path ? " at " : "",
 	         a->path ? a->path : "");
-	send_log(lr->k, MSG_INFO, msg, strlen(msg));
+	lsp_log(lr->k, MSG_INFO, msg, strlen(msg));
 }
 
 static const struct run_sink lsp_sink = {.output = on_output, .artifact = on_artifact};
@@ -248,17 +248,16 @@ static void on_shown(void *data, json_object *result, json_object *error)
 		log_info("the client did not show the output document");
 }
 
-/* Write the output document and ask the client to show it. */
-static void show_output(struct lsp_run *lr, const char *summary)
+void lsp_show_document(struct kiln *k, const char *name, const char *summary, const char *text,
+                       size_t len, bool cut)
 {
-	struct kiln *k = lr->k;
 	char dir[512], path[600];
 	int r = output_dir(dir, sizeof(dir));
 	if (r < 0) {
 		log_warn("no folder for output documents: %s", strerror(-r));
 		return;
 	}
-	snprintf(path, sizeof(path), "%s/run-%d-%s.txt", dir, (int)getpid(), lr->run_id);
+	snprintf(path, sizeof(path), "%s/%s-%d.txt", dir, name, (int)getpid());
 	_cleanup_close_ int fd =
 	    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
@@ -268,9 +267,8 @@ static void show_output(struct lsp_run *lr, const char *summary)
 	struct buf b;
 	buf_init(&b, OUTPUT_MAX * 2 + 4096);
 	buf_printf(&b, "%s\n\n", summary);
-	vis_append(&b, lr->output.data ? lr->output.data : "", lr->output.len,
-	           VIS_NEWLINE | VIS_TAB);
-	if (lr->output_cut)
+	vis_append(&b, text ? text : "", len, VIS_NEWLINE | VIS_TAB);
+	if (cut)
 		buf_printf(&b, "\n[kiln kept the first %u MiB of the output]\n", OUTPUT_MAX >> 20);
 	if (b.len && write(fd, b.data, b.len) != (ssize_t)b.len)
 		log_warn("cannot write %s: %s", path, strerror(errno));
@@ -292,7 +290,7 @@ static void on_run_done(void *data, const struct run_outcome *o, int err, const 
 		char msg[600];
 		snprintf(msg, sizeof(msg), "kiln could not run the %s: %s", lr->what, errmsg);
 		progress(lr, "end", msg);
-		show_message(k, MSG_ERROR, msg);
+		lsp_show(k, MSG_ERROR, msg);
 		lsp_run_free(lr);
 		return;
 	}
@@ -311,9 +309,13 @@ static void on_run_done(void *data, const struct run_outcome *o, int err, const 
 	         lr->what, lr->language, how, (unsigned long long)o->duration_ms, lr->lines,
 	         lr->lines == 1 ? "" : "s", o->truncated ? " (cut at the output limit)" : "");
 	progress(lr, "end", summary);
-	show_message(k, o->exited && o->exit_code == 0 ? MSG_INFO : MSG_WARNING, summary);
-	if (k->client_show_document)
-		show_output(lr, summary);
+	lsp_show(k, o->exited && o->exit_code == 0 ? MSG_INFO : MSG_WARNING, summary);
+	if (k->client_show_document) {
+		char name[48];
+		snprintf(name, sizeof(name), "run-%s", lr->run_id);
+		lsp_show_document(k, name, summary, lr->output.data, lr->output.len,
+		                  lr->output_cut);
+	}
 	lsp_run_free(lr);
 }
 
@@ -333,7 +335,7 @@ static void start_run(struct lsp_run *lr)
 	int r = run_start(lr->k->sandbox, &lsp_sink, lr, lr->language, lr->code, NULL, on_run_done,
 	                  lr, &lr->run);
 	if (r < 0) {
-		show_message(lr->k, MSG_ERROR, "kiln could not start the run: out of memory");
+		lsp_show(lr->k, MSG_ERROR, "kiln could not start the run: out of memory");
 		fail_call(lr, RPC_INTERNAL_ERROR, NULL, "Internal error: out of memory");
 		return;
 	}
@@ -389,7 +391,7 @@ static void on_validated(void *data, int r, struct val_report *rep, const char *
 		json_object *ed = json_object_new_object();
 		json_object_object_add(ed, "kind", json_object_new_string("denied"));
 		json_object_object_add(ed, "diagnostics", diags);
-		show_message(k, MSG_ERROR, msg);
+		lsp_show(k, MSG_ERROR, msg);
 		fail_call(lr, RPC_REQUEST_FAILED, ed, msg);
 		return;
 	}
@@ -546,7 +548,7 @@ static bool only_allows(json_object *context)
 	       json_object_array_length(only) == 0;
 }
 
-static json_object *action(const char *title, const char *command, json_object *arg)
+json_object *lsp_action(const char *title, const char *command, json_object *arg)
 {
 	json_object *cmd = json_object_new_object();
 	json_object_object_add(cmd, "title", json_object_new_string(title));
@@ -585,11 +587,12 @@ int method_text_document_code_action(struct rpc_call *call, json_object *params)
 		json_object_object_add(arg, "uri", json_object_new_string(uri));
 		json_object_object_add(arg, "range", json_object_get(range));
 		json_object_array_add(actions,
-		                      action("Run selection in kiln", CMD_RUN_SELECTION, arg));
+		                      lsp_action("Run selection in kiln", CMD_RUN_SELECTION, arg));
 	}
+	lsp_intent_actions(k, d, range, actions);
 	json_object *arg = json_object_new_object();
 	json_object_object_add(arg, "uri", json_object_new_string(uri));
-	json_object_array_add(actions, action("Run document in kiln", CMD_RUN_DOCUMENT, arg));
+	json_object_array_add(actions, lsp_action("Run document in kiln", CMD_RUN_DOCUMENT, arg));
 	rpc_call_reply(call, actions);
 	return 0;
 }
@@ -613,10 +616,13 @@ int method_workspace_execute_command(struct rpc_call *call, json_object *params)
 		r = execute_run(call, k, arg, true);
 	else if (strcmp(command, CMD_RUN_DOCUMENT) == 0)
 		r = execute_run(call, k, arg, false);
+	else if (lsp_intent_execute(call, k, command, arg, &r))
+		;
 	else {
 		rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL,
-		                "Invalid params: kiln has no command %s (it has %s, %s)", command,
-		                CMD_RUN_SELECTION, CMD_RUN_DOCUMENT);
+		                "Invalid params: kiln has no command %s (it has %s, %s, %s, %s)",
+		                command, CMD_RUN_SELECTION, CMD_RUN_DOCUMENT, LSP_CMD_WRITE_CODE,
+		                LSP_CMD_RUN_PROPOSAL);
 		r = 0;
 	}
 	lr_token_given = NULL;

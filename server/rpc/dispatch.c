@@ -26,6 +26,9 @@ struct rpc_call {
 	char *method;
 	struct batch *batch;
 	bool notification;
+	bool internal; /* made by rpc_dispatch_call(): its reply goes to reply_cb */
+	rpc_reply_fn reply_cb;
+	void *reply_data;
 	bool in_handler;
 	bool answered;
 	void (*cancel_fn)(void *data);
@@ -43,6 +46,17 @@ struct out_request {
 	char method[64];
 };
 
+/* An internal call's response, handed to its callback from the next loop
+ * iteration (never from inside the handler that answered). */
+struct internal_reply {
+	struct internal_reply *next;
+	struct rpc_dispatch *d;
+	struct loop_timer *timer;
+	rpc_reply_fn cb;
+	void *data;
+	json_object *response;
+};
+
 struct rpc_dispatch {
 	struct loop *loop;
 	struct rpc_peer *peer;
@@ -55,6 +69,10 @@ struct rpc_dispatch {
 	struct out_request *out_requests;
 	size_t nout;
 	int64_t next_out_id;
+	struct internal_reply *replies;
+	int64_t next_internal_id;
+	rpc_observer_fn observer;
+	void *observer_data;
 };
 
 struct rpc_dispatch *rpc_dispatch_new(struct loop *loop, struct rpc_peer *peer,
@@ -77,6 +95,14 @@ void rpc_dispatch_free(struct rpc_dispatch *d)
 	if (!d)
 		return;
 	rpc_dispatch_cancel_all(d);
+	while (d->replies) {
+		struct internal_reply *ir = d->replies;
+		d->replies = ir->next;
+		loop_timer_stop(d->loop, ir->timer);
+		ir->cb(ir->data, NULL, NULL);
+		json_object_put(ir->response);
+		free(ir);
+	}
 	while (d->out_requests) {
 		struct out_request *o = d->out_requests;
 		d->out_requests = o->next;
@@ -128,12 +154,53 @@ static void batch_put(struct rpc_dispatch *d, struct batch *b)
 }
 
 /* Deliver a response (stolen) for the call, to the peer or its batch. */
+static void internal_reply_fire(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct internal_reply *ir = data;
+	struct rpc_dispatch *d = ir->d;
+	for (struct internal_reply **pp = &d->replies; *pp; pp = &(*pp)->next)
+		if (*pp == ir) {
+			*pp = ir->next;
+			break;
+		}
+	ir->cb(ir->data, json_get(ir->response, "result"), json_get(ir->response, "error"));
+	json_object_put(ir->response);
+	free(ir);
+}
+
+/* Hand an internal call's response (stolen) to its callback, later. */
+static void deliver_internal(struct rpc_call *call, json_object *response)
+{
+	struct rpc_dispatch *d = call->d;
+	struct internal_reply *ir = calloc(1, sizeof(*ir));
+	if (!ir) {
+		log_error("out of memory delivering an internal reply");
+		json_object_put(response);
+		return;
+	}
+	*ir = (struct internal_reply){
+	    .d = d, .cb = call->reply_cb, .data = call->reply_data, .response = response};
+	ir->timer = loop_timer_start(d->loop, 0, internal_reply_fire, ir);
+	if (!ir->timer) {
+		json_object_put(response);
+		free(ir);
+		return;
+	}
+	ir->next = d->replies;
+	d->replies = ir;
+}
+
 static void deliver(struct rpc_call *call, json_object *response)
 {
 	struct rpc_dispatch *d = call->d;
 	if (!response) {
 		log_error("out of memory building a response");
 		response = rpc_error_new(call->id, RPC_INTERNAL_ERROR, NULL, NULL);
+	}
+	if (call->internal && response) {
+		deliver_internal(call, response);
+		return;
 	}
 	if (call->batch && response)
 		json_object_array_add(call->batch->replies, response);
@@ -486,8 +553,16 @@ void rpc_dispatch_bad_input(struct rpc_dispatch *d, int code, const char *detail
 	reply_error(d, NULL, NULL, code, detail);
 }
 
+void rpc_dispatch_set_observer(struct rpc_dispatch *d, rpc_observer_fn fn, void *data)
+{
+	d->observer = fn;
+	d->observer_data = data;
+}
+
 int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params)
 {
+	if (d->observer)
+		d->observer(d->observer_data, method, params);
 	json_object *n = rpc_notification_new(method, params);
 	if (!n)
 		return -ENOMEM;
@@ -563,6 +638,43 @@ int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params,
 	d->nout++;
 	if (ret_id)
 		*ret_id = o->id;
+	return 0;
+}
+
+int rpc_dispatch_call(struct rpc_dispatch *d, const char *method, json_object *params,
+                      rpc_reply_fn cb, void *data, json_object **ret_id)
+{
+	const struct rpc_method *m = find_method(d, method);
+	if (!m || (m->flags & RPC_NOTIFICATION))
+		return -ENOENT;
+	char idbuf[40];
+	snprintf(idbuf, sizeof(idbuf), "kiln-internal-%lld", (long long)++d->next_internal_id);
+	json_object *id = json_object_new_string(idbuf);
+	struct rpc_msg msg = {
+	    .kind = RPC_KIND_REQUEST, .id = id, .method = method, .params = params};
+	struct rpc_call *call = id ? new_call(d, &msg, NULL) : NULL;
+	if (!call) {
+		json_object_put(id);
+		return -ENOMEM;
+	}
+	call->internal = true;
+	call->reply_cb = cb;
+	call->reply_data = data;
+	if (ret_id)
+		*ret_id = json_object_get(id);
+	json_object_put(id);
+	call->in_handler = true;
+	int r = m->fn(call, params);
+	call->in_handler = false;
+	if (call->answered) {
+		free_call(call);
+		return 0;
+	}
+	if (r < 0) {
+		char detail[160];
+		snprintf(detail, sizeof(detail), "Internal error: %s", strerror(-r));
+		rpc_call_error(call, RPC_INTERNAL_ERROR, detail, NULL);
+	}
 	return 0;
 }
 

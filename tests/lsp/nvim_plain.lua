@@ -92,7 +92,7 @@ local shown
 got = vim.wait(5000, function()
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
     local name = vim.api.nvim_buf_get_name(b)
-    if name:match('run%-%d+%-r%d+%.txt$') then
+    if name:match('run%-r%d+%-%d+%.txt$') then
       shown = b
       return true
     end
