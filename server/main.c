@@ -19,7 +19,7 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: kiln [OPTION...]                 serve JSON-RPC on stdin/stdout\n"
-	    "       kiln mcp                         serve the Model Context Protocol on "
+	    "       kiln mcp                          serve the Model Context Protocol on "
 	    "stdin/stdout\n"
 	    "                                         (tools run_code and validate_code; "
 	    "docs/mcp.md)\n"
