@@ -36,10 +36,11 @@ static void resolve_language(struct doc *d)
 	d->language = d->lang_name;
 }
 
-static int set_text(struct doc *d, const char *text, size_t len)
+static int set_text(struct doc_store *s, struct doc *d, const char *text, size_t len)
 {
+	s->total -= d->text.len;
 	buf_reset(&d->text);
-	d->too_big = len > DOC_MAX_TEXT;
+	d->too_big = len > DOC_MAX_TEXT || s->total + len > DOC_MAX_TOTAL;
 	if (d->too_big)
 		return 0;
 	int r = buf_append(&d->text, text, len);
@@ -48,6 +49,8 @@ static int set_text(struct doc *d, const char *text, size_t len)
 		buf_reset(&d->text);
 		return 0;
 	}
+	if (r == 0)
+		s->total += len;
 	return r;
 }
 
@@ -72,7 +75,7 @@ int docs_open(struct doc_store *s, const char *uri, const char *language_id, int
 	d->language_id = language_id ? strdup(language_id) : NULL;
 	d->version = version;
 	resolve_language(d);
-	int r = set_text(d, text, len);
+	int r = set_text(s, d, text, len);
 	if (r < 0)
 		return r;
 	*ret_doc = d;
@@ -92,11 +95,14 @@ int docs_offset(const struct doc *d, json_object *pos, enum pos_encoding enc, si
 }
 
 /* Replace text[start, end) by repl, within the cap. */
-static int splice(struct doc *d, size_t start, size_t end, const char *repl, size_t rlen)
+static int splice(struct doc_store *s, struct doc *d, size_t start, size_t end, const char *repl,
+                  size_t rlen)
 {
 	size_t len = d->text.len;
-	if (len - (end - start) + rlen > DOC_MAX_TEXT) {
+	size_t nlen = len - (end - start) + rlen;
+	if (nlen > DOC_MAX_TEXT || s->total - len + nlen > DOC_MAX_TOTAL) {
 		d->too_big = true;
+		s->total -= len;
 		buf_reset(&d->text);
 		return 0;
 	}
@@ -111,6 +117,7 @@ static int splice(struct doc *d, size_t start, size_t end, const char *repl, siz
 	}
 	buf_release(&d->text);
 	d->text = nb;
+	s->total = s->total - len + nlen;
 	return 0;
 }
 
@@ -139,7 +146,7 @@ int docs_change(struct doc_store *s, const char *uri, int64_t version, json_obje
 		size_t tlen = (size_t)json_object_get_string_len(t);
 		json_object *range = json_get(c, "range");
 		if (!range) {
-			int r = set_text(d, text, tlen);
+			int r = set_text(s, d, text, tlen);
 			if (r < 0)
 				return r;
 			continue;
@@ -153,7 +160,7 @@ int docs_change(struct doc_store *s, const char *uri, int64_t version, json_obje
 			         i);
 			return -EINVAL;
 		}
-		int r = splice(d, start, end, text, tlen);
+		int r = splice(s, d, start, end, text, tlen);
 		if (r < 0)
 			return r;
 	}
@@ -175,6 +182,7 @@ void docs_close(struct doc_store *s, const char *uri)
 			struct doc *d = *pp;
 			*pp = d->next;
 			s->ndocs--;
+			s->total -= d->text.len;
 			docs_free(d);
 			return;
 		}
@@ -189,4 +197,5 @@ void doc_store_release(struct doc_store *s)
 		docs_free(d);
 	}
 	s->ndocs = 0;
+	s->total = 0;
 }

@@ -16,9 +16,11 @@
 #include "core/buf.h"
 #include "core/position.h"
 
-/* Largest document text kept, and how many documents at once. */
-#define DOC_MAX_TEXT (8u << 20)
-#define DOC_MAX_DOCS 256
+/* Largest document text kept, all texts together, and how many documents
+ * at once. */
+#define DOC_MAX_TEXT  (8u << 20)
+#define DOC_MAX_TOTAL (64u << 20)
+#define DOC_MAX_DOCS  256
 
 struct doc {
 	struct doc *next;
@@ -28,7 +30,7 @@ struct doc {
 	char lang_name[32];
 	int64_t version;
 	struct buf text;
-	bool too_big; /* the text went over DOC_MAX_TEXT: text is empty */
+	bool too_big; /* over DOC_MAX_TEXT, or DOC_MAX_TOTAL was reached: text is empty */
 	/* Owned by the diagnostics module (methods/diagnostics.c). */
 	void *diag;
 };
@@ -36,6 +38,7 @@ struct doc {
 struct doc_store {
 	struct doc *docs;
 	size_t ndocs;
+	size_t total; /* bytes of text kept, all documents */
 };
 
 /* Open (or reopen) uri with its text. -ENOSPC past DOC_MAX_DOCS, -ENOMEM. */
