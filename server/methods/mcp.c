@@ -9,6 +9,9 @@
  * stateless 2026-07-28 revision (server/discover; each request names its
  * version in params._meta), as a dual-era server serves both.
  *
+ * A call whose _meta has a progressToken hears notifications/progress as
+ * its program writes output (the last line as the message).
+ *
  * Sessions (open_session/close_session and run_code's session argument)
  * come with issue 12's session store: they plug in at mcp_session_run()'s
  * place in run_code, and are not listed until then. */
@@ -29,6 +32,7 @@
 #include "methods/run_sink.h"
 #include "rpc/dispatch.h"
 #include "rpc/message.h"
+#include "rpc/peer.h"
 #include "sandbox/run.h"
 #include "validate/validate.h"
 
@@ -365,8 +369,10 @@ struct mcp_call {
 	struct buf warnings; /* a warn verdict's diagnostics, shown with the run */
 	struct buf out[2];
 	bool cut[2];
-	json_object *images; /* image content items */
-	json_object *files;  /* the files written, as objects */
+	json_object *images;         /* image content items */
+	json_object *files;          /* the files written, as objects */
+	json_object *progress_token; /* the call's _meta.progressToken, or NULL */
+	uint64_t progress;           /* output bytes so far: increases with each */
 };
 
 static void mcp_call_free(struct mcp_call *mc)
@@ -379,7 +385,36 @@ static void mcp_call_free(struct mcp_call *mc)
 	buf_release(&mc->out[1]);
 	json_object_put(mc->images);
 	json_object_put(mc->files);
+	json_object_put(mc->progress_token);
 	free(mc);
+}
+
+/* notifications/progress for a call that asked (its _meta.progressToken):
+ * progress counts the output bytes so far, message is the last line. Only
+ * while the host reads its messages: progress is advice, never queued up. */
+static void send_progress(struct mcp_call *mc, const char *text, size_t len)
+{
+	struct kiln *k = mc->k;
+	mc->progress += len;
+	if (!mc->progress_token || !k->rpc || (k->peer && rpc_peer_congested(k->peer)))
+		return;
+	size_t e = len;
+	while (e > 0 && (text[e - 1] == '\n' || text[e - 1] == '\r'))
+		e--;
+	size_t b = e;
+	while (b > 0 && text[b - 1] != '\n')
+		b--;
+	if (e - b > 200)
+		e = b + 200;
+	struct buf m;
+	buf_init(&m, 2048);
+	vis_append(&m, text + b, e - b, 0);
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "progressToken", json_object_get(mc->progress_token));
+	json_object_object_add(p, "progress", json_object_new_int64((int64_t)mc->progress));
+	json_object_object_add(p, "message", json_object_new_string(m.data ? m.data : ""));
+	buf_release(&m);
+	rpc_notify(k->rpc, "notifications/progress", p);
 }
 
 static void on_cancel(void *data)
@@ -400,6 +435,7 @@ static enum run_flow on_output(void *data, struct run *run, enum run_stream stre
 	int i = stream == RUN_STDERR;
 	if (!mc->cut[i] && buf_append(&mc->out[i], text, len) == -ENOBUFS)
 		mc->cut[i] = true;
+	send_progress(mc, text, len);
 	return RUN_CONTINUE;
 }
 
@@ -681,6 +717,10 @@ int method_mcp_tools_call(struct rpc_call *call, json_object *params)
 	buf_init(&mc->out[1], MCP_OUTPUT_MAX);
 	mc->images = json_object_new_array();
 	mc->files = json_object_new_array();
+	json_object *token = json_get(json_get(params, "_meta"), "progressToken");
+	if (token && (json_object_is_type(token, json_type_string) ||
+	              json_object_is_type(token, json_type_int)))
+		mc->progress_token = json_copy(token);
 	mc->language = strdup(l->name);
 	mc->code = strndup(code, len);
 	mc->profile = profile ? strdup(profile) : NULL;
