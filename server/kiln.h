@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "core/position.h"
+#include "methods/doc_store.h"
 
 #define KILN_VERSION "0.1.0"
 
@@ -26,6 +27,7 @@ struct kiln_options {
 	const char *record_path;
 	const char *config_path; /* NULL: $XDG_CONFIG_HOME/kiln/config.json */
 	int client_pid;          /* --clientProcessId; 0 when not given */
+	bool mcp;                /* `kiln mcp`: MCP's table and newline framing */
 };
 
 struct kiln {
@@ -49,6 +51,17 @@ struct kiln {
 	/* The client processes whose end ends kiln: --clientProcessId and
 	 * initialize's processId (one watch when they agree). */
 	struct rpc_client_watch *client_watch[2];
+
+	/* What the client told kiln at initialize that plain LSP features
+	 * need: whether it takes window/showDocument, window/workDoneProgress
+	 * and change annotations in workspace/applyEdit. */
+	bool client_show_document;
+	bool client_work_done_progress;
+	bool client_change_annotations;
+	bool client_apply_edit;
+
+	/* The open documents' text (methods/documents.c). */
+	struct doc_store docs;
 
 	/* Subsystems, each owned by its folder. */
 	struct intent *intent;       /* server/intent: proposals, sessions, audit, model */

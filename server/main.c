@@ -19,6 +19,10 @@ static void usage(FILE *out)
 	fprintf(
 	    out,
 	    "Usage: kiln [OPTION...]                 serve JSON-RPC on stdin/stdout\n"
+	    "       kiln mcp                          serve the Model Context Protocol on "
+	    "stdin/stdout\n"
+	    "                                         (tools run_code and validate_code; "
+	    "docs/mcp.md)\n"
 	    "       kiln replay [-v] TRANSCRIPT...    check transcripts against fresh servers\n"
 	    "       kiln shell [--lang L]             interactive: intents become code you run\n"
 	    "       kiln ask [--yes] \"INTENT\"         one intent, non-interactively\n"
@@ -187,6 +191,24 @@ int main(int argc, char **argv)
 		return serve(&opts);
 
 	const char *cmd = argv[optind];
+	if (strcmp(cmd, "mcp") == 0) {
+		if (optind + 1 < argc) {
+			bool help = strcmp(argv[optind + 1], "--help") == 0 ||
+			            strcmp(argv[optind + 1], "-h") == 0;
+			fprintf(
+			    help ? stdout : stderr,
+			    "%sUsage: kiln [OPTION...] mcp\n"
+			    "Serve the Model Context Protocol (versions 2025-06-18, 2025-11-25 and "
+			    "2026-07-28)\non stdin/stdout as newline-delimited JSON-RPC; logs go "
+			    "to "
+			    "stderr.\nTools: run_code {language, code, timeoutSeconds?} and "
+			    "validate_code\n{language, code, profile?}. See docs/mcp.md.\n",
+			    help ? "" : "kiln mcp takes no arguments.\n");
+			return help ? 0 : 2;
+		}
+		opts.mcp = true;
+		return serve(&opts);
+	}
 	int sub_argc = argc - optind;
 	char **sub_argv = argv + optind;
 	for (size_t i = 0; i < cli_commands_count; i++)

@@ -16,6 +16,8 @@
 #include "core/loop.h"
 #include "core/util.h"
 #include "intent/intent.h"
+#include "methods/diagnostics.h"
+#include "methods/lsp.h"
 #include "methods/methods.h"
 #include "replay/record.h"
 #include "rpc/client_watch.h"
@@ -33,6 +35,7 @@ void kiln_stop(struct kiln *k, int code)
 	if (loop_stopping(k->loop))
 		return;
 	rpc_peer_stop_input(k->peer);
+	lsp_runs_cancel_all(k);
 	/* Cancelling answers every pending request (-32800) and kills the
 	 * processes behind them before the loop returns. */
 	rpc_dispatch_cancel_all(k->rpc);
@@ -205,7 +208,15 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 	k.peer = rpc_peer_new(k.loop, in_fd, out_fd, opts->max_message, &peer_ops, &k);
 	if (!k.peer)
 		goto out;
-	k.rpc = rpc_dispatch_new(k.loop, k.peer, kiln_methods, kiln_methods_count, &k);
+	/* One dispatch for both protocols; `kiln mcp` differs only in its
+	 * method table and its framing (newline-delimited JSON). An MCP host
+	 * ends the session by closing stdin, which is then a clean exit. */
+	if (opts->mcp) {
+		rpc_peer_use_lines(k.peer);
+		k.shutdown_requested = true;
+	}
+	k.rpc = rpc_dispatch_new(k.loop, k.peer, opts->mcp ? mcp_methods : kiln_methods,
+	                         opts->mcp ? mcp_methods_count : kiln_methods_count, &k);
 	if (!k.rpc)
 		goto out;
 	if (opts->client_pid > 0) {
@@ -229,18 +240,22 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 		code = 1;
 	}
 out:
+	lsp_runs_cancel_all(&k);
 	if (k.rpc)
 		rpc_dispatch_cancel_all(k.rpc);
 	if (k.peer && rpc_peer_flush(k.peer, FLUSH_MS) < 0)
 		log_warn("could not deliver all replies before exiting");
 	for (size_t i = 0; i < ARRAY_SIZE(k.client_watch); i++)
 		rpc_client_watch_free(k.client_watch[i]);
+	diag_release_all(&k);
+	doc_store_release(&k.docs);
 	/* Subsystems stop here, in reverse order of their start. */
 	intent_free(k.intent);
 	val_free(k.validator);
 	sandbox_free(k.sandbox);
 	record_close(k.record);
 	rpc_dispatch_free(k.rpc);
+	lsp_intent_release(&k);
 	rpc_peer_free(k.peer);
 	json_object_put(k.init_options);
 	json_object_put(k.config);

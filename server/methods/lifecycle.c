@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/log.h"
 #include "kiln.h"
+#include "methods/diagnostics.h"
 #include "methods/workspace_edit.h"
 #include "rpc/peer.h"
 #include "sandbox/sandbox.h"
@@ -72,6 +73,24 @@ static json_object *capabilities(const struct kiln *k)
 	json_object_object_add(sync, "openClose", json_object_new_boolean(true));
 	json_object_object_add(sync, "change", json_object_new_int(2));
 	json_object_object_add(caps, "textDocumentSync", sync);
+	/* Plain LSP (docs/lsp.md): diagnostics pushed and pulled, and code
+	 * actions whose commands run code or write it. */
+	if (diag_enabled(k)) {
+		json_object *dp = json_object_new_object();
+		json_object_object_add(dp, "identifier", json_object_new_string("kiln"));
+		json_object_object_add(dp, "interFileDependencies", json_object_new_boolean(false));
+		json_object_object_add(dp, "workspaceDiagnostics", json_object_new_boolean(false));
+		json_object_object_add(caps, "diagnosticProvider", dp);
+	}
+	json_object *cap = json_object_new_object();
+	json_object_object_add(cap, "resolveProvider", json_object_new_boolean(false));
+	json_object_object_add(caps, "codeActionProvider", cap);
+	json_object *ecp = json_object_new_object();
+	json_object *cmds = json_object_new_array();
+	for (size_t i = 0; i < lsp_commands_count; i++)
+		json_object_array_add(cmds, json_object_new_string(lsp_commands[i]));
+	json_object_object_add(ecp, "commands", cmds);
+	json_object_object_add(caps, "executeCommandProvider", ecp);
 	/* kiln's own methods, so a client can tell what this build serves. */
 	json_object *kiln = json_object_new_object();
 	json_object *methods = json_object_new_array();
@@ -142,6 +161,17 @@ int method_initialize(struct rpc_call *call, json_object *params)
 	json_object_put(k->init_options);
 	k->init_options = json_copy(opts);
 	k->encoding = negotiate_encoding(params);
+	json_object *cc = json_get(params, "capabilities");
+	bool b = false;
+	k->client_show_document =
+	    json_get_bool(json_get_path(cc, "window.showDocument"), "support", &b) == 0 && b;
+	b = false;
+	k->client_work_done_progress =
+	    json_get_bool(json_get(cc, "window"), "workDoneProgress", &b) == 0 && b;
+	b = false;
+	k->client_apply_edit = json_get_bool(json_get(cc, "workspace"), "applyEdit", &b) == 0 && b;
+	k->client_change_annotations =
+	    json_get_path(cc, "workspace.workspaceEdit.changeAnnotationSupport") != NULL;
 	/* The LSP's processId: when that process is gone, so is kiln, even
 	 * if its input stays open. null (or a pid kiln cannot use) is fine. */
 	int64_t pid;
@@ -188,6 +218,7 @@ int method_shutdown(struct rpc_call *call, json_object *params)
 	 * its replies (-32800) go out before shutdown's own: a client that
 	 * sends exit once shutdown is answered has every answer by then. The
 	 * shutdown call is in its handler, so it is not among those cancelled. */
+	lsp_runs_cancel_all(k);
 	rpc_dispatch_cancel_all(d);
 	rpc_call_reply(call, NULL);
 	return 0;

@@ -28,6 +28,29 @@ int method_intent_run(struct rpc_call *call, json_object *params);
 int method_intent_approve(struct rpc_call *call, json_object *params);
 int method_intent_model(struct rpc_call *call, json_object *params);
 
+/* diagnostics.c */
+int method_text_document_diagnostic(struct rpc_call *call, json_object *params);
+
+/* lsp_run.c: plain-LSP code actions and the commands they carry. */
+int method_text_document_code_action(struct rpc_call *call, json_object *params);
+int method_workspace_execute_command(struct rpc_call *call, json_object *params);
+extern const char *const lsp_commands[];
+extern const size_t lsp_commands_count;
+struct kiln;
+/* Stop every run started by a command (shutdown, exit, end of input). */
+void lsp_runs_cancel_all(struct kiln *k);
+
+/* mcp.c: `kiln mcp`'s own table (the Model Context Protocol). */
+extern const struct rpc_method mcp_methods[];
+extern const size_t mcp_methods_count;
+int method_mcp_initialize(struct rpc_call *call, json_object *params);
+int method_mcp_initialized(struct rpc_call *call, json_object *params);
+int method_mcp_cancelled(struct rpc_call *call, json_object *params);
+int method_mcp_ping(struct rpc_call *call, json_object *params);
+int method_mcp_discover(struct rpc_call *call, json_object *params);
+int method_mcp_tools_list(struct rpc_call *call, json_object *params);
+int method_mcp_tools_call(struct rpc_call *call, json_object *params);
+
 /* documents.c */
 int method_text_document_did_open(struct rpc_call *call, json_object *params);
 int method_text_document_did_change(struct rpc_call *call, json_object *params);

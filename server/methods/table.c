@@ -17,6 +17,9 @@ const struct rpc_method kiln_methods[] = {
     {"textDocument/didOpen", method_text_document_did_open, RPC_NOTIFICATION},
     {"textDocument/didChange", method_text_document_did_change, RPC_NOTIFICATION},
     {"textDocument/didClose", method_text_document_did_close, RPC_NOTIFICATION},
+    {"textDocument/diagnostic", method_text_document_diagnostic, 0},
+    {"textDocument/codeAction", method_text_document_code_action, 0},
+    {"workspace/executeCommand", method_workspace_execute_command, 0},
 };
 
 const size_t kiln_methods_count = ARRAY_SIZE(kiln_methods);

@@ -23,6 +23,7 @@
 #include "replay/match.h"
 #include "replay/transcript.h"
 #include "rpc/frame.h"
+#include "rpc/frame_lines.h"
 #include "rpc/message.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
@@ -35,6 +36,8 @@ struct server {
 	bool exited;
 	int status;
 	struct frame_reader fr;
+	bool lines; /* %framing lines */
+	struct line_reader lr;
 	json_object *queue; /* array of received messages not yet consumed */
 	struct buf err;
 	char fatal[512]; /* set when the server's output itself is broken */
@@ -107,9 +110,15 @@ static void pump(struct server *s, long ms)
 	if (p[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 		ssize_t n = read(s->out_fd, chunk, sizeof(chunk));
 		if (n > 0) {
-			frame_reader_feed(&s->fr, chunk, (size_t)n, &server_frame_cbs, s);
+			if (s->lines)
+				line_reader_feed(&s->lr, chunk, (size_t)n, &server_frame_cbs, s);
+			else
+				frame_reader_feed(&s->fr, chunk, (size_t)n, &server_frame_cbs, s);
 		} else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			frame_reader_eof(&s->fr, &server_frame_cbs, s);
+			if (s->lines)
+				line_reader_eof(&s->lr, &server_frame_cbs, s);
+			else
+				frame_reader_eof(&s->fr, &server_frame_cbs, s);
 			close(s->out_fd);
 			s->out_fd = -1;
 		}
@@ -403,7 +412,10 @@ static int play_steps(struct player *pl)
 			const char *body = copy ? json_compact(copy) : "null";
 			struct buf b;
 			buf_init(&b, SIZE_MAX / 2);
-			frame_encode(&b, body, strlen(body));
+			if (pl->s->lines)
+				frame_encode_line(&b, body, strlen(body));
+			else
+				frame_encode(&b, body, strlen(body));
 			if (pl->s->verbose)
 				fprintf(stderr, "  --> %s\n", body);
 			int r = send_bytes(pl, st->line, b.data, b.len);
@@ -420,7 +432,10 @@ static int play_steps(struct player *pl)
 		case STEP_SEND_BODY: {
 			struct buf b;
 			buf_init(&b, SIZE_MAX / 2);
-			frame_encode(&b, st->bytes, st->nbytes);
+			if (pl->s->lines)
+				frame_encode_line(&b, st->bytes, st->nbytes);
+			else
+				frame_encode(&b, st->bytes, st->nbytes);
 			int r = send_bytes(pl, st->line, b.data, b.len);
 			buf_release(&b);
 			if (r < 0)
@@ -538,6 +553,8 @@ static bool run_one(const char *exe, const char *path, bool verbose)
 	}
 	struct server s = {.in_fd = -1, .out_fd = -1, .err_fd = -1, .verbose = verbose};
 	frame_reader_init(&s.fr, SIZE_MAX / 2);
+	line_reader_init(&s.lr, SIZE_MAX / 4);
+	s.lines = t.lines;
 	buf_init(&s.err, STDERR_KEEP + 65536);
 	s.queue = json_object_new_array();
 	struct player pl = {.t = &t, .s = &s, .timeout_ms = DEFAULT_TIMEOUT_MS};
@@ -587,6 +604,7 @@ static bool run_one(const char *exe, const char *path, bool verbose)
 	if (s.err_fd >= 0)
 		close(s.err_fd);
 	frame_reader_release(&s.fr);
+	line_reader_release(&s.lr);
 	buf_release(&s.err);
 	json_object_put(s.queue);
 	match_captures_release(&pl.caps);

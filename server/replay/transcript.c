@@ -205,6 +205,12 @@ int transcript_load(const char *path, struct transcript *ret_t, char *detail, si
 				for (char *tok = strtok(copy, " "); tok; tok = strtok(NULL, " "))
 					push_str(&t.args, &t.nargs, strdup(tok));
 				free(copy);
+			} else if (IS("%framing")) {
+				/* "lines" for MCP's newline framing; "lsp" is the default. */
+				if (strcmp(arg, "lines") == 0)
+					t.lines = true;
+				else if (strcmp(arg, "lsp") != 0)
+					ok = false;
 			} else if (IS("%env")) {
 				if (!strchr(arg, '='))
 					ok = false;

@@ -38,6 +38,7 @@ struct transcript {
 	size_t nargs;
 	char **env; /* %env NAME=VALUE, NULL-terminated */
 	size_t nenv;
+	bool lines; /* %framing lines: newline-delimited JSON (kiln mcp) */
 };
 
 /* Parse path. -errno; on a format error -EINVAL with "file:line: what"

@@ -10,6 +10,7 @@
 
 #include "core/json.h"
 #include "core/log.h"
+#include "core/loop.h"
 #include "rpc/peer.h"
 
 /* Replies to the members of one batch, gathered until all are answered. */
@@ -25,17 +26,35 @@ struct rpc_call {
 	char *method;
 	struct batch *batch;
 	bool notification;
+	bool internal; /* made by rpc_dispatch_call(): its reply goes to reply_cb */
+	rpc_reply_fn reply_cb;
+	void *reply_data;
 	bool in_handler;
 	bool answered;
 	void (*cancel_fn)(void *data);
 	void *cancel_data;
 };
 
+/* A request kiln sent to the client, waiting for its response. */
 struct out_request {
 	struct out_request *next;
+	struct rpc_dispatch *d;
 	int64_t id;
 	rpc_reply_fn cb;
 	void *data;
+	struct loop_timer *timer; /* gives up after the request's timeout */
+	char method[64];
+};
+
+/* An internal call's response, handed to its callback from the next loop
+ * iteration (never from inside the handler that answered). */
+struct internal_reply {
+	struct internal_reply *next;
+	struct rpc_dispatch *d;
+	struct loop_timer *timer;
+	rpc_reply_fn cb;
+	void *data;
+	json_object *response;
 };
 
 struct rpc_dispatch {
@@ -48,7 +67,12 @@ struct rpc_dispatch {
 	struct rpc_call *pending;
 	size_t npending;
 	struct out_request *out_requests;
+	size_t nout;
 	int64_t next_out_id;
+	struct internal_reply *replies;
+	int64_t next_internal_id;
+	rpc_observer_fn observer;
+	void *observer_data;
 };
 
 struct rpc_dispatch *rpc_dispatch_new(struct loop *loop, struct rpc_peer *peer,
@@ -71,9 +95,18 @@ void rpc_dispatch_free(struct rpc_dispatch *d)
 	if (!d)
 		return;
 	rpc_dispatch_cancel_all(d);
+	while (d->replies) {
+		struct internal_reply *ir = d->replies;
+		d->replies = ir->next;
+		loop_timer_stop(d->loop, ir->timer);
+		ir->cb(ir->data, NULL, NULL);
+		json_object_put(ir->response);
+		free(ir);
+	}
 	while (d->out_requests) {
 		struct out_request *o = d->out_requests;
 		d->out_requests = o->next;
+		loop_timer_stop(d->loop, o->timer);
 		o->cb(o->data, NULL, NULL);
 		free(o);
 	}
@@ -121,12 +154,53 @@ static void batch_put(struct rpc_dispatch *d, struct batch *b)
 }
 
 /* Deliver a response (stolen) for the call, to the peer or its batch. */
+static void internal_reply_fire(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct internal_reply *ir = data;
+	struct rpc_dispatch *d = ir->d;
+	for (struct internal_reply **pp = &d->replies; *pp; pp = &(*pp)->next)
+		if (*pp == ir) {
+			*pp = ir->next;
+			break;
+		}
+	ir->cb(ir->data, json_get(ir->response, "result"), json_get(ir->response, "error"));
+	json_object_put(ir->response);
+	free(ir);
+}
+
+/* Hand an internal call's response (stolen) to its callback, later. */
+static void deliver_internal(struct rpc_call *call, json_object *response)
+{
+	struct rpc_dispatch *d = call->d;
+	struct internal_reply *ir = calloc(1, sizeof(*ir));
+	if (!ir) {
+		log_error("out of memory delivering an internal reply");
+		json_object_put(response);
+		return;
+	}
+	*ir = (struct internal_reply){
+	    .d = d, .cb = call->reply_cb, .data = call->reply_data, .response = response};
+	ir->timer = loop_timer_start(d->loop, 0, internal_reply_fire, ir);
+	if (!ir->timer) {
+		json_object_put(response);
+		free(ir);
+		return;
+	}
+	ir->next = d->replies;
+	d->replies = ir;
+}
+
 static void deliver(struct rpc_call *call, json_object *response)
 {
 	struct rpc_dispatch *d = call->d;
 	if (!response) {
 		log_error("out of memory building a response");
 		response = rpc_error_new(call->id, RPC_INTERNAL_ERROR, NULL, NULL);
+	}
+	if (call->internal && response) {
+		deliver_internal(call, response);
+		return;
 	}
 	if (call->batch && response)
 		json_object_array_add(call->batch->replies, response);
@@ -274,9 +348,8 @@ void rpc_dispatch_cancel_all(struct rpc_dispatch *d)
 	}
 }
 
-static void handle_cancel(struct rpc_dispatch *d, json_object *params)
+void rpc_dispatch_cancel_id(struct rpc_dispatch *d, json_object *id)
 {
-	json_object *id = json_get(params, "id");
 	if (!id)
 		return;
 	for (struct rpc_call *call = d->pending; call; call = call->next) {
@@ -299,18 +372,30 @@ static const struct rpc_method *find_method(struct rpc_dispatch *d, const char *
 	return NULL;
 }
 
+/* Unlink the waiting request with this id and return it (yours), or NULL. */
+static struct out_request *take_out_request(struct rpc_dispatch *d, int64_t id)
+{
+	for (struct out_request **pp = &d->out_requests; *pp; pp = &(*pp)->next) {
+		struct out_request *o = *pp;
+		if (o->id == id) {
+			*pp = o->next;
+			d->nout--;
+			loop_timer_stop(d->loop, o->timer);
+			o->timer = NULL;
+			return o;
+		}
+	}
+	return NULL;
+}
+
 static void handle_response(struct rpc_dispatch *d, const struct rpc_msg *m)
 {
 	if (m->id && json_object_is_type(m->id, json_type_int)) {
-		int64_t id = json_object_get_int64(m->id);
-		for (struct out_request **pp = &d->out_requests; *pp; pp = &(*pp)->next) {
-			struct out_request *o = *pp;
-			if (o->id == id) {
-				*pp = o->next;
-				o->cb(o->data, m->result, m->error);
-				free(o);
-				return;
-			}
+		struct out_request *o = take_out_request(d, json_object_get_int64(m->id));
+		if (o) {
+			o->cb(o->data, m->result, m->error);
+			free(o);
+			return;
 		}
 	}
 	log_warn("response from client for unknown request id %s",
@@ -374,7 +459,7 @@ static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *b
 	bool notification = m.kind == RPC_KIND_NOTIFICATION;
 	if (strcmp(m.method, "$/cancelRequest") == 0 && notification) {
 		if (d->state == RPC_STATE_RUNNING)
-			handle_cancel(d, m.params);
+			rpc_dispatch_cancel_id(d, json_get(m.params, "id"));
 		return;
 	}
 	const struct rpc_method *method = find_method(d, m.method);
@@ -468,8 +553,16 @@ void rpc_dispatch_bad_input(struct rpc_dispatch *d, int code, const char *detail
 	reply_error(d, NULL, NULL, code, detail);
 }
 
+void rpc_dispatch_set_observer(struct rpc_dispatch *d, rpc_observer_fn fn, void *data)
+{
+	d->observer = fn;
+	d->observer_data = data;
+}
+
 int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params)
 {
+	if (d->observer)
+		d->observer(d->observer_data, method, params);
 	json_object *n = rpc_notification_new(method, params);
 	if (!n)
 		return -ENOMEM;
@@ -478,17 +571,47 @@ int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params)
 	return r;
 }
 
-int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params, rpc_reply_fn cb,
-                void *data)
+/* The client did not answer in time: its callback hears a -32803 error,
+ * as if the client had sent one, so every waiter has one way to fail. */
+static void out_request_timeout(struct loop *loop, void *data)
 {
+	(void)loop;
+	struct out_request *o = data;
+	o->timer = NULL;
+	struct out_request *t = take_out_request(o->d, o->id);
+	if (!t)
+		return;
+	log_warn("the client did not answer %s (request %lld) in time", t->method,
+	         (long long)t->id);
+	json_object *err = json_object_new_object();
+	json_object_object_add(err, "code", json_object_new_int(RPC_REQUEST_FAILED));
+	json_object_object_add(
+	    err, "message",
+	    json_object_new_string("Request failed: the client did not answer in time"));
+	t->cb(t->data, NULL, err);
+	json_object_put(err);
+	free(t);
+}
+
+int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params,
+                uint64_t timeout_ms, rpc_reply_fn cb, void *data, int64_t *ret_id)
+{
+	if (d->nout >= RPC_MAX_OUT_REQUESTS) {
+		json_object_put(params);
+		log_warn("not sending %s: %zu requests to the client are unanswered", method,
+		         d->nout);
+		return -EBUSY;
+	}
 	struct out_request *o = calloc(1, sizeof(*o));
 	if (!o) {
 		json_object_put(params);
 		return -ENOMEM;
 	}
+	o->d = d;
 	o->id = d->next_out_id++;
 	o->cb = cb;
 	o->data = data;
+	snprintf(o->method, sizeof(o->method), "%s", method);
 	json_object *id = json_object_new_int64(o->id);
 	json_object *req = rpc_request_new(id, method, params);
 	json_object_put(id);
@@ -496,13 +619,71 @@ int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params,
 		free(o);
 		return -ENOMEM;
 	}
+	o->timer = loop_timer_start(d->loop, timeout_ms ? timeout_ms : RPC_OUT_TIMEOUT_MS,
+	                            out_request_timeout, o);
+	if (!o->timer) {
+		json_object_put(req);
+		free(o);
+		return -ENOMEM;
+	}
 	int r = rpc_peer_send(d->peer, req);
 	json_object_put(req);
 	if (r < 0) {
+		loop_timer_stop(d->loop, o->timer);
 		free(o);
 		return r;
 	}
 	o->next = d->out_requests;
 	d->out_requests = o;
+	d->nout++;
+	if (ret_id)
+		*ret_id = o->id;
 	return 0;
+}
+
+int rpc_dispatch_call(struct rpc_dispatch *d, const char *method, json_object *params,
+                      rpc_reply_fn cb, void *data, json_object **ret_id)
+{
+	const struct rpc_method *m = find_method(d, method);
+	if (!m || (m->flags & RPC_NOTIFICATION))
+		return -ENOENT;
+	char idbuf[40];
+	snprintf(idbuf, sizeof(idbuf), "kiln-internal-%lld", (long long)++d->next_internal_id);
+	json_object *id = json_object_new_string(idbuf);
+	struct rpc_msg msg = {
+	    .kind = RPC_KIND_REQUEST, .id = id, .method = method, .params = params};
+	struct rpc_call *call = id ? new_call(d, &msg, NULL) : NULL;
+	if (!call) {
+		json_object_put(id);
+		return -ENOMEM;
+	}
+	call->internal = true;
+	call->reply_cb = cb;
+	call->reply_data = data;
+	if (ret_id)
+		*ret_id = json_object_get(id);
+	json_object_put(id);
+	call->in_handler = true;
+	int r = m->fn(call, params);
+	call->in_handler = false;
+	if (call->answered) {
+		free_call(call);
+		return 0;
+	}
+	if (r < 0) {
+		char detail[160];
+		snprintf(detail, sizeof(detail), "Internal error: %s", strerror(-r));
+		rpc_call_error(call, RPC_INTERNAL_ERROR, detail, NULL);
+	}
+	return 0;
+}
+
+void rpc_request_forget(struct rpc_dispatch *d, int64_t id)
+{
+	free(take_out_request(d, id));
+}
+
+size_t rpc_dispatch_out_pending(const struct rpc_dispatch *d)
+{
+	return d->nout;
 }

@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "rpc/message.h"
 
@@ -56,17 +57,50 @@ void rpc_dispatch_set_state(struct rpc_dispatch *d, enum rpc_state state);
 /* Answer every pending call with -32800 after running its cancel hook,
  * but the one whose handler is running (the caller's, e.g. shutdown). */
 void rpc_dispatch_cancel_all(struct rpc_dispatch *d);
+/* Cancel the pending request with this id (borrowed) as $/cancelRequest
+ * does; MCP's notifications/cancelled comes here. Unknown ids are ignored. */
+void rpc_dispatch_cancel_id(struct rpc_dispatch *d, json_object *id);
 /* Number of requests not yet answered. */
 size_t rpc_dispatch_pending(const struct rpc_dispatch *d);
+
+/* See each notification kiln sends (method, params borrowed) just before
+ * it goes out; one observer at a time, NULL to stop. It must not send. */
+typedef void (*rpc_observer_fn)(void *data, const char *method, json_object *params);
+void rpc_dispatch_set_observer(struct rpc_dispatch *d, rpc_observer_fn fn, void *data);
 
 /* Send a notification; params is stolen (NULL for none). */
 int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params);
 
-/* Send a request to the client; cb gets the result or the error object
- * (borrowed), or both NULL when dispatch is freed first. params stolen. */
+/* Send a request to the client and match its response by id. cb gets the
+ * result or the error object (both borrowed), exactly once: when the
+ * response comes, when timeout_ms pass without one (then error is a
+ * -32803 object saying so, made by dispatch), or with both NULL when
+ * dispatch is freed first. cb runs from the loop (never from inside
+ * rpc_request). params is stolen. At most RPC_MAX_OUT_REQUESTS wait at
+ * once: past that -EBUSY, so a client that never answers cannot grow the
+ * table. -ENOMEM, -EPIPE. On success *ret_id (may be NULL) is the id, for
+ * rpc_request_forget(). */
+#define RPC_MAX_OUT_REQUESTS 64
+#define RPC_OUT_TIMEOUT_MS   30000
 typedef void (*rpc_reply_fn)(void *data, json_object *result, json_object *error);
-int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params, rpc_reply_fn cb,
-                void *data);
+int rpc_request(struct rpc_dispatch *d, const char *method, json_object *params,
+                uint64_t timeout_ms, rpc_reply_fn cb, void *data, int64_t *ret_id);
+/* Call a method of the table as if the client had sent it, with the
+ * answer going to cb (result or error, borrowed) from a later loop
+ * iteration, never from inside this call; or NULL, NULL when dispatch is
+ * freed first. The call is pending like any other: shutdown and end of
+ * input cancel it (cb then hears -32800), and rpc_dispatch_cancel_id(*ret_id)
+ * cancels it. Notifications its handler sends go to the client as usual.
+ * params is borrowed. *ret_id (yours to put; may be NULL) is its id, a
+ * string "kiln-internal-N". -ENOENT for a method not in the table. */
+int rpc_dispatch_call(struct rpc_dispatch *d, const char *method, json_object *params,
+                      rpc_reply_fn cb, void *data, json_object **ret_id);
+
+/* Stop waiting for request id: cb is never called. A late response is
+ * then logged and dropped. */
+void rpc_request_forget(struct rpc_dispatch *d, int64_t id);
+/* Requests sent and not yet answered. */
+size_t rpc_dispatch_out_pending(const struct rpc_dispatch *d);
 
 struct rpc_peer *rpc_dispatch_peer(struct rpc_dispatch *d);
 

@@ -15,6 +15,7 @@
 #include "core/loop.h"
 #include "core/util.h"
 #include "rpc/frame.h"
+#include "rpc/frame_lines.h"
 #include "rpc/message.h"
 
 #define HIGH_WATER (8u << 20)
@@ -45,6 +46,9 @@ struct rpc_peer {
 	struct loop_timer *closed_timer;
 	struct loop_timer *poll_timer; /* input that epoll refuses (a file) */
 	struct frame_reader fr;
+	/* MCP's newline framing instead of Content-Length (rpc_peer_use_lines). */
+	bool lines;
+	struct line_reader lr;
 	struct buf out;
 	size_t out_off;
 	struct drain_waiter *waiters;
@@ -159,7 +163,10 @@ static void input_ended(struct rpc_peer *peer)
 {
 	if (peer->input_done)
 		return;
-	frame_reader_eof(&peer->fr, &frame_cbs, peer);
+	if (peer->lines)
+		line_reader_eof(&peer->lr, &frame_cbs, peer);
+	else
+		frame_reader_eof(&peer->fr, &frame_cbs, peer);
 	rpc_peer_stop_input(peer);
 	schedule_closed(peer);
 }
@@ -186,7 +193,11 @@ static bool read_some(struct rpc_peer *peer)
 	for (int rounds = 0; rounds < 16 && !peer->input_done && !peer->input_paused; rounds++) {
 		ssize_t n = read(peer->in_fd, chunk, sizeof(chunk));
 		if (n > 0) {
-			if (frame_reader_feed(&peer->fr, chunk, (size_t)n, &frame_cbs, peer) < 0) {
+			int fr =
+			    peer->lines
+			        ? line_reader_feed(&peer->lr, chunk, (size_t)n, &frame_cbs, peer)
+			        : frame_reader_feed(&peer->fr, chunk, (size_t)n, &frame_cbs, peer);
+			if (fr < 0) {
 				log_error("out of memory reading a message");
 				input_ended(peer);
 				return false;
@@ -347,6 +358,7 @@ struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t m
 	peer->ops = ops;
 	peer->data = data;
 	frame_reader_init(&peer->fr, max_message);
+	line_reader_init(&peer->lr, max_message);
 	/* The queue itself is not capped: replies must never be lost, and
 	 * producers stop at the high-water mark. */
 	buf_init(&peer->out, SIZE_MAX / 2);
@@ -403,6 +415,7 @@ void rpc_peer_free(struct rpc_peer *peer)
 		fcntl(peer->out_fd, F_SETFL, peer->out_flags);
 	frame_reader_release(&peer->fr);
 	drop_body_stream(peer);
+	line_reader_release(&peer->lr);
 	buf_release(&peer->out);
 	free(peer);
 }
@@ -433,12 +446,14 @@ int rpc_peer_send(struct rpc_peer *peer, json_object *msg)
 		return -EPIPE;
 	const char *s = json_compact(msg);
 	size_t len = strlen(s);
-	int r = frame_encode(&peer->out, s, len);
+	int r =
+	    peer->lines ? frame_encode_line(&peer->out, s, len) : frame_encode(&peer->out, s, len);
 	if (r < 0)
 		return r;
-	/* The body is the last len bytes just queued: patched there, and
-	 * shown to the tap as it goes on the wire. */
-	char *body = peer->out.data + peer->out.len - len;
+	/* The body is the len bytes just queued (before the newline, in line
+	 * framing): patched there, and shown to the tap as it goes on the
+	 * wire. */
+	char *body = peer->out.data + peer->out.len - len - (peer->lines ? 1 : 0);
 	if (peer->replace_nul)
 		replace_nul_escapes(body, len);
 	if (peer->tap)
@@ -510,6 +525,11 @@ int rpc_peer_flush(struct rpc_peer *peer, int timeout_ms)
 		poll(&p, 1, (int)(deadline - now));
 	}
 	return peer->output_broken ? -EPIPE : 0;
+}
+
+void rpc_peer_use_lines(struct rpc_peer *peer)
+{
+	peer->lines = true;
 }
 
 void rpc_peer_set_tap(struct rpc_peer *peer, rpc_tap_fn fn, void *data)

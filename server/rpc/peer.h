@@ -62,5 +62,10 @@ void rpc_peer_stop_input(struct rpc_peer *peer);
  * Emacs 28's drops the whole message. Off by default. */
 void rpc_peer_set_replace_nul(struct rpc_peer *peer, bool on);
 
+/* Frame messages as newline-delimited JSON (MCP's stdio transport,
+ * rpc/frame_lines.h) instead of LSP's Content-Length headers. Call it
+ * before the loop runs. */
+void rpc_peer_use_lines(struct rpc_peer *peer);
+
 /* See every message body that passes, both ways (for --record). */
 void rpc_peer_set_tap(struct rpc_peer *peer, rpc_tap_fn fn, void *data);

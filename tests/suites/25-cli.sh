@@ -34,7 +34,7 @@ check() { # name, then a command that must succeed
 
 help_lists_commands() {
 	out=$("$kiln" --help) || return 1
-	for c in replay shell ask run validate --config --record --max-message-size; do
+	for c in replay shell ask run validate mcp --config --record --max-message-size; do
 		echo "$out" | grep -q -- "$c" || { echo "--help does not mention $c"; return 1; }
 	done
 }

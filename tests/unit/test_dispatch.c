@@ -528,9 +528,10 @@ START_TEST(server_to_client)
 	                 "{\"jsonrpc\":\"2.0\",\"method\":\"run/output\",\"params\":{}}");
 	unit_frames_release(&f);
 
-	ck_assert_int_eq(rpc_request(d, "workspace/applyEdit", NULL, on_reply, &ctx_token), 0);
-	ck_assert_int_eq(rpc_request(d, "window/showMessageRequest", NULL, on_reply, &ctx_token),
+	ck_assert_int_eq(rpc_request(d, "workspace/applyEdit", NULL, 0, on_reply, &ctx_token, NULL),
 	                 0);
+	ck_assert_int_eq(
+	    rpc_request(d, "window/showMessageRequest", NULL, 0, on_reply, &ctx_token, NULL), 0);
 	unit_read_frames(out_pipe[0], 0, &f);
 	ck_assert_int_eq(f.nmsgs, 2);
 	ck_assert_str_eq(json_compact(f.msgs[0]),
@@ -555,13 +556,127 @@ END_TEST
 START_TEST(client_error_response)
 {
 	initialize();
-	ck_assert_int_eq(rpc_request(d, "x", json_object_new_array(), on_reply, &ctx_token), 0);
+	ck_assert_int_eq(
+	    rpc_request(d, "x", json_object_new_array(), 0, on_reply, &ctx_token, NULL), 0);
 	struct unit_frames f = {0};
 	unit_read_frames(out_pipe[0], 0, &f);
 	unit_frames_release(&f);
 	expect("{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-1,\"message\":\"no\"}}", "");
 	ck_assert_int_eq(replies_seen > 0, 1);
 	ck_assert_str_eq(reply_seen, "-|{\"code\":-1,\"message\":\"no\"}");
+}
+END_TEST
+
+static void stop_loop(struct loop *l, void *data)
+{
+	(void)data;
+	loop_stop(l, 0);
+}
+
+/* A client that never answers: the waiter hears -32803 after the request's
+ * timeout, and a late response is dropped. */
+START_TEST(request_timeout)
+{
+	initialize();
+	replies_seen = 0;
+	ck_assert_int_eq(
+	    rpc_request(d, "workspace/applyEdit", NULL, 20, on_reply, &ctx_token, NULL), 0);
+	ck_assert_uint_eq(rpc_dispatch_out_pending(d), 1);
+	struct unit_frames f = {0};
+	unit_read_frames(out_pipe[0], 0, &f);
+	ck_assert_int_eq(f.nmsgs, 1);
+	unit_frames_release(&f);
+	loop_timer_start(loop, 200, stop_loop, NULL);
+	loop_run(loop);
+	ck_assert_int_eq(replies_seen, 1);
+	ck_assert(strstr(reply_seen, "-32803") != NULL);
+	ck_assert_uint_eq(rpc_dispatch_out_pending(d), 0);
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"applied\":true}}", "");
+	ck_assert_int_eq(replies_seen, 1);
+}
+END_TEST
+
+/* The table of waiting requests has a cap; forgetting one makes room, and
+ * a forgotten request's callback never runs. */
+START_TEST(request_cap)
+{
+	initialize();
+	replies_seen = 0;
+	int64_t first = 0, id;
+	struct unit_frames f = {0};
+	for (int i = 0; i < RPC_MAX_OUT_REQUESTS; i++) {
+		ck_assert_int_eq(rpc_request(d, "x", NULL, 0, on_reply, &ctx_token, &id), 0);
+		if (i == 0)
+			first = id;
+		if (i % 32 == 31) { /* the reader takes fewer than 64 at a time */
+			unit_read_frames(out_pipe[0], 0, &f);
+			ck_assert_int_eq(f.nmsgs, 32);
+			unit_frames_release(&f);
+		}
+	}
+	ck_assert_int_eq(rpc_request(d, "x", NULL, 0, on_reply, &ctx_token, NULL), -EBUSY);
+	rpc_request_forget(d, first);
+	ck_assert_int_eq(rpc_request(d, "x", NULL, 0, on_reply, &ctx_token, NULL), 0);
+	unit_read_frames(out_pipe[0], 0, &f);
+	ck_assert_int_eq(f.nmsgs, 1);
+	unit_frames_release(&f);
+	expect("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}", "");
+	ck_assert_int_eq(replies_seen, 0);
+	rpc_dispatch_free(d);
+	d = NULL;
+	ck_assert_int_eq(replies_seen, RPC_MAX_OUT_REQUESTS);
+}
+END_TEST
+
+/* An internal call runs a method of the table for another handler: its
+ * answer reaches the callback from a later loop turn, never from inside
+ * rpc_dispatch_call, and nothing goes to the client. */
+START_TEST(internal_call)
+{
+	initialize();
+	replies_seen = 0;
+	json_object *params = json_object_new_object();
+	json_object_object_add(params, "x", json_object_new_int(1));
+	json_object *id = NULL;
+	ck_assert_int_eq(rpc_dispatch_call(d, "echo", params, on_reply, &ctx_token, &id), 0);
+	json_object_put(params);
+	ck_assert_int_eq(replies_seen, 0);
+	ck_assert_str_eq(json_object_get_string(id), "kiln-internal-1");
+	json_object_put(id);
+	loop_timer_start(loop, 50, stop_loop, NULL);
+	loop_run(loop);
+	ck_assert_int_eq(replies_seen, 1);
+	ck_assert_str_eq(reply_seen, "{\"x\":1}|-");
+	struct unit_frames f = {0};
+	unit_read_frames(out_pipe[0], 0, &f);
+	ck_assert_int_eq(f.nmsgs, 0);
+	unit_frames_release(&f);
+	ck_assert_int_eq(rpc_dispatch_call(d, "nothing", NULL, on_reply, &ctx_token, NULL),
+	                 -ENOENT);
+}
+END_TEST
+
+/* An internal call answered later is cancelled with the rest: its
+ * callback hears -32800; one whose reply is still queued when dispatch
+ * goes hears NULL, NULL. */
+START_TEST(internal_call_cancelled)
+{
+	initialize();
+	replies_seen = 0;
+	ck_assert_int_eq(rpc_dispatch_call(d, "later", NULL, on_reply, &ctx_token, NULL), 0);
+	ck_assert_uint_eq(rpc_dispatch_pending(d), 1);
+	rpc_dispatch_cancel_all(d);
+	ck_assert_int_eq(cancelled[0], 1);
+	ck_assert_int_eq(replies_seen, 0);
+	loop_timer_start(loop, 50, stop_loop, NULL);
+	loop_run(loop);
+	ck_assert_int_eq(replies_seen, 1);
+	ck_assert(strstr(reply_seen, "-32800") != NULL);
+	ck_assert_int_eq(rpc_dispatch_call(d, "echo", NULL, on_reply, &ctx_token, NULL), 0);
+	rpc_dispatch_free(d);
+	d = NULL;
+	ck_assert_int_eq(replies_seen, 2);
+	ck_assert_str_eq(reply_seen, "-|-");
 }
 END_TEST
 
@@ -582,6 +697,10 @@ static Suite *dispatch_suite(void)
 	tcase_add_test(tc, cancel_all_from_handler);
 	tcase_add_test(tc, server_to_client);
 	tcase_add_test(tc, client_error_response);
+	tcase_add_test(tc, request_timeout);
+	tcase_add_test(tc, request_cap);
+	tcase_add_test(tc, internal_call);
+	tcase_add_test(tc, internal_call_cancelled);
 	suite_add_tcase(s, tc);
 	return s;
 }

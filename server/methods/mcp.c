@@ -1,0 +1,757 @@
+/* mcp.c: `kiln mcp`, the Model Context Protocol over stdio for coding
+ * agents (docs/mcp.md). The same dispatch, validator and sandbox as the
+ * editor protocol; only the framing (newline-delimited, rpc/frame_lines.c)
+ * and this method table differ. Two tools: run_code (validate, then run an
+ * allow or warn verdict in the sandbox; a deny is an error result with the
+ * diagnostics) and validate_code.
+ *
+ * Versions: the initialize handshake of 2025-06-18 and 2025-11-25, and the
+ * stateless 2026-07-28 revision (server/discover; each request names its
+ * version in params._meta), as a dual-era server serves both.
+ *
+ * A call whose _meta has a progressToken hears notifications/progress as
+ * its program writes output (the last line as the message).
+ *
+ * Sessions (open_session/close_session and run_code's session argument)
+ * come with issue 12's session store: they plug in at mcp_session_run()'s
+ * place in run_code, and are not listed until then. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/lang.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "core/visible.h"
+#include "kiln.h"
+#include "methods/methods.h"
+#include "methods/run_sink.h"
+#include "rpc/dispatch.h"
+#include "rpc/message.h"
+#include "rpc/peer.h"
+#include "sandbox/run.h"
+#include "validate/validate.h"
+
+#define MODERN_VERSION "2026-07-28"
+#define META_VERSION   "io.modelcontextprotocol/protocolVersion"
+/* Unsupported protocol version (2026-07-28's UnsupportedProtocolVersionError). */
+#define MCP_UNSUPPORTED_VERSION -32022
+
+/* The handshake versions, newest first: initialize answers the client's
+ * when it is one of these, else the newest. */
+static const char *const legacy_versions[] = {"2025-11-25", "2025-06-18"};
+
+/* What one output stream keeps for the result (the sandbox's outputBytes
+ * limit ends the run itself). */
+#define MCP_OUTPUT_MAX (256u << 10)
+
+static const char instructions[] =
+    "kiln runs code in a namespace sandbox with no network, a read-only view of the host's "
+    "system files, a private /tmp and /work, and limits on time, memory and processes. "
+    "Files written under /work/out are returned (images as image content). Every snippet is "
+    "checked first by kiln's validator: code it denies (network access, writes outside the "
+    "sandbox, hidden characters, syntax errors) does not run, and the diagnostics say why. "
+    "Use validate_code to check code without running it.";
+
+/* --- the tool list --- */
+
+static json_object *prop(const char *type, const char *description)
+{
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "type", json_object_new_string(type));
+	json_object_object_add(p, "description", json_object_new_string(description));
+	return p;
+}
+
+static json_object *language_prop(void)
+{
+	char names[256];
+	char desc[400];
+	snprintf(desc, sizeof(desc),
+	         "The language of the code: one of %s (aliases such as py, sh, js are accepted).",
+	         lang_names(names, sizeof(names)));
+	json_object *p = prop("string", desc);
+	json_object *e = json_object_new_array();
+	for (size_t i = 0; i < lang_count(); i++)
+		json_object_array_add(e, json_object_new_string(lang_at(i)->name));
+	json_object_object_add(p, "examples", e);
+	return p;
+}
+
+static json_object *schema(json_object *props, const char *const *required, size_t nreq)
+{
+	json_object *s = json_object_new_object();
+	json_object_object_add(s, "type", json_object_new_string("object"));
+	json_object_object_add(s, "properties", props);
+	json_object *req = json_object_new_array();
+	for (size_t i = 0; i < nreq; i++)
+		json_object_array_add(req, json_object_new_string(required[i]));
+	json_object_object_add(s, "required", req);
+	json_object_object_add(s, "additionalProperties", json_object_new_boolean(false));
+	return s;
+}
+
+static json_object *tool(const char *name, const char *title, const char *description,
+                         json_object *input_schema, bool read_only)
+{
+	json_object *t = json_object_new_object();
+	json_object_object_add(t, "name", json_object_new_string(name));
+	json_object_object_add(t, "title", json_object_new_string(title));
+	json_object_object_add(t, "description", json_object_new_string(description));
+	json_object_object_add(t, "inputSchema", input_schema);
+	json_object *ann = json_object_new_object();
+	json_object_object_add(ann, "readOnlyHint", json_object_new_boolean(read_only));
+	json_object_object_add(ann, "destructiveHint", json_object_new_boolean(false));
+	json_object_object_add(ann, "openWorldHint", json_object_new_boolean(false));
+	json_object_object_add(t, "annotations", ann);
+	return t;
+}
+
+static json_object *tool_list(void)
+{
+	static const char *const run_req[] = {"language", "code"};
+	json_object *rp = json_object_new_object();
+	json_object_object_add(rp, "language", language_prop());
+	json_object_object_add(rp, "code", prop("string", "The complete program to run, as text."));
+	json_object *ts = prop("number", "Wall-clock limit for the run in seconds (default 30, at "
+	                                 "most 3600). The program is killed when it is reached.");
+	json_object_object_add(ts, "minimum", json_object_new_double(0.1));
+	json_object_object_add(ts, "maximum", json_object_new_int(3600));
+	json_object_object_add(rp, "timeoutSeconds", ts);
+
+	static const char *const val_req[] = {"language", "code"};
+	json_object *vp = json_object_new_object();
+	json_object_object_add(vp, "language", language_prop());
+	json_object_object_add(vp, "code", prop("string", "The code to check, as text."));
+	json_object_object_add(vp, "profile",
+	                       prop("string", "The validator profile: strict, standard (the usual "
+	                                      "default), relaxed or off."));
+
+	json_object *tools = json_object_new_array();
+	json_object_array_add(
+	    tools,
+	    tool("run_code", "Run code in kiln's sandbox",
+	         "Validate a snippet and run it in a fresh sandbox (no network; limits on time, "
+	         "memory and processes). Returns the exit status, the time taken, stdout and "
+	         "stderr, and the files it wrote under /work/out (images as image content). Code "
+	         "the validator denies is not run: the result is an error listing the "
+	         "diagnostics (line, rule, message), so fix the code and call again. Each call "
+	         "starts from a clean sandbox: nothing is kept between calls.",
+	         schema(rp, run_req, ARRAY_SIZE(run_req)), false));
+	json_object_array_add(
+	    tools,
+	    tool("validate_code", "Check code with kiln's validator",
+	         "Check a snippet without running it: syntax (the language's own parser) and "
+	         "kiln's policy rules (network, subprocesses, files outside the sandbox, "
+	         "hidden characters). Returns the verdict (allow, warn or deny) and one "
+	         "line per diagnostic: line:column, severity, rule id and message.",
+	         schema(vp, val_req, ARRAY_SIZE(val_req)), true));
+	return tools;
+}
+
+/* --- versions --- */
+
+static bool modern_request(json_object *params, const char **ret_version)
+{
+	const char *v;
+	if (json_get_string(json_get(params, "_meta"), META_VERSION, &v) < 0)
+		return false;
+	*ret_version = v;
+	return true;
+}
+
+static json_object *supported_versions(void)
+{
+	json_object *a = json_object_new_array();
+	json_object_array_add(a, json_object_new_string(MODERN_VERSION));
+	for (size_t i = 0; i < ARRAY_SIZE(legacy_versions); i++)
+		json_object_array_add(a, json_object_new_string(legacy_versions[i]));
+	return a;
+}
+
+/* A request outside the handshake: modern when its _meta names a version
+ * kiln speaks; one naming another version gets UnsupportedProtocolVersion;
+ * one with no version before initialize is refused. Returns 1 when the
+ * request may go on (*ret_modern says how to answer), 0 when answered. */
+static int check_era(struct rpc_call *call, json_object *params, bool *ret_modern)
+{
+	const char *v;
+	if (modern_request(params, &v)) {
+		if (strcmp(v, MODERN_VERSION) != 0) {
+			json_object *data = json_object_new_object();
+			json_object_object_add(data, "supported", supported_versions());
+			json_object_object_add(data, "requested", json_object_new_string(v));
+			rpc_call_error(call, MCP_UNSUPPORTED_VERSION,
+			               "Unsupported protocol version", data);
+			return 0;
+		}
+		*ret_modern = true;
+		return 1;
+	}
+	if (rpc_dispatch_state(rpc_call_dispatch(call)) != RPC_STATE_RUNNING) {
+		rpc_call_errorf(
+		    call, RPC_INVALID_REQUEST, NULL,
+		    "Invalid Request: send initialize first, or name the protocol version "
+		    "in params._meta[\"%s\"] (%s)",
+		    META_VERSION, MODERN_VERSION);
+		return 0;
+	}
+	*ret_modern = false;
+	return 1;
+}
+
+static json_object *server_info(void)
+{
+	json_object *si = json_object_new_object();
+	json_object_object_add(si, "name", json_object_new_string("kiln"));
+	json_object_object_add(si, "title", json_object_new_string("kiln code interpreter"));
+	json_object_object_add(si, "version", json_object_new_string(KILN_VERSION));
+	return si;
+}
+
+static json_object *server_caps(void)
+{
+	json_object *caps = json_object_new_object();
+	json_object *tools = json_object_new_object();
+	json_object_object_add(tools, "listChanged", json_object_new_boolean(false));
+	json_object_object_add(caps, "tools", tools);
+	return caps;
+}
+
+static void reply_modern(struct rpc_call *call, json_object *result, bool modern)
+{
+	if (modern)
+		json_object_object_add(result, "resultType", json_object_new_string("complete"));
+	rpc_call_reply(call, result);
+}
+
+int method_mcp_initialize(struct rpc_call *call, json_object *params)
+{
+	struct rpc_dispatch *d = rpc_call_dispatch(call);
+	if (rpc_dispatch_state(d) != RPC_STATE_UNINITIALIZED) {
+		rpc_call_error(call, RPC_INVALID_REQUEST,
+		               "Invalid Request: initialize may be sent only once", NULL);
+		return 0;
+	}
+	const char *asked = NULL;
+	if (!params || json_get_string(params, "protocolVersion", &asked) < 0) {
+		rpc_call_error(call, RPC_INVALID_PARAMS,
+		               "Invalid params: initialize wants protocolVersion, capabilities and "
+		               "clientInfo",
+		               NULL);
+		return 0;
+	}
+	/* The client's version when kiln speaks it, else kiln's newest
+	 * handshake version: the client then decides whether to go on. */
+	const char *version = legacy_versions[0];
+	for (size_t i = 0; i < ARRAY_SIZE(legacy_versions); i++)
+		if (strcmp(asked, legacy_versions[i]) == 0)
+			version = legacy_versions[i];
+	const char *client = "unknown";
+	json_get_string(json_get(params, "clientInfo"), "name", &client);
+	log_info("mcp: %s asked for %s; speaking %s", client, asked, version);
+	json_object *r = json_object_new_object();
+	json_object_object_add(r, "protocolVersion", json_object_new_string(version));
+	json_object_object_add(r, "capabilities", server_caps());
+	json_object_object_add(r, "serverInfo", server_info());
+	json_object_object_add(r, "instructions", json_object_new_string(instructions));
+	rpc_dispatch_set_state(d, RPC_STATE_RUNNING);
+	rpc_call_reply(call, r);
+	kiln_warm_up(rpc_call_ctx(call));
+	return 0;
+}
+
+int method_mcp_discover(struct rpc_call *call, json_object *params)
+{
+	bool modern;
+	if (!check_era(call, params, &modern))
+		return 0;
+	json_object *r = json_object_new_object();
+	json_object_object_add(r, "supportedVersions", supported_versions());
+	json_object_object_add(r, "capabilities", server_caps());
+	json_object *meta = json_object_new_object();
+	json_object_object_add(meta, "io.modelcontextprotocol/serverInfo", server_info());
+	json_object_object_add(r, "_meta", meta);
+	json_object_object_add(r, "instructions", json_object_new_string(instructions));
+	reply_modern(call, r, modern);
+	return 0;
+}
+
+int method_mcp_initialized(struct rpc_call *call, json_object *params)
+{
+	(void)call;
+	(void)params;
+	return 0;
+}
+
+int method_mcp_ping(struct rpc_call *call, json_object *params)
+{
+	(void)params;
+	rpc_call_reply(call, json_object_new_object());
+	return 0;
+}
+
+int method_mcp_cancelled(struct rpc_call *call, json_object *params)
+{
+	rpc_dispatch_cancel_id(rpc_call_dispatch(call), json_get(params, "requestId"));
+	return 0;
+}
+
+int method_mcp_tools_list(struct rpc_call *call, json_object *params)
+{
+	bool modern;
+	if (!check_era(call, params, &modern))
+		return 0;
+	json_object *r = json_object_new_object();
+	json_object_object_add(r, "tools", tool_list());
+	reply_modern(call, r, modern);
+	return 0;
+}
+
+/* --- tool results --- */
+
+static json_object *text_content(const char *text, size_t len)
+{
+	json_object *c = json_object_new_object();
+	json_object_object_add(c, "type", json_object_new_string("text"));
+	json_object_object_add(c, "text", json_object_new_string_len(text, (int)len));
+	return c;
+}
+
+/* A tool error the model can act on (isError: true), per MCP: input and
+ * execution errors are results, not protocol errors. */
+static void tool_error(struct rpc_call *call, bool modern, json_object *structured, const char *fmt,
+                       ...) __attribute__((format(printf, 4, 5)));
+static void tool_error(struct rpc_call *call, bool modern, json_object *structured, const char *fmt,
+                       ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object *r = json_object_new_object();
+	json_object *content = json_object_new_array();
+	json_object_array_add(content, text_content(msg, strlen(msg)));
+	json_object_object_add(r, "content", content);
+	if (structured)
+		json_object_object_add(r, "structuredContent", structured);
+	json_object_object_add(r, "isError", json_object_new_boolean(true));
+	reply_modern(call, r, modern);
+}
+
+/* Diagnostics as lines a model can act on: "3:1 error [PY-IMPORT-NETWORK] ...". */
+static void diags_text(struct buf *b, const struct val_report *rep, const char *code, size_t len)
+{
+	static const char *const sev[] = {"off", "error", "warning", "info", "hint"};
+	for (size_t i = 0; i < rep->ndiags; i++) {
+		const struct val_diag *d = &rep->diags[i];
+		uint32_t line, ch;
+		pos_at(code, len, rep->line_starts, rep->nlines, d->start, POS_UTF32, &line, &ch);
+		buf_printf(b, "%u:%u %s [%s] %s\n", line + 1, ch + 1,
+		           d->severity <= VAL_SEV_HINT ? sev[d->severity] : "?",
+		           d->code ? d->code : "-", d->message);
+	}
+}
+
+struct mcp_call {
+	struct rpc_call *call;
+	struct kiln *k;
+	bool modern, run;
+	struct val_job *job;
+	struct run *r;
+	char *language, *code, *profile;
+	double timeout;
+	struct buf warnings; /* a warn verdict's diagnostics, shown with the run */
+	struct buf out[2];
+	bool cut[2];
+	json_object *images;         /* image content items */
+	json_object *files;          /* the files written, as objects */
+	json_object *progress_token; /* the call's _meta.progressToken, or NULL */
+	uint64_t progress;           /* output bytes so far: increases with each */
+};
+
+static void mcp_call_free(struct mcp_call *mc)
+{
+	free(mc->language);
+	free(mc->code);
+	free(mc->profile);
+	buf_release(&mc->warnings);
+	buf_release(&mc->out[0]);
+	buf_release(&mc->out[1]);
+	json_object_put(mc->images);
+	json_object_put(mc->files);
+	json_object_put(mc->progress_token);
+	free(mc);
+}
+
+/* notifications/progress for a call that asked (its _meta.progressToken):
+ * progress counts the output bytes so far, message is the last line. Only
+ * while the host reads its messages: progress is advice, never queued up. */
+static void send_progress(struct mcp_call *mc, const char *text, size_t len)
+{
+	struct kiln *k = mc->k;
+	mc->progress += len;
+	if (!mc->progress_token || !k->rpc || (k->peer && rpc_peer_congested(k->peer)))
+		return;
+	size_t e = len;
+	while (e > 0 && (text[e - 1] == '\n' || text[e - 1] == '\r'))
+		e--;
+	size_t b = e;
+	while (b > 0 && text[b - 1] != '\n')
+		b--;
+	if (e - b > 200)
+		e = b + 200;
+	struct buf m;
+	buf_init(&m, 2048);
+	vis_append(&m, text + b, e - b, 0);
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "progressToken", json_object_get(mc->progress_token));
+	json_object_object_add(p, "progress", json_object_new_int64((int64_t)mc->progress));
+	json_object_object_add(p, "message", json_object_new_string(m.data ? m.data : ""));
+	buf_release(&m);
+	rpc_notify(k->rpc, "notifications/progress", p);
+}
+
+static void on_cancel(void *data)
+{
+	struct mcp_call *mc = data;
+	if (mc->job)
+		val_job_cancel(mc->job);
+	if (mc->r)
+		run_cancel(mc->r);
+	mcp_call_free(mc);
+}
+
+static enum run_flow on_output(void *data, struct run *run, enum run_stream stream,
+                               const char *text, size_t len)
+{
+	(void)run;
+	struct mcp_call *mc = data;
+	int i = stream == RUN_STDERR;
+	if (!mc->cut[i] && buf_append(&mc->out[i], text, len) == -ENOBUFS)
+		mc->cut[i] = true;
+	send_progress(mc, text, len);
+	return RUN_CONTINUE;
+}
+
+static bool is_image(const char *mime)
+{
+	return strcmp(mime, "image/png") == 0 || strcmp(mime, "image/jpeg") == 0 ||
+	       strcmp(mime, "image/gif") == 0 || strcmp(mime, "image/webp") == 0;
+}
+
+static void on_artifact(void *data, struct run *run, const struct run_artifact *a)
+{
+	(void)run;
+	struct mcp_call *mc = data;
+	json_object *f = json_object_new_object();
+	json_object_object_add(f, "name", json_object_new_string(a->name));
+	json_object_object_add(f, "mimeType", json_object_new_string(a->mime_type));
+	json_object_object_add(f, "size", json_object_new_int64((int64_t)a->size));
+	if (a->path)
+		json_object_object_add(f, "path", json_object_new_string(a->path));
+	if (a->omitted)
+		json_object_object_add(f, "omitted", json_object_new_string(a->omitted));
+	json_object_array_add(mc->files, f);
+	if (a->base64 && is_image(a->mime_type)) {
+		json_object *c = json_object_new_object();
+		json_object_object_add(c, "type", json_object_new_string("image"));
+		json_object_object_add(c, "data", json_object_new_string(a->base64));
+		json_object_object_add(c, "mimeType", json_object_new_string(a->mime_type));
+		json_object_array_add(mc->images, c);
+	}
+}
+
+static const struct run_sink mcp_sink = {.output = on_output, .artifact = on_artifact};
+
+static void add_stream(struct buf *b, const char *name, const struct buf *s, bool cut)
+{
+	buf_printf(b, "--- %s%s ---\n", name, cut ? " (cut: kiln keeps the first 256 KiB)" : "");
+	if (s->len) {
+		buf_append(b, s->data, s->len);
+		if (s->data[s->len - 1] != '\n')
+			buf_append(b, "\n", 1);
+	}
+}
+
+static void on_run_done(void *data, const struct run_outcome *o, int err, const char *errmsg)
+{
+	struct mcp_call *mc = data;
+	mc->r = NULL;
+	if (err < 0) {
+		tool_error(mc->call, mc->modern, NULL, "kiln could not run the code: %s", errmsg);
+		mcp_call_free(mc);
+		return;
+	}
+	char how[80], sig[24];
+	if (o->timed_out)
+		snprintf(how, sizeof(how), "timed out after %llu ms (killed)",
+		         (unsigned long long)o->limits.wall_ms);
+	else if (o->exited)
+		snprintf(how, sizeof(how), "exit code %d", o->exit_code);
+	else
+		snprintf(how, sizeof(how), "killed by %s",
+		         run_signal_name(o->signal, sig, sizeof(sig)));
+	struct buf b;
+	buf_init(&b, 4 * MCP_OUTPUT_MAX);
+	buf_printf(&b, "%s; time %llu ms%s\n", how, (unsigned long long)o->duration_ms,
+	           o->truncated ? "; output reached its limit and the run was ended" : "");
+	if (mc->warnings.len)
+		buf_printf(&b, "validator warnings:\n%s", mc->warnings.data);
+	add_stream(&b, "stdout", &mc->out[0], mc->cut[0]);
+	add_stream(&b, "stderr", &mc->out[1], mc->cut[1]);
+	size_t nfiles = json_object_array_length(mc->files);
+	if (nfiles) {
+		buf_printf(&b, "--- files written under /work/out ---\n");
+		for (size_t i = 0; i < nfiles; i++) {
+			json_object *f = json_object_array_get_idx(mc->files, i);
+			const char *name = "", *mime = "", *path = NULL;
+			int64_t size = 0;
+			json_get_string(f, "name", &name);
+			json_get_string(f, "mimeType", &mime);
+			json_get_int64(f, "size", &size);
+			json_get_string(f, "path", &path);
+			buf_printf(&b, "%s (%s, %lld bytes)%s%s\n", name, mime, (long long)size,
+			           path ? " copied to " : "", path ? path : "");
+		}
+	}
+	json_object *content = json_object_new_array();
+	json_object_array_add(content, text_content(b.data ? b.data : "", b.len));
+	buf_release(&b);
+	for (size_t i = 0; i < json_object_array_length(mc->images); i++)
+		json_object_array_add(content,
+		                      json_object_get(json_object_array_get_idx(mc->images, i)));
+	json_object *st = json_object_new_object();
+	json_object_object_add(st, "exitCode",
+	                       o->exited ? json_object_new_int(o->exit_code) : NULL);
+	json_object_object_add(
+	    st, "signal",
+	    o->exited ? NULL
+	              : json_object_new_string(run_signal_name(o->signal, sig, sizeof(sig))));
+	json_object_object_add(st, "timedOut", json_object_new_boolean(o->timed_out));
+	json_object_object_add(st, "durationMs", json_object_new_int64((int64_t)o->duration_ms));
+	json_object_object_add(st, "stdout",
+	                       json_object_new_string_len(mc->out[0].data ? mc->out[0].data : "",
+	                                                  (int)mc->out[0].len));
+	json_object_object_add(st, "stderr",
+	                       json_object_new_string_len(mc->out[1].data ? mc->out[1].data : "",
+	                                                  (int)mc->out[1].len));
+	json_object_object_add(st, "files", json_object_get(mc->files));
+	json_object *r = json_object_new_object();
+	json_object_object_add(r, "content", content);
+	json_object_object_add(r, "structuredContent", st);
+	json_object_object_add(r, "isError",
+	                       json_object_new_boolean(!o->exited || o->exit_code != 0));
+	reply_modern(mc->call, r, mc->modern);
+	mcp_call_free(mc);
+}
+
+static void start_run(struct mcp_call *mc)
+{
+	json_object *limits = NULL;
+	if (mc->timeout > 0) {
+		limits = json_object_new_object();
+		json_object_object_add(limits, "wallMs",
+		                       json_object_new_int64((int64_t)(mc->timeout * 1000)));
+	}
+	int r = run_start(mc->k->sandbox, &mcp_sink, mc, mc->language, mc->code, limits,
+	                  on_run_done, mc, &mc->r);
+	json_object_put(limits);
+	if (r < 0) {
+		tool_error(mc->call, mc->modern, NULL, "kiln could not start the run: %s",
+		           strerror(-r));
+		mcp_call_free(mc);
+	}
+}
+
+static void on_validated(void *data, int r, struct val_report *rep, const char *code, size_t len,
+                         const char *detail)
+{
+	struct mcp_call *mc = data;
+	mc->job = NULL;
+	if (r < 0 && !(r == -EINVAL && mc->run && lang_find(mc->language))) {
+		tool_error(mc->call, mc->modern, NULL, "%s",
+		           detail && detail[0] ? detail : strerror(-r));
+		mcp_call_free(mc);
+		return;
+	}
+	if (r < 0) {
+		/* The sandbox runs it, the validator has no grammar for it. */
+		log_info("run_code: %s is not validated: %s", mc->language, detail);
+		start_run(mc);
+		return;
+	}
+	struct buf text;
+	buf_init(&text, 1u << 20);
+	diags_text(&text, rep, code, len);
+	const char *verdict = val_verdict_name(rep->verdict);
+	if (!mc->run || rep->verdict == VAL_DENY) {
+		json_object *st = json_object_new_object();
+		json_object_object_add(st, "verdict", json_object_new_string(verdict));
+		json_object_object_add(st, "diagnostics",
+		                       val_report_json(rep, code, len, POS_UTF32));
+		json_object *res = json_object_new_object();
+		struct buf msg;
+		buf_init(&msg, 2u << 20);
+		if (mc->run)
+			buf_printf(&msg,
+			           "Not run: the validator denied this code. Fix these and call "
+			           "run_code again:\n%s",
+			           text.data ? text.data : "");
+		else
+			buf_printf(&msg, "verdict: %s (%s)\n%s", verdict,
+			           rep->verdict == VAL_DENY ? "run_code would refuse it"
+			           : rep->verdict == VAL_WARN
+			               ? "run_code would run it, with warnings"
+			               : "run_code would run it",
+			           rep->ndiags ? (text.data ? text.data : "") : "no diagnostics\n");
+		json_object *content = json_object_new_array();
+		json_object_array_add(content, text_content(msg.data ? msg.data : "", msg.len));
+		buf_release(&msg);
+		json_object_object_add(res, "content", content);
+		json_object_object_add(res, "structuredContent", st);
+		json_object_object_add(res, "isError", json_object_new_boolean(mc->run));
+		reply_modern(mc->call, res, mc->modern);
+		buf_release(&text);
+		val_report_release(rep);
+		mcp_call_free(mc);
+		return;
+	}
+	if (text.len)
+		buf_append(&mc->warnings, text.data, text.len);
+	buf_release(&text);
+	val_report_release(rep);
+	start_run(mc);
+}
+
+int method_mcp_tools_call(struct rpc_call *call, json_object *params)
+{
+	struct kiln *k = rpc_call_ctx(call);
+	bool modern;
+	if (!check_era(call, params, &modern))
+		return 0;
+	const char *name;
+	if (json_get_string(params, "name", &name) < 0) {
+		rpc_call_error(call, RPC_INVALID_PARAMS,
+		               "Invalid params: tools/call wants a tool name", NULL);
+		return 0;
+	}
+	bool run = strcmp(name, "run_code") == 0;
+	if (!run && strcmp(name, "validate_code") != 0) {
+		rpc_call_errorf(
+		    call, RPC_INVALID_PARAMS, NULL,
+		    "Invalid params: unknown tool %s (kiln has run_code and validate_code)", name);
+		return 0;
+	}
+	json_object *args = json_get(params, "arguments");
+	const char *language, *code, *profile = NULL;
+	if (!args || !json_object_is_type(args, json_type_object) ||
+	    json_get_string(args, "language", &language) < 0 ||
+	    json_get_string(args, "code", &code) < 0) {
+		tool_error(call, modern, NULL, "%s wants the string arguments language and code",
+		           name);
+		return 0;
+	}
+	double timeout = 0;
+	json_object_object_foreach(args, key, val)
+	{
+		if (strcmp(key, "language") == 0 || strcmp(key, "code") == 0)
+			continue;
+		if (run && strcmp(key, "timeoutSeconds") == 0) {
+			if ((!json_object_is_type(val, json_type_int) &&
+			     !json_object_is_type(val, json_type_double)) ||
+			    json_object_get_double(val) < 0.1 ||
+			    json_object_get_double(val) > 3600) {
+				tool_error(call, modern, NULL,
+				           "timeoutSeconds must be a number from 0.1 to 3600");
+				return 0;
+			}
+			timeout = json_object_get_double(val);
+		} else if (!run && strcmp(key, "profile") == 0) {
+			if (!json_object_is_type(val, json_type_string)) {
+				tool_error(call, modern, NULL, "profile must be a string");
+				return 0;
+			}
+			profile = json_object_get_string(val);
+		} else if (run && strcmp(key, "session") == 0) {
+			/* Issue 12's sessions plug in here. */
+			tool_error(
+			    call, modern, NULL,
+			    "this kiln has no sessions yet: call run_code without session (each "
+			    "call starts from a clean sandbox)");
+			return 0;
+		} else {
+			tool_error(call, modern, NULL, "%s takes no argument %s", name, key);
+			return 0;
+		}
+	}
+	const struct lang *l = lang_find(language);
+	if (!l) {
+		char buf[300];
+		tool_error(call, modern, NULL, "%s", lang_unknown(language, buf, sizeof(buf)));
+		return 0;
+	}
+	if (run && !k->sandbox) {
+		tool_error(
+		    call, modern, NULL,
+		    "kiln will not run code: its sandbox did not start (see the server's log)");
+		return 0;
+	}
+	if (!k->validator) {
+		tool_error(call, modern, NULL, "the validator is not available");
+		return 0;
+	}
+	size_t len = (size_t)json_object_get_string_len(json_get(args, "code"));
+	struct mcp_call *mc = calloc(1, sizeof(*mc));
+	if (!mc)
+		return -ENOMEM;
+	*mc = (struct mcp_call){
+	    .call = call, .k = k, .modern = modern, .run = run, .timeout = timeout};
+	buf_init(&mc->warnings, 1u << 20);
+	buf_init(&mc->out[0], MCP_OUTPUT_MAX);
+	buf_init(&mc->out[1], MCP_OUTPUT_MAX);
+	mc->images = json_object_new_array();
+	mc->files = json_object_new_array();
+	json_object *token = json_get(json_get(params, "_meta"), "progressToken");
+	if (token && (json_object_is_type(token, json_type_string) ||
+	              json_object_is_type(token, json_type_int)))
+		mc->progress_token = json_copy(token);
+	mc->language = strdup(l->name);
+	mc->code = strndup(code, len);
+	mc->profile = profile ? strdup(profile) : NULL;
+	if (!mc->language || !mc->code || (profile && !mc->profile)) {
+		mcp_call_free(mc);
+		return -ENOMEM;
+	}
+	/* run_code is judged by the configured profile, as snippet/run is: a
+	 * looser one per call would be an override by another name. */
+	int r = val_check_async(k->validator, k->loop, mc->language, mc->code, len,
+	                        run ? NULL : mc->profile, on_validated, mc, &mc->job);
+	if (r < 0) {
+		mcp_call_free(mc);
+		tool_error(call, modern, NULL,
+		           r == -EBUSY
+		               ? "the validator is busy: too many checks are waiting; try again"
+		               : "the validator's thread cannot start");
+		return 0;
+	}
+	rpc_call_on_cancel(call, on_cancel, mc);
+	return 0;
+}
+
+const struct rpc_method mcp_methods[] = {
+    {"initialize", method_mcp_initialize, RPC_BEFORE_INIT},
+    {"notifications/initialized", method_mcp_initialized, RPC_NOTIFICATION},
+    {"notifications/cancelled", method_mcp_cancelled, RPC_NOTIFICATION | RPC_BEFORE_INIT},
+    {"ping", method_mcp_ping, RPC_BEFORE_INIT},
+    {"server/discover", method_mcp_discover, RPC_BEFORE_INIT},
+    {"tools/list", method_mcp_tools_list, RPC_BEFORE_INIT},
+    {"tools/call", method_mcp_tools_call, RPC_BEFORE_INIT},
+};
+
+const size_t mcp_methods_count = ARRAY_SIZE(mcp_methods);
