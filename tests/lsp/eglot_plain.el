@@ -41,6 +41,9 @@
 (let* ((kiln (or (getenv "KILN_BIN") (error "KILN_BIN not set")))
        (dir (make-temp-file "kiln-eglot" t))
        (file (expand-file-name "plain.py" dir)))
+  ;; The folder is the run's workspace: as root, the box runs as nobody,
+  ;; who must be able to read it.
+  (set-file-modes dir #o755)
   (with-temp-file file (insert "import socket\nprint('from kiln')\n"))
   (setq eglot-server-programs `((python-mode . (,kiln))))
   (find-file file)

@@ -27,8 +27,11 @@ vim.lsp.handlers['window/showMessage'] = function(err, result, ctx, config)
   return show(err, result, ctx, config)
 end
 
-local dir = vim.fn.tempname()
-vim.fn.mkdir(dir, 'p')
+-- The folder is the run's workspace: when the tests run as root, the box
+-- runs as nobody, who must be able to read it (Neovim's own tempname()
+-- lives in a 0700 folder).
+local dir = vim.fn.trim(vim.fn.system({ 'mktemp', '-d', '/tmp/kiln-lsp-XXXXXX' }))
+vim.fn.setfperm(dir, 'rwxr-xr-x')
 local file = dir .. '/plain.py'
 vim.fn.writefile({ 'import socket', "print('from kiln')" }, file)
 vim.cmd('edit ' .. vim.fn.fnameescape(file))
