@@ -7,7 +7,9 @@ left, and no file outside the run's own directory changed.
   attacks.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
 
 Prints "ok NAME" / "not ok NAME: why" per case and a last line
-"N passed, N failed". Everything it starts is bounded in time and talks
+"N passed, N failed"; exits 1 when any case failed. The cases are listed
+first: one that did not run (the suite stopped on an exception of its
+own) is reported "not ok NAME: not run" and counted as failed. Everything it starts is bounded in time and talks
 only to 127.0.0.1 or abstract sockets on this machine.
 """
 import argparse
@@ -24,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
@@ -73,6 +76,9 @@ class Suite:
         self.only = set(args.only or [])
         self.passed = 0
         self.failed = 0
+        self.listing = False  # True: case() only records names
+        self.listed = []
+        self.ran = set()
         self.token = secrets.token_hex(8)
         self.secret = "kiln-secret-" + secrets.token_hex(8)
         self.dir = tempfile.mkdtemp(prefix="kiln-attacks-")
@@ -208,8 +214,12 @@ class Suite:
                 "exec /work/a %s %s\n" % (self.attack_b64, name, " ".join(args)))
 
     def case(self, name, fn):
+        if self.listing:
+            self.listed.append(name)
+            return
         if self.only and name not in self.only:
             return
+        self.ran.add(name)
         try:
             why = fn()
         except Exception as e:  # a crash of the check is a failure too
@@ -906,11 +916,26 @@ def main():
     ap.add_argument("--attack", required=True)
     ap.add_argument("--only", action="append")
     s = Suite(ap.parse_args())
+    # List the cases first (building a case's closure runs nothing), so
+    # that any the run below never reaches are counted, not dropped.
+    s.listing = True
+    s.all_cases()
+    s.listing = False
+    want = [n for n in s.listed if not s.only or n in s.only]
+    for n in sorted(s.only - set(s.listed)):
+        print("not ok %s: no such case" % n, flush=True)
+        s.failed += 1
     try:
         s.all_cases()
-    finally:
-        rc = s.finish()
-    sys.exit(rc)
+    except Exception:  # the suite's own bug: report it, then what it left
+        traceback.print_exc()
+        print("not ok the suite itself: stopped on an exception", flush=True)
+        s.failed += 1
+    for n in want:
+        if n not in s.ran:
+            print("not ok %s: not run (the suite stopped before it)" % n, flush=True)
+            s.failed += 1
+    sys.exit(s.finish())
 
 
 if __name__ == "__main__":

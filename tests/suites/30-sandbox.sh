@@ -13,8 +13,9 @@ cd "$(dirname "$0")/../.."
 name=30-sandbox
 pass=0
 fail=0
-add() { # add LOGFILE PREFIX: count a sub-run's summary line
+add() { # add LOGFILE PREFIX [EXIT]: count a sub-run's summary line
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
+	rc=${3:-0}
 	sed -e "s/^/$2/" "$1" | grep -v -E '^[^ ]* ?[0-9]+ passed, [0-9]+ failed'
 	if [ -z "$line" ]; then
 		echo "${2}no summary line: counted as 1 failure"
@@ -26,6 +27,12 @@ add() { # add LOGFILE PREFIX: count a sub-run's summary line
 	f=${f%% failed*}
 	pass=$((pass + p))
 	fail=$((fail + f))
+	# A sub-run that exits non-zero while its line says 0 failed stopped
+	# early or crashed at exit (a sanitizer report): one more failure.
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "${2}exited $rc: counted as 1 failure"
+		fail=$((fail + 1))
+	fi
 }
 
 KILN=${KILN:-}
@@ -62,7 +69,7 @@ if [ -f build/asan/libkiln.a ] &&
 		-D_GNU_SOURCE $CFLAGS_J -o "$tmp/test_text" tests/sandbox/test_text.c \
 		build/asan/libkiln.a $LIBS_J $(pkg-config --libs libseccomp) -lm >"$log" 2>&1; then
 	"$tmp/test_text" >"$log" 2>&1
-	add "$log" "unit: "
+	add "$log" "unit: " $?
 else
 	cat "$log" 2>/dev/null
 	echo "unit: cannot build tests/sandbox/test_text.c (needs build/asan/libkiln.a)"
@@ -77,7 +84,7 @@ if [ -f build/asan/libkiln.a ] &&
 		build/asan/libkiln.a $LIBS_J $(pkg-config --libs libseccomp) -lpthread -lm \
 		>"$log" 2>&1; then
 	"$tmp/test_threads" >"$log" 2>&1
-	add "$log" "threads: "
+	add "$log" "threads: " $?
 else
 	cat "$log" 2>/dev/null
 	echo "threads: cannot build tests/sandbox/test_threads.c"
@@ -103,7 +110,7 @@ run_as() { # run_as LABEL [WRAPPER...]
 		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
 		python3 "$tmp/attacks.py" --kiln "$tmp/kiln" --attack "$tmp/attack" \
 		>"$log" 2>&1 </dev/null
-	add "$log" "$label: "
+	add "$log" "$label: " $?
 }
 
 if [ "$(id -u)" = 0 ]; then
