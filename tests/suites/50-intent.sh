@@ -36,7 +36,7 @@ trap cleanup EXIT INT TERM
 
 # The fake model server picks its own loopback port and writes it down.
 /usr/bin/python3 tests/fake-model/fake_model.py --port-file "$tmp/port" --max-seconds 900 \
-	2>"$tmp/fake.log" &
+	--served-log "$tmp/served" 2>"$tmp/fake.log" &
 fake_pid=$!
 i=0
 while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do
@@ -63,6 +63,7 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 # --- transcripts, once per provider ------------------------------------------
 for provider in ollama openai; do
 	export KILN_TEST_PROVIDER=$provider
+	: >"$tmp/served"
 	# intent/*.test need no model server (15-transcripts.sh plays them
 	# too); intent/model/*.test.in need the fake one and the KILN_TEST_*
 	# variables, so they are named apart from what 15 plays.
@@ -86,7 +87,29 @@ for provider in ollama openai; do
 			sed 's/^/    /' "$tmp/out" | tail -n 30
 		fi
 	done
+	# The fake model says what it served: every request of this
+	# provider's transcripts came to its endpoint, and the keyed one
+	# (keyed.test.in) carried its key there.
+	case $provider in ollama) endpoint=/api/chat ;; *) endpoint=/v1/chat/completions ;; esac
+	others=$(grep -v "\"path\":\"$endpoint\"" "$tmp/served" | head -n 3)
+	if [ -s "$tmp/served" ] && [ -z "$others" ] &&
+		grep -q "\"path\":\"$endpoint\",\"model\":\"fake-401\",\"authorization\":\"Bearer sk-good\"" "$tmp/served"; then
+		ok "$provider/endpoint-and-key-served"
+	else
+		ko "$provider/endpoint-and-key-served: requests elsewhere: ${others:-none}"
+		sed 's/^/    /' "$tmp/served" | tail -n 5
+	fi
 done
+
+
+# --- a recorded session replays ------------------------------------------------
+sh tests/fake-model/record-session.sh "$KILN" "$url" "$tmp" >"$tmp/rec.out" 2>&1
+if [ $? -eq 0 ]; then
+	ok "record-replay"
+else
+	ko "record-replay"
+	sed 's/^/    /' "$tmp/rec.out" | tail -n 30
+fi
 
 # --- the audit log got a line per proposal, approval and run -------------------
 audit="$tmp/state/kiln/audit.jsonl"
@@ -97,16 +120,15 @@ if [ -s "$audit" ] && grep -q '"event":"proposal"' "$audit" &&
 else
 	ko "audit-log"
 fi
-# The API key given in a transcript never reaches the log.
-if grep -q 'sk-' "$audit" 2>/dev/null; then ko "audit-no-key"; else ok "audit-no-key"; fi
-
-# --- a recorded session replays ------------------------------------------------
-sh tests/fake-model/record-session.sh "$KILN" "$url" "$tmp" >"$tmp/rec.out" 2>&1
-if [ $? -eq 0 ]; then
-	ok "record-replay"
+# The API keys of successful, keyed sessions (keyed.test.in with sk-good,
+# the recorded session with sk-secret-...) never reach the log, which
+# does have their records.
+if grep -q '"event":"run".*"ok":true' "$audit" && grep -q '"model":"fake-401"' "$audit" &&
+	grep -q '"model":"fake-repair"' "$audit" && ! grep -qE 'sk-(good|secret|wrong)' "$audit"; then
+	ok "audit-no-key"
 else
-	ko "record-replay"
-	sed 's/^/    /' "$tmp/rec.out" | tail -n 30
+	ko "audit-no-key"
+	grep -nE 'sk-(good|secret|wrong)' "$audit" | head -n 3 | sed 's/^/    /'
 fi
 
 # --- kiln ask and kiln shell through pipes -------------------------------------
