@@ -31,6 +31,14 @@ if [ ! -x "$KILN" ]; then
 	exit 1
 fi
 
+# KILN_TEST_ONLY="corpus rpc ..." (make mutate): only those helpers run
+# (corpus, system, rpc, worker, latency); the quick checks always do.
+want() {
+	[ -z "${KILN_TEST_ONLY:-}" ] && return 0
+	case " $KILN_TEST_ONLY " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 # Add the counts from a helper's last line "NAME: N passed, N failed".
 add_counts() {
 	line=$(grep -E '^[a-z-]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
@@ -50,16 +58,20 @@ add_counts() {
 }
 
 # --- the corpus --------------------------------------------------------------
-timeout 600 python3 tests/validate/corpus.py "$KILN" standard >"$tmp/corpus.out" 2>&1
-rc=$?
-grep -v '^ok ' "$tmp/corpus.out"
-add_counts "$tmp/corpus.out" corpus $rc
+if want corpus; then
+	timeout 600 python3 tests/validate/corpus.py "$KILN" standard >"$tmp/corpus.out" 2>&1
+	rc=$?
+	grep -v '^ok ' "$tmp/corpus.out"
+	add_counts "$tmp/corpus.out" corpus $rc
+fi
 
 # --- benign real code from the system (tests/validate/system-corpus.list) -----
-timeout 900 python3 tests/validate/system_corpus.py "$KILN" standard >"$tmp/system.out" 2>&1
-rc=$?
-grep -v '^ok ' "$tmp/system.out"
-add_counts "$tmp/system.out" system-corpus $rc
+if want system; then
+	timeout 900 python3 tests/validate/system_corpus.py "$KILN" standard >"$tmp/system.out" 2>&1
+	rc=$?
+	grep -v '^ok ' "$tmp/system.out"
+	add_counts "$tmp/system.out" system-corpus $rc
+fi
 
 # --- kiln validate ------------------------------------------------------------
 expect_exit() { # NAME WANT CMD...
@@ -122,22 +134,28 @@ elif [ ! -x /usr/bin/python3 ]; then bad "CPython syntax: no /usr/bin/python3 (m
 fi
 
 # --- snippet/validate over JSON-RPC -------------------------------------------
-timeout 120 python3 tests/validate/rpc_check.py "$KILN" >"$tmp/rpc.out" 2>&1
-rc=$?
-grep -v '^ok ' "$tmp/rpc.out"
-add_counts "$tmp/rpc.out" rpc $rc
+if want rpc; then
+	timeout 120 python3 tests/validate/rpc_check.py "$KILN" >"$tmp/rpc.out" 2>&1
+	rc=$?
+	grep -v '^ok ' "$tmp/rpc.out"
+	add_counts "$tmp/rpc.out" rpc $rc
+fi
 
 # --- the CPython worker runs in kiln's sandbox -------------------------------------
-timeout 300 python3 tests/validate/worker_check.py "$KILN" >"$tmp/worker.out" 2>&1
-rc=$?
-grep -v '^ok ' "$tmp/worker.out"
-add_counts "$tmp/worker.out" worker $rc
+if want worker; then
+	timeout 300 python3 tests/validate/worker_check.py "$KILN" >"$tmp/worker.out" 2>&1
+	rc=$?
+	grep -v '^ok ' "$tmp/worker.out"
+	add_counts "$tmp/worker.out" worker $rc
+fi
 
 # --- heavy checks leave the loop (tests/validate/latency_check.py) -----------------
-timeout 300 python3 tests/validate/latency_check.py "$KILN" >"$tmp/latency.out" 2>&1
-rc=$?
-grep -v '^ok ' "$tmp/latency.out"
-add_counts "$tmp/latency.out" latency $rc
+if want latency; then
+	timeout 300 python3 tests/validate/latency_check.py "$KILN" >"$tmp/latency.out" 2>&1
+	rc=$?
+	grep -v '^ok ' "$tmp/latency.out"
+	add_counts "$tmp/latency.out" latency $rc
+fi
 
 if [ "$skip" -gt 0 ]; then
 	echo "validate: $pass passed, $fail failed, $skip skipped"
