@@ -64,7 +64,7 @@ for patch in "$@"; do
 			KILN_TEST_ONLY="$only" timeout 1800 sh "tests/suites/$suite.sh" >"$out" 2>&1
 			rc=$?
 			if [ "$rc" -ne 0 ]; then
-				echo "  caught by $suite${only:+ ($only)}: $(grep -E -m 3 '^(not ok|FAIL|ESCAPED|[^ ]*: not ok|[^ ]*: ESCAPED)|:[FE]:' "$out" | tr '\n' ' ' | cut -c1-300)"
+				echo "  caught by $suite${only:+ ($only)}: $(grep -E -m 3 '^(not ok|FAIL|ESCAPED|[^ ]*: not ok|[^ ]*: ESCAPED)|:[FE]:|\] FAIL' "$out" | tr '\n' ' ' | cut -c1-300)"
 			else
 				echo "  MISSED by $suite${only:+ ($only)}: $(tail -n 1 "$out")"
 				echo "$suite" >>"$scratch/.missed-$name"
