@@ -37,7 +37,7 @@ ALL_CFLAGS = $(WARN) $(CPPFLAGS_K) $(PKG_CFLAGS) $(MODULE_CFLAGS)
 ALL_LIBS   = $(MODULE_LIBS) $(PKG_LIBS) -lm
 
 .PHONY: all deps deps-bench test unit transcripts fuzz-smoke fuzz bench run clean format \
-        format-check asan
+        format-check asan mutate
 .DEFAULT_GOAL := all
 
 all: deps-check $(BUILD)/kiln
@@ -125,6 +125,13 @@ run: deps $(BUILD)/kiln
 
 bench: deps-bench $(BUILD)/kiln
 	@sh tests/bench/run.sh
+
+# The mutation gate: each deliberate bug of tests/mutations/ must make the
+# suites it names fail. Not part of `make test` (it takes long); run it
+# before calling a change to the sandbox, validator, framing or secrets done.
+mutate: deps
+	@$(MAKE) --no-print-directory asan unit-build $(BUILD)/kiln
+	@nice sh tests/tools/mutate.sh $(MUTATIONS)
 
 # --- housekeeping -------------------------------------------------------------
 format:

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <regex.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,9 +38,31 @@ static bool is_placeholder(json_object *v, const char **ret_inner, size_t *ret_l
 	return true;
 }
 
+/* Two integers compare exactly (as doubles, 2^53 + 1 would equal 2^53);
+ * an integer equals a double only when the double is that very integer
+ * (1 == 1.0, as docs/transcripts.md says). json-c keeps integers above
+ * INT64_MAX as uint64: the pair of readings tells every integer apart. */
 static bool same_number(json_object *a, json_object *b)
 {
-	return json_object_get_double(a) == json_object_get_double(b);
+	bool ai = json_object_is_type(a, json_type_int);
+	bool bi = json_object_is_type(b, json_type_int);
+	if (ai && bi)
+		return json_object_get_int64(a) == json_object_get_int64(b) &&
+		       json_object_get_uint64(a) == json_object_get_uint64(b);
+	if (!ai && !bi)
+		return json_object_get_double(a) == json_object_get_double(b);
+	json_object *i = ai ? a : b;
+	double d = json_object_get_double(ai ? b : a);
+	if (!(d >= -9223372036854775808.0 && d < 18446744073709551616.0))
+		return false;
+	if (d < 9223372036854775808.0) {
+		int64_t v = (int64_t)d;
+		return (double)v == d && v == json_object_get_int64(i) &&
+		       (v < 0 || (uint64_t)v == json_object_get_uint64(i));
+	}
+	uint64_t u = (uint64_t)d;
+	return (double)u == d && u == json_object_get_uint64(i) &&
+	       json_object_get_int64(i) == INT64_MAX;
 }
 
 static bool is_number(json_object *v)

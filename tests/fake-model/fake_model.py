@@ -46,7 +46,9 @@ an answer that follows earlier turns (a session) begins "Continuing".
 Listens only on 127.0.0.1, on the port given (0: one the kernel picks), and
 writes the port to --port-file once listening; with --log FILE, appends
 each chat request's messages to FILE (a JSON line each), so a test can see
-the prompt. Standard library only.
+the prompt. With --served-log FILE it appends a line per POST saying which
+endpoint served which model with which Authorization header, so a test can
+assert what kiln sent where. Standard library only.
 """
 import argparse
 import binascii
@@ -72,6 +74,9 @@ def dumps(obj):
 # for tests/bench/intent.sh (GET /_last). CLOCK_MONOTONIC is shared by the
 # processes of one machine, so the bench can compare them with its own.
 LAST = {"lastTokenAt": 0.0, "endAt": 0.0}
+# --served-log FILE: one JSON line per POST (path, model, Authorization).
+SERVED_LOG = None
+SERVED_LOCK = threading.Lock()
 
 MODELS = ["fake-coder", "fake-slow", "fake-long", "fake-cut", "fake-stall", "fake-500",
           "fake-429", "fake-401", "fake-notjson", "fake-nocode", "fake-repair", "fake-deny",
@@ -406,6 +411,16 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         req = self.read_body()
+        if SERVED_LOG:
+            # Which endpoint served which model with which key: the
+            # provider tests assert it (tests/suites/50-intent.sh).
+            with SERVED_LOCK, open(SERVED_LOG, "a") as f:
+                model = str(req.get("model", "")) if isinstance(req, dict) else ""
+                if self.path.startswith("/model/"):  # Bedrock: the id is in the path
+                    model = urllib.parse.unquote(self.path.split("/")[2])
+                f.write(dumps({"path": self.path, "model": model,
+                               "authorization": self.headers.get("Authorization"),
+                               "apiKey": self.headers.get("x-api-key")}) + "\n")
         if self.path == "/v1/messages":
             self.remember()
             self.anthropic(req)
@@ -773,8 +788,12 @@ def main():
     ap.add_argument("--log", help="append each chat request's messages to this file, a JSON line each")
     ap.add_argument("--max-seconds", type=float, default=1800,
                     help="exit after this long, so a forgotten server never lingers")
+    ap.add_argument("--served-log", help="append one JSON line per POST served: its path, "
+                    "model and Authorization header")
     args = ap.parse_args()
     Handler.log_path = args.log
+    global SERVED_LOG
+    SERVED_LOG = args.served_log
     srv = Server(("127.0.0.1", args.port), Handler)
     port = srv.server_address[1]
     if args.port_file:

@@ -4,10 +4,12 @@
 failed or was contained, and then checks the host: no process of the box is
 left, and no file outside the run's own directory changed.
 
-  attacks.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
+  attacks.py --kiln KILN --attack ATTACK_BIN [--only NAME]... [--no-box]
 
 Prints "ok NAME" / "not ok NAME: why" per case and a last line
-"N passed, N failed". Everything it starts is bounded in time and talks
+"N passed, N failed"; exits 1 when any case failed. The cases are listed
+first: one that did not run (the suite stopped on an exception of its
+own) is reported "not ok NAME: not run" and counted as failed. Everything it starts is bounded in time and talks
 only to 127.0.0.1 or abstract sockets on this machine.
 """
 import argparse
@@ -24,12 +26,17 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
 import kilnrpc as rpcmod  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The cases that hold without any box (kiln refuses the request before a
+# box is asked for); with --no-box they are not run, every other case must
+# fail.
+PASS_WITHOUT_BOX = {"protocol-bad-requests", "no-user-namespaces-refuses"}
 
 
 def own_cgroup2():
@@ -69,10 +76,15 @@ def stale_kiln_cgroups():
 class Suite:
     def __init__(self, args):
         self.kiln = os.path.abspath(args.kiln)
+        self.kiln_release = os.path.abspath(args.kiln_release or args.kiln)
         self.attack_bin = args.attack
         self.only = set(args.only or [])
         self.passed = 0
         self.failed = 0
+        self.no_box = args.no_box
+        self.listing = False  # True: case() only records names
+        self.listed = []
+        self.ran = set()
         self.token = secrets.token_hex(8)
         self.secret = "kiln-secret-" + secrets.token_hex(8)
         self.dir = tempfile.mkdtemp(prefix="kiln-attacks-")
@@ -212,7 +224,14 @@ class Suite:
                 "exec /work/a %s %s\n" % (self.attack_b64, name, " ".join(args)))
 
     def case(self, name, fn):
+        if self.listing:
+            self.listed.append(name)
+            return
         if self.only and name not in self.only:
+            return
+        self.ran.add(name)
+        if self.no_box and name in PASS_WITHOUT_BOX:
+            print("skip %s: needs no box" % name, flush=True)
             return
         try:
             why = fn()
@@ -221,6 +240,10 @@ class Suite:
         host = self.check_host()
         if why is None and host:
             why = host
+        if self.no_box:
+            # Where no box can start, every case must fail: one that
+            # passes would pass with the sandbox gone.
+            why = "passes although no box could start" if why is None else None
         if why is None:
             self.passed += 1
             print("ok %s" % name, flush=True)
@@ -352,6 +375,7 @@ class Suite:
         self.case("nested-namespaces", self.contained("unshare"))
         self.case("io-uring-userfaultfd-perf-bpf", self.contained("kernel"))
         self.case("personality", self.contained("personality"))
+        self.case("landlock-ioctl-and-signal-scope", self.contained("landlock"))
         self.case("x32-syscall-killed", self.killed_by("x32", "SIGSYS"))
         # Some hypervisors (this one) give int 0x80 a SIGSEGV even outside
         # any sandbox; then that is what the box must show too.
@@ -364,10 +388,20 @@ class Suite:
         self.case("host-sysv-shm", self.shm_case())
         self.case("cgroup-sys-proc-mount-chroot-writes", self.contained("fs"))
         self.case("capabilities-setuid-core", self.contained("privs"))
+        # The fork bomb reads its limit back and counts its forks before
+        # the first refusal: RLIMIT_NPROC counts per user namespace here
+        # (docs/sandbox.md), so at most `processes` live at once.
         self.case("fork-bomb", self.python_case(
-            "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
-            lambda rc, out, err, res: None if res and res["timedOut"] else
-            "fork bomb not ended by the wall clock: %r" % res, limits_timeout=3))
+            "import os, resource\nprint('NPROC', *resource.getrlimit(resource.RLIMIT_NPROC), flush=True)\n"
+            "n = 0\nwhile True:\n    try:\n        if os.fork() == 0:\n            while True:\n"
+            "                os.pause()\n        n += 1\n    except OSError:\n"
+            "        print('FORKS', n, flush=True)\n        break\n"
+            "while True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n",
+            lambda rc, out, err, res: None if res and res["timedOut"] and "NPROC 19 19" in out
+            and any(ln.startswith("FORKS ") and 0 < int(ln.split()[1]) < 19 for ln in out.splitlines())
+            else "fork bomb: %r %r" % (out[-300:], res), limits_timeout=3,
+            limits={"processes": 19}))
+        self.case("limits-read-back-inside", self.limits_case())
         self.case("memory-bomb", self.python_case(
             "a = []\ntry:\n    while True:\n        a.append(bytearray(16 << 20))\n"
             "except MemoryError:\n    print('CONTAINED: MemoryError at', len(a) * 16, 'MiB')\n",
@@ -468,6 +502,31 @@ class Suite:
             finally:
                 libc.shmctl(shmid, 0, None)  # IPC_RMID
         return run
+
+    def limits_case(self):
+        # Every limit as the program sees it: its rlimits, the size of
+        # /work and /tmp, the namespace sysctls. Odd values, so that no
+        # default or hard-coded number can pass for them.
+        limits = {"processes": 23, "openFiles": 77, "fileSizeBytes": 5 << 20,
+                  "memoryBytes": 300 << 20, "tmpfsBytes": 9 << 20, "cpuMs": 7000}
+        code = ("import os, resource as r\n"
+                "for n in ('NPROC', 'NOFILE', 'FSIZE', 'DATA', 'CPU', 'CORE'):\n"
+                "    print(n, *r.getrlimit(getattr(r, 'RLIMIT_' + n)))\n"
+                "for d in ('/work', '/tmp'):\n"
+                "    s = os.statvfs(d)\n    print('SIZE', d, s.f_blocks * s.f_frsize)\n"
+                "for n in ('user', 'mnt', 'net', 'pid', 'ipc', 'uts', 'cgroup', 'time'):\n"
+                "    print('SYSCTL', n, open('/proc/sys/user/max_%s_namespaces' % n).read().strip())\n")
+        want = ["NPROC 23 23", "NOFILE 77 77", "FSIZE %d %d" % (5 << 20, 5 << 20),
+                "DATA %d %d" % (300 << 20, 300 << 20), "CPU 7 8", "CORE 0 0",
+                "SIZE /work %d" % (9 << 20), "SIZE /tmp %d" % (9 << 20)] + \
+            ["SYSCTL %s 0" % n for n in ("user", "mnt", "net", "pid", "ipc", "uts", "cgroup", "time")]
+
+        def check(rc, out, err, res):
+            got = out.splitlines()
+            missing = [w for w in want if w not in got]
+            return "not as configured: %r; the program saw %r (%r)" % (missing, got, err[-200:]) \
+                if missing or rc != 0 else None
+        return self.python_case(code, check, limits=limits)
 
     def cpu_case(self):
         def run():
@@ -623,11 +682,14 @@ class Suite:
 
         def cancel():
             d = self.rpc([("python", "import time\nprint('x', flush=True)\ntime.sleep(60)\n"),
-                          ("bash", "sleep 60")], "--cancel-after", "0.5")
+                          ("bash", "echo y; sleep 60")], "--cancel-after", "2")
             for rep in d["replies"]:
                 if not rep or rep.get("error", {}).get("code") != -32800:
                     return "not cancelled: %r" % rep
-            return None
+            # Both runs were under way (a run that never started is not
+            # a cancelled one).
+            seen = sorted(o["stdout"].strip() for o in d["output"].values())
+            return None if seen == ["x", "y"] else "the runs did not start: %r" % d["output"]
         self.case("protocol-cancel-kills", cancel)
 
         def cancel_during_copy():
@@ -679,6 +741,8 @@ class Suite:
                               "params": {"language": "python", "code": "print(1)\n"}})
                     if m.get("id") == 1:
                         answered = time.time()
+                        if sent_at is None:
+                            break  # answered before "ready": the run never started
                     if m.get("id") == 2:
                         late = m
                     if answered and late:
@@ -725,13 +789,25 @@ class Suite:
         self.case("protocol-concurrent-runs", concurrent)
 
         def backpressure():
-            code = "import sys\nb = b'q' * 65536\nfor _ in range(128):\n    sys.stdout.buffer.write(b)\n"
-            d = self.rpc([("python", code)], "--stall", "1.5")
+            # 48 MiB written while the client reads nothing for 3 s: none
+            # of it lost, and the server does not hold it meanwhile: its
+            # resident memory grows by less than half of it (about 15 MiB:
+            # its 8 MiB high-water mark and the rest of a run); with the
+            # output never paused it grows by all of it. The release build
+            # (--kiln-release): ASan's own allocations would hide the figure.
+            code = "import sys\nb = b'q' * 65536\nfor _ in range(768):\n    sys.stdout.buffer.write(b)\n"
+            d = self.rpc([("python", code)], "--stall", "3", "--limits",
+                         json.dumps({"outputBytes": 64 << 20}), kiln=self.kiln_release)
             res = d["replies"][0].get("result")
             if not res or res["exitCode"] != 0:
                 return "%r" % d["replies"][0]
             n = len(d["output"][res["runId"]]["stdout"])
-            return None if n == 128 * 65536 else "lost output: %d bytes" % n
+            if n != 768 * 65536:
+                return "lost output: %d bytes" % n
+            grew = d["rss_kb"][1] - d["rss_kb"][0]
+            print("# server memory grew %d KiB while the client stalled" % grew, flush=True)
+            return None if grew < 24 * 1024 else \
+                "the server held the output of a stalled client: +%d KiB" % grew
         self.case("protocol-backpressure-no-loss", backpressure)
 
         def bad_requests():
@@ -885,10 +961,14 @@ class Suite:
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             proc.stdin.write(b"(setsid sleep 1000 &)\nsleep 1000\n")
             proc.stdin.close()
-            for _ in range(50):
+            for _ in range(100):
                 if len(self.box_processes()) >= 2:
                     break
                 time.sleep(0.1)
+            else:
+                proc.kill()
+                proc.wait()
+                return "the box never started"
             proc.kill()
             proc.wait()
             for _ in range(50):
@@ -909,12 +989,32 @@ def main():
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--attack", required=True)
     ap.add_argument("--only", action="append")
+    ap.add_argument("--kiln-release", help="the release build, for the memory figure of "
+                    "protocol-backpressure-no-loss (default: --kiln)")
+    ap.add_argument("--no-box", action="store_true",
+                    help="run where no box can be built (user.max_user_namespaces 0): "
+                    "each case passes only if it fails")
     s = Suite(ap.parse_args())
+    # List the cases first (building a case's closure runs nothing), so
+    # that any the run below never reaches are counted, not dropped.
+    s.listing = True
+    s.all_cases()
+    s.listing = False
+    want = [n for n in s.listed if not s.only or n in s.only]
+    for n in sorted(s.only - set(s.listed)):
+        print("not ok %s: no such case" % n, flush=True)
+        s.failed += 1
     try:
         s.all_cases()
-    finally:
-        rc = s.finish()
-    sys.exit(rc)
+    except Exception:  # the suite's own bug: report it, then what it left
+        traceback.print_exc()
+        print("not ok the suite itself: stopped on an exception", flush=True)
+        s.failed += 1
+    for n in want:
+        if n not in s.ran:
+            print("not ok %s: not run (the suite stopped before it)" % n, flush=True)
+            s.failed += 1
+    sys.exit(s.finish())
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ Starts KILN (a server), initializes, sends one snippet/run per LANG=FILE
 reply, so that the server has built a warm box for it), optionally cancels them after S seconds, or stops reading
 the server's output for S seconds (backpressure), and prints one JSON
 object: {"replies": [...], "output": {runId: {stdout, stderr}},
-"artifacts": [...]}; each output entry also has "seq", the notifications'
+"artifacts": [...], "rss_kb": [before, after] the stall}; each output entry also has "seq", the notifications'
 [stream, text] in the order they came. Bounded: gives up after 120 s.
 """
 import json
@@ -38,15 +38,25 @@ def collect(proc, ids, replies, output, artifacts):
             break
         if m.get("method") == "run/output":
             p = m["params"]
-            o = output.setdefault(p["runId"], {"stdout": "", "stderr": "", "chunks": 0,
+            o = output.setdefault(p["runId"], {"stdout": [], "stderr": [], "chunks": 0,
                                                "seq": []})
-            o[p["stream"]] += p["text"]
+            # Joined at the end: += on a growing string is quadratic, and
+            # 32 MiB of output took the client 30 s.
+            o[p["stream"]].append(p["text"])
             o["chunks"] += 1
             o["seq"].append([p["stream"], p["text"]])
         elif m.get("method") == "run/artifact":
             artifacts.append(m["params"])
         elif "id" in m and m["id"] in ids:
             replies[m["id"]] = m
+
+
+def vm_rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return -1
 
 
 def main():
@@ -82,8 +92,14 @@ def main():
         ids.append(i + 1)
         if a.one_by_one is not None:
             collect(proc, [i + 1], replies, output, artifacts)
+    rss = []
     if a.stall:
+        # The server's resident memory before and at the end of the stall:
+        # with its output paused it holds at most its queue's cap, not
+        # what the program wrote meanwhile.
+        rss.append(vm_rss_kb(proc.pid))
         time.sleep(a.stall)
+        rss.append(vm_rss_kb(proc.pid))
     if a.cancel_after is not None:
         time.sleep(a.cancel_after)
         for i in ids:
@@ -99,8 +115,12 @@ def main():
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+    for o in output.values():
+        o["stdout"] = "".join(o["stdout"])
+        o["stderr"] = "".join(o["stderr"])
     print(json.dumps({"replies": [replies.get(i) for i in ids], "output": output,
-                      "artifacts": artifacts, "server_exit": proc.returncode}))
+                      "artifacts": artifacts, "server_exit": proc.returncode,
+                      "rss_kb": rss}))
 
 
 if __name__ == "__main__":

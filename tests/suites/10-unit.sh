@@ -12,6 +12,10 @@ fail=0
 for src in tests/unit/test_*.c; do
 	[ -e "$src" ] || continue
 	name=$(basename "$src" .c)
+	# KILN_TEST_ONLY="test_a test_b" (make mutate) runs just those.
+	if [ -n "${KILN_TEST_ONLY:-}" ]; then
+		case " $KILN_TEST_ONLY " in *" $name "*) ;; *) continue ;; esac
+	fi
 	bin=build/asan/tests/unit/$name
 	if [ ! -x "$bin" ]; then
 		echo "$name: not built (run 'make unit-build')"

@@ -2,7 +2,11 @@
 # 15-transcripts.sh: play every protocol transcript (protocol/transcripts/
 # **/*.test: the core's at the top, each subsystem's in its folder) against
 # fresh sanitizer-built servers with `kiln replay`, which prints PASS or
-# FAIL per file with a diff of the first mismatch.
+# FAIL per file with a diff of the first mismatch. Then the transcripts
+# that must FAIL (tests/transcripts-fail/*.test: each one a mismatch the
+# matcher must catch, its first line "# must fail: TEXT" naming the reason
+# replay must print): each passes only when replay fails it, for that
+# reason. A matcher that lets everything through fails every one of them.
 # Last line: "transcripts: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -36,5 +40,24 @@ fail=$(echo "$line" | sed -E 's/^replay: ([0-9]+) passed, ([0-9]+) failed.*/\2/'
 # A transcript replay did not get to (it stopped early) is a failure.
 missing=$((total - pass - fail))
 [ "$missing" -gt 0 ] && fail=$((fail + missing))
+
+for t in tests/transcripts-fail/*.test; do
+	[ -e "$t" ] || continue
+	want=$(sed -n '1s/^# must fail: //p' "$t")
+	out=$("$kiln" replay "$t" 2>&1)
+	rc=$?
+	if [ -z "$want" ]; then
+		echo "not ok $t: its first line is not '# must fail: TEXT'"
+		fail=$((fail + 1))
+	elif [ "$rc" -eq 0 ] || ! echo "$out" | grep -q "^FAIL $t" ||
+		! echo "$out" | grep -qF -- "$want"; then
+		echo "not ok $t: replay did not fail it with \"$want\" (exit $rc):"
+		echo "$out" | sed 's/^/    /' | head -n 20
+		fail=$((fail + 1))
+	else
+		echo "ok $t fails as it must: $want"
+		pass=$((pass + 1))
+	fi
+done
 echo "transcripts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

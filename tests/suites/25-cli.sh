@@ -55,13 +55,24 @@ check "kiln run takes its options after the file" sh -c \
 	"printf 'echo hi\n' > '$tmp/hi.sh' && '$kiln' run '$tmp/hi.sh' --lang bash | grep -qx hi"
 
 deps_tells_normal_user() {
-	# A package that cannot be installed, asked for as nobody: the exact
-	# command must be printed and nothing run.
-	id nobody >/dev/null 2>&1 || return 0
-	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups sh server/tools/deps.sh --check build 2>&1)
-	rc=$?
-	[ $rc -eq 0 ] && return 0 # everything present: nothing to say
-	echo "$out" | grep -q "apt-get install" || { echo "$out"; return 1; }
+	# Packages missing, asked for as nobody: the exact command must be
+	# printed and nothing run. On a machine where everything is installed
+	# a dpkg-query that knows no package stands in for a bare one.
+	id nobody >/dev/null 2>&1 || { echo "no user nobody"; return 1; }
+	mkdir -p "$tmp/nodpkg"
+	printf '#!/bin/sh\nexit 1\n' >"$tmp/nodpkg/dpkg-query"
+	printf '#!/bin/sh\necho "apt-get ran" >&2\nexit 0\n' >"$tmp/nodpkg/apt-get"
+	chmod 755 "$tmp" "$tmp/nodpkg" "$tmp/nodpkg/dpkg-query" "$tmp/nodpkg/apt-get"
+	for mode in --check ""; do
+		# shellcheck disable=SC2086
+		out=$(PATH="$tmp/nodpkg:$PATH" setpriv --reuid=nobody --regid=nogroup --clear-groups \
+			sh server/tools/deps.sh $mode build 2>&1)
+		rc=$?
+		[ $rc -ne 0 ] || { echo "deps.sh $mode exited 0 with every package missing: $out"; return 1; }
+		echo "$out" | grep -q "apt-get install -y --no-install-recommends gcc make pkg-config" ||
+			{ echo "deps.sh $mode printed no install command: $out"; return 1; }
+		! echo "$out" | grep -q "apt-get ran" || { echo "deps.sh $mode ran apt-get as nobody"; return 1; }
+	done
 }
 check "deps.sh prints the command to a normal user" deps_tells_normal_user
 
@@ -170,7 +181,7 @@ check "kiln ask shows a hostile answer visibly, exactly" ask_hostile_answer
 # On a terminal, with colour: each made-visible character in reverse video
 # (docs/terminal.md), and still nothing raw. script(1) gives kiln a pty.
 ask_hostile_color() {
-	command -v script >/dev/null || { echo "no script(1): skipped"; return 0; }
+	command -v script >/dev/null || { echo "no script(1) (util-linux)"; return 1; }
 	env -u NO_COLOR TERM=xterm KILN_LLM_URL=$url KILN_MODEL=fake-coder timeout 60 \
 		script -qec "'$kiln' ask 'greet [[answer:hostile]]' </dev/null" /dev/null \
 		>"$tmp/askc.out" 2>&1

@@ -22,6 +22,11 @@ skipped=0
 node=${KILN_TEST_NODE:-/usr/bin/node}
 ok() { pass=$((pass + 1)); echo "PASS $1"; }
 ko() { fail=$((fail + 1)); echo "FAIL $1"; }
+# make deps installs nodejs: without it (and no KILN_TEST_NODE asking for
+# the skips) the JavaScript cases are skipped and the suite fails.
+if [ ! -x "$node" ] && [ -z "${KILN_TEST_NODE:-}" ]; then
+	ko "/usr/bin/node is missing (make deps installs nodejs)"
+fi
 
 tmp=$(mktemp -d)
 fake_pid=
@@ -33,7 +38,7 @@ trap cleanup EXIT INT TERM
 
 # The fake model server picks its own loopback port and writes it down.
 /usr/bin/python3 tests/fake-model/fake_model.py --port-file "$tmp/port" --max-seconds 900 \
-	2>"$tmp/fake.log" &
+	--served-log "$tmp/served" 2>"$tmp/fake.log" &
 fake_pid=$!
 i=0
 while [ ! -s "$tmp/port" ] && [ $i -lt 100 ]; do
@@ -68,6 +73,7 @@ export AWS_SHARED_CREDENTIALS_FILE=/nonexistent AWS_CONFIG_FILE=/nonexistent
 unset AWS_PROFILE AWS_DEFAULT_REGION AWS_BEARER_TOKEN_BEDROCK
 for provider in ollama openai anthropic bedrock; do
 	export KILN_TEST_PROVIDER=$provider
+	: >"$tmp/served"
 	# intent/*.test need no model server (15-transcripts.sh plays them
 	# too); intent/model/*.test.in need the fake one and the KILN_TEST_*
 	# variables, so they are named apart from what 15 plays.
@@ -93,7 +99,36 @@ for provider in ollama openai anthropic bedrock; do
 			sed 's/^/    /' "$tmp/out" | tail -n 30
 		fi
 	done
+	# The fake model says what it served: every request of this
+	# provider's transcripts came to its endpoint, and the keyed one
+	# (keyed.test.in) carried its key there.
+	# Anthropic takes the key as x-api-key; Bedrock names the model in
+	# the path and takes an API key as a bearer token.
+	case $provider in
+	ollama) endpoint=/api/chat keyed='"model":"fake-401","authorization":"Bearer sk-good"' ;;
+	openai) endpoint=/v1/chat/completions keyed='"model":"fake-401","authorization":"Bearer sk-good"' ;;
+	anthropic) endpoint=/v1/messages keyed='"model":"fake-401","authorization":null,"apiKey":"sk-good"' ;;
+	bedrock) endpoint=/model/ keyed='"model":"fake-401","authorization":"Bearer sk-good"' ;;
+	esac
+	others=$(grep -v "\"path\":\"$endpoint" "$tmp/served" | head -n 3)
+	if [ -s "$tmp/served" ] && [ -z "$others" ] &&
+		grep "\"path\":\"$endpoint" "$tmp/served" | grep -qF "$keyed"; then
+		ok "$provider/endpoint-and-key-served"
+	else
+		ko "$provider/endpoint-and-key-served: requests elsewhere: ${others:-none}"
+		sed 's/^/    /' "$tmp/served" | tail -n 5
+	fi
 done
+
+
+# --- a recorded session replays ------------------------------------------------
+sh tests/fake-model/record-session.sh "$KILN" "$url" "$tmp" >"$tmp/rec.out" 2>&1
+if [ $? -eq 0 ]; then
+	ok "record-replay"
+else
+	ko "record-replay"
+	sed 's/^/    /' "$tmp/rec.out" | tail -n 30
+fi
 
 # --- the audit log got a line per proposal, approval and run -------------------
 audit="$tmp/state/kiln/audit.jsonl"
@@ -104,21 +139,20 @@ if [ -s "$audit" ] && grep -q '"event":"proposal"' "$audit" &&
 else
 	ko "audit-log"
 fi
-# The API key given in a transcript never reaches the log.
-if grep -q 'sk-' "$audit" 2>/dev/null; then ko "audit-no-key"; else ok "audit-no-key"; fi
+# The API keys of successful, keyed sessions (keyed.test.in with sk-good,
+# the recorded session with sk-secret-...) never reach the log, which
+# does have their records.
+if grep -q '"event":"run".*"ok":true' "$audit" && grep -q '"model":"fake-401"' "$audit" &&
+	grep -q '"model":"fake-repair"' "$audit" && ! grep -qE 'sk-(good|secret|wrong)' "$audit"; then
+	ok "audit-no-key"
+else
+	ko "audit-no-key"
+	grep -nE 'sk-(good|secret|wrong)' "$audit" | head -n 3 | sed 's/^/    /'
+fi
 # Nor do the Anthropic key, the AWS secret or the session token, anywhere
 # kiln writes state.
 if grep -rq 'sk-ant-fake\|fake/secret+key\|fake-session-token' "$tmp/state" 2>/dev/null; then
 	ko "state-no-secrets"; else ok "state-no-secrets"; fi
-
-# --- a recorded session replays ------------------------------------------------
-sh tests/fake-model/record-session.sh "$KILN" "$url" "$tmp" >"$tmp/rec.out" 2>&1
-if [ $? -eq 0 ]; then
-	ok "record-replay"
-else
-	ko "record-replay"
-	sed 's/^/    /' "$tmp/rec.out" | tail -n 30
-fi
 
 # --- kiln ask and kiln shell through pipes -------------------------------------
 export XDG_STATE_HOME="$tmp/state"
@@ -142,8 +176,9 @@ if [ $? -eq 0 ] && echo "$out" | grep -q "hello from kiln" &&
 	ko "shell-pipe-model"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
 # No model server at all: said once, and typed code runs directly.
 out=$(printf 'print(6 * 7)\nprint("again")\n' | KILN_LLM_URL=http://127.0.0.1:9 timeout 60 "$KILN" shell 2>&1)
+rc=$?
 n=$(echo "$out" | grep -c "cannot reach")
-if [ $? -eq 0 ] && [ "$n" -eq 1 ] && echo "$out" | grep -q "^42$" && echo "$out" | grep -q "^again$"; then
+if [ $rc -eq 0 ] && [ "$n" -eq 1 ] && echo "$out" | grep -q "^42$" && echo "$out" | grep -q "^again$"; then
 	ok "shell-pipe-no-model"; else ko "shell-pipe-no-model"; echo "$out" | sed 's/^/    /' | tail -n 20; fi
 
 # --- languages: every name the registry knows, and only those ------------------

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """corpus.py: run the labelled corpus through `kiln validate --format json`
 and report the detection rate on hostile snippets (each must raise every
-rule id on its `expect:` line, and not be allowed) and the false-positive
+rule id on its `expect:` line, and get exactly the verdict that line names
+with `verdict=warn`, deny otherwise: a hostile snippet that is only warned
+about is a failure unless its line says warn is what the profile means) and the false-positive
 rate on benign ones (each must be allowed: no error, no warning).
 Usage: corpus.py KILN [PROFILE]. Prints one line per failure, the rates,
 then "corpus: N passed, N failed"; exits 1 on any failure."""
@@ -52,13 +54,15 @@ for f in files:
         continue
     with open(f, encoding="utf-8") as fh:
         first = fh.readline()
-    expect = first.split("expect:", 1)[1].split() if "expect:" in first else []
+    words = first.split("expect:", 1)[1].split() if "expect:" in first else []
+    expect = [w for w in words if not w.startswith("verdict=")]
+    want = ([w[8:] for w in words if w.startswith("verdict=")] or ["deny"])[0]
     missing = [e for e in expect if e not in codes]
     hostile_ids += len(expect)
     hostile_hit += len(expect) - len(missing)
-    if missing or r["verdict"] == "allow" or not expect:
+    if missing or r["verdict"] != want or not expect:
         failed += 1
-        print(f"FAIL {name}: verdict {r['verdict']}, missing {missing or '(no expect: line)'}, "
+        print(f"FAIL {name}: verdict {r['verdict']} (want {want}), missing {missing or '(no expect: line)'}, "
               f"got {sorted(c for c in codes if c)}")
     else:
         passed += 1

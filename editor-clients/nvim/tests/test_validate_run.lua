@@ -72,7 +72,7 @@ return {
     h.setup()
     h.need('snippet/run')
     if vim.fn.executable('/usr/bin/node') == 0 then
-      h.skip('/usr/bin/node is not installed')
+      h.fail('/usr/bin/node is not installed (make deps installs nodejs)')
     end
     -- The filetype is Neovim's; the server resolves it in its registry.
     -- Before the registry, the sandbox knew JavaScript only as "node".

@@ -1,3 +1,3 @@
-// expect: JS-FS-DELETE
+// expect: JS-FS-DELETE verdict=warn
 const fs = require('fs');
 fs.rmSync('data', { recursive: true, force: true });

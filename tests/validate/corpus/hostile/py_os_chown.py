@@ -1,3 +1,3 @@
-# expect: PY-FILE-DELETE
+# expect: PY-FILE-DELETE verdict=warn
 import os
 os.chown('data', 0, 0)

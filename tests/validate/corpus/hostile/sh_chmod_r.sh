@@ -1,2 +1,2 @@
-# expect: SH-PERMISSIONS
+# expect: SH-PERMISSIONS verdict=warn
 chmod -R 777 .

@@ -1,2 +1,2 @@
-# expect: SH-DELETE
+# expect: SH-DELETE verdict=warn
 find . -name '*.csv' | xargs rm -f
