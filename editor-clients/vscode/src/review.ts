@@ -342,7 +342,8 @@ export class Reviews implements vscode.CodeLensProvider {
     }
     const we = new vscode.WorkspaceEdit();
     for (const h of hs) {
-      we.replace(doc.uri, this.editOf(rv, doc, h).range, this.editOf(rv, doc, h).newText);
+      const e = this.editOf(rv, doc, h);
+      we.replace(doc.uri, e.range, e.newText);
     }
     rv.writing = true;
     let ok = false;

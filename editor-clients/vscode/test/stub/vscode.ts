@@ -298,6 +298,7 @@ export const recorded = {
   webviews: [] as any[],
   shown: [] as { uri: string; options: any }[],
   progressSources: [] as CancellationTokenSource[],
+  applied: [] as WorkspaceEdit[],
 };
 
 // Answers for the next showInputBox / message calls (FIFO); a message
@@ -426,8 +427,16 @@ function setText(doc: TextDocument, text: string, changes: any[]): void {
 }
 
 function applyNow(we: WorkspaceEdit): boolean {
+  recorded.applied.push(we);
   const byDoc = new Map<TextDocument, TextEdit[]>();
   for (const e of we.edits) {
+    if (e.kind === 'create') {
+      // A new file: an empty document to take the edits that follow.
+      if (!documents.some((d) => d.uri.toString() === e.uri.toString())) {
+        documents.push(new TextDocument(e.uri, 'plaintext', ''));
+      }
+      continue;
+    }
     if (e.kind !== 'text') {
       continue;
     }
