@@ -20,7 +20,8 @@ for purpose in "$@"; do
 	build) pkgs="$pkgs gcc make pkg-config libjson-c-dev libseccomp-dev libbsd-dev
 		libcurl4-openssl-dev libtree-sitter-dev libedit-dev libmd-dev $pylibs" ;;
 	test) pkgs="$pkgs check clang clang-format libclang-rt-14-dev python3 nodejs npm util-linux
-		ca-certificates neovim lua-check emacs-nox elpa-package-lint elpa-eglot python3.11-examples $pylibs" ;;
+		ca-certificates neovim lua-check emacs-nox elpa-package-lint elpa-eglot python3.11-examples $pylibs
+		chromium ripgrep libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev" ;;
 	bench) pkgs="$pkgs bubblewrap hyperfine python3-bandit" ;;
 	*) echo "deps.sh: unknown purpose '$purpose'" >&2; exit 2 ;;
 	esac

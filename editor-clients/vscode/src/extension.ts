@@ -1,0 +1,203 @@
+// extension.ts: kiln for VS Code. activate() builds the parts (server,
+// review, intents, runs, validation, rich output, status bar) and registers
+// the commands; the server starts with the first command that needs it.
+// The returned object exposes the parts to tests and to other extensions.
+import * as vscode from 'vscode';
+import { DisplayPanel } from './display';
+import { VALIDATED } from './document';
+import { Intents } from './intent';
+import { PROPOSAL_SCHEME, ProposalDocuments, Reviews } from './review';
+import { Runner } from './run';
+import { MissingBinaryError, Server } from './server';
+import { SECRET_KEY, validateOnSave } from './settings';
+import { Status } from './status';
+import { Validator } from './validate';
+
+export interface Kiln {
+  server: Server;
+  reviews: Reviews;
+  intents: Intents;
+  runner: Runner;
+  validator: Validator;
+  display: DisplayPanel;
+  status: Status;
+  output: vscode.OutputChannel;
+  log: vscode.LogOutputChannel;
+}
+
+type Level = 'info' | 'warn' | 'error';
+
+export function activate(context: vscode.ExtensionContext): Kiln {
+  const output = vscode.window.createOutputChannel('Kiln');
+  const log = vscode.window.createOutputChannel('Kiln Server', { log: true });
+  const status = new Status();
+  const notify = (msg: string, level: Level = 'info'): void => {
+    const text = `kiln: ${msg}`;
+    if (level === 'error') {
+      void vscode.window.showErrorMessage(text);
+    } else if (level === 'warn') {
+      void vscode.window.showWarningMessage(text);
+    } else {
+      void vscode.window.showInformationMessage(text);
+    }
+  };
+  const server = new Server(context.secrets, {
+    onState: (state, detail) => {
+      status.setState(state, detail);
+      if (state === 'ready') {
+        void modelName(server, status);
+      }
+    },
+  }, log);
+  const docs = new ProposalDocuments();
+  const reviews = new Reviews(docs, notify);
+  const display = new DisplayPanel();
+  const busy = (what: string | undefined) => status.busy(what);
+  const runner = new Runner(server, output, display, reviews, notify, busy);
+  const intents = new Intents(server, reviews, docs, notify, busy);
+  const validator = new Validator(server, notify);
+  const kiln: Kiln = { server, reviews, intents, runner, validator, display, status, output, log };
+
+  // A command's failure to reach the server: the missing binary gets its
+  // fix, anything else its message.
+  const failed = (e: unknown): void => {
+    if (e instanceof MissingBinaryError) {
+      void vscode.window.showErrorMessage(`kiln: ${e.message}`, 'Open Settings').then((c) => {
+        if (c === 'Open Settings') {
+          void vscode.commands.executeCommand('workbench.action.openSettings', 'kiln.path');
+        }
+      });
+    } else if (e instanceof Error && !/cancel/i.test(e.message)) {
+      notify(e.message, 'error');
+    }
+  };
+  const editorOr = (): vscode.TextEditor | undefined => {
+    const ed = vscode.window.activeTextEditor;
+    if (!ed) {
+      notify('open a file first', 'warn');
+    }
+    return ed;
+  };
+  const uriArg = (a: unknown): string | undefined => (typeof a === 'string' ? a : a instanceof vscode.Uri ? a.toString() : undefined);
+  const cmd = (name: string, fn: (...args: any[]) => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(name, async (...args: any[]) => {
+      try {
+        return await fn(...args);
+      } catch (e) {
+        failed(e);
+        return undefined;
+      }
+    }));
+
+  cmd('kiln.intent', async (text?: string) => {
+    const ed = editorOr();
+    if (ed) {
+      return intents.run(ed, typeof text === 'string' ? text : undefined);
+    }
+    return undefined;
+  });
+  cmd('kiln.run', async () => {
+    const ed = editorOr();
+    if (!ed) {
+      return undefined;
+    }
+    const doc = ed.document;
+    const sel = ed.selection.isEmpty ? undefined : new vscode.Range(ed.selection.start, ed.selection.end);
+    const p = sel ? undefined : reviews.runnable(doc);
+    if (p) {
+      if (p.proposal.verdict === 'deny') {
+        notify('the validator denied this proposal: it cannot be run (see its diagnostics)', 'error');
+        return { error: { message: 'denied' } };
+      }
+      return runner.approve(doc, p.proposal.proposalId, p.version);
+    }
+    return runner.runDocument(doc, sel);
+  });
+  cmd('kiln.cancel', () => {
+    if (runner.cancel()) {
+      return true;
+    }
+    if (intents.cancel(vscode.window.activeTextEditor?.document)) {
+      return true;
+    }
+    notify('nothing to cancel');
+    return false;
+  });
+  cmd('kiln.validate', async () => {
+    const ed = editorOr();
+    return ed ? validator.validate(ed.document, ed.selection) : undefined;
+  });
+  cmd('kiln.acceptHunk', (uri?: unknown, i?: number) => reviews.accept(uriArg(uri), typeof i === 'number' ? i : undefined));
+  cmd('kiln.rejectHunk', (uri?: unknown, i?: number) => reviews.reject(uriArg(uri), typeof i === 'number' ? i : undefined));
+  cmd('kiln.acceptAll', (uri?: unknown) => reviews.acceptAll(uriArg(uri)));
+  cmd('kiln.rejectAll', (uri?: unknown) => reviews.rejectAll(uriArg(uri)));
+  cmd('kiln.showDiff', (uri?: unknown) => reviews.showDiff(uriArg(uri)));
+  cmd('kiln.showOutput', () => output.show(true));
+  cmd('kiln.restart', async () => {
+    await server.stop();
+    await server.ensure();
+  });
+  cmd('kiln.setApiKey', async () => {
+    const key = await vscode.window.showInputBox({
+      title: 'Kiln: Set API Key',
+      prompt: 'The model server\'s API key, kept in VS Code\'s secret storage (empty: forget it). $KILN_API_KEY wins when set.',
+      password: true,
+      ignoreFocusOut: true,
+    });
+    if (key === undefined) {
+      return false;
+    }
+    if (key === '') {
+      await context.secrets.delete(SECRET_KEY);
+    } else {
+      await context.secrets.store(SECRET_KEY, key);
+    }
+    // The key reaches the server through its environment: start a new one.
+    if (server.running()) {
+      await server.stop();
+    }
+    notify(key === '' ? 'API key forgotten' : 'API key stored');
+    return true;
+  });
+
+  context.subscriptions.push(
+    vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, docs),
+    vscode.languages.registerCodeLensProvider([{ scheme: 'file' }, { scheme: 'untitled' }], reviews),
+    vscode.workspace.onDidChangeTextDocument((e) => reviews.changed(e)),
+    vscode.workspace.onDidCloseTextDocument((d) => {
+      reviews.closed(d);
+      validator.diagnostics.delete(d.uri);
+    }),
+    vscode.workspace.onDidSaveTextDocument((d) => {
+      if (validateOnSave() && VALIDATED.includes(d.languageId)) {
+        validator.validate(d, undefined, true).catch(failed);
+      }
+    }),
+    vscode.window.onDidChangeVisibleTextEditors(() => {
+      for (const rv of reviews.reviews.values()) {
+        reviews.render(rv);
+      }
+    }),
+    output, log, status, reviews, validator, display,
+    { dispose: () => { void server.stop(); } },
+  );
+  return kiln;
+}
+
+// The model kiln would ask, for the status bar; quiet when it cannot tell.
+async function modelName(server: Server, status: Status): Promise<void> {
+  if (!server.supports('intent/model')) {
+    return;
+  }
+  try {
+    const m = await server.request('intent/model', null);
+    status.model = m?.model ? `${m.model}${m.reachable === false ? ' (unreachable)' : ''}` : undefined;
+    status.render();
+  } catch {
+    // Not worth a message: the status shows "ready".
+  }
+}
+
+export function deactivate(): Thenable<void> | undefined {
+  return undefined;
+}

@@ -1,0 +1,340 @@
+// run.ts: kiln.run and kiln.cancel. A run is snippet/run (the selection or
+// the file) or intent/approve (a proposal); either streams run/output into
+// the Kiln output channel in arrival order, shows repair attempts one by
+// one, sends rich output (run/display, artifacts) to the webview, and ends
+// with the exit status and duration. One run at a time.
+import * as vscode from 'vscode';
+import { DisplayPanel } from './display';
+import { languageOf } from './document';
+import { visible } from './hunks';
+import { Reviews } from './review';
+import { errorOf, MissingBinaryError, Server } from './server';
+import { explain, repairAttempts } from './settings';
+
+interface Current {
+  kind: 'snippet' | 'proposal';
+  cts: vscode.CancellationTokenSource;
+  uri?: string;
+  attempts: number;
+  artifacts: any[];
+  runIds: Set<string>;
+}
+
+export interface RunEnd {
+  error?: { message: string; code?: number; data?: any };
+  result?: any;
+  cancelled?: boolean;
+}
+
+export class Runner {
+  current: Current | undefined;
+  last: RunEnd | undefined;
+  /** The text written to the output channel since the last clear. */
+  text = '';
+  private openStream: string | undefined;
+  private readonly ended = new vscode.EventEmitter<RunEnd>();
+  /** Fires when a run ends (tests and the status bar wait on it). */
+  readonly onDidEnd = this.ended.event;
+
+  constructor(private readonly server: Server, private readonly out: vscode.OutputChannel,
+    private readonly display: DisplayPanel, private readonly reviews: Reviews,
+    private readonly notify: (msg: string, level?: 'info' | 'warn' | 'error') => void,
+    private readonly busy: (what: string | undefined) => void) {
+    server.on('run/output', (p) => this.output(p));
+    server.on('run/artifact', (p) => this.artifact(p));
+    server.on('run/display', (p) => this.richDisplay(p));
+    server.on('intent/attempt', (p) => this.attempt(p));
+    server.on('intent/explanation', (p) => {
+      if (this.current && typeof p?.text === 'string') {
+        this.append('explain', p.text);
+      }
+    });
+    server.onDeath((why) => {
+      if (this.current) {
+        this.note(`[${why}]`);
+        this.finish({ error: { message: why } });
+      }
+    });
+  }
+
+  private write(s: string): void {
+    this.text += s;
+    this.out.append(s);
+  }
+
+  private clear(header: string): void {
+    this.out.clear();
+    this.text = '';
+    this.openStream = undefined;
+    this.write(header + '\n');
+    this.out.show(true);
+  }
+
+  /** A line of kiln's own: attempt headers, the summary. */
+  note(line: string): void {
+    if (this.openStream) {
+      this.write('\n');
+      this.openStream = undefined;
+    }
+    this.write(line + '\n');
+  }
+
+  // A chunk that ends without a newline leaves its line open for the same
+  // stream only, so stdout and stderr never splice into one line.
+  private append(stream: string, text: string): void {
+    if (!text) {
+      return;
+    }
+    if (this.openStream && this.openStream !== stream) {
+      this.write('\n');
+    }
+    this.write(visible(text));
+    this.openStream = text.endsWith('\n') ? undefined : stream;
+  }
+
+  private mine(p: any): boolean {
+    return this.current !== undefined && p && typeof p === 'object';
+  }
+
+  private output(p: any): void {
+    if (!this.mine(p)) {
+      return;
+    }
+    if (typeof p.runId === 'string') {
+      this.current!.runIds.add(p.runId);
+    }
+    this.append(p.stream === 'stderr' ? 'stderr' : 'stdout', String(p.text ?? ''));
+  }
+
+  private artifact(p: any): void {
+    if (!this.mine(p)) {
+      return;
+    }
+    const cur = this.current!;
+    cur.artifacts.push(p);
+    const where = p.path ?? (p.omitted ? `not copied: ${p.omitted}` : 'inline');
+    this.note(`artifact ${cur.artifacts.length}: ${visible(String(p.name))} (${p.mimeType}, ${p.size} bytes) ${where}`);
+    const mime = String(p.mimeType ?? '');
+    if (p.encoding === 'base64' && typeof p.data === 'string') {
+      if (mime.startsWith('image/') && mime !== 'image/svg+xml') {
+        this.display.add({ runId: p.runId, title: p.name, data: { [mime]: p.data, 'text/plain': p.name } });
+      } else if (mime.startsWith('text/') || mime === 'image/svg+xml' || mime === 'application/json') {
+        const text = Buffer.from(p.data, 'base64').toString('utf8');
+        const type = mime === 'text/html' || mime === 'image/svg+xml' ? mime : 'text/plain';
+        this.display.add({ runId: p.runId, title: p.name, data: { [type]: text, 'text/plain': text } });
+      }
+    }
+  }
+
+  // run/display {runId, data, metadata?} (issue 12): a Jupyter-style MIME
+  // bundle, always with text/plain.
+  private richDisplay(p: any): void {
+    if (!p || typeof p !== 'object' || !p.data || typeof p.data !== 'object') {
+      return;
+    }
+    this.display.add({ runId: p.runId, data: p.data, metadata: p.metadata, title: 'display' });
+    if (this.current && typeof p.data['text/plain'] === 'string' && !p.data['image/png'] && !p.data['text/html']) {
+      this.append('stdout', p.data['text/plain'].endsWith('\n') ? p.data['text/plain'] : p.data['text/plain'] + '\n');
+    } else if (this.current) {
+      const kinds = Object.keys(p.data).join(', ');
+      this.note(`[display: ${kinds}: in the Kiln Output panel]`);
+    }
+  }
+
+  private attempt(p: any): void {
+    if (!p || typeof p !== 'object') {
+      return;
+    }
+    // Stages: running, ran {ok, failure}, repairing, repaired {verdict,
+    // code}, repair_failed {error}.
+    let extra = '';
+    if (typeof p.verdict === 'string') {
+      extra = ` (verdict ${p.verdict})`;
+    } else if (p.ok === false && typeof p.failure === 'string') {
+      extra = `: ${p.failure}`;
+    } else if (typeof p.error === 'string') {
+      extra = `: ${p.error}`;
+    }
+    this.note(`-- attempt ${p.attempt ?? '?'} ${String(p.stage ?? '').replace(/_/g, ' ')}${visible(extra)} --`);
+    if (typeof p.code === 'string') {
+      // The repaired code, so what runs next is seen before it runs.
+      for (const l of p.code.replace(/\n$/, '').split('\n')) {
+        this.note(`  | ${visible(l)}`);
+      }
+    }
+    if (this.current) {
+      this.current.attempts++;
+      this.busy(`attempt ${p.attempt} ${p.stage}`);
+    }
+  }
+
+  private summary(r: any): string {
+    const parts: string[] = [];
+    if (r.timedOut) {
+      parts.push('timed out');
+    }
+    if (r.signal) {
+      parts.push(`killed by signal ${r.signal}`);
+    }
+    if (r.exitCode !== undefined && r.exitCode !== null) {
+      parts.push(`exit ${r.exitCode}`);
+    }
+    if (typeof r.durationMs === 'number') {
+      parts.push(`${Math.round(r.durationMs)} ms`);
+    }
+    if (r.truncated) {
+      parts.push('output truncated');
+    }
+    return parts.join(', ');
+  }
+
+  private finish(end: RunEnd): void {
+    this.current = undefined;
+    this.last = end;
+    this.busy(undefined);
+    this.ended.fire(end);
+  }
+
+  private async start(kind: Current['kind'], method: string, params: any, header: string, uri?: string): Promise<RunEnd> {
+    if (this.current) {
+      this.notify('a run is in progress (Kiln: Cancel stops it)', 'warn');
+      return { error: { message: 'a run is in progress' } };
+    }
+    const cur: Current = { kind, cts: new vscode.CancellationTokenSource(), uri, attempts: 0, artifacts: [], runIds: new Set() };
+    this.current = cur;
+    this.clear(header);
+    this.display.clear(header);
+    this.busy('running');
+    let end: RunEnd;
+    try {
+      const result = await this.server.request(method, params, cur.cts.token);
+      end = { result };
+    } catch (e: any) {
+      if (e instanceof MissingBinaryError && this.current === cur) {
+        this.note(`[${e.message}]`);
+        this.finish({ error: { message: e.message } });
+        throw e;
+      }
+      end = { error: errorOf(e) };
+    }
+    if (this.current !== cur) {
+      // Cancelled (or the server died): the run ended already.
+      return this.last ?? end;
+    }
+    if (end.error) {
+      this.note(`[${visible(end.error.message)}]`);
+      this.failed(end.error);
+    } else {
+      this.report(end.result, cur);
+    }
+    this.finish(end);
+    return end;
+  }
+
+  private failed(err: { message: string; code?: number; data?: any }): void {
+    const kind = err.data?.kind;
+    if (kind === 'sandbox' || /sandbox/i.test(err.message)) {
+      // The sandbox's own message names the step and the fix.
+      this.notify(`kiln cannot run code here: ${err.message}`, 'error');
+    } else if (kind === 'conflict') {
+      this.notify(`the document changed since the proposal: nothing ran (${err.message})`, 'warn');
+    } else if (kind === 'denied') {
+      this.notify('the validator denied this proposal: it cannot be run (see its diagnostics)', 'error');
+    } else {
+      this.notify(`run: ${err.message}`, 'error');
+    }
+  }
+
+  private report(result: any, cur: Current): void {
+    result = result ?? {};
+    // intent/approve answers { ok, result (the last run), attempts, ... }.
+    const run = result.attempts ? (result.result ?? {}) : result;
+    this.note(`[${this.summary(run)}]`);
+    if (result.stopped) {
+      this.note(`[stopped: ${result.stopped}]`);
+    }
+    if (result.proposal && typeof result.proposal === 'object' && cur.uri) {
+      this.note(`[the repaired code needs your approval (verdict ${result.proposal.verdict}): Kiln: Run runs it]`);
+      const p = this.reviews.proposals.get(cur.uri);
+      if (p) {
+        p.proposal = result.proposal;
+      }
+    }
+    // Files the run wrote in the workspace (issue 12): listed, and offered
+    // for review; kiln never writes them by itself.
+    const changes = Array.isArray(run.workspaceChanges) ? run.workspaceChanges : [];
+    for (const c of changes) {
+      this.note(`workspace: ${c.kind} ${visible(String(c.path))}${typeof c.size === 'number' ? ` (${c.size} bytes)` : ''}`);
+    }
+    if (run.workspaceEdit && changes.length > 0) {
+      void this.offerWorkspaceEdit(run.workspaceEdit, changes.length);
+    }
+  }
+
+  private async offerWorkspaceEdit(edit: any, n: number): Promise<void> {
+    const choice = await vscode.window.showInformationMessage(
+      `kiln: the run wrote ${n} file${n === 1 ? '' : 's'} in its private copy of the workspace. Apply to your files?`,
+      'Review', 'Apply', 'Discard');
+    if (choice === 'Apply') {
+      await vscode.workspace.applyEdit(toWorkspaceEdit(edit));
+    } else if (choice === 'Review') {
+      // VS Code's own refactor preview shows each file's change with
+      // checkboxes before anything is written.
+      await vscode.workspace.applyEdit(toWorkspaceEdit(edit, true));
+    }
+  }
+
+  async runDocument(doc: vscode.TextDocument, selection?: vscode.Range): Promise<RunEnd> {
+    const code = selection ? doc.getText(selection) : doc.getText();
+    const name = doc.uri.path.split('/').pop() || 'untitled';
+    const header = `kiln run: ${name}${selection ? `:${selection.start.line + 1}-${selection.end.line + 1}` : ''}`;
+    return this.start('snippet', 'snippet/run', { language: languageOf(doc), code }, header, doc.uri.toString());
+  }
+
+  async approve(doc: vscode.TextDocument, proposalId: string, version: number): Promise<RunEnd> {
+    const params: any = {
+      proposalId,
+      explain: explain(),
+      textDocument: { uri: doc.uri.toString(), version },
+    };
+    const n = repairAttempts();
+    if (n > 0) {
+      params.repair = { maxAttempts: n };
+    }
+    return this.start('proposal', 'intent/approve', params, `kiln run: proposal ${proposalId}`, doc.uri.toString());
+  }
+
+  /** kiln.cancel: the server kills the run when it reads $/cancelRequest;
+   * the run ends here at once, whatever it answers. */
+  cancel(): boolean {
+    const cur = this.current;
+    if (!cur) {
+      return false;
+    }
+    cur.cts.cancel();
+    this.note('[cancelled]');
+    this.finish({ cancelled: true, error: { message: 'cancelled' } });
+    return true;
+  }
+}
+
+/** An LSP WorkspaceEdit (TextDocumentEdits, CreateFile, DeleteFile) as
+ * VS Code's, every change marked as needing confirmation when asked. */
+export function toWorkspaceEdit(edit: any, confirm = false): vscode.WorkspaceEdit {
+  const we = new vscode.WorkspaceEdit();
+  const meta = confirm ? { needsConfirmation: true, label: 'kiln run' } : undefined;
+  for (const dc of edit?.documentChanges ?? []) {
+    if (dc.kind === 'create') {
+      we.createFile(vscode.Uri.parse(dc.uri), { overwrite: dc.options?.overwrite, ignoreIfExists: dc.options?.ignoreIfExists }, meta);
+    } else if (dc.kind === 'delete') {
+      we.deleteFile(vscode.Uri.parse(dc.uri), { ignoreIfNotExists: true }, meta);
+    } else if (dc.textDocument && Array.isArray(dc.edits)) {
+      const uri = vscode.Uri.parse(dc.textDocument.uri);
+      for (const e of dc.edits) {
+        const r = e.range;
+        we.replace(uri, new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character), e.newText, meta);
+      }
+    }
+  }
+  return we;
+}

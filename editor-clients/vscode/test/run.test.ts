@@ -1,0 +1,158 @@
+import './stub/register';
+// kiln.run and kiln.cancel against the real server: the file or the
+// selection runs, stdout and stderr stream into the output channel in the
+// order the program wrote them, the exit status and duration follow,
+// artifacts and run/display reach the webview, a cancelled run stops.
+import * as assert from 'node:assert/strict';
+import * as fs from 'fs';
+import * as path from 'path';
+import { afterEach, test } from 'node:test';
+import { html } from '../src/display';
+import { activate, haveKiln, kilnBin, message, Session, tmpFile, waitFor } from './helpers';
+import * as vscode from './stub/vscode';
+
+let s: Session | undefined;
+afterEach(async () => { await s?.dispose(); s = undefined; });
+const needKiln = haveKiln() ? {} : { skip: `no kiln server at ${kilnBin} (make build/kiln)` };
+
+test('run: stdout and stderr stream in the order written, then the exit status', needKiln, async () => {
+  s = await activate();
+  vscode.openEditor(tmpFile('order.py'), 'python', [
+    'import sys, time',
+    'print("out 1", flush=True)', 'time.sleep(0.05)',
+    'print("err 1", file=sys.stderr, flush=True)', 'time.sleep(0.05)',
+    'sys.stdout.write("partial"); sys.stdout.flush()', 'time.sleep(0.05)',
+    'print("err 2", file=sys.stderr, flush=True)', 'time.sleep(0.05)',
+    'print("out 2", flush=True)',
+    'sys.exit(3)', ''].join('\n'));
+  const seen: string[] = [];
+  const ch = vscode.recorded.channels.get('Kiln')!;
+  const p = vscode.commands.executeCommand('kiln.run');
+  // Output appears while the program runs, not only at the end.
+  await waitFor(() => { seen.push(ch.text); return s!.kiln.runner.current === undefined; }, 20000, 'the run');
+  const end = await p;
+  assert.equal(end.result.exitCode, 3);
+  assert.ok(seen.some((t) => t.includes('out 1') && !t.includes('out 2')), 'streamed before the end');
+  assert.match(ch.text, /^kiln run: order\.py\nout 1\nerr 1\npartial\nerr 2\nout 2\n\[exit 3, \d+ ms\]\n$/);
+  assert.ok(ch.shown > 0, 'the output was shown');
+});
+
+test('run: a selection runs alone', needKiln, async () => {
+  s = await activate();
+  const ed = vscode.openEditor(tmpFile('sel.sh'), 'shellscript', 'echo one\necho two\necho three\n');
+  ed.selection = new vscode.Selection(new vscode.Position(1, 0), new vscode.Position(2, 0));
+  const end = await vscode.commands.executeCommand('kiln.run');
+  assert.equal(end.result.exitCode, 0);
+  assert.match(s.kiln.runner.text, /^kiln run: sel\.sh:2-3\ntwo\n\[exit 0/);
+});
+
+test('run: control characters in the output are shown, not obeyed', needKiln, async () => {
+  s = await activate();
+  vscode.openEditor(tmpFile('esc.py'), 'python', 'print("a\\x1b[2Jb\\x07")\n');
+  await vscode.commands.executeCommand('kiln.run');
+  assert.match(s.kiln.runner.text, /a\u241b\[2Jb\u2407\n/);
+});
+
+test('cancel: kiln.cancel kills the run; nothing arrives after it', needKiln, async () => {
+  s = await activate();
+  vscode.openEditor(tmpFile('slow.py'), 'python', 'import time\nfor i in range(100):\n    print("tick", i, flush=True)\n    time.sleep(0.1)\n');
+  const p = vscode.commands.executeCommand('kiln.run');
+  await waitFor(() => s!.kiln.runner.text.includes('tick 1'), 20000, 'the first ticks');
+  assert.equal(await vscode.commands.executeCommand('kiln.cancel'), true);
+  const end = await p;
+  assert.equal(end.cancelled, true);
+  const at = s.kiln.runner.text;
+  assert.match(at, /\[cancelled\]\n$/);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal(s.kiln.runner.text, at, 'no output after the cancel');
+  // The server is free: the next run goes.
+  vscode.openEditor(tmpFile('after.py'), 'python', 'print("after")\n');
+  const next = await vscode.commands.executeCommand('kiln.run');
+  assert.equal(next.result.exitCode, 0);
+  assert.equal(await vscode.commands.executeCommand('kiln.cancel'), false);
+  assert.ok(message(/nothing to cancel/));
+});
+
+test('artifacts: images and HTML the program wrote reach the webview', needKiln, async () => {
+  s = await activate();
+  vscode.openEditor(tmpFile('art.py'), 'python', [
+    'import base64',
+    `open("/work/out/dot.png", "wb").write(base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="))`,
+    'open("/work/out/t.html", "w").write("<table><tr><td>7</td></tr></table>")',
+    ''].join('\n'));
+  const end = await vscode.commands.executeCommand('kiln.run');
+  assert.equal(end.result.exitCode, 0, s.kiln.runner.text);
+  assert.match(s.kiln.runner.text, /artifact \d: dot\.png \(image\/png, \d+ bytes\)/);
+  const panel = vscode.recorded.webviews[0];
+  assert.ok(panel, 'the webview opened');
+  const items = panel.posted.filter((m: any) => m.type === 'display').map((m: any) => m.item);
+  assert.ok(items.some((i: any) => typeof i.data['image/png'] === 'string' && i.title === 'dot.png'), JSON.stringify(items));
+  assert.ok(items.some((i: any) => /<td>7<\/td>/.test(i.data['text/html'] ?? '')));
+  // A webview that loads late asks again and gets everything.
+  panel.receive({ type: 'ready' });
+  const reset = panel.posted[panel.posted.length - 1];
+  assert.equal(reset.type, 'reset');
+  assert.equal(reset.items.length, 2);
+});
+
+test('run/display: a rich output bundle from the wire reaches the webview in the run', needKiln, async () => {
+  const proxy = path.join(__dirname, '../../test/fixtures/display-proxy.py');
+  process.env.KILN_REAL_BIN = kilnBin;
+  s = await activate({ 'kiln.path': proxy });
+  vscode.openEditor(tmpFile('disp.py'), 'python', 'import time\nprint("KILN-TEST-DISPLAY", flush=True)\ntime.sleep(0.3)\nprint("after")\n');
+  const end = await vscode.commands.executeCommand('kiln.run');
+  delete process.env.KILN_REAL_BIN;
+  assert.equal(end.result.exitCode, 0, s.kiln.runner.text);
+  const panel = vscode.recorded.webviews[0];
+  assert.ok(panel, 'the webview opened');
+  const items = panel.posted.filter((m: any) => m.type === 'display').map((m: any) => m.item);
+  assert.equal(items.length, 2, JSON.stringify(panel.posted));
+  assert.match(items[0].data['image/png'], /^iVBORw0KGgo/);
+  assert.equal(items[0].runId, end.result.runId);
+  assert.match(items[1].data['text/html'], /<table>/);
+  assert.match(s.kiln.runner.text, /KILN-TEST-DISPLAY\n\[display: text\/plain, image\/png: in the Kiln Output panel\]\n\[display: text\/plain, text\/html: in the Kiln Output panel\]\nafter\n/);
+  // The page renders HTML in a sandboxed frame with scripts off, images as data: only.
+  const page = panel.webview.html;
+  assert.match(page, /Content-Security-Policy" content="default-src 'none'; img-src data:/);
+  assert.match(page, /setAttribute\('sandbox', ''\)/);
+  assert.match(page, /script-src 'nonce-/);
+  assert.doesNotMatch(html('N', 'x'), /unsafe-eval/);
+});
+
+test('run: a missing interpreter or a sandbox failure is an error with the server\'s words', needKiln, async () => {
+  s = await activate();
+  vscode.openEditor(tmpFile('x.rb'), 'ruby', 'puts 1\n');
+  const end = await vscode.commands.executeCommand('kiln.run');
+  assert.ok(end.error, 'an error');
+  assert.match(end.error.message, /unknown language 'ruby'/);
+  assert.ok(message(/^error: kiln: run: .*unknown language 'ruby'/));
+  assert.ok(fs.existsSync(kilnBin));
+});
+
+test('workspace changes: files the run wrote are listed and offered, never written unasked', needKiln, async () => {
+  const proxy = path.join(__dirname, '../../test/fixtures/display-proxy.py');
+  const target = tmpFile('made-by-run.txt');
+  process.env.KILN_REAL_BIN = kilnBin;
+  process.env.KILN_TEST_WS_PATH = target;
+  s = await activate({ 'kiln.path': proxy });
+  vscode.openEditor(tmpFile('ws.py'), 'python', 'print("KILN-TEST-WORKSPACE")\n');
+  vscode.answers.message.push('Review');
+  const end = await vscode.commands.executeCommand('kiln.run');
+  delete process.env.KILN_REAL_BIN;
+  assert.equal(end.result.exitCode, 0, s.kiln.runner.text);
+  assert.match(s.kiln.runner.text, new RegExp(`workspace: created ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(3 bytes\\)`));
+  await waitFor(() => vscode.recorded.applied.length > 0, 5000, 'the edit offered for review');
+  const offer = vscode.recorded.messages.find((m) => /wrote 1 file/.test(m.text))!;
+  assert.deepEqual(offer.items, ['Review', 'Apply', 'Discard']);
+  const we = vscode.recorded.applied[0];
+  assert.deepEqual(we.edits.map((e) => e.kind), ['create', 'text']);
+  assert.ok(we.edits.every((e) => e.meta?.needsConfirmation === true), 'every change needs confirmation');
+  assert.ok(!fs.existsSync(target), 'nothing on disk');
+  // Discard writes nothing at all.
+  vscode.recorded.applied.length = 0;
+  vscode.answers.message.push('Discard');
+  await vscode.commands.executeCommand('kiln.run');
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(vscode.recorded.applied.length, 0);
+  delete process.env.KILN_TEST_WS_PATH;
+});
