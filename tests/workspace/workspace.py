@@ -197,6 +197,17 @@ def run_cases(kiln, tmp, root):
         check("secret-text-never-in-output", SECRET not in out + k.out["stderr"], out)
         check("other-files-beside-secrets-read", "# notes\n" in out, out)
 
+        # 2b. With a workspace, pid 1 keeps the mount namespace limit open
+        #     while it mounts the masks, then sets it to 0: the code finds
+        #     every namespace limit at 0 (read back directly: the seccomp
+        #     filter would mask a missing limit if unshare were tried).
+        code = ("names = ['mnt', 'user', 'net', 'pid', 'ipc', 'uts', 'cgroup', 'time']\n"
+                "vals = [open('/proc/sys/user/max_%s_namespaces' % n).read().strip() for n in names]\n"
+                "print('limits', ' '.join(vals))\n")
+        res, err = k.run(code)
+        out = k.out["stdout"]
+        check("namespace-limits-0-with-workspace", "limits 0 0 0 0 0 0 0 0\n" in out, out + repr(err))
+
         # 3. The code tries to undo a mask.
         code = ("import os\n"
                 "tries = [lambda: os.chmod('.env', 0o644), lambda: os.unlink('.env'),\n"
