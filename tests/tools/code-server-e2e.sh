@@ -81,6 +81,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 mkdir -p "$run/user/User" "$run/ext" "$run/ws" "$shots"
+# The workspace is what runs see: as root the box runs as nobody, who must
+# be able to read it (mktemp -d made a 0700 folder).
+chmod 755 "$run" "$run/ws"
 cat >"$run/user/User/settings.json" <<EOF
 {
   "kiln.path": "$kiln",

@@ -312,6 +312,7 @@ const editors: TextEditor[] = [];
 let active: TextEditor | undefined;
 const providers = new Map<string, any>();
 const codeLensProviders: any[] = [];
+const codeActionProviders: any[] = [];
 const commandTable = new Map<string, (...args: any[]) => any>();
 const collections: DiagnosticCollection[] = [];
 
@@ -643,6 +644,17 @@ export const languages = {
       const i = codeLensProviders.indexOf(p);
       if (i >= 0) {
         codeLensProviders.splice(i, 1);
+      }
+    });
+  },
+  // The server advertises code actions for plain LSP clients
+  // (docs/lsp.md); the client registers a provider for them, as in VS Code.
+  registerCodeActionsProvider(_sel: any, p: any): Disposable {
+    codeActionProviders.push(p);
+    return new Disposable(() => {
+      const i = codeActionProviders.indexOf(p);
+      if (i >= 0) {
+        codeActionProviders.splice(i, 1);
       }
     });
   },
