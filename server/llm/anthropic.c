@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "llm/stream.h"
 
 /* The API version kiln speaks (Anthropic's only stable one). */
 #define ANTHROPIC_VERSION "2023-06-01"
@@ -108,30 +109,6 @@ static const char *anthropic_error_kind(const char *type, const char *message)
 	return NULL;
 }
 
-static int append(struct llm_stream *s, const char *text)
-{
-	size_t n = strlen(text);
-	if (!n)
-		return 0;
-	if (buf_append(&s->text, text, n) < 0) {
-		s->err_kind = LLM_E_TOO_LARGE;
-		return -1;
-	}
-	if (s->emit)
-		s->emit(s->emit_data, text, n);
-	return 0;
-}
-
-static void stop_reason(struct llm_stream *s, const char *reason)
-{
-	/* kiln's finish reasons are OpenAI's: "max_tokens" is a "length". */
-	if (strcmp(reason, "end_turn") == 0 || strcmp(reason, "stop_sequence") == 0)
-		reason = "stop";
-	else if (strcmp(reason, "max_tokens") == 0)
-		reason = "length";
-	snprintf(s->finish_reason, sizeof(s->finish_reason), "%s", reason);
-}
-
 static int bad(struct llm_stream *s, const char *why)
 {
 	s->err_kind = LLM_E_BAD_RESPONSE;
@@ -153,7 +130,7 @@ static int anthropic_object(struct llm_stream *s, json_object *obj)
 		json_get_string(d, "type", &dtype);
 		/* Only text answers; thinking and tool input are not code. */
 		if (strcmp(dtype, "text_delta") == 0 && json_get_string(d, "text", &text) == 0)
-			return append(s, text);
+			return llm_stream_append(s, text);
 		return 0;
 	}
 	if (strcmp(type, "content_block_start") == 0) {
@@ -161,7 +138,7 @@ static int anthropic_object(struct llm_stream *s, json_object *obj)
 		const char *btype = "";
 		json_get_string(b, "type", &btype);
 		if (strcmp(btype, "text") == 0 && json_get_string(b, "text", &text) == 0)
-			return append(s, text);
+			return llm_stream_append(s, text);
 		return 0;
 	}
 	if (strcmp(type, "message_start") == 0) {
@@ -174,7 +151,7 @@ static int anthropic_object(struct llm_stream *s, json_object *obj)
 	}
 	if (strcmp(type, "message_delta") == 0) {
 		if (json_get_string(json_get(obj, "delta"), "stop_reason", &reason) == 0)
-			stop_reason(s, reason);
+			llm_stream_stop_reason(s, reason);
 		json_object *u = json_get(obj, "usage");
 		if (json_get_int64(u, "output_tokens", &n) == 0)
 			s->completion_tokens = n;
@@ -288,11 +265,11 @@ static int anthropic_whole_body(struct llm_stream *s, const char *body, size_t l
 			const char *btype = "", *text;
 			json_get_string(b, "type", &btype);
 			if (strcmp(btype, "text") == 0 && json_get_string(b, "text", &text) == 0)
-				r = append(s, text);
+				r = llm_stream_append(s, text);
 		}
 		const char *reason;
 		if (json_get_string(obj, "stop_reason", &reason) == 0)
-			stop_reason(s, reason);
+			llm_stream_stop_reason(s, reason);
 		json_object *u = json_get(obj, "usage");
 		json_get_int64(u, "input_tokens", &s->prompt_tokens);
 		json_get_int64(u, "output_tokens", &s->completion_tokens);

@@ -24,6 +24,7 @@
 #include "llm/aws.h"
 #include "llm/eventstream.h"
 #include "llm/http.h"
+#include "llm/stream.h"
 
 static char *bedrock_chat_body(const struct llm_config *c, json_object *messages)
 {
@@ -191,29 +192,6 @@ static const char *bedrock_error_kind(const char *type, const char *message)
 	return NULL;
 }
 
-static int append(struct llm_stream *s, const char *text)
-{
-	size_t n = strlen(text);
-	if (!n)
-		return 0;
-	if (buf_append(&s->text, text, n) < 0) {
-		s->err_kind = LLM_E_TOO_LARGE;
-		return -1;
-	}
-	if (s->emit)
-		s->emit(s->emit_data, text, n);
-	return 0;
-}
-
-static void stop_reason(struct llm_stream *s, const char *reason)
-{
-	if (strcmp(reason, "end_turn") == 0 || strcmp(reason, "stop_sequence") == 0)
-		reason = "stop";
-	else if (strcmp(reason, "max_tokens") == 0)
-		reason = "length";
-	snprintf(s->finish_reason, sizeof(s->finish_reason), "%s", reason);
-}
-
 static void usage(struct llm_stream *s, json_object *u)
 {
 	json_get_int64(u, "inputTokens", &s->prompt_tokens);
@@ -280,11 +258,11 @@ static int on_message(void *data, const struct llm_es_message *m)
 	} else if (named(etype, el, "contentBlockDelta")) {
 		const char *text;
 		if (json_get_string(json_get(obj, "delta"), "text", &text) == 0)
-			r = append(s, text);
+			r = llm_stream_append(s, text);
 	} else if (named(etype, el, "messageStop")) {
 		const char *reason;
 		if (json_get_string(obj, "stopReason", &reason) == 0)
-			stop_reason(s, reason);
+			llm_stream_stop_reason(s, reason);
 		s->finished = true;
 	} else if (named(etype, el, "metadata")) {
 		usage(s, json_get(obj, "usage"));
@@ -356,11 +334,11 @@ static int bedrock_whole_body(struct llm_stream *s, const char *body, size_t len
 			const char *text;
 			if (json_get_string(json_object_array_get_idx(content, i), "text", &text) ==
 			    0)
-				r = append(s, text);
+				r = llm_stream_append(s, text);
 		}
 		const char *reason;
 		if (json_get_string(obj, "stopReason", &reason) == 0)
-			stop_reason(s, reason);
+			llm_stream_stop_reason(s, reason);
 		usage(s, json_get(obj, "usage"));
 		s->finished = r == 0;
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/json.h"
+#include "llm/stream.h"
 
 static char *openai_chat_body(const struct llm_config *c, json_object *messages)
 {
@@ -48,20 +49,6 @@ static const char *openai_error_message(json_object *obj)
 	return NULL;
 }
 
-static int append(struct llm_stream *s, const char *content)
-{
-	size_t n = strlen(content);
-	if (!n)
-		return 0;
-	if (buf_append(&s->text, content, n) < 0) {
-		s->err_kind = LLM_E_TOO_LARGE;
-		return -1;
-	}
-	if (s->emit)
-		s->emit(s->emit_data, content, n);
-	return 0;
-}
-
 static void usage(struct llm_stream *s, json_object *obj)
 {
 	json_object *u = json_get(obj, "usage");
@@ -97,7 +84,7 @@ static int openai_object(struct llm_stream *s, json_object *obj, const char *key
 			continue;
 		const char *content;
 		if (json_get_string(json_get(ch, key), "content", &content) == 0 &&
-		    append(s, content) < 0)
+		    llm_stream_append(s, content) < 0)
 			return -1;
 		const char *reason;
 		if (json_get_string(ch, "finish_reason", &reason) == 0) {

@@ -1,7 +1,8 @@
-/* stream.c: a streamed body as lines for a provider's parser (see
- * stream.h). */
+/* stream.c: a streamed body as lines for a provider's parser, and the
+ * answer's text and stop reason as the parsers record them (see stream.h). */
 #include "llm/stream.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int llm_stream_lines(const struct llm_ops *ops, struct llm_stream *s, struct buf *line)
@@ -28,4 +29,27 @@ int llm_stream_end(const struct llm_ops *ops, struct llm_stream *s, struct buf *
 	if (r == 0)
 		r = ops->stream_line(s, "", 0);
 	return r;
+}
+
+int llm_stream_append(struct llm_stream *s, const char *text)
+{
+	size_t n = strlen(text);
+	if (!n)
+		return 0;
+	if (buf_append(&s->text, text, n) < 0) {
+		s->err_kind = LLM_E_TOO_LARGE;
+		return -1;
+	}
+	if (s->emit)
+		s->emit(s->emit_data, text, n);
+	return 0;
+}
+
+void llm_stream_stop_reason(struct llm_stream *s, const char *reason)
+{
+	if (strcmp(reason, "end_turn") == 0 || strcmp(reason, "stop_sequence") == 0)
+		reason = "stop";
+	else if (strcmp(reason, "max_tokens") == 0)
+		reason = "length";
+	snprintf(s->finish_reason, sizeof(s->finish_reason), "%s", reason);
 }

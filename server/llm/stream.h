@@ -15,3 +15,12 @@ int llm_stream_lines(const struct llm_ops *ops, struct llm_stream *s, struct buf
 /* The body ended: a last line without its newline, then the blank line
  * that ends a last server-sent event. 0 or < 0 as above. */
 int llm_stream_end(const struct llm_ops *ops, struct llm_stream *s, struct buf *line);
+
+/* Add a piece of the answer: kept in s->text (capped: past the cap the
+ * parser fails with LLM_E_TOO_LARGE) and handed to s->emit. 0 or -1. */
+int llm_stream_append(struct llm_stream *s, const char *text);
+
+/* Record a Claude-family stop reason (Anthropic's Messages API and
+ * Bedrock's Converse) as kiln's, which are OpenAI's: "end_turn" and
+ * "stop_sequence" are "stop", "max_tokens" is "length". */
+void llm_stream_stop_reason(struct llm_stream *s, const char *reason);
