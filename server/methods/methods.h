@@ -28,6 +28,11 @@ int method_intent_run(struct rpc_call *call, json_object *params);
 int method_intent_approve(struct rpc_call *call, json_object *params);
 int method_intent_model(struct rpc_call *call, json_object *params);
 
+/* session.c */
+int method_session_open(struct rpc_call *call, json_object *params);
+int method_session_reset(struct rpc_call *call, json_object *params);
+int method_session_close(struct rpc_call *call, json_object *params);
+
 /* documents.c */
 int method_text_document_did_open(struct rpc_call *call, json_object *params);
 int method_text_document_did_change(struct rpc_call *call, json_object *params);

@@ -17,6 +17,8 @@
 #include "methods/run_sink.h"
 #include "rpc/message.h"
 #include "sandbox/run.h"
+#include "sandbox/session.h"
+#include "core/lang.h"
 #include "validate/validate.h"
 
 struct snippet_run {
@@ -101,14 +103,44 @@ static int check_verdict(struct rpc_call *call, json_object *params, const char 
 
 int method_snippet_run(struct rpc_call *call, json_object *params)
 {
-	const char *language = NULL, *code = NULL;
+	const char *language = NULL, *code = NULL, *session_id = NULL;
 	json_object *limits = NULL;
-	if (!params || !json_object_is_type(params, json_type_object) ||
-	    json_get_string(params, "language", &language) < 0 ||
-	    json_get_string(params, "code", &code) < 0) {
-		rpc_call_error(call, RPC_INVALID_PARAMS,
-		               "Invalid params: snippet/run takes {language, code, limits?}", NULL);
+	struct kiln *k = rpc_call_ctx(call);
+	if (params && json_object_is_type(params, json_type_object) &&
+	    json_get_string(params, "sessionId", &session_id) == -EINVAL) {
+		rpc_call_error(call, RPC_INVALID_PARAMS, "Invalid params: sessionId must be a string",
+		               NULL);
 		return 0;
+	}
+	/* A session's language is its own: python. */
+	if (session_id && params && !json_get(params, "language"))
+		language = "python";
+	if (!params || !json_object_is_type(params, json_type_object) ||
+	    (!language && json_get_string(params, "language", &language) < 0) ||
+	    json_get_string(params, "code", &code) < 0) {
+		rpc_call_error(
+		    call, RPC_INVALID_PARAMS,
+		    "Invalid params: snippet/run takes {language, code, limits?, sessionId?}", NULL);
+		return 0;
+	}
+	struct sbx_session *ss = NULL;
+	if (session_id) {
+		ss = k->sandbox ? sbx_session_find(k->sandbox, session_id) : NULL;
+		if (!ss) {
+			rpc_call_errorf(
+			    call, RPC_INVALID_PARAMS, NULL,
+			    "Invalid params: there is no session %s (open one with session/open)",
+			    session_id);
+			return 0;
+		}
+		const struct lang *l = lang_find(language);
+		if (!l || strcmp(l->name, "python") != 0) {
+			rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL,
+			                "Invalid params: session %s runs python, not %s", session_id,
+			                language);
+			return 0;
+		}
+		language = "python";
 	}
 	int r = json_get_object(params, "limits", &limits);
 	if (r == -EINVAL) {
@@ -122,8 +154,25 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 	if (!sr)
 		return -ENOMEM;
 	sr->call = call;
-	r = run_notify_start(&sr->sink, rpc_call_ctx(call), language, code, limits, on_done, sr,
-	                     &sr->run);
+	if (ss) {
+		char err[768];
+		r = run_notify_start_session(&sr->sink, k, ss, code, limits, on_done, sr, &sr->run,
+		                             err, sizeof(err));
+		if (r < 0 && r != -ENOMEM) {
+			free(sr);
+			json_object *data = json_object_new_object();
+			json_object_object_add(
+			    data, "kind",
+			    json_object_new_string(r == -EBUSY   ? "sessionBusy"
+			                           : r == -EPIPE ? "sessionEnded"
+			                                         : "invalid"));
+			rpc_call_error(call, r == -EINVAL ? RPC_INVALID_PARAMS : RPC_REQUEST_FAILED,
+			               err, data);
+			return 0;
+		}
+	} else {
+		r = run_notify_start(&sr->sink, k, language, code, limits, on_done, sr, &sr->run);
+	}
 	if (r == -ENODEV) {
 		free(sr);
 		rpc_call_error(

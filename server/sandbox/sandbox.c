@@ -23,6 +23,7 @@
 #include "sandbox/plan.h"
 #include "sandbox/run.h"
 #include "sandbox/run_private.h"
+#include "sandbox/session.h"
 
 /* Members of the section, so that a misspelt one is an error rather
  * than a setting silently not applied. */
@@ -30,6 +31,7 @@ static const char *const known[] = {
     "limits",           "maxLimits",        "env",         "warmBoxes",
     "cgroup",           "languages",        "artifactDir", "artifactInlineBytes",
     "artifactMaxFiles", "artifactMaxBytes",
+    "sessionIdleMs",
 };
 
 static int count(json_object *section, const char *key, uint64_t def, uint64_t *ret, char *err,
@@ -135,7 +137,9 @@ int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, 
 	               errsz)) < 0 ||
 	    (r = count(section, "artifactMaxFiles", 32, &c.artifact_max_files, err, errsz)) < 0 ||
 	    (r = count(section, "artifactMaxBytes", 256u << 20, &c.artifact_max_bytes, err,
-	               errsz)) < 0)
+	               errsz)) < 0 ||
+	    (r = count(section, "sessionIdleMs", 30 * 60 * 1000, &c.session_idle_ms, err, errsz)) <
+	        0)
 		return r;
 	if ((r = check_plans(section, &c.limits, err, errsz)) < 0)
 		return r;
@@ -321,6 +325,7 @@ void sandbox_free(struct sandbox *s)
 	if (!s)
 		return;
 	warm_free(s);
+	sbx_sessions_free(s);
 	while (s->runs)
 		run_cancel(s->runs);
 	while (s->dying) {

@@ -28,6 +28,7 @@ struct sbx_cgroup;
 struct sbx_cgroup_root;
 struct sbx_job;
 struct sbx_box;
+struct sbx_session;
 
 /* The config's "sandbox" section, checked and resolved once (at
  * initialize, or when `kiln run` starts) so that a bad value is reported
@@ -41,6 +42,7 @@ struct sbx_config {
 	bool warm_boxes;
 	char *artifact_dir; /* where large artifacts are copied; NULL: nowhere */
 	uint64_t artifact_inline_bytes, artifact_max_files, artifact_max_bytes;
+	uint64_t session_idle_ms; /* sandbox.sessionIdleMs; 0: never */
 };
 
 /* Check section (the config's "sandbox" object, borrowed, may be NULL)
@@ -87,6 +89,9 @@ struct sandbox {
 	 * sandbox.cgroup at start; NULL: rlimits only. */
 	struct sbx_cgroup_root *cgroups;
 	unsigned long next_box;
+	/* Sessions (session.h), open or ended, newest first. */
+	struct sbx_session *sessions;
+	unsigned long next_session;
 };
 
 /* Prepare the subsystem: who the server is, the Landlock ABI, the
