@@ -199,6 +199,9 @@ struct llm_prompt {
 	json_object *workspace_files; /* array of strings (borrowed) */
 	const char *profile;          /* the validator's active profile */
 	json_object *history;         /* earlier {role, content} turns (borrowed) */
+	/* The code runs in a live session holding these names (one line
+	 * each), or NULL: a fresh process. */
+	const char *session_state;
 };
 
 /* The chat messages for an intent: a system message that fixes the

@@ -20,9 +20,11 @@
 #include "kiln.h"
 #include "llm/llm.h"
 #include "methods/intent_common.h"
+#include "methods/session_state.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
 #include "sandbox/run.h"
+#include "sandbox/session.h"
 #include "validate/validate.h"
 
 /* intent/partial covers the first this many bytes of an answer. */
@@ -304,7 +306,13 @@ int method_intent_run(struct rpc_call *call, json_object *params)
 		before = strdup(j->text);
 	}
 	json_object *files = json_get(params, "workspaceFiles");
+	/* A sessionId that names a sandbox session: the model is told what
+	 * it holds, and the proposal runs there (intent/approve). */
+	struct sbx_session *ss = k->sandbox ? sbx_session_find(k->sandbox, session) : NULL;
+	_cleanup_free_ char *state =
+	    ss && strcmp(canon, "python") == 0 ? session_state_text(sbx_session_vars(ss)) : NULL;
 	struct llm_prompt pr = {
+	    .session_state = state,
 	    .intent = intent,
 	    .language = canon,
 	    .uri = uri,

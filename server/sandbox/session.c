@@ -167,11 +167,14 @@ static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 		read_pipe(ss, s);
 }
 
-/* What the code wrote before the frame at hand: read it first. */
+/* What the code wrote before its run ended: read it first. The driver
+ * waits for kiln to read the pipes before each frame (and, after a
+ * display, for the frame to be read), so this finds little; bounded, and
+ * done even while the sink is paused, so that a run's text is its own. */
 static void drain_pipes(struct sbx_session *ss)
 {
 	for (int s = 0; s < 2; s++)
-		for (int i = 0; i < DRAIN_READS && !ss->io_paused && read_pipe(ss, s) > 0; i++)
+		for (int i = 0; i < DRAIN_READS && read_pipe(ss, s) > 0; i++)
 			;
 }
 
@@ -244,8 +247,12 @@ static bool bundle_ok(json_object *data)
 	return true;
 }
 
+static void drain_pipes(struct sbx_session *ss);
+
 static void run_done_frame(struct sbx_session *ss, json_object *msg)
 {
+	if (ss->run)
+		drain_pipes(ss);
 	const char *status = "";
 	json_get_string(msg, "status", &status);
 	int64_t cpu = 0, rss = 0;
@@ -335,9 +342,6 @@ static void handle_frames(struct sbx_session *ss)
 			return;
 		}
 		if (ss->in.len < 4 + (size_t)n)
-			return;
-		drain_pipes(ss);
-		if (ss->io_paused)
 			return;
 		char why[128];
 		bool ok = handle_frame(ss, ss->in.data + 4, n, why, sizeof(why));

@@ -16,6 +16,7 @@
 import ast
 import base64
 import builtins
+import fcntl
 import io
 import json
 import linecache
@@ -25,6 +26,8 @@ import signal
 import socket
 import struct
 import sys
+import termios
+import time
 import traceback
 import types
 
@@ -81,6 +84,8 @@ _REPRS = (("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"),
 def _figure_png(fig):
     buf = io.BytesIO()
     fig.savefig(buf, format="png", bbox_inches="tight")
+    # Shown as it is now: only a later change displays it again.
+    fig.stale = False
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -151,12 +156,38 @@ def _bundle(obj):
     return data
 
 
+def _unread(fd, req):
+    buf = bytearray(4)
+    try:
+        fcntl.ioctl(fd, req, buf, True)
+    except OSError:
+        return 0
+    return int.from_bytes(buf, sys.byteorder)
+
+
+def _wait_read(channel):
+    """Wait (at most about 200 ms) until kiln has read what the code wrote
+    to stdout and stderr, or (channel) the frame just sent. The pipes and
+    the channel are separate streams: a display must come after the text
+    printed before it, and before the text printed after it."""
+    for _ in range(400):
+        if channel:
+            pending = _unread(_ch.fileno(), termios.TIOCOUTQ)
+        else:
+            pending = _unread(1, termios.FIONREAD) + _unread(2, termios.FIONREAD)
+        if not pending:
+            return
+        time.sleep(0.0005)
+
+
 def display(*objs, **kwargs):
     """Show each object as rich output (as IPython's display())."""
     for obj in objs:
         data = _bundle(obj)
         _flush()
+        _wait_read(False)
         _send({"op": "display", "data": data, "metadata": kwargs.get("metadata") or {}})
+        _wait_read(True)
 
 
 def _show_figures(only_stale):
@@ -343,6 +374,7 @@ def _run(ns, req):
     _set_cpu_soft(None)
     signal.signal(signal.SIGXCPU, signal.SIG_IGN)
     _flush()
+    _wait_read(False)
     reply = {"op": "done", "status": status, "cpuMs": int((_cpu_s() - start) * 1000),
              "maxRssKb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
     if err:

@@ -44,7 +44,7 @@ def dumps(obj):
 
 
 # Monotonic times of the last answer's last token and of its end marker,
-# for tests/bench/intent.sh (GET /_last). CLOCK_MONOTONIC is shared by the
+# for tests/bench/intent.sh (GET /_last), and the last request's messages. CLOCK_MONOTONIC is shared by the
 # processes of one machine, so the bench can compare them with its own.
 LAST = {"lastTokenAt": 0.0, "endAt": 0.0}
 
@@ -269,6 +269,8 @@ class Handler(BaseHTTPRequestHandler):
         model = str(req.get("model", ""))
         base = model.split(":")[0]
         messages = req.get("messages") or []
+        # The last prompt, for tests that check what kiln told the model.
+        LAST["messages"] = messages
         if base not in MODELS:
             if openai:
                 self.send_json(404, {"error": {
