@@ -178,7 +178,8 @@ json_object *run_outcome_json(const struct run_outcome *o)
 	json_object_object_add(r, "warmBox", json_object_new_boolean(o->warm));
 	if (o->session_id) {
 		json_object_object_add(r, "sessionId", json_object_new_string(o->session_id));
-		json_object_object_add(r, "sessionEnded", json_object_new_boolean(o->session_ended));
+		json_object_object_add(r, "sessionEnded",
+		                       json_object_new_boolean(o->session_ended));
 		if (o->session_why)
 			json_object_object_add(r, "sessionEndReason",
 			                       json_object_new_string(o->session_why));
@@ -186,7 +187,8 @@ json_object *run_outcome_json(const struct run_outcome *o)
 			json_object *e = json_object_new_object();
 			json_object_object_add(e, "name", json_object_new_string(o->error_name));
 			json_object_object_add(
-			    e, "value", json_object_new_string(o->error_value ? o->error_value : ""));
+			    e, "value",
+			    json_object_new_string(o->error_value ? o->error_value : ""));
 			json_object_object_add(r, "error", e);
 		}
 	}

@@ -31,9 +31,9 @@ static struct sbx_session *find(struct rpc_call *call, json_object *params, cons
 	}
 	struct sbx_session *ss = k->sandbox ? sbx_session_find(k->sandbox, id) : NULL;
 	if (!ss)
-		rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL,
-		                "Invalid params: there is no session %s (open one with session/open)",
-		                id);
+		rpc_call_errorf(
+		    call, RPC_INVALID_PARAMS, NULL,
+		    "Invalid params: there is no session %s (open one with session/open)", id);
 	return ss;
 }
 
@@ -50,10 +50,11 @@ int method_session_open(struct rpc_call *call, json_object *params)
 		return 0;
 	}
 	if (!k->sandbox) {
-		rpc_call_error(call, RPC_REQUEST_FAILED,
-		               "kiln cannot open a session: the sandbox subsystem did not start (see "
-		               "the server's log)",
-		               NULL);
+		rpc_call_error(
+		    call, RPC_REQUEST_FAILED,
+		    "kiln cannot open a session: the sandbox subsystem did not start (see "
+		    "the server's log)",
+		    NULL);
 		return 0;
 	}
 	char err[768];

@@ -108,8 +108,8 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 	struct kiln *k = rpc_call_ctx(call);
 	if (params && json_object_is_type(params, json_type_object) &&
 	    json_get_string(params, "sessionId", &session_id) == -EINVAL) {
-		rpc_call_error(call, RPC_INVALID_PARAMS, "Invalid params: sessionId must be a string",
-		               NULL);
+		rpc_call_error(call, RPC_INVALID_PARAMS,
+		               "Invalid params: sessionId must be a string", NULL);
 		return 0;
 	}
 	/* A session's language is its own: python. */
@@ -120,7 +120,8 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 	    json_get_string(params, "code", &code) < 0) {
 		rpc_call_error(
 		    call, RPC_INVALID_PARAMS,
-		    "Invalid params: snippet/run takes {language, code, limits?, sessionId?}", NULL);
+		    "Invalid params: snippet/run takes {language, code, limits?, sessionId?}",
+		    NULL);
 		return 0;
 	}
 	struct sbx_session *ss = NULL;
@@ -136,8 +137,8 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 		const struct lang *l = lang_find(language);
 		if (!l || strcmp(l->name, "python") != 0) {
 			rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL,
-			                "Invalid params: session %s runs python, not %s", session_id,
-			                language);
+			                "Invalid params: session %s runs python, not %s",
+			                session_id, language);
 			return 0;
 		}
 		language = "python";
@@ -161,11 +162,10 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 		if (r < 0 && r != -ENOMEM) {
 			free(sr);
 			json_object *data = json_object_new_object();
-			json_object_object_add(
-			    data, "kind",
-			    json_object_new_string(r == -EBUSY   ? "sessionBusy"
-			                           : r == -EPIPE ? "sessionEnded"
-			                                         : "invalid"));
+			json_object_object_add(data, "kind",
+			                       json_object_new_string(r == -EBUSY   ? "sessionBusy"
+			                                              : r == -EPIPE ? "sessionEnded"
+			                                                            : "invalid"));
 			rpc_call_error(call, r == -EINVAL ? RPC_INVALID_PARAMS : RPC_REQUEST_FAILED,
 			               err, data);
 			return 0;

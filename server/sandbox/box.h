@@ -41,8 +41,8 @@ struct sbx_box {
 };
 
 enum sbx_box_io {
-	SBX_BOX_PIPES,  /* a run's: stdout and stderr pipes, stdin /dev/null, a cgroup */
-	SBX_BOX_SOCKET, /* a worker's: one socket as stdin and stdout, stderr /dev/null */
+	SBX_BOX_PIPES,   /* a run's: stdout and stderr pipes, stdin /dev/null, a cgroup */
+	SBX_BOX_SOCKET,  /* a worker's: one socket as stdin and stdout, stderr /dev/null */
 	SBX_BOX_SESSION, /* a session's: a run's pipes and cgroup, and a socket as stdin */
 };
 

@@ -28,10 +28,9 @@
 /* Members of the section, so that a misspelt one is an error rather
  * than a setting silently not applied. */
 static const char *const known[] = {
-    "limits",           "maxLimits",        "env",         "warmBoxes",
-    "cgroup",           "languages",        "artifactDir", "artifactInlineBytes",
-    "artifactMaxFiles", "artifactMaxBytes",
-    "sessionIdleMs",
+    "limits",           "maxLimits",        "env",           "warmBoxes",
+    "cgroup",           "languages",        "artifactDir",   "artifactInlineBytes",
+    "artifactMaxFiles", "artifactMaxBytes", "sessionIdleMs",
 };
 
 static int count(json_object *section, const char *key, uint64_t def, uint64_t *ret, char *err,

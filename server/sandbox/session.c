@@ -64,7 +64,7 @@ struct sbx_session {
 	bool io_paused;
 	bool interrupting; /* SIGINT sent, kill_timer running */
 	bool killing;      /* the grace is over: pid 1 was told to end the box */
-	char why[320]; /* why it ended; "" while alive */
+	char why[320];     /* why it ended; "" while alive */
 
 	struct buf in;   /* channel bytes not yet a whole frame */
 	struct buf outq; /* bytes for the driver not yet written */
@@ -219,8 +219,8 @@ static bool mime_name_ok(const char *k)
 	if (n == 0 || n > 100 || !slash || slash == k || !slash[1] || strchr(slash + 1, '/'))
 		return false;
 	for (const char *p = k; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      strchr("/.+-_", *p)))
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || strchr("/.+-_", *p)))
 			return false;
 	return true;
 }
@@ -235,13 +235,13 @@ static bool json_mime(const char *k)
  * a string but the JSON types. */
 static bool bundle_ok(json_object *data)
 {
-	if (!json_object_is_type(data, json_type_object) ||
-	    json_object_object_length(data) > 16 ||
+	if (!json_object_is_type(data, json_type_object) || json_object_object_length(data) > 16 ||
 	    !json_object_is_type(json_get(data, "text/plain"), json_type_string))
 		return false;
 	json_object_object_foreach(data, k, v)
 	{
-		if (!mime_name_ok(k) || (!json_mime(k) && !json_object_is_type(v, json_type_string)))
+		if (!mime_name_ok(k) ||
+		    (!json_mime(k) && !json_object_is_type(v, json_type_string)))
 			return false;
 	}
 	return true;
@@ -336,7 +336,8 @@ static void handle_frames(struct sbx_session *ss)
 {
 	while (ss->alive && !ss->io_paused && ss->in.len >= 4) {
 		const unsigned char *h = (const unsigned char *)ss->in.data;
-		uint32_t n = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
+		uint32_t n =
+		    (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
 		if (n > SESSION_FRAME_MAX) {
 			end_session(ss, "its channel carried a frame over 16 MiB", 0, false);
 			return;
@@ -666,9 +667,10 @@ int sbx_session_open(struct sandbox *s, const char *language, json_object *limit
 		n--;
 	}
 	if (n >= SBX_SESSIONS_MAX) {
-		snprintf(err, errsz,
-		         "this server already has %d sessions open: close one (session/close) first",
-		         SBX_SESSIONS_MAX);
+		snprintf(
+		    err, errsz,
+		    "this server already has %d sessions open: close one (session/close) first",
+		    SBX_SESSIONS_MAX);
 		return -EINVAL;
 	}
 	struct sbx_session *ss = calloc(1, sizeof(*ss));
