@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/display.h"
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/util.h"
@@ -261,6 +262,8 @@ void term_note(void *data, const char *method, json_object *params)
 		}
 		printf("%s\n", c(t, C_RESET));
 		fflush(stdout);
+	} else if (strcmp(method, "run/display") == 0) {
+		term_display(t, params);
 	} else if (strcmp(method, "intent/attempt") == 0) {
 		int64_t n = 0;
 		json_get_int64(params, "attempt", &n);

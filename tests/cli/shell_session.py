@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""shell_session.py: `kiln shell` on a pty, as a person uses it, with its
+session: names kept between lines, the last expression shown, displays
+saved under $XDG_CACHE_HOME/kiln/, :reset and :new, Ctrl-C at an idle
+prompt clearing the line instead of quitting, and run/skip answers kept
+out of the line history.
+
+  shell_session.py KILN
+
+Prints one "ok"/"not ok"/"skip" line per check and "N passed, N failed".
+"""
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+KILN = os.path.abspath(sys.argv[1])
+_here = os.path.dirname(os.path.abspath(__file__))
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok - " + name)
+    else:
+        failed += 1
+        print("not ok - %s: %s" % (name, detail[-1500:]))
+
+
+class Pty:
+    def __init__(self, argv, env):
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:
+            os.execve(argv[0], argv, env)
+        self.out = b""
+        self.start = 0
+
+    def read_until(self, pattern, timeout=30):
+        """Read until pattern (a regex over the decoded text since the
+        last mark) appears; True when it did."""
+        deadline = time.time() + timeout
+        rx = re.compile(pattern)
+        while time.time() < deadline:
+            if rx.search(self.since()):
+                return True
+            r, _, _ = select.select([self.fd], [], [], 0.1)
+            if r:
+                try:
+                    b = os.read(self.fd, 65536)
+                except OSError:
+                    return bool(rx.search(self.since()))
+                if not b:
+                    break
+                self.out += b
+        return bool(rx.search(self.since()))
+
+    def text(self):
+        return self.out.decode("utf-8", "replace").replace("\r", "")
+
+    def send(self, s):
+        os.write(self.fd, s.encode())
+
+    def mark(self):
+        self.start = len(self.out)
+
+    def since(self):
+        return self.out[self.start:].decode("utf-8", "replace").replace("\r", "")
+
+    def wait(self, timeout=20):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            pid, st = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                return st
+            try:
+                r, _, _ = select.select([self.fd], [], [], 0.1)
+                if r:
+                    self.out += os.read(self.fd, 65536)
+            except OSError:
+                time.sleep(0.05)
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        return None
+
+
+def step(p, line, until, timeout=30):
+    p.mark()
+    p.send(line + "\r")
+    ok = p.read_until(until, timeout)
+    return ok, p.since()
+
+
+def env_for(tmp, **extra):
+    env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TERM": "dumb", "NO_COLOR": "1",
+           "XDG_CACHE_HOME": tmp + "/cache", "XDG_STATE_HOME": tmp + "/state",
+           "XDG_CONFIG_HOME": tmp + "/config", "LANG": "C.UTF-8"}
+    env.update(extra)
+    return env
+
+
+def typed_code_checks():
+    tmp = tempfile.mkdtemp()
+    p = Pty([KILN, "shell"], env_for(tmp, KILN_LLM_URL="http://127.0.0.1:9"))
+    check("kiln shell starts on a pty", p.read_until(r"kiln python> "), p.text())
+    step(p, "x = 5", r"ok: exit 0")
+    ok, out = step(p, "print(x)", r"ok: exit 0")
+    check("x = 5, then print(x) prints 5 (the shell's session)", "\n5\n" in out, out)
+    ok, out = step(p, "2+2", r"ok: exit 0")
+    check("a bare expression shows its value", re.search(r"\n4\n", out) is not None, out)
+
+    # Ctrl-C at an idle prompt clears the line; the shell and its session stay.
+    p.mark()
+    p.send("print('never')")
+    time.sleep(0.3)
+    p.send("\x03")
+    alive = p.read_until(r"\^C\n", 10)
+    time.sleep(0.3)
+    ok, out = step(p, "print(x)", r"ok: exit 0")
+    check("Ctrl-C at the prompt clears the line and keeps the session",
+          alive and "never\n" not in out and "\n5\n" in out, p.since())
+
+    if subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
+                      stderr=subprocess.DEVNULL).returncode == 0:
+        ok, out = step(p, "import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()",
+                       r"ok: exit 0", 60)
+        m = re.search(r"display image/png saved: (\S+\.png)", out)
+        good = bool(m) and m.group(1).startswith(tmp + "/cache/kiln/") and \
+            open(m.group(1), "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+        check("a plot is saved as a PNG under $XDG_CACHE_HOME/kiln/, its path printed",
+              good, out)
+    else:
+        print("skip - a plot is saved as a PNG: python3-matplotlib is not installed "
+              "(make deps installs it)")
+
+    ok, out = step(p, ":reset", r"reset")
+    ok, out = step(p, "print(x)", r"exit 1")
+    check(":reset forgets the session's names", "NameError" in out, out)
+    step(p, "y = 1", r"ok: exit 0")
+    ok, out = step(p, ":new", r"new session")
+    ok, out = step(p, "print(y)", r"exit 1")
+    check(":new starts another session", "NameError" in out, out)
+    p.send(":quit\r")
+    st = p.wait()
+    check("the shell leaves on :quit with status 0", st is not None and os.WIFEXITED(st) and
+          os.WEXITSTATUS(st) == 0, "status %s" % st)
+
+
+def answer_history_checks():
+    tmp = tempfile.mkdtemp()
+    fake = subprocess.Popen(["/usr/bin/python3", os.path.join(_here, "..", "fake-model",
+                                                              "fake_model.py"),
+                             "--port-file", tmp + "/port", "--max-seconds", "120"],
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if os.path.exists(tmp + "/port") and open(tmp + "/port").read().strip():
+                break
+            time.sleep(0.1)
+        url = "http://127.0.0.1:" + open(tmp + "/port").read().strip()
+        p = Pty([KILN, "shell"], env_for(tmp, KILN_LLM_URL=url, KILN_MODEL="fake-coder"))
+        p.read_until(r"kiln> ")
+        ok, out = step(p, "say hello", r"\[r/e/s\]")
+        ok, out = step(p, "s", r"skipped")
+        p.send(":quit\r")
+        p.wait()
+        hist = open(tmp + "/state/kiln/shell_history").read()
+        lines = [l for l in hist.splitlines() if not l.startswith("_HiStOrY_V2_")]
+        check("run/edit/skip answers stay out of the line history",
+              any("say" in l for l in lines) and "s" not in lines, repr(lines))
+    finally:
+        fake.kill()
+        fake.wait()
+
+
+def main():
+    typed_code_checks()
+    answer_history_checks()
+    print("%d passed, %d failed" % (passed, failed))
+
+
+if __name__ == "__main__":
+    main()
