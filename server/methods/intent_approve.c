@@ -245,6 +245,11 @@ static void repair_done(void *data, const struct llm_answer *a, const struct llm
 		return;
 	}
 	intent_audit_proposal(k, p, j->cfg.model);
+	/* The conversation goes on from the repaired code, not the code that
+	 * failed: a follow-up builds on what ran. */
+	if (p->session_id)
+		intent_session_add(k->intent, p->session_id, "assistant", p->answer,
+		                   j->cfg.history_tokens);
 	snprintf(j->proposal_id, sizeof(j->proposal_id), "%s", p->id);
 	json_object *note = json_object_new_object();
 	json_object_object_add(note, "verdict", json_object_new_string(p->verdict_name));

@@ -171,6 +171,22 @@ def intent_checks():
         rc = s.close()
         check("the server exits cleanly (no sanitizer report) with a session open",
               rc == 0, "exit code %s" % rc)
+
+        # A repaired run: the conversation goes on from the code that ran.
+        s = S({"llm": {"url": url, "model": "fake-repair"}})
+        sid = s.open()
+        r = s.call("intent/run", {"intent": "sum to three", "language": "python",
+                                  "sessionId": sid})
+        pid = r.get("result", {}).get("proposalId")
+        a = s.call("intent/approve", {"proposalId": pid, "repair": {"maxAttempts": 2}})
+        r2 = s.call("intent/run", {"intent": "now print it twice", "language": "python",
+                                   "sessionId": sid})
+        last = json.load(urllib.request.urlopen(url + "/_last"))
+        said = [m["content"] for m in last.get("messages", []) if m.get("role") == "assistant"]
+        check("after a repair, the session's history holds the repaired code that ran",
+              "result" in a and said and "print(total)" in said[-1],
+              json.dumps([a, said])[:900])
+        s.close()
     finally:
         fake.kill()
         fake.wait()
