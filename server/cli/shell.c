@@ -168,8 +168,52 @@ static char *read_code(struct shell *sh, char *first)
 	return buf_steal(&b, NULL);
 }
 
-static void run_direct(struct shell *sh, const char *code)
+enum show { SHOW_NEVER, SHOW_IF_NEEDED, SHOW_ALWAYS };
+
+/* snippet/validate of code: the verdict (NULL when it cannot be had) and
+ * the result (yours to put, it holds the verdict), the code shown with
+ * its diagnostics as show says (if needed: not allow, or diagnostics). */
+static const char *validate_show(struct shell *sh, const char *code, enum show show,
+                                 json_object **ret_res)
 {
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "language", json_object_new_string(sh->lang));
+	json_object_object_add(p, "code", json_object_new_string(code));
+	json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
+	*ret_res = NULL;
+	term_status(&sh->t, "validating");
+	if (cli_client_call(sh->c, "snippet/validate", p, term_note, &sh->t, &res, &err) < 0 ||
+	    err) {
+		if (err)
+			term_error(&sh->t, err);
+		json_object_put(res);
+		return NULL;
+	}
+	term_status_clear(&sh->t);
+	const char *verdict = "deny";
+	json_get_string(res, "verdict", &verdict);
+	json_object *diags = json_get(res, "diagnostics");
+	if (show == SHOW_ALWAYS ||
+	    (show == SHOW_IF_NEEDED &&
+	     (strcmp(verdict, "allow") != 0 || (diags && json_object_array_length(diags)))))
+		term_code(&sh->t, code, diags, verdict);
+	*ret_res = res;
+	return verdict;
+}
+
+/* Validate (showing the code when there is something to say, unless it
+ * was just shown) and run code; python in the shell's session. */
+static void run_direct_shown(struct shell *sh, const char *code, bool shown)
+{
+	_cleanup_json_ json_object *vres = NULL;
+	const char *verdict = validate_show(sh, code, shown ? SHOW_NEVER : SHOW_IF_NEEDED, &vres);
+	if (!verdict)
+		return;
+	if (strcmp(verdict, "deny") == 0) {
+		term_info(&sh->t, "not run: the validator denies this code");
+		return;
+	}
 	json_object *p = json_object_new_object();
 	json_object_object_add(p, "language", json_object_new_string(sh->lang));
 	json_object_object_add(p, "code", json_object_new_string(code));
@@ -177,28 +221,6 @@ static void run_direct(struct shell *sh, const char *code)
 		json_object_object_add(p, "sessionId", json_object_new_string(sh->session));
 	_cleanup_json_ json_object *res = NULL;
 	_cleanup_json_ json_object *err = NULL;
-	term_status(&sh->t, "validating");
-	if (cli_client_call(sh->c, "snippet/validate", json_copy(p), term_note, &sh->t, &res,
-	                    &err) < 0 ||
-	    err) {
-		if (err)
-			term_error(&sh->t, err);
-		json_object_put(p);
-		return;
-	}
-	const char *verdict = "deny";
-	json_get_string(res, "verdict", &verdict);
-	json_object *diags = json_get(res, "diagnostics");
-	if (strcmp(verdict, "allow") != 0 || (diags && json_object_array_length(diags))) {
-		term_code(&sh->t, code, diags, verdict);
-		if (strcmp(verdict, "deny") == 0) {
-			term_info(&sh->t, "not run: the validator denies this code");
-			json_object_put(p);
-			return;
-		}
-	}
-	json_object_put(res);
-	res = NULL;
 	term_status(&sh->t, "running");
 	if (cli_client_call(sh->c, "snippet/run", p, term_note, &sh->t, &res, &err) < 0) {
 		term_info(&sh->t, "the kiln server went away");
@@ -209,6 +231,11 @@ static void run_direct(struct shell *sh, const char *code)
 	else
 		term_run_result(&sh->t, res);
 	session_note(sh, res);
+}
+
+static void run_direct(struct shell *sh, const char *code)
+{
+	run_direct_shown(sh, code, false);
 }
 
 /* Let the person change the code in $VISUAL/$EDITOR; NULL when unchanged
@@ -320,18 +347,37 @@ static void propose_and_run(struct shell *sh, json_object *proposal)
 	bool can_run = strcmp(verdict, "deny") != 0;
 	if (!can_run)
 		term_info(&sh->t, "the validator denies this code: it cannot run as it is");
-	switch (ask_choice(sh, can_run)) {
-	case 'r':
-		approve(sh, id);
-		break;
-	case 'e': {
-		_cleanup_free_ char *edited = edit_code(sh, code);
-		if (edited)
-			run_direct(sh, edited);
-		break;
-	}
-	default:
-		term_info(&sh->t, "skipped");
+	/* Edited code is shown, checked and asked about like the proposal;
+	 * an editor left without a change goes back to the question. */
+	_cleanup_free_ char *edited = NULL;
+	for (;;) {
+		int choice = ask_choice(sh, can_run);
+		if (choice == 'r') {
+			if (edited)
+				run_direct_shown(sh, edited, true);
+			else
+				approve(sh, id);
+			return;
+		}
+		if (choice != 'e') {
+			term_info(&sh->t, "skipped");
+			return;
+		}
+		char *e = edit_code(sh, edited ? edited : code);
+		if (!e) {
+			term_info(&sh->t, "unchanged");
+			if (!sh->tty)
+				return;
+			continue;
+		}
+		free(edited);
+		edited = e;
+		term_info(&sh->t, "your edit:");
+		_cleanup_json_ json_object *vres = NULL;
+		const char *v = validate_show(sh, edited, SHOW_ALWAYS, &vres);
+		can_run = v && strcmp(v, "deny") != 0;
+		if (!can_run)
+			term_info(&sh->t, "the validator denies this code: it cannot run as it is");
 	}
 }
 

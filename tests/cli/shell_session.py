@@ -174,6 +174,31 @@ def answer_history_checks():
         lines = [l for l in hist.splitlines() if not l.startswith("_HiStOrY_V2_")]
         check("run/edit/skip answers stay out of the line history",
               any("say" in l for l in lines) and "s" not in lines, repr(lines))
+
+        # The edit path: an editor that changes nothing goes back to the
+        # question; an edit is shown and asked about before it runs.
+        ed = tmp + "/ed.sh"
+        with open(ed, "w") as f:
+            f.write("#!/bin/sh\n[ -e %s/noop ] && exit 0\n"
+                    "sed -i 's/hello from kiln/edited by me/' \"$1\"\n" % tmp)
+        os.chmod(ed, 0o755)
+        open(tmp + "/noop", "w").close()
+        p = Pty([KILN, "shell"], env_for(tmp, KILN_LLM_URL=url, KILN_MODEL="fake-coder",
+                                         EDITOR=ed, VISUAL=""))
+        p.read_until(r"kiln> ")
+        step(p, "say hello", r"\[r/e/s\]")
+        ok, out = step(p, "e", r"\[r/e/s\]")
+        check("an editor left without a change goes back to the question",
+              ok and "unchanged" in out and "skipped" not in out, out)
+        os.unlink(tmp + "/noop")
+        ok, out = step(p, "e", r"\[r/e/s\]")
+        check("edited code is shown before it runs, and asked about",
+              ok and "your edit:" in out and "edited by me" in out and
+              "ok: exit 0" not in out, out)
+        ok, out = step(p, "r", r"ok: exit 0")
+        check("the edited code is what runs", ok and "\nedited by me\n" in out, out)
+        p.send(":quit\r")
+        p.wait()
     finally:
         fake.kill()
         fake.wait()
