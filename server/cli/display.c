@@ -90,7 +90,7 @@ void term_display(struct term *t, json_object *params)
 	json_get_string(data, "text/plain", &plain);
 	term_status_clear(t);
 	if (!t->at_bol)
-		putchar('\n'), t->at_bol = true;
+		fputc('\n', t->ui), t->at_bol = true;
 	bool rich = false;
 	unsigned n = ++counter;
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
@@ -122,10 +122,12 @@ void term_display(struct term *t, json_object *params)
 		rich = rich || kinds[i].base64;
 	}
 	/* An image's text/plain ("<Figure size 640x480 with 1 Axes>") says
-	 * nothing the saved file does not; other text is the display. */
+	 * nothing the saved file does not; other text is the display, and
+	 * goes where the program's output goes. */
 	if (!rich && plain[0]) {
+		fflush(t->ui);
 		vis_fputs(stdout, plain, VIS_NEWLINE | VIS_TAB);
-		putchar('\n');
+		fputc('\n', stdout);
 		t->at_bol = true;
 	}
 	fflush(stdout);

@@ -9,6 +9,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "core/visible.h"
 
@@ -18,12 +19,16 @@ struct term {
 	bool status_on; /* a status line is showing */
 	bool quiet;     /* no status lines at all */
 	bool at_bol;    /* the last output ended a line */
+	FILE *ui;       /* kiln's own lines: stdout, or stderr (term_ui_stderr) */
 	/* run/output of the stdout and stderr streams, filtered apart: a
 	 * sequence may be split across two chunks of one stream. */
 	struct vis_filter out[2];
 };
 
 void term_init(struct term *t);
+/* kiln's own lines (proposals, results, notes) go to stderr, so that
+ * stdout carries only the program's output (kiln ask). */
+void term_ui_stderr(struct term *t);
 /* Show a transient status ("thinking", "running") on stderr. */
 void term_status(struct term *t, const char *text);
 void term_status_clear(struct term *t);

@@ -2,8 +2,9 @@
 """shell_session.py: `kiln shell` on a pty, as a person uses it, with its
 session: names kept between lines, the last expression shown, displays
 saved under $XDG_CACHE_HOME/kiln/, :reset and :new, Ctrl-C at an idle
-prompt clearing the line instead of quitting, and run/skip answers kept
-out of the line history.
+prompt clearing the line instead of quitting, run/skip answers kept out of
+the line history, the edit path; and `kiln ask` for scripts: only the
+program's output on stdout, --json, --session NAME, --allow-warn.
 
   shell_session.py KILN
 
@@ -199,9 +200,60 @@ def answer_history_checks():
         check("the edited code is what runs", ok and "\nedited by me\n" in out, out)
         p.send(":quit\r")
         p.wait()
+        ask_checks(url, tmp)
     finally:
         fake.kill()
         fake.wait()
+
+
+def ask(url, tmp, *args):
+    env = env_for(tmp, KILN_LLM_URL=url, KILN_MODEL="fake-coder")
+    return subprocess.run([KILN, "ask", *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+
+
+def ask_checks(url, tmp):
+    import json
+    import urllib.request
+    r = ask(url, tmp, "--yes", "say hello")
+    check("kiln ask: stdout is the program's output, kiln's lines are on stderr",
+          r.returncode == 0 and r.stdout == "hello from kiln\n" and "verdict: allow" in r.stderr,
+          repr([r.returncode, r.stdout, r.stderr]))
+    r = ask(url, tmp, "--yes", "--json", "say hello")
+    try:
+        o = json.loads(r.stdout)
+    except ValueError:
+        o = {}
+    check("kiln ask --json prints one JSON object with the proposal, the run and its output",
+          r.returncode == 0 and o.get("proposal", {}).get("verdict") == "allow" and
+          o.get("approve", {}).get("ok") is True and o.get("stdout") == "hello from kiln\n" and
+          o.get("exitStatus") == 0, repr([r.returncode, r.stdout[:500]]))
+    r = ask(url, tmp, "--yes", "loop [[answer:warnloop]]")
+    check("kiln ask --yes does not run a warn verdict, and says how to",
+          r.returncode == 4 and "--allow-warn" in r.stderr and "looped" not in r.stdout,
+          repr([r.returncode, r.stdout, r.stderr[-300:]]))
+    r = ask(url, tmp, "--yes", "--allow-warn", "loop [[answer:warnloop]]")
+    check("kiln ask --yes --allow-warn runs a warn verdict", r.returncode == 0 and
+          r.stdout == "looped\n", repr([r.returncode, r.stdout, r.stderr[-300:]]))
+    # --session NAME: what ran is kept and replayed into the next one's
+    # session, whose names the model is told.
+    d = tmp + "/state/kiln/sessions"
+    os.makedirs(d, exist_ok=True)
+    with open(d + "/data.json", "w") as f:
+        json.dump({"cells": ["x = 41"]}, f)
+    r = ask(url, tmp, "--yes", "--session", "data", "say hello")
+    last = json.load(urllib.request.urlopen(url + "/_last"))
+    user = [m["content"] for m in last.get("messages", []) if m.get("role") == "user"]
+    # The last request is the explanation's; the intent's names the session.
+    told = any("- x: int = 41" in u for u in user)
+    kept = json.load(open(d + "/data.json")).get("cells")
+    check("kiln ask --session NAME replays what ran before and keeps what ran now",
+          r.returncode == 0 and kept == ["x = 41", "print('hello from kiln')\n"],
+          repr([r.returncode, kept, r.stderr[-400:]]))
+    check("kiln ask --session NAME tells the model the session's names", told, repr(user))
+    r = ask(url, tmp, "--session", "../x", "say hello")
+    check("kiln ask --session refuses a name that is not a plain name", r.returncode == 2,
+          repr([r.returncode, r.stderr]))
 
 
 def main():

@@ -108,6 +108,9 @@ SHAPES = {
     "bare": "import sys\nprint('bare', file=sys.stdout)\n",
     "foreign": "```bash\necho wrong language\n```\n",
     "sleepy": "```python\nimport time\ntime.sleep(60)\nprint('woke')\n```\n",
+    # A warn verdict (a loop the validator sees no way out of) that ends.
+    "warnloop": ("```python\nimport os\nn = 0\nwhile True:\n    n += 1\n    if n > 3:\n"
+                 "        print('looped', flush=True)\n        os._exit(0)\n```\n"),
     # Terminal escapes in the code and the prose: what the terminal front
     # ends must show visibly, never act on (tests/suites/25-cli.sh). The
     # code's second line hides a multiplication behind a comment; the prose
