@@ -124,7 +124,7 @@ static void session_save(const char *path, json_object *cells, const char *code)
 		json_object_array_del_idx(cells, 0, 1);
 	json_object *o = json_object_new_object();
 	json_object_object_add(o, "cells", json_object_get(cells));
-	char tmp[4200];
+	char tmp[4300];
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	if (json_object_to_file_ext(tmp, o, JSON_C_TO_STRING_PRETTY) < 0 || rename(tmp, path) < 0)
 		fprintf(stderr, "kiln ask: cannot keep the session in %s\n", path);

@@ -313,6 +313,20 @@ static void finish_run(struct run *run, const struct sbx_artifacts *found)
 	oc.run_id = id;
 	oc.stdout_tail = tails[OUT];
 	oc.stderr_tail = tails[ERR];
+	static char sess[4][1024];
+	const char **ss[] = {&oc.session_id, &oc.session_why, &oc.error_name, &oc.error_value};
+	for (size_t i = 0; i < ARRAY_SIZE(ss); i++)
+		if (*ss[i]) {
+			snprintf(sess[i], sizeof(sess[i]), "%s", *ss[i]);
+			*ss[i] = sess[i];
+		}
+	if (run->in_session) {
+		run_done_fn d = run->done;
+		void *dd = run->done_data;
+		run_free(run);
+		d(dd, &oc, 0, NULL);
+		return;
+	}
 	/* The next run like this one finds its box built: built once this
 	 * one is over, so that building it takes no CPU from this one. */
 	struct sandbox *s = run->sbx;
@@ -335,6 +349,7 @@ struct collect {
 	int work_fd;
 	char run_id[24];
 	char *host_dir;
+	char **only; /* a session's run: the names it changed */
 	struct sbx_artifact_opts opts;
 	struct sbx_artifacts found;
 };
@@ -361,6 +376,9 @@ static void collect_free(void *data)
 	/* Closing the last fd of the workspace frees its tmpfs. */
 	close(c->work_fd);
 	free(c->host_dir);
+	for (size_t i = 0; c->only && c->only[i]; i++)
+		free(c->only[i]);
+	free(c->only);
 	free(c);
 }
 
@@ -382,6 +400,10 @@ static int start_collecting(struct run *run)
 	    .max_copy_bytes = cfg->artifact_max_bytes,
 	    .host_dir = c->host_dir,
 	};
+	if (run->in_session) {
+		c->only = steal_pointer(&run->only);
+		c->opts.only = (const char *const *)c->only;
+	}
 	c->work_fd = steal_fd(&run->box.work_fd);
 	run->collecting = true;
 	int r = sbx_job_start(run->sbx, collect_work, collect_done, collect_free, c, &run->job);
@@ -443,6 +465,7 @@ struct run *run_session_new(struct sandbox *s, struct sbx_session *ss, const str
 	if (!run)
 		return NULL;
 	run->session = ss;
+	run->in_session = true;
 	run->sink = sink;
 	run->sink_data = sink_data;
 	run->done = done;
@@ -532,18 +555,31 @@ void run_session_end(struct run *run, const struct run_session_end *e)
 		break;
 	}
 	o.duration_ms = loop_now_ms() - run->start_ms;
-	static char tails[2][SBX_TAIL_MAX + 1];
-	for (int s = 0; s < 2; s++)
-		snprintf(tails[s], sizeof(tails[s]), "%s", sbx_tail_str(&run->tail[s]));
-	static char id[sizeof(run->id)];
-	snprintf(id, sizeof(id), "%s", run->id);
-	o.run_id = id;
-	o.stdout_tail = tails[OUT];
-	o.stderr_tail = tails[ERR];
-	run_done_fn done = run->done;
-	void *done_data = run->done_data;
-	run_free(run);
-	done(done_data, &o, 0, NULL);
+	/* The strings are the caller's: copies live with the run. */
+	snprintf(run->sess_id, sizeof(run->sess_id), "%s", e->session_id ? e->session_id : "");
+	o.session_id = run->sess_id;
+	if (e->why) {
+		snprintf(run->sess_why, sizeof(run->sess_why), "%s", e->why);
+		o.session_why = run->sess_why;
+	}
+	if (e->error_name) {
+		snprintf(run->err_name, sizeof(run->err_name), "%s", e->error_name);
+		snprintf(run->err_value, sizeof(run->err_value), "%s",
+		         e->error_value ? e->error_value : "");
+		o.error_name = run->err_name;
+		o.error_value = run->err_value;
+	}
+	run->end_ms = loop_now_ms();
+	run->outcome = o;
+	/* What the run changed under /work/out, off the loop, then the end. */
+	run->box.work_fd = e->work_fd;
+	if (e->nchanged && (run->only = calloc(e->nchanged + 1, sizeof(char *))))
+		for (size_t i = 0; i < e->nchanged; i++)
+			if (!(run->only[i] = strdup(e->changed[i])))
+				break;
+	if (run->only && run->only[0] && run->box.work_fd >= 0 && start_collecting(run) == 0)
+		return;
+	finish_run(run, NULL);
 }
 
 /* --- boxes ---------------------------------------------------------------- */
@@ -793,6 +829,9 @@ void run_free(struct run *run)
 	/* Kills what is left of the box and waits for it. */
 	sbx_box_release(run->sbx, &run->box);
 	buf_release(&run->pending);
+	for (size_t i = 0; run->only && run->only[i]; i++)
+		free(run->only[i]);
+	free(run->only);
 	free(run);
 }
 

@@ -40,6 +40,13 @@ struct run {
 	/* A session's run (session.c): the session's box runs it, and this
 	 * run's box stays empty. */
 	struct sbx_session *session;
+	/* It was a session's run (session is NULL once the session has let
+	 * go): its artifacts are the files its driver saw change (only, a
+	 * NULL-terminated list, owned), and its outcome's session strings
+	 * are copies held here. */
+	bool in_session;
+	char **only;
+	char sess_id[24], sess_why[320], err_name[128], err_value[1024];
 	char language[64]; /* the box's language */
 	bool timed_out, truncated, killing;
 	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */
@@ -110,6 +117,10 @@ struct run_session_end {
 	const char *session_id;
 	const char *why; /* the session ended, and why; or NULL */
 	const char *error_name, *error_value;
+	int work_fd; /* the session's /work (a dup, taken), or -1 */
+	/* The names under /work/out the run changed (borrowed), or NULL. */
+	const char *const *changed;
+	size_t nchanged;
 };
 /* Report the run's end to its owner and free it. */
 void run_session_end(struct run *run, const struct run_session_end *e);

@@ -10,6 +10,7 @@
 #include "sandbox/session.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +50,8 @@ extern const char sbx_session_driver[];
 #define VARS_MAX_BYTES (64u * 1024)
 
 #define DRIVER_PATH "code/kiln_session.py"
+/* The files a run may hand back as artifacts. */
+#define SESSION_CHANGED_MAX 64
 
 struct sbx_session {
 	struct sandbox *sbx;
@@ -249,6 +252,13 @@ static bool bundle_ok(json_object *data)
 
 static void drain_pipes(struct sbx_session *ss);
 
+/* A copy of the box's /work for a run's artifacts (run.c reads them off
+ * the loop and closes it), or -1. */
+static int work_dup(const struct sbx_session *ss)
+{
+	return ss->box.work_fd >= 0 ? fcntl(ss->box.work_fd, F_DUPFD_CLOEXEC, 3) : -1;
+}
+
 static void run_done_frame(struct sbx_session *ss, json_object *msg)
 {
 	if (ss->run)
@@ -260,7 +270,8 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 	json_get_int64(msg, "maxRssKb", &rss);
 	struct run_session_end e = {.cpu_ms = cpu > 0 ? (uint64_t)cpu : 0,
 	                            .max_rss_kb = rss > 0 ? rss : 0,
-	                            .session_id = ss->id};
+	                            .session_id = ss->id,
+	                            .work_fd = -1};
 	if (strcmp(status, "error") == 0) {
 		e.status = RUN_SESSION_ERROR;
 		json_object *err = json_get(msg, "error");
@@ -294,6 +305,20 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 	if (!run)
 		return; /* the end of a run that was cancelled */
 	run->session = NULL;
+	/* The names it changed under /work/out: strings of at most 4 KiB,
+	 * at most 64 of them. Whatever the driver says, only files under
+	 * /work/out can be named. */
+	const char *changed[SESSION_CHANGED_MAX];
+	json_object *ch = json_get(msg, "changed");
+	size_t nch = json_object_is_type(ch, json_type_array) ? json_object_array_length(ch) : 0;
+	for (size_t i = 0; i < nch && e.nchanged < SESSION_CHANGED_MAX; i++) {
+		json_object *v = json_object_array_get_idx(ch, i);
+		if (json_object_is_type(v, json_type_string) &&
+		    json_object_get_string_len(v) < 4096)
+			changed[e.nchanged++] = json_object_get_string(v);
+	}
+	e.changed = changed;
+	e.work_fd = e.nchanged ? work_dup(ss) : -1;
 	/* Last: done may start the next run in this session. */
 	run_session_end(run, &e);
 }
@@ -454,7 +479,8 @@ static void end_session(struct sbx_session *ss, const char *why, int wstatus, bo
 		struct run_session_end e = {.status = RUN_SESSION_DIED,
 		                            .wstatus = have_status ? wstatus : SIGKILL,
 		                            .session_id = ss->id,
-		                            .why = ss->why};
+		                            .why = ss->why,
+		                            .work_fd = -1};
 		run_session_end(run, &e);
 	}
 }
@@ -774,6 +800,7 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 	json_object_object_add(req, "id", json_object_new_string(run_id(run)));
 	json_object_object_add(req, "code", json_object_new_string(code));
 	json_object_object_add(req, "cpuMs", json_object_new_int64((int64_t)lim.cpu_ms));
+	json_object_object_add(req, "outDir", json_object_new_string(SBX_WORKSPACE "/out"));
 	r = queue_frame(ss, req);
 	json_object_put(req);
 	if (r < 0) {

@@ -6,10 +6,11 @@
 # The channel to kiln is the socket kiln gave as stdin; it is moved to a
 # private, close-on-exec fd and stdin becomes /dev/null. Frames both ways
 # are a 4-byte big-endian length and a UTF-8 JSON object:
-#   kiln -> driver  {"op": "run", "id", "code", "cpuMs"}
+#   kiln -> driver  {"op": "run", "id", "code", "cpuMs", "outDir"}
 #   driver -> kiln  {"op": "display", "data": {mime: value}, "metadata": {}}
 #                   {"op": "done", "status": "ok"|"error"|"interrupted"|"cpu",
-#                    "error": {"name", "value"}?, "cpuMs", "vars": [...]}
+#                    "error": {"name", "value"}?, "cpuMs", "maxRssKb",
+#                    "vars": [...], "changed": [names under outDir]}
 # The code's own output goes to fd 1 and 2, pipes kiln reads as a run's.
 # Nothing here is trusted by kiln: the code could write to the channel,
 # and kiln caps and checks every frame it reads.
@@ -329,12 +330,45 @@ def _print_exception(e):
     traceback.print_exception(type(e), e, tb, file=sys.stderr)
 
 
+OUT_MAX = 1000
+
+
+def _out_snapshot(out_dir):
+    """The regular files under out_dir (four levels, links not followed):
+    name -> what changes when the file does."""
+    snap = {}
+
+    def walk(path, prefix, depth):
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            return
+        for e in entries:
+            if len(snap) >= OUT_MAX:
+                return
+            try:
+                st = e.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            name = prefix + e.name
+            if e.is_file(follow_symlinks=False):
+                snap[name] = (st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size)
+            elif e.is_dir(follow_symlinks=False) and depth < 4:
+                walk(e.path, name + "/", depth + 1)
+
+    if isinstance(out_dir, str):
+        walk(out_dir, "", 0)
+    return snap
+
+
 def _run(ns, req):
     run_id = str(req.get("id", ""))
     code = req.get("code", "")
     filename = "<%s>" % run_id
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     cpu_ms = req.get("cpuMs")
+    out_dir = req.get("outDir")
+    before = _out_snapshot(out_dir)
     start = _cpu_s()
     status, err = "ok", None
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -379,6 +413,8 @@ def _run(ns, req):
              "maxRssKb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}
     if err:
         reply["error"] = err
+    after = _out_snapshot(out_dir)
+    reply["changed"] = sorted(n for n, v in after.items() if before.get(n) != v)[:64]
     try:
         reply["vars"] = _vars(ns)
     except BaseException:

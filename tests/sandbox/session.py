@@ -230,6 +230,17 @@ def main():
           seq == [("run/output", "a\n"), ("run/display", "1"), ("run/output", "b\n"),
                   ("run/display", "3")], json.dumps(seq))
 
+    # Files left under /work/out are a run's artifacts: those it changed.
+    r, n = s.run({"sessionId": sid, "code":
+                  "import os\nos.makedirs('/work/out', exist_ok=True)\n"
+                  "open('/work/out/a.txt', 'w').write('x')"})
+    arts = [m["params"] for m in n if m.get("method") == "run/artifact"]
+    r2, n2 = s.run({"sessionId": sid, "code": "1"})
+    arts2 = [m["params"] for m in n2 if m.get("method") == "run/artifact"]
+    check("a file a run writes under /work/out is its artifact, and only its",
+          len(arts) == 1 and arts[0]["name"] == "a.txt" and arts[0]["data"] == "eA==" and
+          arts[0]["runId"] == r["result"]["runId"] and not arts2, json.dumps([n, n2])[:600])
+
     # An exception: exit code 1, its name, a traceback naming the run.
     r, n = s.run({"sessionId": sid, "code": "1/0"})
     res = r["result"]
@@ -404,9 +415,13 @@ def main():
         s.p.wait(timeout=10)
     except subprocess.TimeoutExpired:
         s.p.kill()
-    left = [p for p in os.listdir("/proc") if p.isdigit() and
-            b"kiln_session.py" in open("/proc/%s/cmdline" % p, "rb").read()
-            if os.path.exists("/proc/%s/cmdline" % p)]
+    left = []
+    for q in os.listdir("/proc"):
+        try:
+            if q.isdigit() and b"kiln_session.py" in open("/proc/%s/cmdline" % q, "rb").read():
+                left.append(q)
+        except OSError:
+            pass
     check("the end of the connection ends every session", had == 2 and not left,
           "%d drivers before, left: %s" % (had, left))
 
