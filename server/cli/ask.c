@@ -44,7 +44,7 @@ struct collect {
 static void collect_note(void *data, const char *method, json_object *params)
 {
 	struct collect *c = data;
-	if (strcmp(method, "intent/attempt") == 0) {
+	if (method && strcmp(method, "intent/attempt") == 0) {
 		const char *stage = "", *code = NULL;
 		json_get_string(params, "stage", &stage);
 		if (strcmp(stage, "repaired") == 0 && json_get_string(params, "code", &code) == 0) {
@@ -56,6 +56,8 @@ static void collect_note(void *data, const char *method, json_object *params)
 		term_note(c->t, method, params);
 		return;
 	}
+	if (!method)
+		return;
 	if (strcmp(method, "run/output") == 0) {
 		const char *stream = "stdout", *text = "";
 		json_get_string(params, "stream", &stream);

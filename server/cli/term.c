@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/display.h"
@@ -66,14 +67,29 @@ void term_status_clear(struct term *t)
 	t->status_on = false;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 void term_status(struct term *t, const char *text)
 {
 	if (!t->status_ok || t->quiet || !t->at_bol)
 		return;
+	if (strcmp(text, t->status_text) != 0) {
+		snprintf(t->status_text, sizeof(t->status_text), "%s", text);
+		t->status_since_ms = now_ms();
+	}
 	fprintf(stderr, "\r\033[K%s", C_DIM);
 	/* Status lines are on a terminal, hence always in colour. */
-	vis_fputs(stderr, text, VIS_COLOR);
-	fprintf(stderr, "...%s", C_RESET);
+	vis_fputs(stderr, t->status_text, VIS_COLOR);
+	uint64_t s = (now_ms() - t->status_since_ms) / 1000;
+	if (s)
+		fprintf(stderr, "... %llu s%s", (unsigned long long)s, C_RESET);
+	else
+		fprintf(stderr, "...%s", C_RESET);
 	fflush(stderr);
 	t->status_on = true;
 }
@@ -230,6 +246,15 @@ void term_note(void *data, const char *method, json_object *params)
 {
 	struct term *t = data;
 	const char *s = NULL;
+	if (!method) {
+		/* The client's tick: the status's elapsed time. */
+		if (t->status_on && t->status_text[0]) {
+			char text[sizeof(t->status_text)];
+			snprintf(text, sizeof(text), "%s", t->status_text);
+			term_status(t, text);
+		}
+		return;
+	}
 	if (strcmp(method, "run/output") == 0) {
 		const char *stream = "stdout", *text = "";
 		json_get_string(params, "stream", &stream);

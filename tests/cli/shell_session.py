@@ -153,6 +153,21 @@ def typed_code_checks():
           os.WEXITSTATUS(st) == 0, "status %s" % st)
 
 
+def elapsed_checks():
+    # With a status line (a terminal that takes colour), a run that lasts
+    # shows how long it has run.
+    tmp = tempfile.mkdtemp()
+    env = env_for(tmp, KILN_LLM_URL="http://127.0.0.1:9", TERM="xterm")
+    env.pop("NO_COLOR")
+    p = Pty([KILN, "shell"], env)
+    p.read_until(r"kiln python> ")
+    ok, out = step(p, "import time; time.sleep(2.6)", r"ok: exit 0", 30)
+    check("the status line shows the elapsed time of a run",
+          re.search(r"running\.\.\. 2 s", out) is not None, repr(out[-400:]))
+    p.send(":quit\r")
+    p.wait()
+
+
 def answer_history_checks():
     tmp = tempfile.mkdtemp()
     fake = subprocess.Popen(["/usr/bin/python3", os.path.join(_here, "..", "fake-model",
@@ -258,6 +273,7 @@ def ask_checks(url, tmp):
 
 def main():
     typed_code_checks()
+    elapsed_checks()
     answer_history_checks()
     print("%d passed, %d failed" % (passed, failed))
 
