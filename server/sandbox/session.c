@@ -113,12 +113,14 @@ static unsigned ctl_events(const struct sbx_session *ss)
 
 static void watch_io(struct sbx_session *ss)
 {
+	int r;
 	for (int s = 0; s < 2; s++)
 		if (ss->box.fds[s] >= 0) {
 			if (ss->io_paused)
 				loop_unwatch(ss->loop, ss->box.fds[s]);
-			else if (loop_watch(ss->loop, ss->box.fds[s], LOOP_READ, on_pipe, ss) < 0 &&
-			         errno != EEXIST)
+			else if ((r = loop_watch(ss->loop, ss->box.fds[s], LOOP_READ, on_pipe,
+			                         ss)) < 0 &&
+			         r != -EEXIST)
 				log_warn("session %s: cannot watch its output", ss->id);
 		}
 	if (ss->box.ctl_fd >= 0)
@@ -648,6 +650,19 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	return 0;
 }
 
+/* The run under way ends now, and is answered: its session is being
+ * closed or reset (the box is gone). id: the session's, copied. */
+static void end_run_now(struct run *run, const char *id, const char *why)
+{
+	run->session = NULL;
+	struct run_session_end e = {.status = RUN_SESSION_DIED,
+	                            .wstatus = SIGKILL,
+	                            .session_id = id,
+	                            .why = why,
+	                            .work_fd = -1};
+	run_session_end(run, &e);
+}
+
 static void session_free(struct sbx_session *ss)
 {
 	struct sandbox *s = ss->sbx;
@@ -804,6 +819,8 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 	r = queue_frame(ss, req);
 	json_object_put(req);
 	if (r < 0) {
+		snprintf(err, errsz, "session %s cannot take the run now: %s", ss->id,
+		         strerror(-r));
 		run->session = NULL;
 		run_free(run);
 		return r;
@@ -823,11 +840,10 @@ int sbx_session_reset(struct sbx_session *ss, char *err, size_t errsz)
 	err[0] = '\0';
 	stop_timers(ss);
 	struct run *run = steal_pointer(&ss->run);
-	if (run) {
-		run->session = NULL;
-		run_cancel(run);
-	}
 	drop_box(ss);
+	snprintf(ss->why, sizeof(ss->why), "the session was reset (session/reset)");
+	if (run)
+		end_run_now(run, ss->id, ss->why);
 	json_object_put(ss->vars);
 	ss->vars = NULL;
 	int r = start_box(ss, err, errsz);
@@ -838,8 +854,14 @@ int sbx_session_reset(struct sbx_session *ss, char *err, size_t errsz)
 
 void sbx_session_close(struct sbx_session *ss)
 {
-	if (ss)
-		session_free(ss);
+	if (!ss)
+		return;
+	char id[sizeof(ss->id)];
+	snprintf(id, sizeof(id), "%s", ss->id);
+	struct run *run = steal_pointer(&ss->run);
+	session_free(ss);
+	if (run)
+		end_run_now(run, id, "the session was closed (session/close)");
 }
 
 void sbx_sessions_free(struct sandbox *s)

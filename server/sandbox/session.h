@@ -45,7 +45,8 @@ const char *sbx_session_id(const struct sbx_session *ss);
 const char *sbx_session_ended(const struct sbx_session *ss);
 
 /* Run code in the session, as run_start does for a fresh box: output,
- * displays and the end go to sink and done. limits: the request's, of
+ * displays and the end go to sink and done (which may start the next run
+ * in this session, but not reset or close it). limits: the request's, of
  * which only wallMs, cpuMs and outputBytes may be given (the others are
  * the session's). -EINVAL (bad limits, code too large), -EBUSY (a run is
  * under way) and -EPIPE (the session has ended) with a sentence in err;
@@ -54,13 +55,15 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
                     const char *code, json_object *limits, run_done_fn done, void *data,
                     struct run **ret_run, char *err, size_t errsz);
 
-/* Forget everything: end the box (a run under way ends as cancelled: its
- * done is not called) and start a fresh one with the same language and
- * limits, also for a session that had ended. -errno with a sentence. */
+/* Forget everything: end the box (a run under way ends, its done called
+ * with session_ended and the reason) and start a fresh one with the same
+ * language and limits, also for a session that had ended. -errno with a
+ * sentence. */
 int sbx_session_reset(struct sbx_session *ss, char *err, size_t errsz);
 
 /* End the session and forget it: every process of its box is dead on
- * return; a run under way is cancelled (its done is not called). */
+ * return; a run under way ends, its done called (after the session is
+ * gone) with session_ended and the reason. */
 void sbx_session_close(struct sbx_session *ss);
 
 /* What the session holds, as its driver last described it after a run:

@@ -405,6 +405,30 @@ def main():
         if m.get("id") == first:
             break
 
+    # Closing (or resetting) a session answers the run under way.
+    for method in ("session/reset", "session/close"):
+        s.id += 1
+        first = s.id
+        s.send({"jsonrpc": "2.0", "id": first, "method": "snippet/run",
+                "params": {"sessionId": sid, "code": "import time\ntime.sleep(30)"}})
+        time.sleep(0.5)
+        s.id += 1
+        s.send({"jsonrpc": "2.0", "id": s.id, "method": method,
+                "params": {"sessionId": sid}})
+        rc = got = None
+        while rc is None or got is None:
+            m = s.read()
+            if m.get("id") == first:
+                got = m
+            elif m.get("id") == s.id:
+                rc = m
+        res = (got or {}).get("result", {})
+        check("%s answers the run under way, saying why" % method,
+              "result" in rc and res.get("sessionEnded") and
+              method.split("/")[1] in res.get("sessionEndReason", ""),
+              json.dumps([rc, got])[:500])
+    sid = s.open()
+
     # Sessions close with the connection: nothing left behind.
     sid3 = s.open()
     s.run({"sessionId": sid3, "code": "x = 1"})
