@@ -156,6 +156,9 @@ int cli_client_call(struct cli_client *c, const char *method, json_object *param
 			r = read_more(c, 100);
 			if (r < 0)
 				return r;
+			/* Nothing for 100 ms: the note function's tick. */
+			if (r == 0 && fn)
+				fn(data, NULL, NULL);
 			continue;
 		}
 		_cleanup_json_ json_object *m = msg;

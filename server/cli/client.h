@@ -13,6 +13,8 @@
 struct cli_client;
 
 /* A notification from the server; params borrowed. */
+/* A notification; or, with method NULL, a tick every 100 ms that the
+ * server sends nothing (for a status line's elapsed time). */
 typedef void (*cli_client_note_fn)(void *data, const char *method, json_object *params);
 
 /* Start the server child and initialize it (UTF-8 positions); config_path

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli/cache_dir.h"
 #include "core/visible.h"
 #include "methods/workspace_edit.h"
 
@@ -49,45 +50,17 @@ int cli_base64_decode(const char *text, unsigned char **ret, size_t *ret_len)
 	return 0;
 }
 
-/* The folder of this process's run run_id, made with its parents. */
+/* The folder of this process's run run_id (cache_dir.h: the same one its
+ * displays go to), its id made into plain characters. */
 static int run_dir(const char *run_id, char *dir, size_t size)
 {
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	char base[PATH_MAX];
-	if (xdg && xdg[0] == '/')
-		snprintf(base, sizeof(base), "%s/kiln/runs", xdg);
-	else if (home && home[0] == '/')
-		snprintf(base, sizeof(base), "%s/.cache/kiln/runs", home);
-	else
-		return -ENOENT;
-	/* mkdir -p, owner only: what code printed may be private. */
-	for (char *p = base + 1; (p = strchr(p, '/')) || true; p++) {
-		if (p)
-			*p = '\0';
-		if (mkdir(base, 0700) < 0 && errno != EEXIST)
-			return -errno;
-		if (!p)
-			break;
-		*p = '/';
-	}
-	static char stamp[32];
-	if (!stamp[0]) {
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	}
 	char id[32];
 	snprintf(id, sizeof(id), "%s", run_id);
 	for (char *p = id; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 		      (*p >= '0' && *p <= '9')))
 			*p = '_';
-	if (snprintf(dir, size, "%s/%s-%d-%s", base, stamp, (int)getpid(), id) >= (int)size)
-		return -ENAMETOOLONG;
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return cli_run_folder(id, dir, size);
 }
 
 int cli_save_artifact(const char *run_id, const char *name, const void *data, size_t len,

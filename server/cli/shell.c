@@ -37,6 +37,7 @@ struct shell {
 	bool model; /* a model is reachable */
 	char lang[32];
 	char session[64];
+	bool have_session; /* session is a sandbox session (session/open) */
 	int max_attempts;
 	char history[4096];
 	const char *config; /* --config, handed to the server child */
@@ -48,14 +49,24 @@ static void on_sigint(int sig)
 	cli_client_interrupted = 1;
 }
 
-/* One line from the person (without its newline), or NULL at the end. */
-static char *read_line(struct shell *sh, const char *prompt)
+/* One line from the person (without its newline), or NULL at the end;
+ * into the line-editing history when hist. On a terminal, Ctrl-C at the
+ * prompt drops the line and asks again, as Python's and bash's do. */
+static char *read_line_h(struct shell *sh, const char *prompt, bool hist)
 {
 	if (sh->tty) {
-		char *l = readline(prompt);
-		if (l && l[0])
-			add_history(l);
-		return l;
+		for (;;) {
+			cli_client_interrupted = 0;
+			char *l = readline(prompt);
+			if (!l && cli_client_interrupted) {
+				fputs("^C\n", stdout);
+				fflush(stdout);
+				continue;
+			}
+			if (l && l[0] && hist)
+				add_history(l);
+			return l;
+		}
 	}
 	char *line = NULL;
 	size_t cap = 0;
@@ -67,6 +78,74 @@ static char *read_line(struct shell *sh, const char *prompt)
 	if (n && line[n - 1] == '\n')
 		line[n - 1] = '\0';
 	return line;
+}
+
+static char *read_line(struct shell *sh, const char *prompt)
+{
+	return read_line_h(sh, prompt, true);
+}
+
+/* What a run's result says of the shell's session: that it ended. */
+static void session_note(struct shell *sh, json_object *result)
+{
+	bool ended = false;
+	const char *why = "";
+	if (json_get_bool(result, "sessionEnded", &ended) == 0 && ended) {
+		json_get_string(result, "sessionEndReason", &why);
+		term_info(&sh->t, "the session ended: %s. :reset starts a fresh one.", why);
+	}
+}
+
+/* Open the shell's session (python only): its names persist between
+ * runs. Without one, runs are one-shot, and the shell says so. */
+static void session_open(struct shell *sh)
+{
+	_cleanup_json_ json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "language", json_object_new_string("python"));
+	sh->have_session = false;
+	if (cli_client_call(sh->c, "session/open", p, NULL, NULL, &res, &err) < 0 || err) {
+		const char *msg = "the server went away";
+		json_get_string(err, "message", &msg);
+		term_info(&sh->t, "no session (each run starts fresh): %s", msg);
+		return;
+	}
+	const char *id = NULL;
+	if (json_get_string(res, "sessionId", &id) == 0) {
+		snprintf(sh->session, sizeof(sh->session), "%s", id);
+		sh->have_session = true;
+	}
+}
+
+static void session_cmd(struct shell *sh, const char *method)
+{
+	if (!sh->have_session) {
+		session_open(sh);
+		if (sh->have_session)
+			term_info(&sh->t, "a new session: names from now on persist");
+		return;
+	}
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "sessionId", json_object_new_string(sh->session));
+	_cleanup_json_ json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
+	if (cli_client_call(sh->c, method, p, NULL, NULL, &res, &err) < 0) {
+		term_info(&sh->t, "the kiln server went away");
+		return;
+	}
+	if (err) {
+		term_error(&sh->t, err);
+		return;
+	}
+	if (strcmp(method, "session/close") == 0) {
+		/* A new session is a new conversation too: its id is new. */
+		session_open(sh);
+		if (sh->have_session)
+			term_info(&sh->t, "a new session: names and the conversation start afresh");
+	} else {
+		term_info(&sh->t, "the session was reset: its names are gone");
+	}
 }
 
 /* Code typed directly: a line that opens a block (ends with ':', '\' or
@@ -114,35 +193,59 @@ static void offer_changes(struct shell *sh, json_object *result)
 		term_info(&sh->t, "applied %d change%s", done, done == 1 ? "" : "s");
 }
 
-static void run_direct(struct shell *sh, const char *code)
+enum show { SHOW_NEVER, SHOW_IF_NEEDED, SHOW_ALWAYS };
+
+/* snippet/validate of code: the verdict (NULL when it cannot be had) and
+ * the result (yours to put, it holds the verdict), the code shown with
+ * its diagnostics as show says (if needed: not allow, or diagnostics). */
+static const char *validate_show(struct shell *sh, const char *code, enum show show,
+                                 json_object **ret_res)
 {
 	json_object *p = json_object_new_object();
 	json_object_object_add(p, "language", json_object_new_string(sh->lang));
 	json_object_object_add(p, "code", json_object_new_string(code));
-	_cleanup_json_ json_object *res = NULL;
+	json_object *res = NULL;
 	_cleanup_json_ json_object *err = NULL;
+	*ret_res = NULL;
 	term_status(&sh->t, "validating");
-	if (cli_client_call(sh->c, "snippet/validate", json_copy(p), term_note, &sh->t, &res,
-	                    &err) < 0 ||
+	if (cli_client_call(sh->c, "snippet/validate", p, term_note, &sh->t, &res, &err) < 0 ||
 	    err) {
 		if (err)
 			term_error(&sh->t, err);
-		json_object_put(p);
-		return;
+		json_object_put(res);
+		return NULL;
 	}
+	term_status_clear(&sh->t);
 	const char *verdict = "deny";
 	json_get_string(res, "verdict", &verdict);
 	json_object *diags = json_get(res, "diagnostics");
-	if (strcmp(verdict, "allow") != 0 || (diags && json_object_array_length(diags))) {
+	if (show == SHOW_ALWAYS ||
+	    (show == SHOW_IF_NEEDED &&
+	     (strcmp(verdict, "allow") != 0 || (diags && json_object_array_length(diags)))))
 		term_code(&sh->t, code, diags, verdict);
-		if (strcmp(verdict, "deny") == 0) {
-			term_info(&sh->t, "not run: the validator denies this code");
-			json_object_put(p);
-			return;
-		}
+	*ret_res = res;
+	return verdict;
+}
+
+/* Validate (showing the code when there is something to say, unless it
+ * was just shown) and run code; python in the shell's session. */
+static void run_direct_shown(struct shell *sh, const char *code, bool shown)
+{
+	_cleanup_json_ json_object *vres = NULL;
+	const char *verdict = validate_show(sh, code, shown ? SHOW_NEVER : SHOW_IF_NEEDED, &vres);
+	if (!verdict)
+		return;
+	if (strcmp(verdict, "deny") == 0) {
+		term_info(&sh->t, "not run: the validator denies this code");
+		return;
 	}
-	json_object_put(res);
-	res = NULL;
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "language", json_object_new_string(sh->lang));
+	json_object_object_add(p, "code", json_object_new_string(code));
+	if (sh->have_session && strcmp(sh->lang, "python") == 0)
+		json_object_object_add(p, "sessionId", json_object_new_string(sh->session));
+	_cleanup_json_ json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
 	term_status(&sh->t, "running");
 	if (cli_client_call(sh->c, "snippet/run", p, term_note, &sh->t, &res, &err) < 0) {
 		term_info(&sh->t, "the kiln server went away");
@@ -154,6 +257,12 @@ static void run_direct(struct shell *sh, const char *code)
 		term_run_result(&sh->t, res);
 	if (!err)
 		offer_changes(sh, res);
+	session_note(sh, res);
+}
+
+static void run_direct(struct shell *sh, const char *code)
+{
+	run_direct_shown(sh, code, false);
 }
 
 /* Let the person change the code in $VISUAL/$EDITOR; NULL when unchanged
@@ -207,8 +316,8 @@ static char *edit_code(struct shell *sh, const char *code)
 static int ask_choice(struct shell *sh, bool can_run)
 {
 	for (;;) {
-		char *a =
-		    read_line(sh, can_run ? "run, edit or skip? [r/e/s] " : "edit or skip? [e/s] ");
+		char *a = read_line_h(
+		    sh, can_run ? "run, edit or skip? [r/e/s] " : "edit or skip? [e/s] ", false);
 		if (!a)
 			return 's';
 		int c = a[0];
@@ -244,6 +353,7 @@ static void approve(struct shell *sh, const char *id)
 	}
 	term_run_result(&sh->t, json_get(res, "result"));
 	offer_changes(sh, json_get(res, "result"));
+	session_note(sh, json_get(res, "result"));
 	const char *stopped = NULL;
 	if (json_get_string(res, "stopped", &stopped) == 0) {
 		if (strcmp(stopped, "needs_approval") == 0) {
@@ -265,18 +375,37 @@ static void propose_and_run(struct shell *sh, json_object *proposal)
 	bool can_run = strcmp(verdict, "deny") != 0;
 	if (!can_run)
 		term_info(&sh->t, "the validator denies this code: it cannot run as it is");
-	switch (ask_choice(sh, can_run)) {
-	case 'r':
-		approve(sh, id);
-		break;
-	case 'e': {
-		_cleanup_free_ char *edited = edit_code(sh, code);
-		if (edited)
-			run_direct(sh, edited);
-		break;
-	}
-	default:
-		term_info(&sh->t, "skipped");
+	/* Edited code is shown, checked and asked about like the proposal;
+	 * an editor left without a change goes back to the question. */
+	_cleanup_free_ char *edited = NULL;
+	for (;;) {
+		int choice = ask_choice(sh, can_run);
+		if (choice == 'r') {
+			if (edited)
+				run_direct_shown(sh, edited, true);
+			else
+				approve(sh, id);
+			return;
+		}
+		if (choice != 'e') {
+			term_info(&sh->t, "skipped");
+			return;
+		}
+		char *e = edit_code(sh, edited ? edited : code);
+		if (!e) {
+			term_info(&sh->t, "unchanged");
+			if (!sh->tty)
+				return;
+			continue;
+		}
+		free(edited);
+		edited = e;
+		term_info(&sh->t, "your edit:");
+		_cleanup_json_ json_object *vres = NULL;
+		const char *v = validate_show(sh, edited, SHOW_ALWAYS, &vres);
+		can_run = v && strcmp(v, "deny") != 0;
+		if (!can_run)
+			term_info(&sh->t, "the validator denies this code: it cannot run as it is");
 	}
 }
 
@@ -356,7 +485,13 @@ static void help(struct shell *sh)
 	term_info(&sh->t, "                                 or an alias such as py, sh, js, node)");
 	term_info(&sh->t, "  :run CODE                      validate and run CODE directly");
 	term_info(&sh->t, "  :model                         look for the model server again");
-	term_info(&sh->t, "  :quit (or Ctrl-D)              leave; Ctrl-C stops what is running");
+	term_info(&sh->t,
+	          "  :reset                         forget the session's names (python runs share");
+	term_info(&sh->t, "                                 one session: x = 5, then print(x))");
+	term_info(&sh->t, "  :new                           a new session and a new conversation");
+	term_info(&sh->t,
+	          "  :quit (or Ctrl-D)              leave; Ctrl-C stops what is running, or");
+	term_info(&sh->t, "                                 clears the line at the prompt");
 }
 
 static void history_path(struct shell *sh)
@@ -449,6 +584,7 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 			read_history(sh.history);
 	}
 	probe_model(&sh);
+	session_open(&sh);
 	for (;;) {
 		cli_client_interrupted = 0;
 		char prompt[48];
@@ -486,6 +622,10 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 			term_info(&sh.t, "language: %s", sh.lang);
 		} else if (strcmp(l, ":model") == 0) {
 			probe_model(&sh);
+		} else if (strcmp(l, ":reset") == 0) {
+			session_cmd(&sh, "session/reset");
+		} else if (strcmp(l, ":new") == 0) {
+			session_cmd(&sh, "session/close");
 		} else if (strncmp(l, ":run ", 5) == 0) {
 			_cleanup_free_ char *code = read_code(&sh, l + 5);
 			run_direct(&sh, code);

@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cli/display.h"
 #include "cli/save.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -46,9 +48,17 @@ void term_init(struct term *t)
 	    .color = colorful && isatty(1),
 	    .status_ok = colorful && isatty(2),
 	    .at_bol = true,
+	    .ui = stdout,
 	};
 	vis_filter_init(&t->out[0]);
 	vis_filter_init(&t->out[1]);
+}
+
+void term_ui_stderr(struct term *t)
+{
+	const char *term = getenv("TERM");
+	t->ui = stderr;
+	t->color = !getenv("NO_COLOR") && term && strcmp(term, "dumb") != 0 && isatty(2);
 }
 
 void term_status_clear(struct term *t)
@@ -60,19 +70,34 @@ void term_status_clear(struct term *t)
 	t->status_on = false;
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
 void term_status(struct term *t, const char *text)
 {
 	if (!t->status_ok || t->quiet || !t->at_bol)
 		return;
+	if (strcmp(text, t->status_text) != 0) {
+		snprintf(t->status_text, sizeof(t->status_text), "%s", text);
+		t->status_since_ms = now_ms();
+	}
 	fprintf(stderr, "\r\033[K%s", C_DIM);
 	/* Status lines are on a terminal, hence always in colour. */
-	vis_fputs(stderr, text, VIS_COLOR);
-	fprintf(stderr, "...%s", C_RESET);
+	vis_fputs(stderr, t->status_text, VIS_COLOR);
+	uint64_t s = (now_ms() - t->status_since_ms) / 1000;
+	if (s)
+		fprintf(stderr, "... %llu s%s", (unsigned long long)s, C_RESET);
+	else
+		fprintf(stderr, "...%s", C_RESET);
 	fflush(stderr);
 	t->status_on = true;
 }
 
-/* Format and show on stdout, made visible: the arguments are often a
+/* Format and show on t->ui, made visible: the arguments are often a
  * model's or the server's words. Whether it ended a line, as at_bol. */
 __attribute__((format(printf, 2, 0))) static bool show_fmt(struct term *t, const char *fmt,
                                                            va_list ap)
@@ -80,21 +105,21 @@ __attribute__((format(printf, 2, 0))) static bool show_fmt(struct term *t, const
 	_cleanup_free_ char *text = NULL;
 	int n = vasprintf(&text, fmt, ap);
 	if (n >= 0)
-		show_n(t, stdout, text, (size_t)n, VIS_NEWLINE | VIS_TAB);
+		show_n(t, t->ui, text, (size_t)n, VIS_NEWLINE | VIS_TAB);
 	return n > 0 && text[n - 1] == '\n';
 }
 
 void term_info(struct term *t, const char *fmt, ...)
 {
 	term_status_clear(t);
-	fputs(c(t, C_DIM), stdout);
+	fputs(c(t, C_DIM), t->ui);
 	va_list ap;
 	va_start(ap, fmt);
 	show_fmt(t, fmt, ap);
 	va_end(ap);
-	fputs(c(t, C_RESET), stdout);
-	fputc('\n', stdout);
-	fflush(stdout);
+	fputs(c(t, C_RESET), t->ui);
+	fputc('\n', t->ui);
+	fflush(t->ui);
 }
 
 void term_print(struct term *t, const char *fmt, ...)
@@ -104,7 +129,7 @@ void term_print(struct term *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	bool eol = show_fmt(t, fmt, ap);
 	va_end(ap);
-	fflush(stdout);
+	fflush(t->ui);
 	t->at_bol = eol;
 }
 
@@ -133,15 +158,15 @@ static void line_diagnostics(struct term *t, json_object *diags, int64_t line)
 		json_get_string(d, "code", &src);
 		if (l != line)
 			continue;
-		printf("     %*s%s^ %s: ", (int)(ch < 200 && ch >= 0 ? ch : 200), "",
-		       severity_color(t, s), severity_name(s));
-		show(t, stdout, msg, VIS_TAB);
+		fprintf(t->ui, "     %*s%s^ %s: ", (int)(ch < 200 && ch >= 0 ? ch : 200), "",
+		        severity_color(t, s), severity_name(s));
+		show(t, t->ui, msg, VIS_TAB);
 		if (src) {
-			fputs(" [", stdout);
-			show(t, stdout, src, 0);
-			fputs("]", stdout);
+			fputs(" [", t->ui);
+			show(t, t->ui, src, 0);
+			fputs("]", t->ui);
 		}
-		printf("%s\n", c(t, C_RESET));
+		fprintf(t->ui, "%s\n", c(t, C_RESET));
 	}
 }
 
@@ -167,10 +192,10 @@ void term_code(struct term *t, const char *code, json_object *diags, const char 
 			if (l == line && s < worst)
 				worst = s;
 		}
-		printf("%s%4d%s ", worst < 5 ? severity_color(t, worst) : c(t, C_DIM), line + 1,
-		       c(t, C_RESET));
-		show_n(t, stdout, p, n, VIS_TAB);
-		putchar('\n');
+		fprintf(t->ui, "%s%4d%s ", worst < 5 ? severity_color(t, worst) : c(t, C_DIM),
+		        line + 1, c(t, C_RESET));
+		show_n(t, t->ui, p, n, VIS_TAB);
+		fputc('\n', t->ui);
 		line_diagnostics(t, diags, line);
 		line++;
 		p += n + brk;
@@ -184,20 +209,20 @@ void term_code(struct term *t, const char *code, json_object *diags, const char 
 		json_get_int64(d, "severity", &s);
 		json_get_string(d, "message", &msg);
 		if (l >= line) {
-			printf("     %s%s: ", severity_color(t, s), severity_name(s));
-			show(t, stdout, msg, VIS_TAB);
-			printf("%s\n", c(t, C_RESET));
+			fprintf(t->ui, "     %s%s: ", severity_color(t, s), severity_name(s));
+			show(t, t->ui, msg, VIS_TAB);
+			fprintf(t->ui, "%s\n", c(t, C_RESET));
 		}
 	}
 	if (verdict) {
 		const char *col = strcmp(verdict, "allow") == 0  ? C_GRN
 		                  : strcmp(verdict, "warn") == 0 ? C_YEL
 		                                                 : C_RED;
-		printf("%sverdict: ", c(t, col));
-		show(t, stdout, verdict, 0);
-		printf("%s\n", c(t, C_RESET));
+		fprintf(t->ui, "%sverdict: ", c(t, col));
+		show(t, t->ui, verdict, 0);
+		fprintf(t->ui, "%s\n", c(t, C_RESET));
 	}
-	fflush(stdout);
+	fflush(t->ui);
 	t->at_bol = true;
 }
 
@@ -210,11 +235,11 @@ void term_proposal(struct term *t, json_object *p)
 	json_get_string(p, "verdict", &verdict);
 	json_get_string(p, "explanation", &expl);
 	term_status_clear(t);
-	printf("%sproposal ", c(t, C_BOLD));
-	show(t, stdout, id, 0);
-	fputs(" (", stdout);
-	show(t, stdout, lang, 0);
-	printf(")%s\n", c(t, C_RESET));
+	fprintf(t->ui, "%sproposal ", c(t, C_BOLD));
+	show(t, t->ui, id, 0);
+	fputs(" (", t->ui);
+	show(t, t->ui, lang, 0);
+	fprintf(t->ui, ")%s\n", c(t, C_RESET));
 	term_code(t, code, json_get(p, "diagnostics"), verdict);
 	if (expl && expl[0])
 		term_info(t, "%s", expl);
@@ -224,6 +249,15 @@ void term_note(void *data, const char *method, json_object *params)
 {
 	struct term *t = data;
 	const char *s = NULL;
+	if (!method) {
+		/* The client's tick: the status's elapsed time. */
+		if (t->status_on && t->status_text[0]) {
+			char text[sizeof(t->status_text)];
+			snprintf(text, sizeof(text), "%s", t->status_text);
+			term_status(t, text);
+		}
+		return;
+	}
 	if (strcmp(method, "run/output") == 0) {
 		const char *stream = "stdout", *text = "";
 		json_get_string(params, "stream", &stream);
@@ -264,22 +298,24 @@ void term_note(void *data, const char *method, json_object *params)
 				path = saved;
 		}
 		if (!t->at_bol)
-			putchar('\n'), t->at_bol = true;
+			fputc('\n', t->ui), t->at_bol = true;
 		term_status_clear(t);
 		/* A name is one line: its line breaks are shown too. */
-		printf("%sartifact: ", c(t, C_DIM));
-		show(t, stdout, name, 0);
-		fputs(" (", stdout);
-		show(t, stdout, mime, 0);
-		fputs(")", stdout);
+		fprintf(t->ui, "%sartifact: ", c(t, C_DIM));
+		show(t, t->ui, name, 0);
+		fputs(" (", t->ui);
+		show(t, t->ui, mime, 0);
+		fputs(")", t->ui);
 		if (path) {
-			fputs(" saved at ", stdout);
-			cli_print_path(stdout, path, cli_links_ok(1));
+			fputs(" saved at ", t->ui);
+			cli_print_path(t->ui, path, cli_links_ok(fileno(t->ui)));
 		} else if (b64) {
-			printf(" not saved: %s", strerror(-sr));
+			fprintf(t->ui, " not saved: %s", strerror(-sr));
 		}
-		printf("%s\n", c(t, C_RESET));
-		fflush(stdout);
+		fprintf(t->ui, "%s\n", c(t, C_RESET));
+		fflush(t->ui);
+	} else if (strcmp(method, "run/display") == 0) {
+		term_display(t, params);
 	} else if (strcmp(method, "intent/attempt") == 0) {
 		int64_t n = 0;
 		json_get_int64(params, "attempt", &n);
@@ -289,7 +325,7 @@ void term_note(void *data, const char *method, json_object *params)
 		if (strcmp(s, "ran") == 0)
 			term_output_end(t); /* the program's colour ends with it */
 		if (!t->at_bol)
-			putchar('\n'), t->at_bol = true;
+			fputc('\n', t->ui), t->at_bol = true;
 		if (strcmp(s, "running") == 0) {
 			char buf[64];
 			snprintf(buf, sizeof(buf), "running (attempt %lld)", (long long)n);
@@ -323,10 +359,10 @@ void term_note(void *data, const char *method, json_object *params)
 		const char *text = "";
 		json_get_string(params, "text", &text);
 		term_status_clear(t);
-		fputs(c(t, C_CYAN), stdout);
-		show(t, stdout, text, VIS_NEWLINE | VIS_TAB);
-		fputs(c(t, C_RESET), stdout);
-		fflush(stdout);
+		fputs(c(t, C_CYAN), t->ui);
+		show(t, t->ui, text, VIS_NEWLINE | VIS_TAB);
+		fputs(c(t, C_RESET), t->ui);
+		fflush(t->ui);
 		size_t n = strlen(text);
 		if (n)
 			t->at_bol = text[n - 1] == '\n';
@@ -350,7 +386,7 @@ void term_run_result(struct term *t, json_object *r)
 	term_output_end(t);
 	term_status_clear(t);
 	if (!t->at_bol)
-		putchar('\n'), t->at_bol = true;
+		fputc('\n', t->ui), t->at_bol = true;
 	int64_t code = -1, ms = 0;
 	bool timed_out = false;
 	const char *sig = NULL;
@@ -358,18 +394,19 @@ void term_run_result(struct term *t, json_object *r)
 	json_get_string(r, "signal", &sig);
 	json_get_int64(r, "durationMs", &ms);
 	if (json_get_int64(r, "exitCode", &code) == 0 && code == 0 && !timed_out)
-		printf("%sok: exit 0 (%lld ms)%s\n", c(t, C_GRN), (long long)ms, c(t, C_RESET));
+		fprintf(t->ui, "%sok: exit 0 (%lld ms)%s\n", c(t, C_GRN), (long long)ms,
+		        c(t, C_RESET));
 	else if (timed_out)
-		printf("%sstopped: time limit reached (%lld ms)%s\n", c(t, C_RED), (long long)ms,
-		       c(t, C_RESET));
+		fprintf(t->ui, "%sstopped: time limit reached (%lld ms)%s\n", c(t, C_RED),
+		        (long long)ms, c(t, C_RESET));
 	else if (sig) {
-		printf("%skilled by ", c(t, C_RED));
-		show(t, stdout, sig, 0);
-		printf(" (%lld ms)%s\n", (long long)ms, c(t, C_RESET));
+		fprintf(t->ui, "%skilled by ", c(t, C_RED));
+		show(t, t->ui, sig, 0);
+		fprintf(t->ui, " (%lld ms)%s\n", (long long)ms, c(t, C_RESET));
 	} else
-		printf("%sexit %lld (%lld ms)%s\n", c(t, C_RED), (long long)code, (long long)ms,
-		       c(t, C_RESET));
-	fflush(stdout);
+		fprintf(t->ui, "%sexit %lld (%lld ms)%s\n", c(t, C_RED), (long long)code,
+		        (long long)ms, c(t, C_RESET));
+	fflush(t->ui);
 }
 
 void term_error(struct term *t, json_object *e)
@@ -377,11 +414,11 @@ void term_error(struct term *t, json_object *e)
 	term_output_end(t);
 	term_status_clear(t);
 	if (!t->at_bol)
-		putchar('\n'), t->at_bol = true;
+		fputc('\n', t->ui), t->at_bol = true;
 	const char *msg = "error", *kind = NULL;
 	json_get_string(e, "message", &msg);
 	json_get_string(json_get(e, "data"), "kind", &kind);
-	fflush(stdout);
+	fflush(t->ui);
 	fputs(c(t, C_RED), stderr);
 	if (kind) {
 		show(t, stderr, kind, 0);

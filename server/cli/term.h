@@ -9,6 +9,8 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "core/visible.h"
 
@@ -18,12 +20,20 @@ struct term {
 	bool status_on; /* a status line is showing */
 	bool quiet;     /* no status lines at all */
 	bool at_bol;    /* the last output ended a line */
+	FILE *ui;       /* kiln's own lines: stdout, or stderr (term_ui_stderr) */
+	/* The status shown, and since when (ms, CLOCK_MONOTONIC): a status
+	 * that lasts shows how long it has lasted. */
+	char status_text[96];
+	uint64_t status_since_ms;
 	/* run/output of the stdout and stderr streams, filtered apart: a
 	 * sequence may be split across two chunks of one stream. */
 	struct vis_filter out[2];
 };
 
 void term_init(struct term *t);
+/* kiln's own lines (proposals, results, notes) go to stderr, so that
+ * stdout carries only the program's output (kiln ask). */
+void term_ui_stderr(struct term *t);
 /* Show a transient status ("thinking", "running") on stderr. */
 void term_status(struct term *t, const char *text);
 void term_status_clear(struct term *t);
@@ -33,7 +43,9 @@ void term_proposal(struct term *t, json_object *proposal);
 /* Diagnostics of code (snippet/validate's result) under the code. */
 void term_code(struct term *t, const char *code, json_object *diagnostics, const char *verdict);
 /* A notification while waiting: run/output is written through, run/artifact
- * and intent/attempt are summarised, $/progress sets the status. */
+ * and intent/attempt are summarised, $/progress sets the status. A NULL
+ * method is the client's tick while it waits (cli_client_call): the
+ * status line's elapsed time moves on. */
 void term_note(void *data, const char *method, json_object *params);
 /* A run's output ended: drop a partial escape sequence, reset a colour the
  * program left on. term_run_result and term_error call it. */

@@ -289,6 +289,9 @@ struct llm_prompt {
 	const char *workspace;
 	const char *workspace_listing;
 	const char *modules;
+	/* The code runs in a live session holding these names (one line
+	 * each), or NULL: a fresh process. */
+	const char *session_state;
 };
 
 /* The chat messages for an intent: a system message that fixes the

@@ -108,6 +108,14 @@ json_object *llm_prompt_messages(const struct llm_prompt *p)
 		           "%s<CURSOR>%.*s\n```\n",
 		           p->language, before, CONTEXT_MAX, p->after ? p->after : "");
 	}
+	if (p->session_state)
+		buf_printf(
+		    &b,
+		    "Your program runs in a live Python session, like a notebook cell: names "
+		    "defined by earlier runs still exist (do not load again what is already "
+		    "there), and the value of its last expression is displayed (a DataFrame "
+		    "as a table, a matplotlib figure as an image). The session holds:\n%s",
+		    p->session_state[0] ? p->session_state : "- (nothing yet)\n");
 	buf_printf(&b, "Task: %s\n", p->intent);
 	json_object_array_add(msgs, message("user", b.data));
 	buf_release(&b);

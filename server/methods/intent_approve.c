@@ -22,6 +22,7 @@
 #include "llm/llm.h"
 #include "methods/intent_common.h"
 #include "methods/run_sink.h"
+#include "sandbox/session.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
 #include "sandbox/run.h"
@@ -244,6 +245,11 @@ static void repair_done(void *data, const struct llm_answer *a, const struct llm
 		return;
 	}
 	intent_audit_proposal(k, p, j->cfg.model);
+	/* The conversation goes on from the repaired code, not the code that
+	 * failed: a follow-up builds on what ran. */
+	if (p->session_id)
+		intent_session_add(k->intent, p->session_id, "assistant", p->answer,
+		                   j->cfg.history_tokens);
 	snprintf(j->proposal_id, sizeof(j->proposal_id), "%s", p->id);
 	json_object *note = json_object_new_object();
 	json_object_object_add(note, "verdict", json_object_new_string(p->verdict_name));
@@ -392,9 +398,19 @@ static void start_run(struct approve_job *j)
 	if (j->attempt == 0)
 		j->attempt = 1;
 	attempt_note(j, "running", NULL);
-	int r = run_notify_start(&j->sink, k, p->language, p->code, j->limits, run_finished, j,
-	                         &j->run);
-	if (r < 0) {
+	/* A proposal made for a sandbox session runs in it. */
+	struct sbx_session *ss = k->sandbox && p->session_id && strcmp(p->language, "python") == 0
+	                             ? sbx_session_find(k->sandbox, p->session_id)
+	                             : NULL;
+	char err[768];
+	int r = ss ? run_notify_start_session(&j->sink, k, ss, p->code, j->limits, run_finished, j,
+	                                      &j->run, err, sizeof(err))
+	           : run_notify_start(&j->sink, k, p->language, p->code, j->limits, run_finished, j,
+	                              &j->run);
+	if (r < 0 && ss && r != -ENOMEM) {
+		intent_error(j->call, RPC_REQUEST_FAILED, E_SANDBOX, NULL, "%s", err);
+		approve_free(j);
+	} else if (r < 0) {
 		intent_error(
 		    j->call, RPC_REQUEST_FAILED, E_SANDBOX, NULL, "the sandbox could not start: %s",
 		    r == -ENODEV ? "the sandbox subsystem did not start (see the server's log)"

@@ -20,11 +20,13 @@
 #include "kiln.h"
 #include "llm/llm.h"
 #include "methods/intent_common.h"
+#include "methods/session_state.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
 #include "sandbox/run.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/survey.h"
+#include "sandbox/session.h"
 #include "validate/validate.h"
 
 /* intent/partial covers the first this many bytes of an answer. */
@@ -227,7 +229,15 @@ static void surveyed(void *data)
 	struct run_job *j = data;
 	struct kiln *k = j->k;
 	j->survey = NULL;
+	/* A sessionId that names a sandbox session: the model is told what
+	 * it holds, and the proposal runs there (intent/approve). */
+	struct sbx_session *ss =
+	    k->sandbox && j->session_id ? sbx_session_find(k->sandbox, j->session_id) : NULL;
+	_cleanup_free_ char *state = ss && strcmp(j->language, "python") == 0
+	                                 ? session_state_text(sbx_session_vars(ss))
+	                                 : NULL;
 	struct llm_prompt pr = {
+	    .session_state = state,
 	    .intent = j->intent,
 	    .language = j->language,
 	    .uri = j->uri,

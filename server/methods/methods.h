@@ -51,6 +51,11 @@ int method_mcp_discover(struct rpc_call *call, json_object *params);
 int method_mcp_tools_list(struct rpc_call *call, json_object *params);
 int method_mcp_tools_call(struct rpc_call *call, json_object *params);
 
+/* session.c */
+int method_session_open(struct rpc_call *call, json_object *params);
+int method_session_reset(struct rpc_call *call, json_object *params);
+int method_session_close(struct rpc_call *call, json_object *params);
+
 /* documents.c */
 int method_text_document_did_open(struct rpc_call *call, json_object *params);
 int method_text_document_did_change(struct rpc_call *call, json_object *params);

@@ -12,6 +12,7 @@
 #include "kiln.h"
 #include "rpc/dispatch.h"
 #include "rpc/peer.h"
+#include "sandbox/session.h"
 
 const char *run_signal_name(int sig, char *buf, size_t size)
 {
@@ -79,13 +80,39 @@ static void notify_artifact(void *data, struct run *run, const struct run_artifa
 		rpc_notify(n->k->rpc, "run/artifact", run_artifact_json(a));
 }
 
-static const struct run_sink notify_sink = {.output = notify_output, .artifact = notify_artifact};
+json_object *run_display_json(const struct run_display *d)
+{
+	json_object *o = json_object_new_object();
+	json_object_object_add(o, "runId", json_object_new_string(d->run_id));
+	json_object_object_add(o, "data", json_object_get(d->data));
+	json_object_object_add(o, "metadata", json_object_get(d->metadata));
+	return o;
+}
+
+static void notify_display(void *data, struct run *run, const struct run_display *d)
+{
+	(void)run;
+	struct run_notify *n = data;
+	if (n->k->rpc)
+		rpc_notify(n->k->rpc, "run/display", run_display_json(d));
+}
+
+static const struct run_sink notify_sink = {
+    .output = notify_output, .artifact = notify_artifact, .display = notify_display};
 
 int run_notify_start(struct run_notify *n, struct kiln *k, const char *language, const char *code,
                      json_object *limits, run_done_fn done, void *data, struct run **ret_run)
 {
 	*n = (struct run_notify){.k = k};
 	return run_start(k->sandbox, &notify_sink, n, language, code, limits, done, data, ret_run);
+}
+
+int run_notify_start_session(struct run_notify *n, struct kiln *k, struct sbx_session *ss,
+                             const char *code, json_object *limits, run_done_fn done, void *data,
+                             struct run **ret_run, char *err, size_t errsz)
+{
+	*n = (struct run_notify){.k = k};
+	return sbx_session_run(ss, &notify_sink, n, code, limits, done, data, ret_run, err, errsz);
 }
 
 void run_notify_release(struct run_notify *n)
@@ -151,5 +178,21 @@ json_object *run_outcome_json(const struct run_outcome *o)
 	json_object_object_add(r, "cgroup", cgroup_json(o));
 	json_object_object_add(r, "warmBox", json_object_new_boolean(o->warm));
 	run_workspace_json(r, o);
+	if (o->session_id) {
+		json_object_object_add(r, "sessionId", json_object_new_string(o->session_id));
+		json_object_object_add(r, "sessionEnded",
+		                       json_object_new_boolean(o->session_ended));
+		if (o->session_why)
+			json_object_object_add(r, "sessionEndReason",
+			                       json_object_new_string(o->session_why));
+		if (o->error_name) {
+			json_object *e = json_object_new_object();
+			json_object_object_add(e, "name", json_object_new_string(o->error_name));
+			json_object_object_add(
+			    e, "value",
+			    json_object_new_string(o->error_value ? o->error_value : ""));
+			json_object_object_add(r, "error", e);
+		}
+	}
 	return r;
 }

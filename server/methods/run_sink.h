@@ -26,6 +26,13 @@ struct run_notify {
 int run_notify_start(struct run_notify *n, struct kiln *k, const char *language, const char *code,
                      json_object *limits, run_done_fn done, void *data, struct run **ret_run);
 
+/* The same for a run in session ss (session.h): sbx_session_run's
+ * contract (-EBUSY, -EPIPE, -EINVAL with a sentence in err). */
+struct sbx_session;
+int run_notify_start_session(struct run_notify *n, struct kiln *k, struct sbx_session *ss,
+                             const char *code, json_object *limits, run_done_fn done, void *data,
+                             struct run **ret_run, char *err, size_t errsz);
+
 /* Forget a pause waiting for the client's drain. */
 void run_notify_release(struct run_notify *n);
 
@@ -35,6 +42,9 @@ json_object *run_outcome_json(const struct run_outcome *o);
 
 /* The run/artifact params of an artifact (a new object). */
 json_object *run_artifact_json(const struct run_artifact *a);
+
+/* The run/display params of a display (a new object). */
+json_object *run_display_json(const struct run_display *d);
 
 /* "SIGKILL" and the like. */
 const char *run_signal_name(int sig, char *buf, size_t size);

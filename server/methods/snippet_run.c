@@ -7,6 +7,7 @@
 #include "methods/methods.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,12 +20,15 @@
 #include "methods/run_sink.h"
 #include "rpc/message.h"
 #include "sandbox/run.h"
+#include "sandbox/session.h"
+#include "core/lang.h"
 #include "validate/validate.h"
 
 struct snippet_run {
 	struct rpc_call *call;
 	json_object *params; /* a reference: language and code point into it */
 	const char *language, *code;
+	const char *session_id; /* snippet/run {sessionId}: found again at start */
 	json_object *limits;
 	struct val_job *job; /* while the verdict is awaited */
 	struct run *run;     /* once it runs */
@@ -61,13 +65,43 @@ static void on_cancel(void *data)
 	snippet_run_free(sr);
 }
 
-/* Start the box; the call is answered (and sr freed) by on_done, or here
- * when the run cannot start. */
+/* Start the box, or the run in the session named (looked up again: it
+ * may have been closed while the code was checked); the call is answered
+ * (and sr freed) by on_done, or here when the run cannot start. */
 static void start_run(struct snippet_run *sr)
 {
 	struct rpc_call *call = sr->call;
-	int r = run_notify_start(&sr->sink, rpc_call_ctx(call), sr->language, sr->code, sr->limits,
-	                         on_done, sr, &sr->run);
+	struct kiln *k = rpc_call_ctx(call);
+	int r;
+	if (sr->session_id) {
+		struct sbx_session *ss =
+		    k->sandbox ? sbx_session_find(k->sandbox, sr->session_id) : NULL;
+		char err[768];
+		if (!ss) {
+			snprintf(
+			    err, sizeof(err),
+			    "Invalid params: there is no session %s (open one with session/open)",
+			    sr->session_id);
+			r = -EINVAL;
+		} else {
+			r = run_notify_start_session(&sr->sink, k, ss, sr->code, sr->limits,
+			                             on_done, sr, &sr->run, err, sizeof(err));
+		}
+		if (r < 0 && r != -ENOMEM) {
+			snippet_run_free(sr);
+			json_object *data = json_object_new_object();
+			json_object_object_add(data, "kind",
+			                       json_object_new_string(r == -EBUSY   ? "sessionBusy"
+			                                              : r == -EPIPE ? "sessionEnded"
+			                                                            : "invalid"));
+			rpc_call_error(call, r == -EINVAL ? RPC_INVALID_PARAMS : RPC_REQUEST_FAILED,
+			               err, data);
+			return;
+		}
+	} else {
+		r = run_notify_start(&sr->sink, k, sr->language, sr->code, sr->limits, on_done, sr,
+		                     &sr->run);
+	}
 	if (r < 0) {
 		snippet_run_free(sr);
 		if (r == -ENODEV)
@@ -144,15 +178,45 @@ static void on_checked(void *data, int r, struct val_report *rep, const char *co
 
 int method_snippet_run(struct rpc_call *call, json_object *params)
 {
-	struct kiln *k = rpc_call_ctx(call);
-	const char *language = NULL, *code = NULL;
+	const char *language = NULL, *code = NULL, *session_id = NULL;
 	json_object *limits = NULL;
-	if (!params || !json_object_is_type(params, json_type_object) ||
-	    json_get_string(params, "language", &language) < 0 ||
-	    json_get_string(params, "code", &code) < 0) {
+	struct kiln *k = rpc_call_ctx(call);
+	if (params && json_object_is_type(params, json_type_object) &&
+	    json_get_string(params, "sessionId", &session_id) == -EINVAL) {
 		rpc_call_error(call, RPC_INVALID_PARAMS,
-		               "Invalid params: snippet/run takes {language, code, limits?}", NULL);
+		               "Invalid params: sessionId must be a string", NULL);
 		return 0;
+	}
+	/* A session's language is its own: python. */
+	if (session_id && params && !json_get(params, "language"))
+		language = "python";
+	if (!params || !json_object_is_type(params, json_type_object) ||
+	    (!language && json_get_string(params, "language", &language) < 0) ||
+	    json_get_string(params, "code", &code) < 0) {
+		rpc_call_error(
+		    call, RPC_INVALID_PARAMS,
+		    "Invalid params: snippet/run takes {language, code, limits?, sessionId?}",
+		    NULL);
+		return 0;
+	}
+	struct sbx_session *ss = NULL;
+	if (session_id) {
+		ss = k->sandbox ? sbx_session_find(k->sandbox, session_id) : NULL;
+		if (!ss) {
+			rpc_call_errorf(
+			    call, RPC_INVALID_PARAMS, NULL,
+			    "Invalid params: there is no session %s (open one with session/open)",
+			    session_id);
+			return 0;
+		}
+		const struct lang *l = lang_find(language);
+		if (!l || strcmp(l->name, "python") != 0) {
+			rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL,
+			                "Invalid params: session %s runs python, not %s",
+			                session_id, language);
+			return 0;
+		}
+		language = "python";
 	}
 	int r = json_get_object(params, "limits", &limits);
 	if (r == -EINVAL) {
@@ -167,6 +231,7 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 	                           .params = json_object_get(params),
 	                           .language = language,
 	                           .code = code,
+	                           .session_id = session_id,
 	                           .limits = limits};
 	if (!k->validator) {
 		start_run(sr);

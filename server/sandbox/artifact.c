@@ -243,6 +243,16 @@ static void one_file(struct walk *w, int dirfd, const char *entry, const char *r
 	}
 }
 
+static bool listed(const char *const *only, const char *name)
+{
+	if (!only)
+		return true;
+	for (; *only; only++)
+		if (strcmp(*only, name) == 0)
+			return true;
+	return false;
+}
+
 static void walk_dir(struct walk *w, int dirfd, const char *prefix, int depth)
 {
 	int dupfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
@@ -266,6 +276,8 @@ static void walk_dir(struct walk *w, int dirfd, const char *prefix, int depth)
 			continue;
 		struct stat st;
 		if (fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISREG(st.st_mode) && !listed(w->o->only, name))
 			continue;
 		if (S_ISREG(st.st_mode)) {
 			w->count++;

@@ -19,6 +19,9 @@ struct sbx_artifact_opts {
 	size_t max_files;
 	size_t max_copy_bytes; /* larger files are omitted */
 	const char *host_dir;  /* parent of the per-run copy dirs; NULL: none */
+	/* A session's run (session.h): only these names (relative to
+	 * /work/out, NULL-terminated) are its artifacts; NULL: every file. */
+	const char *const *only;
 };
 
 /* What the collection found: an array of artifacts and the strings they

@@ -152,12 +152,17 @@ out:
 
 void sbx_box_init(struct sbx_box *b)
 {
-	*b = (struct sbx_box){
-	    .pidfd = -1, .status_fd = -1, .fds = {-1, -1}, .work_fd = -1, .upper_fd = -1};
+	*b = (struct sbx_box){.pidfd = -1,
+	                      .status_fd = -1,
+	                      .fds = {-1, -1},
+	                      .ctl_fd = -1,
+	                      .work_fd = -1,
+	                      .upper_fd = -1};
 }
 
-/* The program's plumbing: pipes for a run, a socket for a worker. Sets
- * the plan's fds to the box's ends; ours go to b->fds. */
+/* The program's plumbing: pipes for a run, a socket for a worker, both
+ * for a session. Sets the plan's fds to the box's ends; ours go to b->fds
+ * (and b->ctl_fd). */
 static int plumb(struct sbx_plan *plan, enum sbx_box_io io, struct sbx_box *b, int theirs[3])
 {
 	if (io == SBX_BOX_SOCKET) {
@@ -188,6 +193,14 @@ static int plumb(struct sbx_plan *plan, enum sbx_box_io io, struct sbx_box *b, i
 	theirs[1] = plan->err_fd = err[1];
 	fcntl(b->fds[0], F_SETFL, O_NONBLOCK);
 	fcntl(b->fds[1], F_SETFL, O_NONBLOCK);
+	if (io == SBX_BOX_SESSION) {
+		int sv[2];
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+			return neg_errno();
+		b->ctl_fd = sv[0];
+		theirs[2] = plan->in_fd = sv[1];
+		fcntl(b->ctl_fd, F_SETFL, O_NONBLOCK);
+	}
 	return 0;
 }
 
@@ -202,7 +215,7 @@ int sbx_box_build(struct sandbox *s, struct sbx_plan_owned *po, enum sbx_box_io 
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
-	if (io == SBX_BOX_PIPES && s->cgroups) {
+	if (io != SBX_BOX_SOCKET && s->cgroups) {
 		char name[32];
 		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
 		r = sbx_cgroup_new(s->cgroups, name, &b->cg);
@@ -279,7 +292,7 @@ void sbx_box_release(struct sandbox *s, struct sbx_box *b)
 	 * cgroup empties soon, and is removed off the loop. */
 	if (b->cg)
 		sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
-	int *fds[] = {&b->pidfd, &b->status_fd, &b->fds[0], &b->fds[1]};
+	int *fds[] = {&b->pidfd, &b->status_fd, &b->fds[0], &b->fds[1], &b->ctl_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (*fds[i] >= 0)
 			close(steal_fd(fds[i]));

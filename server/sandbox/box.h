@@ -24,8 +24,12 @@ struct sbx_box {
 	int status_fd; /* close-on-exec; SBX_MSG_* arrive there */
 	/* SBX_BOX_PIPES: the read ends of the program's stdout and stderr
 	 * (non-blocking; the owner sets -1 at EOF). SBX_BOX_SOCKET: fds[0] is
-	 * the server's end of the program's stdin and stdout, fds[1] -1. */
+	 * the server's end of the program's stdin and stdout, fds[1] -1.
+	 * SBX_BOX_SESSION: the pipes, as a run's. */
 	int fds[2];
+	/* SBX_BOX_SESSION: the server's end of the program's stdin, a
+	 * socket (the session driver's channel, session.h); else -1. */
+	int ctl_fd;
 	int work_fd;           /* /work, once READY has been read; else -1 */
 	int upper_fd;          /* the workspace's upper layer (SBX_MSG_UPPER); else -1 */
 	struct sbx_cgroup *cg; /* its cgroup, or NULL */
@@ -38,8 +42,9 @@ struct sbx_box {
 };
 
 enum sbx_box_io {
-	SBX_BOX_PIPES,  /* a run's: stdout and stderr pipes, stdin /dev/null, a cgroup */
-	SBX_BOX_SOCKET, /* a worker's: one socket as stdin and stdout, stderr /dev/null */
+	SBX_BOX_PIPES,   /* a run's: stdout and stderr pipes, stdin /dev/null, a cgroup */
+	SBX_BOX_SOCKET,  /* a worker's: one socket as stdin and stdout, stderr /dev/null */
+	SBX_BOX_SESSION, /* a session's: a run's pipes and cgroup, and a socket as stdin */
 };
 
 /* Nothing built: every fd -1. */

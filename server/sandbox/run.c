@@ -34,6 +34,7 @@
 #include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/session.h"
 #include "sandbox/text.h"
 
 /* Output is sent at most this often per run, or when this much is held. */
@@ -125,6 +126,12 @@ static void end_box(struct run *run)
 	if (run->killing)
 		return;
 	run->killing = true;
+	/* In a session the code is interrupted first; the session ends
+	 * itself only when that does not work (session.c). */
+	if (run->session) {
+		sbx_session_interrupt(run->session);
+		return;
+	}
 	signal_box(run, SIGUSR1);
 	run->grace_timer = loop_timer_start(run->loop, GRACE_MS, on_grace, run);
 }
@@ -183,6 +190,10 @@ void run_resume_output(struct run *run)
 	if (!run->paused)
 		return;
 	run->paused = false;
+	if (run->session) {
+		sbx_session_pause_io(run->session, false);
+		return;
+	}
 	for (int s = 0; s < 2; s++)
 		if (run->box.fds[s] >= 0 &&
 		    loop_watch(run->loop, run->box.fds[s], LOOP_READ, on_pipe, run) < 0)
@@ -198,6 +209,10 @@ static void pause_reading(struct run *run)
 	if (run->paused)
 		return;
 	run->paused = true;
+	if (run->session) {
+		sbx_session_pause_io(run->session, true);
+		return;
+	}
 	for (int s = 0; s < 2; s++)
 		if (run->box.fds[s] >= 0)
 			loop_unwatch(run->loop, run->box.fds[s]);
@@ -308,6 +323,20 @@ static void finish_run(struct run *run, const struct sbx_artifacts *found,
 		oc.workspace = ws;
 		oc.ws_changes = changes;
 	}
+	static char sess[4][1024];
+	const char **ss[] = {&oc.session_id, &oc.session_why, &oc.error_name, &oc.error_value};
+	for (size_t i = 0; i < ARRAY_SIZE(ss); i++)
+		if (*ss[i]) {
+			snprintf(sess[i], sizeof(sess[i]), "%s", *ss[i]);
+			*ss[i] = sess[i];
+		}
+	if (run->in_session) {
+		run_done_fn d = run->done;
+		void *dd = run->done_data;
+		run_free(run);
+		d(dd, &oc, 0, NULL);
+		return;
+	}
 	/* The next run like this one finds its box built: built once this
 	 * one is over, so that building it takes no CPU from this one. */
 	struct sandbox *s = run->sbx;
@@ -334,6 +363,7 @@ struct collect {
 	bool have_changes;
 	char run_id[24];
 	char *host_dir;
+	char **only; /* a session's run: the names it changed */
 	struct sbx_artifact_opts opts;
 	struct sbx_artifacts found;
 };
@@ -370,6 +400,9 @@ static void collect_free(void *data)
 		close(c->upper_fd);
 	free(c->ws_root);
 	free(c->host_dir);
+	for (size_t i = 0; c->only && c->only[i]; i++)
+		free(c->only[i]);
+	free(c->only);
 	free(c);
 }
 
@@ -394,6 +427,10 @@ static int start_collecting(struct run *run)
 	    .max_copy_bytes = cfg->artifact_max_bytes,
 	    .host_dir = c->host_dir,
 	};
+	if (run->in_session) {
+		c->only = steal_pointer(&run->only);
+		c->opts.only = (const char *const *)c->only;
+	}
 	c->work_fd = steal_fd(&run->box.work_fd);
 	c->upper_fd = steal_fd(&run->box.upper_fd);
 	run->collecting = true;
@@ -448,6 +485,133 @@ static void maybe_finish(struct run *run)
 	finish_run(run, NULL, NULL);
 }
 
+/* --- a session's run (session.c) ------------------------------------------ */
+
+struct run *run_session_new(struct sandbox *s, struct sbx_session *ss, const struct run_sink *sink,
+                            void *sink_data, const struct sbx_limits *lim, run_done_fn done,
+                            void *data)
+{
+	struct run *run = run_new(s);
+	if (!run)
+		return NULL;
+	run->session = ss;
+	run->in_session = true;
+	run->sink = sink;
+	run->sink_data = sink_data;
+	run->done = done;
+	run->done_data = data;
+	run->limits = *lim;
+	run->start_ms = loop_now_ms();
+	snprintf(run->id, sizeof(run->id), "r%lu", ++s->next_id);
+	snprintf(run->language, sizeof(run->language), "python");
+	if (!(run->wall_timer = loop_timer_start(s->loop, lim->wall_ms, on_wall, run))) {
+		run->session = NULL;
+		run_free(run);
+		return NULL;
+	}
+	return run;
+}
+
+void run_session_output(struct run *run, int s, const char *buf, size_t n)
+{
+	if (n)
+		on_bytes(run, s, buf, n);
+}
+
+bool run_session_display(struct run *run, json_object *data, json_object *metadata, size_t bytes)
+{
+	if (run->truncated)
+		return false;
+	if (bytes > run->limits.output_bytes - run->out_bytes) {
+		/* A display is whole or not at all: the marker says why. */
+		run->out_bytes = run->limits.output_bytes;
+		run->truncated = true;
+		char marker[160];
+		int m = snprintf(marker, sizeof(marker),
+		                 "\n[kiln: a display of %zu bytes did not fit in the run's output "
+		                 "limit (%llu bytes); the run was interrupted]\n",
+		                 bytes, (unsigned long long)run->limits.output_bytes);
+		add_text(run, ERR, marker, (size_t)m, true);
+		flush_output(run);
+		end_box(run);
+		return false;
+	}
+	run->out_bytes += bytes;
+	/* Text before the display goes out before it. */
+	flush_output(run);
+	if (run->sink->display) {
+		struct run_display d = {.run_id = run->id, .data = data, .metadata = metadata};
+		run->sink->display(run->sink_data, run, &d);
+	}
+	return true;
+}
+
+void run_session_end(struct run *run, const struct run_session_end *e)
+{
+	for (int s = 0; s < 2; s++)
+		add_text(run, s, "", 0, true);
+	flush_output(run);
+	struct run_outcome o = {.run_id = run->id,
+	                        .timed_out = run->timed_out,
+	                        .truncated = run->truncated,
+	                        .warm = true,
+	                        .limits = run->limits,
+	                        .cpu_ms = e->cpu_ms,
+	                        .max_rss_kb = e->max_rss_kb,
+	                        .session_id = e->session_id,
+	                        .session_ended = e->why != NULL,
+	                        .session_why = e->why,
+	                        .error_name = e->error_name,
+	                        .error_value = e->error_value};
+	switch (e->status) {
+	case RUN_SESSION_OK:
+	case RUN_SESSION_ERROR:
+		o.exited = true;
+		o.exit_code = e->status == RUN_SESSION_ERROR;
+		break;
+	case RUN_SESSION_INTERRUPTED:
+		o.signal = SIGINT;
+		break;
+	case RUN_SESSION_CPU:
+		o.signal = SIGXCPU;
+		break;
+	case RUN_SESSION_DIED:
+		if (WIFEXITED(e->wstatus)) {
+			o.exited = true;
+			o.exit_code = WEXITSTATUS(e->wstatus);
+		} else {
+			o.signal = WIFSIGNALED(e->wstatus) ? WTERMSIG(e->wstatus) : SIGKILL;
+		}
+		break;
+	}
+	o.duration_ms = loop_now_ms() - run->start_ms;
+	/* The strings are the caller's: copies live with the run. */
+	snprintf(run->sess_id, sizeof(run->sess_id), "%s", e->session_id ? e->session_id : "");
+	o.session_id = run->sess_id;
+	if (e->why) {
+		snprintf(run->sess_why, sizeof(run->sess_why), "%s", e->why);
+		o.session_why = run->sess_why;
+	}
+	if (e->error_name) {
+		snprintf(run->err_name, sizeof(run->err_name), "%s", e->error_name);
+		snprintf(run->err_value, sizeof(run->err_value), "%s",
+		         e->error_value ? e->error_value : "");
+		o.error_name = run->err_name;
+		o.error_value = run->err_value;
+	}
+	run->end_ms = loop_now_ms();
+	run->outcome = o;
+	/* What the run changed under /work/out, off the loop, then the end. */
+	run->box.work_fd = e->work_fd;
+	if (e->nchanged && (run->only = calloc(e->nchanged + 1, sizeof(char *))))
+		for (size_t i = 0; i < e->nchanged; i++)
+			if (!(run->only[i] = strdup(e->changed[i])))
+				break;
+	if (run->only && run->only[0] && run->box.work_fd >= 0 && start_collecting(run) == 0)
+		return;
+	finish_run(run, NULL, NULL);
+}
+
 /* --- boxes ---------------------------------------------------------------- */
 
 int run_watch_box(struct run *run)
@@ -496,7 +660,7 @@ int run_start_box(struct run *run, struct sbx_plan_owned *po)
 }
 
 /* GO itself: the header, the strings, and a memfd holding the code. */
-static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *strs, const char *code)
+static int send_go_msg(int status_fd, struct sbx_go *go, const struct buf *strs, const char *code)
 {
 	size_t len = strlen(code);
 	_cleanup_close_ int fd = memfd_create("kiln-code", MFD_CLOEXEC);
@@ -511,25 +675,26 @@ static int send_go_msg(struct run *run, struct sbx_go *go, const struct buf *str
 		off += (size_t)w;
 	}
 	go->code_len = len;
-	go->nrlimits = (uint32_t)sbx_plan_rlimits(&run->limits, go->rlimits);
 	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
 	                       {.iov_base = strs->data, .iov_len = strs->len}};
-	ssize_t n = sbx_status_send(run->box.status_fd, iov, 2, fd);
+	ssize_t n = sbx_status_send(status_fd, iov, 2, fd);
 	return n == (ssize_t)(sizeof(*go) + strs->len) ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 
-/* Send pid 1 GO: the program (code path, argv, environment), its code
- * and the rlimits. -errno when it cannot be sent; the caller fails the
- * run. */
-static int send_go(struct run *run, const struct sbx_plan_owned *po, const char *code)
+int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const char *code_path,
+                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code)
 {
 	/* The program: the code's path, argv, the environment. */
 	struct buf strs;
 	buf_init(&strs, SBX_GO_STRINGS);
 	struct sbx_go go = {0};
-	int r = buf_append(&strs, po->code_path, strlen(po->code_path) + 1);
-	for (; r >= 0 && po->plan.argv[go.argc]; go.argc++)
-		r = buf_append(&strs, po->plan.argv[go.argc], strlen(po->plan.argv[go.argc]) + 1);
+	if (nrl > SBX_MAX_RLIMITS)
+		return -E2BIG;
+	memcpy(go.rlimits, rl, nrl * sizeof(*rl));
+	go.nrlimits = (uint32_t)nrl;
+	int r = buf_append(&strs, code_path, strlen(code_path) + 1);
+	for (; r >= 0 && argv[go.argc]; go.argc++)
+		r = buf_append(&strs, argv[go.argc], strlen(argv[go.argc]) + 1);
 	for (; r >= 0 && po->plan.envp[go.envc]; go.envc++)
 		r = buf_append(&strs, po->plan.envp[go.envc], strlen(po->plan.envp[go.envc]) + 1);
 	if (r < 0 || go.argc > SBX_GO_ARGS || go.envc > SBX_GO_ENV) {
@@ -537,9 +702,19 @@ static int send_go(struct run *run, const struct sbx_plan_owned *po, const char 
 		return r < 0 ? r : -E2BIG;
 	}
 	go.strings_len = (uint32_t)strs.len;
-	r = send_go_msg(run, &go, &strs, code);
+	r = send_go_msg(b->status_fd, &go, &strs, code);
 	buf_release(&strs);
 	return r;
+}
+
+/* Send pid 1 GO: the program (code path, argv, environment), its code
+ * and the rlimits. -errno when it cannot be sent; the caller fails the
+ * run. */
+static int send_go(struct run *run, const struct sbx_plan_owned *po, const char *code)
+{
+	struct sbx_rlimit rl[SBX_MAX_RLIMITS];
+	size_t nrl = sbx_plan_rlimits(&run->limits, rl);
+	return sbx_box_send_go(&run->box, po, po->code_path, po->plan.argv, rl, nrl, code);
 }
 
 struct run *run_new(struct sandbox *s)
@@ -662,6 +837,8 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 void run_free(struct run *run)
 {
 	struct loop *loop = run->loop;
+	if (run->session)
+		sbx_session_forget_run(run->session, run);
 	for (struct run **pp = &run->sbx->runs; *pp; pp = &(*pp)->next)
 		if (*pp == run) {
 			*pp = run->next;
@@ -684,6 +861,9 @@ void run_free(struct run *run)
 	sbx_box_release(run->sbx, &run->box);
 	buf_release(&run->pending);
 	free(run->workspace);
+	for (size_t i = 0; run->only && run->only[i]; i++)
+		free(run->only[i]);
+	free(run->only);
 	free(run);
 }
 

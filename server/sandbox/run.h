@@ -38,6 +38,17 @@ struct run_artifact {
 	const char *omitted; /* why neither; or NULL */
 };
 
+/* Rich output of a session's run (session.h): a MIME bundle as Jupyter's
+ * display_data has it. data is an object of MIME type -> string (base64
+ * for images), "application/json" and "+json" types -> any JSON value,
+ * and always has "text/plain"; metadata an object. Both borrowed for the
+ * call and checked by the session (the strings are valid UTF-8). */
+struct run_display {
+	const char *run_id;
+	json_object *data;
+	json_object *metadata;
+};
+
 /* Where a run's output and artifacts go. Output text is valid UTF-8, len
  * bytes, and comes in the order kiln read it: a chunk of one stream is
  * never held back behind a later chunk of the other. A callback must not
@@ -46,6 +57,8 @@ struct run_sink {
 	enum run_flow (*output)(void *data, struct run *run, enum run_stream stream,
 	                        const char *text, size_t len);
 	void (*artifact)(void *data, struct run *run, const struct run_artifact *artifact);
+	/* May be NULL: displays are dropped. */
+	void (*display)(void *data, struct run *run, const struct run_display *display);
 };
 
 /* Read the run's output again after its sink answered RUN_PAUSE. Not from
@@ -75,6 +88,16 @@ struct run_outcome {
 	 * be read back). */
 	const char *workspace;
 	const struct sbx_ws_changes *ws_changes;
+	/* A session's run (session.h): its session's id, else NULL. Its
+	 * exit code is 0 (or 1 when the code raised: error_name and
+	 * error_value say what), its signal SIGINT when it was interrupted,
+	 * SIGXCPU when its CPU time ran out; when the session's program
+	 * itself ended, session_ended is true, session_why says why, and
+	 * exit_code or signal are that program's. */
+	const char *session_id;
+	bool session_ended;
+	const char *session_why;
+	const char *error_name, *error_value;
 };
 
 /* err < 0 when the run could not start (errmsg says why and what to do;

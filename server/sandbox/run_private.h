@@ -37,6 +37,16 @@ struct run {
 	 * cache (from_warm). Its pipes are fds[OUT] and fds[ERR]. */
 	struct sbx_box box;
 	bool from_warm;
+	/* A session's run (session.c): the session's box runs it, and this
+	 * run's box stays empty. */
+	struct sbx_session *session;
+	/* It was a session's run (session is NULL once the session has let
+	 * go): its artifacts are the files its driver saw change (only, a
+	 * NULL-terminated list, owned), and its outcome's session strings
+	 * are copies held here. */
+	bool in_session;
+	char **only;
+	char sess_id[24], sess_why[320], err_name[128], err_value[1024];
 	char language[64]; /* the box's language */
 	char *workspace;   /* the host folder its box shows, or NULL */
 	bool timed_out, truncated, killing;
@@ -73,6 +83,48 @@ int sbx_box_plan(struct sandbox *s, const char *language, const struct sbx_limit
 int run_start_box(struct run *run, struct sbx_plan_owned *po);
 /* Watch the box's pidfd, status socket and pipes on the loop. */
 int run_watch_box(struct run *run);
+
+/* GO for box b: the program at code_path (under the new root, no
+ * leading '/'), argv, po's environment, the rlimits rl, code as the
+ * file's contents. */
+int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const char *code_path,
+                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code);
+
+/* session.c's runs. A session's run is a struct run without a box of its
+ * own: its output comes from the session (run_session_output), its
+ * displays too, and the session ends it with how its code ended. */
+struct sbx_session;
+struct run *run_session_new(struct sandbox *s, struct sbx_session *ss, const struct run_sink *sink,
+                            void *sink_data, const struct sbx_limits *lim, run_done_fn done,
+                            void *data);
+void run_session_output(struct run *run, int s, const char *buf, size_t n);
+/* false when it does not fit in the output limit (the run is then being
+ * interrupted) or the output was already cut. bytes: its size on the
+ * channel. */
+bool run_session_display(struct run *run, json_object *data, json_object *metadata, size_t bytes);
+
+enum run_session_status {
+	RUN_SESSION_OK,
+	RUN_SESSION_ERROR,       /* the code raised */
+	RUN_SESSION_INTERRUPTED, /* SIGINT stopped it */
+	RUN_SESSION_CPU,         /* its CPU time ran out */
+	RUN_SESSION_DIED,        /* the session's program ended: wstatus */
+};
+struct run_session_end {
+	enum run_session_status status;
+	int wstatus;
+	uint64_t cpu_ms;
+	int64_t max_rss_kb;
+	const char *session_id;
+	const char *why; /* the session ended, and why; or NULL */
+	const char *error_name, *error_value;
+	int work_fd; /* the session's /work (a dup, taken), or -1 */
+	/* The names under /work/out the run changed (borrowed), or NULL. */
+	const char *const *changed;
+	size_t nchanged;
+};
+/* Report the run's end to its owner and free it. */
+void run_session_end(struct run *run, const struct run_session_end *e);
 
 /* warm.c: if the cache holds a box of layout, move it into b (which
  * holds none) and return true; otherwise drop what the cache holds (it

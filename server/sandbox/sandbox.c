@@ -24,13 +24,14 @@
 #include "sandbox/plan.h"
 #include "sandbox/run.h"
 #include "sandbox/run_private.h"
+#include "sandbox/session.h"
 
 /* Members of the section, so that a misspelt one is an error rather
  * than a setting silently not applied. */
 static const char *const known[] = {
     "limits",           "maxLimits",        "env",         "warmBoxes",
     "cgroup",           "languages",        "artifactDir", "artifactInlineBytes",
-    "artifactMaxFiles", "artifactMaxBytes", "workspace",
+    "artifactMaxFiles", "artifactMaxBytes", "workspace",   "sessionIdleMs",
 };
 
 /* Credentials and keys that a project folder (or a home folder) often
@@ -228,7 +229,9 @@ int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, 
 	               errsz)) < 0 ||
 	    (r = count(section, "artifactMaxFiles", 32, &c.artifact_max_files, err, errsz)) < 0 ||
 	    (r = count(section, "artifactMaxBytes", 256u << 20, &c.artifact_max_bytes, err,
-	               errsz)) < 0)
+	               errsz)) < 0 ||
+	    (r = count(section, "sessionIdleMs", 30 * 60 * 1000, &c.session_idle_ms, err, errsz)) <
+	        0)
 		return r;
 	if ((r = check_plans(section, &c.limits, err, errsz)) < 0)
 		return r;
@@ -420,6 +423,7 @@ void sandbox_free(struct sandbox *s)
 	if (!s)
 		return;
 	warm_free(s);
+	sbx_sessions_free(s);
 	while (s->runs)
 		run_cancel(s->runs);
 	while (s->dying) {

@@ -28,6 +28,7 @@ struct sbx_cgroup;
 struct sbx_cgroup_root;
 struct sbx_job;
 struct sbx_box;
+struct sbx_session;
 
 /* The config's "sandbox" section, checked and resolved once (at
  * initialize, or when `kiln run` starts) so that a bad value is reported
@@ -48,6 +49,7 @@ struct sbx_config {
 	bool workspace_on;
 	char **hide; /* ws_nhide patterns, owned */
 	size_t nhide;
+	uint64_t session_idle_ms; /* sandbox.sessionIdleMs; 0: never */
 };
 
 /* The default sandbox.workspace.hide. */
@@ -104,6 +106,9 @@ struct sandbox {
 	 * layer, at its own path (sandbox_set_workspace); NULL: none. */
 	char *workspace;
 	char *survey_files; /* the workspace's files, from the last survey (survey.h) */
+	/* Sessions (session.h), open or ended, newest first. */
+	struct sbx_session *sessions;
+	unsigned long next_session;
 };
 
 /* Prepare the subsystem: who the server is, the Landlock ABI, the

@@ -3,8 +3,9 @@
 # /bin/true and python3 -c pass bare, under unshare with the same
 # namespaces, under bubblewrap with an equivalent setup, under `kiln run`,
 # and through the server (snippet/run, request to response); printed as
-# ratios to bare. Then output throughput through kiln against a pipe to
-# cat; the workspace layer's cost, against none. Not a test: nothing here fails on a number. Standalone:
+# ratios to bare. A run in a warm session against a one-shot run. Then
+# output throughput through kiln against a pipe to cat; the workspace
+# layer's cost, against none. Not a test: nothing here fails on a number. Standalone:
 # `sh tests/bench/sandbox.sh` (needs hyperfine and bubblewrap: `make
 # deps-bench`). KILN=path overrides the binary; RUNS=N the repetitions.
 set -eu
@@ -80,6 +81,14 @@ for what in true python; do
 	row "kiln server snippet/run, warm box" "$bare" "$warm"
 	python3 -c 'import sys; b, c, w = map(float, sys.argv[1:]); print("  bubblewrap / kiln server: %.2fx with a cold box, %.2fx with the warm box" % (b / c, b / w))' "$bwrap" "$cold" "$warm"
 done
+
+# A run in a session whose box and Python are up (print(x) after x = 5)
+# against the same run as a one-shot snippet/run with its warm box ready.
+echo "a session (print(x) after x = 5):"
+oneshot=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" python "x = 5
+print(x)" "$RUNS" 0.05 || echo nan)
+sess=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" --session "$RUNS" 0.05 || echo nan)
+python3 -c 'import sys; o, s = map(float, sys.argv[1:]); print("  %-40s %8.2f ms\n  %-40s %8.2f ms  %6.2fx faster" % ("one-shot snippet/run, warm box", o, "snippet/run in a warm session", s, o / s))' "$oneshot" "$sess"
 
 # The workspace layer (issue 12): the same server runs with a project
 # folder as the workspace (overlay, secrets walked and masked after GO,

@@ -4,6 +4,8 @@ response, and output throughput through the server to this client.
 
   sandbox_client.py KILN CONFIG LANG CODE N [PAUSE]  median ms of N runs
   sandbox_client.py KILN CONFIG --throughput MB       MB/s of MB written to stdout
+  sandbox_client.py KILN CONFIG --session N [PAUSE]   median ms of N runs of print(x)
+                                                      in a session after x = 5
 
 PAUSE: seconds to wait before each run (not timed), so that the server has
 its warm box built, as between the runs a person asks for; without it the
@@ -37,8 +39,10 @@ def start(kiln, config):
     return p
 
 
-def run_once(p, rid, lang, code, limits=None):
+def run_once(p, rid, lang, code, limits=None, session=None):
     params = {"language": lang, "code": code}
+    if session:
+        params["sessionId"] = session
     if limits:
         params["limits"] = limits
     t0 = time.perf_counter()
@@ -65,6 +69,24 @@ def main():
                 "    sys.stdout.buffer.write(b)\n" % mb)
         dt, n = run_once(p, 1, "python", code, {"outputBytes": (mb + 1) << 20})
         print("%.1f" % (n / dt / 1e6))
+    elif sys.argv[3] == "--session":
+        n = int(sys.argv[4])
+        pause = float(sys.argv[5]) if len(sys.argv) > 5 else 0
+        send(p, {"jsonrpc": "2.0", "id": 1, "method": "session/open",
+                 "params": {"language": "python"}})
+        m = recv(p.stdout)
+        if "error" in m:
+            raise SystemExit(m["error"]["message"])
+        sid = m["result"]["sessionId"]
+        run_once(p, 2, "python", "x = 5", session=sid)
+        times = []
+        for i in range(n):
+            time.sleep(pause)
+            dt, nbytes = run_once(p, i + 3, "python", "print(x)", session=sid)
+            if nbytes != 2:
+                raise SystemExit("print(x) in the session printed %d bytes" % nbytes)
+            times.append(dt * 1000)
+        print("%.2f" % statistics.median(times))
     else:
         lang, code, n = sys.argv[3], sys.argv[4], int(sys.argv[5])
         pause = float(sys.argv[6]) if len(sys.argv) > 6 else 0

@@ -71,7 +71,7 @@ def dumps(obj):
 
 
 # Monotonic times of the last answer's last token and of its end marker,
-# for tests/bench/intent.sh (GET /_last). CLOCK_MONOTONIC is shared by the
+# for tests/bench/intent.sh (GET /_last), and the last request's messages. CLOCK_MONOTONIC is shared by the
 # processes of one machine, so the bench can compare them with its own.
 LAST = {"lastTokenAt": 0.0, "endAt": 0.0}
 # --served-log FILE: one JSON line per POST (path, model, Authorization).
@@ -211,6 +211,9 @@ SHAPES = {
     "bare": "import sys\nprint('bare', file=sys.stdout)\n",
     "foreign": "```bash\necho wrong language\n```\n",
     "sleepy": "```python\nimport time\ntime.sleep(60)\nprint('woke')\n```\n",
+    # A warn verdict (a loop the validator sees no way out of) that ends.
+    "warnloop": ("```python\nimport os\nn = 0\nwhile True:\n    n += 1\n    if n > 3:\n"
+                 "        print('looped', flush=True)\n        os._exit(0)\n```\n"),
     # Terminal escapes in the code and the prose: what the terminal front
     # ends must show visibly, never act on (tests/suites/25-cli.sh). The
     # code's second line hides a multiplication behind a comment; the prose
@@ -442,6 +445,8 @@ class Handler(BaseHTTPRequestHandler):
         if getattr(self, "log_path", None):
             with open(self.log_path, "a") as f:
                 f.write(json.dumps(messages) + "\n")
+        # The last prompt, for tests that check what kiln told the model.
+        LAST["messages"] = messages
         if base not in MODELS:
             if openai:
                 self.send_json(404, {"error": {

@@ -1,0 +1,472 @@
+#!/usr/bin/env python3
+"""session.py: sessions through the real server (docs/sandbox.md, "Sessions").
+
+  session.py KILN
+
+Each check drives a kiln server over stdio JSON-RPC: session/open, then
+snippet/run {sessionId} calls whose state, displays and ends are checked,
+and the host's process table after a session ends (no driver left). Prints
+one "ok"/"not ok"/"skip" line per check and "N passed, N failed" last.
+A skip says why (a Debian package the check needs is not installed here).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+_here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [_here, os.path.join(_here, "..", "lib")]
+import kilnrpc  # noqa: E402
+
+KILN = sys.argv[1]
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok - " + name)
+    else:
+        failed += 1
+        print("not ok - %s: %s" % (name, detail))
+
+
+def skip(name, why):
+    print("skip - %s: %s" % (name, why))
+
+
+def host_has(module):
+    return subprocess.run(["/usr/bin/python3", "-c", "import " + module],
+                          stderr=subprocess.DEVNULL).returncode == 0
+
+
+class S(kilnrpc.Server):
+    def __init__(self, config=None):
+        args = ()
+        if config is not None:
+            self.cfg = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+            json.dump(config, self.cfg)
+            self.cfg.close()
+            args = ("--config", self.cfg.name)
+        super().__init__(KILN, args=args)
+
+    def run(self, params, timeout=60):
+        """snippet/run: (response, [notifications]) ."""
+        self.id += 1
+        self.send({"jsonrpc": "2.0", "id": self.id, "method": "snippet/run",
+                   "params": dict(params, override=True)})
+        notes = []
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            m = self.read()
+            if m.get("id") == self.id:
+                return m, notes
+            notes.append(m)
+        raise TimeoutError("no reply")
+
+    def open(self, **kw):
+        r = self.call("session/open", dict({"language": "python"}, **kw))
+        assert "result" in r, r
+        return r["result"]["sessionId"]
+
+
+def stdout(notes):
+    return "".join(n["params"]["text"] for n in notes
+                   if n.get("method") == "run/output" and n["params"]["stream"] == "stdout")
+
+
+def stderr(notes):
+    return "".join(n["params"]["text"] for n in notes
+                   if n.get("method") == "run/output" and n["params"]["stream"] == "stderr")
+
+
+def displays(notes):
+    return [n["params"] for n in notes if n.get("method") == "run/display"]
+
+
+def descendants(pid):
+    """Host pids whose parent chain reaches pid."""
+    parents = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    st = f.read()
+                parents[int(d)] = int(st[st.rindex(")") + 2:].split()[1])
+            except (OSError, ValueError):
+                pass
+    out = []
+    for p in parents:
+        q, seen = p, 0
+        while q in parents and seen < 64:
+            q = parents[q]
+            seen += 1
+            if q == pid:
+                out.append(p)
+                break
+    return out
+
+
+def drivers(server_pid):
+    """The session drivers (host pids) below the server."""
+    out = []
+    for p in descendants(server_pid):
+        try:
+            with open("/proc/%d/cmdline" % p, "rb") as f:
+                if b"kiln_session.py" in f.read():
+                    out.append(p)
+        except OSError:
+            pass
+    return out
+
+
+def wait_gone(server_pid, secs=5):
+    deadline = time.time() + secs
+    while time.time() < deadline:
+        if not drivers(server_pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def intent_checks():
+    import urllib.request
+    tmp = tempfile.mkdtemp()
+    fake = subprocess.Popen(["/usr/bin/python3", os.path.join(_here, "..", "fake-model",
+                                                              "fake_model.py"),
+                             "--port-file", tmp + "/port", "--max-seconds", "120"],
+                            stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            if os.path.exists(tmp + "/port") and open(tmp + "/port").read().strip():
+                break
+            time.sleep(0.1)
+        url = "http://127.0.0.1:" + open(tmp + "/port").read().strip()
+        s = S({"llm": {"url": url, "model": "fake-coder"}})
+        sid = s.open()
+        s.run({"sessionId": sid, "code": "sales = [3, 4, 5]\nrate = 0.5"})
+        r = s.call("intent/run", {"intent": "print the sales", "language": "python",
+                                  "sessionId": sid})
+        last = json.load(urllib.request.urlopen(url + "/_last"))
+        user = [m["content"] for m in last.get("messages", []) if m.get("role") == "user"]
+        told = user and "live Python session" in user[-1] and "- sales: list, len 3" in \
+            user[-1] and "- rate: float = 0.5" in user[-1]
+        check("intent/run with a session's id tells the model what the session holds",
+              "result" in r and told, json.dumps([r, user])[:800])
+        pid = r.get("result", {}).get("proposalId")
+        s.id += 1
+        s.send({"jsonrpc": "2.0", "id": s.id, "method": "intent/approve",
+                "params": {"proposalId": pid}})
+        while True:
+            m = s.read()
+            if m.get("id") == s.id:
+                break
+        res = m.get("result", {})
+        run = res.get("run") or res
+        check("the approved proposal runs in the session",
+              json.dumps(m).count('"sessionId": "%s"' % sid) >= 1, json.dumps(m)[:600])
+        rc = s.close()
+        check("the server exits cleanly (no sanitizer report) with a session open",
+              rc == 0, "exit code %s" % rc)
+
+        # A repaired run: the conversation goes on from the code that ran.
+        s = S({"llm": {"url": url, "model": "fake-repair"}})
+        sid = s.open()
+        r = s.call("intent/run", {"intent": "sum to three", "language": "python",
+                                  "sessionId": sid})
+        pid = r.get("result", {}).get("proposalId")
+        a = s.call("intent/approve", {"proposalId": pid, "repair": {"maxAttempts": 2}})
+        r2 = s.call("intent/run", {"intent": "now print it twice", "language": "python",
+                                   "sessionId": sid})
+        last = json.load(urllib.request.urlopen(url + "/_last"))
+        said = [m["content"] for m in last.get("messages", []) if m.get("role") == "assistant"]
+        check("after a repair, the session's history holds the repaired code that ran",
+              "result" in a and said and "print(total)" in said[-1],
+              json.dumps([a, said])[:900])
+        s.close()
+    finally:
+        fake.kill()
+        fake.wait()
+
+
+def main():
+    s = S()
+    sid = s.open()
+
+    # State persists: a variable, then a print of it.
+    r1, _ = s.run({"sessionId": sid, "code": "x = 5"})
+    r2, n2 = s.run({"sessionId": sid, "code": "print(x)"})
+    check("x = 5 then print(x) prints 5", stdout(n2) == "5\n" and
+          r2["result"]["exitCode"] == 0 and r2["result"]["sessionId"] == sid,
+          json.dumps([r1, r2, n2])[:600])
+
+    # The last expression is displayed.
+    r, n = s.run({"sessionId": sid, "code": "2+2"})
+    d = displays(n)
+    check("2+2 displays 4", len(d) == 1 and d[0]["data"] == {"text/plain": "4"} and
+          d[0]["runId"] == r["result"]["runId"], json.dumps(n)[:400])
+
+    # A statement displays nothing; None is not displayed.
+    r, n = s.run({"sessionId": sid, "code": "y = x * 2\nNone"})
+    check("a statement or None displays nothing", not displays(n), json.dumps(n)[:300])
+
+    # display() with an object's own _repr_html_.
+    code = ("class T:\n    def _repr_html_(self): return '<b>t</b>'\n"
+            "    def __repr__(self): return 'T()'\ndisplay(T())")
+    r, n = s.run({"sessionId": sid, "code": code})
+    d = displays(n)
+    check("display() sends the object's MIME bundle",
+          len(d) == 1 and d[0]["data"] == {"text/html": "<b>t</b>", "text/plain": "T()"},
+          json.dumps(n)[:400])
+
+    # Output and displays keep their order.
+    r, n = s.run({"sessionId": sid, "code": "print('a')\ndisplay(1)\nprint('b')\n3"})
+    seq = [(m["method"], m["params"].get("text") or m["params"].get("data", {}).get("text/plain"))
+           for m in n if m.get("method") in ("run/output", "run/display")]
+    check("output and displays arrive in the order they were made",
+          seq == [("run/output", "a\n"), ("run/display", "1"), ("run/output", "b\n"),
+                  ("run/display", "3")], json.dumps(seq))
+
+    # Files left under /work/out are a run's artifacts: those it changed.
+    r, n = s.run({"sessionId": sid, "code":
+                  "import os\nos.makedirs('/work/out', exist_ok=True)\n"
+                  "open('/work/out/a.txt', 'w').write('x')"})
+    arts = [m["params"] for m in n if m.get("method") == "run/artifact"]
+    r2, n2 = s.run({"sessionId": sid, "code": "1"})
+    arts2 = [m["params"] for m in n2 if m.get("method") == "run/artifact"]
+    check("a file a run writes under /work/out is its artifact, and only its",
+          len(arts) == 1 and arts[0]["name"] == "a.txt" and arts[0]["data"] == "eA==" and
+          arts[0]["runId"] == r["result"]["runId"] and not arts2, json.dumps([n, n2])[:600])
+
+    # An exception: exit code 1, its name, a traceback naming the run.
+    r, n = s.run({"sessionId": sid, "code": "1/0"})
+    res = r["result"]
+    check("an exception is exitCode 1 with its name, the session lives on",
+          res["exitCode"] == 1 and res["error"]["name"] == "ZeroDivisionError" and
+          "ZeroDivisionError" in stderr(n) and "<%s>" % res["runId"] in stderr(n) and
+          not res["sessionEnded"], json.dumps([r, n])[:600])
+
+    # pandas and matplotlib, when Debian's packages are installed.
+    if host_has("pandas"):
+        r, n = s.run({"sessionId": sid, "code":
+                      "import pandas as pd\ndf = pd.DataFrame({'m': [1, 2], 'v': [3, 4]})\ndf"})
+        d = displays(n)
+        check("a DataFrame displays as text/html and text/plain",
+              len(d) == 1 and "<table" in d[0]["data"].get("text/html", "") and
+              "m  v" in d[0]["data"]["text/plain"], json.dumps(n)[:600])
+        r, n = s.run({"sessionId": sid, "code": "df['v']"})
+        d = displays(n)
+        check("a Series displays as text/html too",
+              len(d) == 1 and "<table" in d[0]["data"].get("text/html", ""), json.dumps(n)[:400])
+    else:
+        skip("a DataFrame displays as text/html", "python3-pandas is not installed "
+             "(make deps installs it)")
+    if host_has("matplotlib"):
+        r, n = s.run({"sessionId": sid, "code":
+                      "import matplotlib.pyplot as plt\nfig = plt.figure()\n"
+                      "plt.plot([1, 2, 3], [3, 1, 2])\nplt.show()"})
+        pngs = [d for d in displays(n) if "image/png" in d["data"]]
+        import base64
+        ok = len(pngs) == 1 and base64.b64decode(pngs[0]["data"]["image/png"])[:8] == \
+            b"\x89PNG\r\n\x1a\n"
+        check("plt.show() displays the figure as image/png", ok,
+              json.dumps([r, [str(x)[:200] for x in n]])[:900])
+        # Left open and changed in a later run: displayed again, once.
+        r, n = s.run({"sessionId": sid, "code": "plt.title('again')"})
+        pngs = [d for d in displays(n) if "image/png" in d["data"]]
+        check("an open figure changed by a later run is displayed at its end",
+              len(pngs) == 1, str(n)[:400])
+        r, n = s.run({"sessionId": sid, "code": "z = 1"})
+        check("an unchanged open figure is not displayed again",
+              not [d for d in displays(n) if "image/png" in d["data"]], str(n)[:300])
+    else:
+        skip("a matplotlib plot arrives as image/png", "python3-matplotlib is not installed "
+             "(make deps installs it)")
+
+    # A loop that never ends is interrupted at its wall clock; the session
+    # survives with its state.
+    r, n = s.run({"sessionId": sid, "code": "while True:\n    pass",
+                  "limits": {"wallMs": 800}})
+    res = r["result"]
+    r2, n2 = s.run({"sessionId": sid, "code": "print(x)"})
+    check("an endless loop is interrupted (SIGINT) and the session survives",
+          res["timedOut"] and res["signal"] == "SIGINT" and not res["sessionEnded"] and
+          "KeyboardInterrupt" in stderr(n) and stdout(n2) == "5\n",
+          json.dumps([res, n, n2])[:700])
+    r, n = s.run({"sessionId": sid, "code": "import time\ntime.sleep(60)",
+                  "limits": {"wallMs": 500}})
+    check("a sleep is interrupted too", r["result"]["signal"] == "SIGINT" and
+          r["result"]["durationMs"] < 5000, json.dumps(r)[:400])
+
+    # Output over the run's cap: cut, the run interrupted, the session alive.
+    r, n = s.run({"sessionId": sid, "code": "while True:\n    print('y' * 100)",
+                  "limits": {"outputBytes": 4096}})
+    r2, n2 = s.run({"sessionId": sid, "code": "print(x)"})
+    check("output over outputBytes is cut and the session survives",
+          r["result"]["truncated"] and len(stdout(n)) <= 4096 + 200 and stdout(n2) == "5\n",
+          json.dumps(r)[:300])
+
+    # A session limit given to one run is refused with a reason.
+    r, n = s.run({"sessionId": sid, "code": "1", "limits": {"memoryBytes": 1 << 28}})
+    check("a whole-life limit on a run is refused, naming session/open",
+          r.get("error", {}).get("code") == -32602 and "session/open" in r["error"]["message"],
+          json.dumps(r))
+
+    # Two sessions are isolated: names, files, processes.
+    sid2 = s.open()
+    s.run({"sessionId": sid, "code": "open('/tmp/mark', 'w').write('1')"})
+    r, n = s.run({"sessionId": sid2, "code":
+                  "import os\nprint(os.path.exists('/tmp/mark'))\nprint('x' in globals())"})
+    check("two sessions share neither names nor files", stdout(n) == "False\nFalse\n",
+          json.dumps([r, n])[:400])
+    r, n = s.run({"sessionId": sid, "code": "import os\nprint(os.getpid())"})
+    r2, n2 = s.run({"sessionId": sid2, "code": "import os\nprint(os.getpid())"})
+    check("each session has its own box", len(drivers(s.p.pid)) == 2, drivers(s.p.pid))
+
+    # Reset forgets everything.
+    rr = s.call("session/reset", {"sessionId": sid})
+    r, n = s.run({"sessionId": sid, "code": "print(x)"})
+    check("session/reset forgets the names", "result" in rr and
+          r["result"]["exitCode"] == 1 and r["result"]["error"]["name"] == "NameError",
+          json.dumps([rr, r])[:500])
+
+    # Close kills the box.
+    before = len(drivers(s.p.pid))
+    rc = s.call("session/close", {"sessionId": sid2})
+    gone = False
+    deadline = time.time() + 5
+    while time.time() < deadline and not gone:
+        gone = len(drivers(s.p.pid)) == before - 1
+        time.sleep(0.05)
+    r, n = s.run({"sessionId": sid2, "code": "1"})
+    check("session/close ends its box (no process left) and forgets it",
+          "result" in rc and before == 2 and gone and r.get("error", {}).get("code") == -32602,
+          json.dumps([before, rc, r])[:400])
+
+    # The session's program dies: the result says so; the next run needs a reset.
+    s.run({"sessionId": sid, "code": "x = 7"})
+    r, n = s.run({"sessionId": sid, "code": "import os\nprint('bye', flush=True)\nos._exit(3)"})
+    res = r["result"]
+    r2, _ = s.run({"sessionId": sid, "code": "print(x)"})
+    check("os._exit ends the session: the result says so, with the exit code",
+          res["sessionEnded"] and res["exitCode"] == 3 and "exited with code 3" in
+          res.get("sessionEndReason", "") and stdout(n) == "bye\n",
+          json.dumps([res, n])[:600])
+    check("a run in an ended session is refused until a reset",
+          r2.get("error", {}).get("data", {}).get("kind") == "sessionEnded" and
+          "session/reset" in r2["error"]["message"], json.dumps(r2))
+    check("no process is left of the ended session", wait_gone(s.p.pid), drivers(s.p.pid))
+    s.call("session/reset", {"sessionId": sid})
+    r, n = s.run({"sessionId": sid, "code": "print('again')"})
+    check("reset brings an ended session back, fresh", stdout(n) == "again\n", json.dumps(r))
+
+    # Code that ignores SIGINT: the session is ended after the grace.
+    r, n = s.run({"sessionId": sid, "code":
+                  "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                  "while True:\n    pass", "limits": {"wallMs": 500}})
+    res = r["result"]
+    check("code that ignores the interrupt ends its session, which says why",
+          res["timedOut"] and res["sessionEnded"] and
+          "did not stop" in res.get("sessionEndReason", "") and wait_gone(s.p.pid),
+          json.dumps(res)[:500])
+
+    # Garbage on the driver's channel: the session ends, the server lives.
+    s.call("session/reset", {"sessionId": sid})
+    code = ("import os, stat\n"
+            "for fd in range(3, 64):\n"
+            "    try:\n"
+            "        if stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
+            "            os.write(fd, b'\\x7f\\xff\\xff\\xffjunk')\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "import time\ntime.sleep(5)")
+    r, n = s.run({"sessionId": sid, "code": code})
+    res = r.get("result", {})
+    ping = s.call("session/open", {"language": "python"})
+    check("a forged frame on the channel ends the session, not the server",
+          res.get("sessionEnded") and "frame" in res.get("sessionEndReason", "") and
+          "result" in ping, json.dumps([r, ping])[:500])
+    s.call("session/close", {"sessionId": ping["result"]["sessionId"]})
+
+    # A second run while one is under way is refused.
+    s.call("session/reset", {"sessionId": sid})
+    s.id += 1
+    first = s.id
+    s.send({"jsonrpc": "2.0", "id": first, "method": "snippet/run",
+            "params": {"sessionId": sid, "code": "import time\ntime.sleep(1)"}})
+    r, n = s.run({"sessionId": sid, "code": "1"})
+    check("a run while another is under way is refused as busy",
+          r.get("error", {}).get("data", {}).get("kind") == "sessionBusy", json.dumps(r))
+    while True:
+        m = s.read()
+        if m.get("id") == first:
+            break
+
+    # Closing (or resetting) a session answers the run under way.
+    for method in ("session/reset", "session/close"):
+        s.id += 1
+        first = s.id
+        s.send({"jsonrpc": "2.0", "id": first, "method": "snippet/run",
+                "params": {"sessionId": sid, "code": "import time\ntime.sleep(30)"}})
+        time.sleep(0.5)
+        s.id += 1
+        s.send({"jsonrpc": "2.0", "id": s.id, "method": method,
+                "params": {"sessionId": sid}})
+        rc = got = None
+        while rc is None or got is None:
+            m = s.read()
+            if m.get("id") == first:
+                got = m
+            elif m.get("id") == s.id:
+                rc = m
+        res = (got or {}).get("result", {})
+        check("%s answers the run under way, saying why" % method,
+              "result" in rc and res.get("sessionEnded") and
+              method.split("/")[1] in res.get("sessionEndReason", ""),
+              json.dumps([rc, got])[:500])
+    sid = s.open()
+
+    # Sessions close with the connection: nothing left behind.
+    sid3 = s.open()
+    s.run({"sessionId": sid3, "code": "x = 1"})
+    pid = s.p.pid
+    had = len(drivers(pid))
+    s.p.stdin.close()
+    try:
+        s.p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        s.p.kill()
+    left = []
+    for q in os.listdir("/proc"):
+        try:
+            if q.isdigit() and b"kiln_session.py" in open("/proc/%s/cmdline" % q, "rb").read():
+                left.append(q)
+        except OSError:
+            pass
+    check("the end of the connection ends every session", had == 2 and not left,
+          "%d drivers before, left: %s" % (had, left))
+
+    # intent/run with a session's id: the model is told what it holds, and
+    # the approved proposal runs there.
+    intent_checks()
+
+    # Idle sessions close after sandbox.sessionIdleMs.
+    s = S({"sandbox": {"sessionIdleMs": 300}})
+    sid = s.open()
+    time.sleep(1.2)
+    r, n = s.run({"sessionId": sid, "code": "1"})
+    check("an idle session closes after sandbox.sessionIdleMs",
+          r.get("error", {}).get("data", {}).get("kind") == "sessionEnded" and
+          "sessionIdleMs" in r["error"]["message"] and not drivers(s.p.pid),
+          json.dumps(r))
+    rc = s.close()
+    check("the server exits cleanly after an idle close", rc == 0, "exit code %s" % rc)
+
+    print("%d passed, %d failed" % (passed, failed))
+
+
+if __name__ == "__main__":
+    main()

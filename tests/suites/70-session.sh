@@ -1,0 +1,63 @@
+#!/bin/sh
+# 70-session.sh: sessions that keep state (docs/sandbox.md, "Sessions"),
+# through the real server: names kept between runs, displays of the last
+# expression, of DataFrames and of matplotlib figures (skipped, saying
+# why, when Debian's python3-pandas or python3-matplotlib is missing),
+# interrupts at the wall clock, a session whose program dies, reset,
+# close, idle close, isolation, a forged channel frame, and no process
+# left behind (tests/sandbox/session.py); then `kiln shell` on a pty with
+# its session, saved displays, :reset/:new, Ctrl-C at the prompt and the
+# line history (tests/cli/shell_session.py). As root, the session checks
+# run again as the unprivileged user nobody (setpriv), from a private copy
+# of the binaries. Last line:
+# "70-session: N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+
+name=70-session
+KILN=${KILN:-}
+if [ -z "$KILN" ]; then
+	if [ -x build/asan/kiln ]; then KILN=build/asan/kiln; else KILN=build/kiln; fi
+fi
+if [ ! -x "$KILN" ]; then
+	echo "$name: no kiln binary (run make asan or make build/kiln first)"
+	echo "$name: 0 passed, 1 failed"
+	exit 1
+fi
+
+pass=0
+fail=0
+count() { # count LABEL OUTPUT: add a script's summary line
+	echo "$2" | grep -v -E '^[0-9]+ passed, [0-9]+ failed' | sed -e "s/^/$1/"
+	line=$(echo "$2" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "${1}no summary line: counted as 1 failure"
+		fail=$((fail + 1))
+		return
+	fi
+	p=${line%% passed*}
+	f=${line#*passed, }
+	f=${f%% failed*}
+	pass=$((pass + p))
+	fail=$((fail + f))
+}
+for script in tests/sandbox/session.py tests/cli/shell_session.py; do
+	count "" "$(timeout 600 /usr/bin/python3 "$script" "$KILN" 2>&1)"
+done
+
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+	tmp=$(mktemp -d /tmp/kiln-session-suite.XXXXXX)
+	trap 'rm -rf "$tmp"' EXIT INT TERM
+	mkdir -p "$tmp/sandbox" "$tmp/lib" "$tmp/fake-model"
+	cp "$KILN" "$tmp/kiln"
+	cp tests/sandbox/session.py "$tmp/sandbox/"
+	cp tests/lib/kilnrpc.py "$tmp/lib/"
+	cp tests/fake-model/fake_model.py "$tmp/fake-model/"
+	chmod -R a+rX "$tmp"
+	count "nobody: " "$(setpriv --reuid=65534 --regid=65534 --clear-groups \
+		env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+		timeout 600 /usr/bin/python3 "$tmp/sandbox/session.py" "$tmp/kiln" 2>&1 </dev/null)"
+fi
+echo "$name: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
