@@ -225,6 +225,18 @@ SHAPES = {
 }
 
 
+# The README's data story (tests/data/data_story.py): a plot of monthly
+# totals read from the workspace's sales.csv, then the first rows of the
+# DataFrame that run left in its session.
+SHAPES.update({
+    "plot": ("Here is the plot:\n\n```python\nimport pandas as pd\nimport matplotlib.pyplot as plt\n\n"
+             "df = pd.read_csv('sales.csv', parse_dates=['date'])\n"
+             "monthly = df.groupby(df['date'].dt.month)['amount'].sum()\n"
+             "print('months', len(monthly))\n"
+             "monthly.plot(kind='bar', title='Monthly totals')\nplt.show()\n```\n"),
+    "head": "```python\ndf.head()\n```\n",
+})
+
 def language_of(messages):
     for m in messages:
         if m.get("role") == "system":
