@@ -73,6 +73,7 @@ function M.cancel()
     return run.cancel()
   end
   if require('kiln.intent').cancel(cur_buf()) then
+    require('kiln.client').status_changed()
     return true
   end
   require('kiln.client').notify('nothing to cancel')
@@ -121,7 +122,20 @@ function M.status()
   if not ok then
     return ''
   end
-  local _, p = next(client.state.progress)
+  -- An intent's progress counts while its request is pending: the server
+  -- need not end it after a cancel, or before it died.
+  local intent = package.loaded['kiln.intent']
+  local p
+  for token, v in pairs(client.state.progress) do
+    local b = tonumber(tostring(token):match('^kiln%-intent%-(%d+)$'))
+    if not b or (intent and intent.pending[b]) then
+      p = v
+      break
+    end
+  end
+  if not client.client() then
+    p = nil
+  end
   if p then
     local s = 'kiln:'
     if p.title and p.title ~= 'kiln' then
@@ -135,10 +149,11 @@ function M.status()
     end
     return s
   end
-  if next(require('kiln.intent').pending) then
+  if intent and next(intent.pending) then
     return 'kiln: thinking'
   end
-  if require('kiln.run').current then
+  local run = package.loaded['kiln.run']
+  if run and run.current then
     return 'kiln: running'
   end
   return ''

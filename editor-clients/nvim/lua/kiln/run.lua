@@ -73,11 +73,52 @@ client.on('intent/attempt', function(p)
   end
 end)
 
+-- Traceback lines that name the snippet's file: Python's `File
+-- "/code/snippet.py", line N` (or `File "<r3>"` in a session), bash's
+-- `/code/snippet.sh: line N:` and node's `/code/snippet.js:N`.
+local trace_patterns = {
+  'File "/code/snippet%.%w+", line (%d+)',
+  'File "<r%d+>", line (%d+)',
+  '/code/snippet%.%w+: line (%d+)',
+  '/code/snippet%.%w+:(%d+)',
+}
+
+-- A run of a buffer (or of lines of it): each traceback line of its
+-- section gets the buffer line it names, and <CR> there jumps to it.
+local function link_tracebacks(cur)
+  if not (cur and cur.map and vim.api.nvim_buf_is_valid(cur.map.buf)) then
+    return
+  end
+  local lines = output.section_lines()
+  local first = vim.api.nvim_buf_line_count(output.buf()) - #lines
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(cur.map.buf), ':t')
+  if name == '' then
+    name = 'buffer ' .. cur.map.buf
+  end
+  cur.links = {}
+  for i, l in ipairs(lines) do
+    for _, pat in ipairs(trace_patterns) do
+      local n = tonumber(l:match(pat))
+      if n then
+        if n >= 1 and n <= cur.map.count then
+          local lnum = cur.map.line1 + n - 1
+          output.link(first + i - 1, cur.map.buf, lnum, ('  -> %s:%d (<CR> jumps)'):format(name, lnum))
+          table.insert(cur.links, lnum)
+        end
+        break
+      end
+    end
+  end
+end
+
 client.on_death(function(reason)
   if M.current then
+    client.dying('the run')
     output.note('[' .. reason .. ']', 'ErrorMsg')
+    link_tracebacks(M.current)
     M.last = { error = { message = reason } }
     M.current = nil
+    client.status_changed()
   end
 end)
 
@@ -106,6 +147,7 @@ end
 local function finish(err, result)
   local cur = M.current
   M.current = nil
+  client.status_changed()
   if err then
     output.note('[' .. (err.message or 'error') .. ']', 'ErrorMsg')
     M.last = { error = err }
@@ -132,14 +174,16 @@ local function finish(err, result)
       end
     end
   end
+  link_tracebacks(cur)
   M.last = { result = result, run = run, attempts = cur and cur.attempts,
-    artifacts = cur and cur.artifacts or {} }
+    artifacts = cur and cur.artifacts or {}, links = cur and cur.links }
 end
 
 -- Send the request; its answer ends the run unless the run ended already
 -- (cancelled: Neovim 0.10 drops the cancelled request's answer anyway).
 local function start(method, params, cur)
   M.current = cur
+  client.status_changed()
   local rid = client.request(method, params, function(err, result)
     if M.current == cur then
       finish(err, result)
@@ -150,7 +194,7 @@ local function start(method, params, cur)
 end
 
 --- Run code (a string) as language; header names what runs.
-function M.run_code(language, code, header, extra)
+function M.run_code(language, code, header, extra, map)
   if M.current then
     client.notify('a run is in progress (:KilnCancel stops it)', vim.log.levels.WARN)
     return nil
@@ -158,7 +202,7 @@ function M.run_code(language, code, header, extra)
   output.clear(header)
   output.open()
   local params = vim.tbl_extend('force', { language = language, code = code }, extra or {})
-  return start('snippet/run', params, { kind = 'snippet' })
+  return start('snippet/run', params, { kind = 'snippet', map = map })
 end
 
 --- Approve and run a proposal (intent/approve) made for buf at version.
@@ -186,7 +230,10 @@ function M.run_buffer(buf, line1, line2)
   local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':t')
   local header = ('kiln run: %s%s'):format(name ~= '' and name or '[buffer]',
     line1 and (':' .. line1 .. '-' .. line2) or '')
-  return M.run_code(doc.language(buf), code, header, { textDocument = { uri = vim.uri_from_bufnr(buf) } })
+  -- Where the code's line 1 is in the buffer, for its tracebacks.
+  local map = { buf = buf, line1 = line1 or 1,
+    count = line1 and (line2 - line1 + 1) or vim.api.nvim_buf_line_count(buf) }
+  return M.run_code(doc.language(buf), code, header, { textDocument = { uri = vim.uri_from_bufnr(buf) } }, map)
 end
 
 function M.cancel()
@@ -198,6 +245,7 @@ function M.cancel()
   -- here at once, whatever it answers.
   client.cancel(M.current.rid)
   M.current = nil
+  client.status_changed()
   output.note('[cancelled]', 'WarningMsg')
   M.last = { error = { message = 'cancelled' }, cancelled = true }
   return true
