@@ -49,6 +49,9 @@ cmd('KilnArtifact', function(o)
   require('kiln.run').open_artifact(tonumber(o.args) or 1)
 end, { nargs = '?', desc = 'kiln: open an artifact of the last run' })
 
+cmd('KilnSessionReset', function() require('kiln.session').reset() end,
+  { desc = 'kiln: forget what the Python session holds' })
+
 cmd('KilnRestart', function() kiln().restart() end, { desc = 'kiln: restart the server' })
 cmd('KilnStop', function() kiln().stop() end, { desc = 'kiln: stop the server' })
 

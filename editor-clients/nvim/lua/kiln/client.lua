@@ -225,6 +225,7 @@ function M.start()
     ['$/progress'] = progress_handler,
     ['run/output'] = dispatch('run/output'),
     ['run/artifact'] = dispatch('run/artifact'),
+    ['run/display'] = dispatch('run/display'),
     ['intent/partial'] = dispatch('intent/partial'),
     ['intent/attempt'] = dispatch('intent/attempt'),
     ['intent/explanation'] = dispatch('intent/explanation'),

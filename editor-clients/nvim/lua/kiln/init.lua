@@ -80,6 +80,19 @@ function M.cancel()
   return false
 end
 
+-- Send the intent; with setup{ session = true } a Python intent is
+-- written for, and its proposal runs in, the session.
+local function send_intent(opts)
+  if config.options.session and require('kiln.doc').language(opts.buf or cur_buf()) == 'python' then
+    local sid = require('kiln.session').ensure()
+    if not sid then
+      return nil
+    end
+    require('kiln.intent').session_id = sid
+  end
+  return require('kiln.intent').run(opts)
+end
+
 --- :KilnIntent: opts.text (prompted for when empty), opts.line1/line2.
 function M.intent(opts)
   ensure_setup()
@@ -88,12 +101,12 @@ function M.intent(opts)
     vim.ui.input({ prompt = 'kiln intent: ' }, function(text)
       if text and text ~= '' then
         opts.text = text
-        require('kiln.intent').run(opts)
+        send_intent(opts)
       end
     end)
     return nil
   end
-  return require('kiln.intent').run(opts)
+  return send_intent(opts)
 end
 
 function M.accept() return require('kiln.intent').accept() end
