@@ -49,6 +49,15 @@ cmd('KilnArtifact', function(o)
   require('kiln.run').open_artifact(tonumber(o.args) or 1)
 end, { nargs = '?', desc = 'kiln: open an artifact of the last run' })
 
+cmd('KilnHistory', function(o)
+  if o.args == 'clear' then
+    require('kiln.history').clear()
+  else
+    require('kiln.history').toggle()
+  end
+end, { nargs = '?', complete = function() return { 'clear' } end,
+  desc = 'kiln: show or hide the history of the conversation (clear: forget it)' })
+
 cmd('KilnSessionReset', function() require('kiln.session').reset() end,
   { desc = 'kiln: forget what the Python session holds' })
 

@@ -153,6 +153,9 @@ end
 
 --- Lines of kiln's own, each highlighted with hl.
 function M.lines_note(lines, hl)
+  for _, l in ipairs(lines) do
+    require('kiln.history').record_note(l)
+  end
   local b = M.buf()
   local ws = followers()
   open_stream = nil
@@ -172,6 +175,8 @@ function M.append(stream, text)
   if text == nil or text == '' then
     return nil
   end
+  -- The history keeps every run's output (this window drops old lines).
+  require('kiln.history').record_output(text)
   local b = M.buf()
   local ws = followers()
   local pieces = vim.split(text, '\n', { plain = true })

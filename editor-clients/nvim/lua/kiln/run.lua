@@ -6,6 +6,7 @@ local client = require('kiln.client')
 local config = require('kiln.config')
 local doc = require('kiln.doc')
 local output = require('kiln.output')
+local history = require('kiln.history')
 local compat = require('kiln.compat')
 
 local M = {}
@@ -170,6 +171,9 @@ client.on('intent/attempt', function(p)
   end
   output.note(('-- attempt %s %s%s --'):format(tostring(n), what:gsub('_', ' '), extra),
     p.ok == true and 'Comment' or 'WarningMsg')
+  if p.stage == 'repaired' then
+    history.record_proposal_id(p.proposalId)
+  end
   if type(p.code) == 'string' then
     -- The repaired code, so what runs next is seen before it runs.
     for _, l in ipairs(vim.split(p.code:gsub('\n$', ''), '\n', { plain = true })) do
@@ -226,6 +230,7 @@ client.on_death(function(reason)
     link_tracebacks(M.current)
     M.last = { error = { message = reason } }
     M.current = nil
+    history.record_end()
     client.status_changed()
   end
 end)
@@ -259,6 +264,7 @@ local function finish(err, result)
   if err then
     output.note('[' .. (err.message or 'error') .. ']', 'ErrorMsg')
     M.last = { error = err }
+    history.record_end()
     return
   end
   result = result or {}
@@ -289,6 +295,7 @@ local function finish(err, result)
   link_tracebacks(cur)
   M.last = { result = result, run = run, attempts = cur and cur.attempts,
     artifacts = cur and cur.artifacts or {}, links = cur and cur.links }
+  history.record_end()
 end
 
 -- Send the request; its answer ends the run unless the run ended already
@@ -313,6 +320,7 @@ function M.run_code(language, code, header, extra, map)
   end
   output.clear(header)
   output.open()
+  history.record_run((header:gsub('^kiln run: ', 'run: ')), code)
   local params = vim.tbl_extend('force', { language = language, code = code }, extra or {})
   return start('snippet/run', params, { kind = 'snippet', map = map })
 end
@@ -325,6 +333,7 @@ function M.approve(proposal_id, header, buf, version)
   end
   output.clear(header)
   output.open()
+  history.record_run('proposal ' .. tostring(proposal_id), nil, proposal_id)
   local params = { proposalId = proposal_id, explain = config.options.explain and true or false }
   if buf and version then
     params.textDocument = { uri = vim.uri_from_bufnr(buf), version = version }
@@ -367,6 +376,7 @@ function M.cancel()
   M.current = nil
   client.status_changed()
   output.note('[cancelled]', 'WarningMsg')
+  history.record_end()
   M.last = { error = { message = 'cancelled' }, cancelled = true }
   return true
 end
