@@ -58,6 +58,18 @@ cmd('KilnHistory', function(o)
 end, { nargs = '?', complete = function() return { 'clear' } end,
   desc = 'kiln: show or hide the history of the conversation (clear: forget it)' })
 
+cmd('KilnChanges', function(o)
+  local changes = require('kiln.changes')
+  if o.args == 'apply' then
+    changes.apply()
+  elseif o.args == 'discard' then
+    changes.discard()
+  else
+    changes.open()
+  end
+end, { nargs = '?', complete = function() return { 'apply', 'discard' } end,
+  desc = "kiln: review, apply or discard the last run's workspace changes" })
+
 cmd('KilnSessionReset', function() require('kiln.session').reset() end,
   { desc = 'kiln: forget what the Python session holds' })
 

@@ -44,6 +44,10 @@ M.defaults = {
     },
     global = {},
   },
+  -- After :KilnValidate of a whole buffer, validate it again on every
+  -- change, validate_debounce_ms after the last one.
+  validate_on_change = false,
+  validate_debounce_ms = 500,
   -- How long :KilnValidate and startup wait for the server (ms).
   timeout_ms = 10000,
   -- Messages through vim.notify at this level and above.

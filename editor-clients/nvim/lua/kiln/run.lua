@@ -292,6 +292,10 @@ local function finish(err, result)
       end
     end
   end
+  local ws = require('kiln.changes').record(run)
+  if ws then
+    output.lines_note(ws, 'WarningMsg')
+  end
   link_tracebacks(cur)
   M.last = { result = result, run = run, attempts = cur and cur.attempts,
     artifacts = cur and cur.artifacts or {}, links = cur and cur.links }
