@@ -134,7 +134,7 @@ end
 -- Neovim's own "Client N quit with exit code ..." warning for a kiln
 -- server we already reported: swallowed once (it is scheduled by Neovim's
 -- on_exit after ours), so a death is one message, one Press ENTER at most.
-local function swallow_core_exit_message()
+local function swallow_core_exit_message(id)
   local inner = vim.notify
   local done = false
   local function restore()
@@ -146,7 +146,9 @@ local function swallow_core_exit_message()
     end
   end
   M._filter = function(msg, level, opts)
-    if not done and type(msg) == 'string' and msg:find('^Client %S+ quit with exit code') then
+    local who = type(msg) == 'string' and msg:match('^Client (%S+) quit with exit code')
+    -- 0.7 names the client by id, 0.10 by name.
+    if not done and (who == tostring(id) or who == 'kiln') then
       restore()
       return
     end
@@ -166,7 +168,7 @@ local function handle_exit(code, signal, id)
   local why = (signal and signal ~= 0) and ('signal ' .. signal) or ('code ' .. tostring(code))
   if not expected then
     state.last_exit = { code = code, signal = signal }
-    swallow_core_exit_message()
+    swallow_core_exit_message(id)
   end
   -- The features end what was in flight; what they would say about it
   -- joins the one message about the death.
