@@ -114,6 +114,19 @@ return {
     h.ok(h.message('no artifact 7 %(the last run has 1%)'), 'the message: ' .. vim.inspect(h.messages))
   end },
 
+  { 'health: :checkhealth kiln says what opens artifacts, and warns when nothing can', function()
+    h.setup({ open_cmd = { '/nonexistent/opener' } })
+    vim.cmd('checkhealth kiln')
+    local text = table.concat(h.lines(0), '\n')
+    h.ok(text:find("open_cmd '/nonexistent/opener' is not an executable: artifacts are saved but "
+      .. ':KilnArtifact cannot open them', 1, true), 'in:\n' .. text)
+    vim.cmd('bwipeout!')
+    h.setup({ open_cmd = { 'sh' } })
+    vim.cmd('checkhealth kiln')
+    text = table.concat(h.lines(0), '\n')
+    h.ok(text:find('open_cmd: ' .. vim.fn.exepath('sh'), 1, true), 'in:\n' .. text)
+  end },
+
   { 'displays: a session keeps names, and its values, tables and figures show', function()
     local dir = vim.fn.tempname()
     h.setup({ session = true, output = { save_dir = dir } })
