@@ -49,6 +49,30 @@ cmd('KilnArtifact', function(o)
   require('kiln.run').open_artifact(tonumber(o.args) or 1)
 end, { nargs = '?', desc = 'kiln: open an artifact of the last run' })
 
+cmd('KilnHistory', function(o)
+  if o.args == 'clear' then
+    require('kiln.history').clear()
+  else
+    require('kiln.history').toggle()
+  end
+end, { nargs = '?', complete = function() return { 'clear' } end,
+  desc = 'kiln: show or hide the history of the conversation (clear: forget it)' })
+
+cmd('KilnChanges', function(o)
+  local changes = require('kiln.changes')
+  if o.args == 'apply' then
+    changes.apply()
+  elseif o.args == 'discard' then
+    changes.discard()
+  else
+    changes.open()
+  end
+end, { nargs = '?', complete = function() return { 'apply', 'discard' } end,
+  desc = "kiln: review, apply or discard the last run's workspace changes" })
+
+cmd('KilnSessionReset', function() require('kiln.session').reset() end,
+  { desc = 'kiln: forget what the Python session holds' })
+
 cmd('KilnRestart', function() kiln().restart() end, { desc = 'kiln: restart the server' })
 cmd('KilnStop', function() kiln().stop() end, { desc = 'kiln: stop the server' })
 

@@ -9,7 +9,11 @@ nvim=$1
 shift
 [ $# -gt 0 ] || set -- "$here"/test_*.lua
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+# Saved artifacts and displays (stdpath('cache')/kiln/runs) go to a folder
+# of this run, not the user's cache.
+cache=$(mktemp -d)
+export XDG_CACHE_HOME="$cache"
+trap 'rm -f "$out"; rm -rf "$cache"' EXIT
 for f in "$@"; do
 	before=$(wc -l <"$out")
 	KILN_TEST_OUT=$out KILN_TEST_FILE=$f timeout -k 5 240 "$nvim" --headless -u NONE -i NONE -n \

@@ -26,6 +26,10 @@ M.state = state
 
 local function notify(msg, level)
   level = level or vim.log.levels.INFO
+  if state.collecting then
+    -- A feature's own word about the death: the death's message says it.
+    return
+  end
   if level >= config.options.log_level then
     vim.notify('kiln: ' .. msg, level)
   end
@@ -72,6 +76,7 @@ local function progress_handler(err, result, ctx, cfg)
       state.progress[key] = nil
     end
     pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'KilnProgress', modeline = false })
+    M.status_changed()
   end
   local default = vim.lsp.handlers['$/progress']
   if default then
@@ -117,6 +122,42 @@ function M.position_encoding()
   return caps and caps.positionEncoding or 'utf-16'
 end
 
+--- The status line changed: redraw it and tell User KilnStatus listeners
+--- (a status line plugin that caches can refresh on it).
+function M.status_changed()
+  vim.schedule(function()
+    pcall(vim.cmd, 'redrawstatus!')
+    pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'KilnStatus', modeline = false })
+  end)
+end
+
+-- Neovim's own "Client N quit with exit code ..." warning for a kiln
+-- server we already reported: swallowed once (it is scheduled by Neovim's
+-- on_exit after ours), so a death is one message, one Press ENTER at most.
+local function swallow_core_exit_message(id)
+  local inner = vim.notify
+  local done = false
+  local function restore()
+    if not done then
+      done = true
+      if vim.notify == M._filter then
+        vim.notify = inner
+      end
+    end
+  end
+  M._filter = function(msg, level, opts)
+    local who = type(msg) == 'string' and msg:match('^Client (%S+) quit with exit code')
+    -- 0.7 names the client by id, 0.10 by name.
+    if not done and (who == tostring(id) or who == 'kiln') then
+      restore()
+      return
+    end
+    return inner(msg, level, opts)
+  end
+  vim.notify = M._filter
+  vim.defer_fn(restore, 2000)
+end
+
 local function handle_exit(code, signal, id)
   if id ~= state.id then
     return
@@ -124,17 +165,45 @@ local function handle_exit(code, signal, id)
   local expected = state.stopping
   state.id, state.ready, state.init_result, state.stopping = nil, false, nil, false
   state.progress = {}
+  local why = (signal and signal ~= 0) and ('signal ' .. signal) or ('code ' .. tostring(code))
   if not expected then
     state.last_exit = { code = code, signal = signal }
-    local why = (signal and signal ~= 0) and ('signal ' .. signal) or ('code ' .. tostring(code))
-    vim.schedule(function()
-      notify('the server exited (' .. why .. '); the next command starts a new one',
-        vim.log.levels.ERROR)
-    end)
+    swallow_core_exit_message(id)
   end
-  for _, fn in ipairs(on_death) do
-    vim.schedule(function() fn(expected and 'stopped' or 'the server exited') end)
+  -- The features end what was in flight; what they would say about it
+  -- joins the one message about the death.
+  vim.schedule(function()
+    local said = {}
+    local intent = package.loaded['kiln.intent']
+    if intent and intent.pending and next(intent.pending) then
+      table.insert(said, 'the intent')
+    end
+    state.collecting = said
+    for _, fn in ipairs(on_death) do
+      pcall(fn, expected and 'stopped' or 'the server exited')
+    end
+    state.collecting = nil
+    if not expected then
+      local msg = 'the server exited (' .. why .. ')'
+      if #said > 0 then
+        msg = msg .. '; ' .. table.concat(said, ', ') .. ' stopped'
+      end
+      notify(msg .. '; the next command starts a new one', vim.log.levels.ERROR)
+    end
+    M.status_changed()
+  end)
+end
+
+--- While a death is reported: what was in flight (a run, an intent),
+--- named in its one message; true when the death is being reported.
+function M.dying(what)
+  if state.collecting then
+    if what then
+      table.insert(state.collecting, what)
+    end
+    return true
   end
+  return false
 end
 
 --- Start the server unless one is running. Returns the client or nil, err.
@@ -158,6 +227,7 @@ function M.start()
     ['$/progress'] = progress_handler,
     ['run/output'] = dispatch('run/output'),
     ['run/artifact'] = dispatch('run/artifact'),
+    ['run/display'] = dispatch('run/display'),
     ['intent/partial'] = dispatch('intent/partial'),
     ['intent/attempt'] = dispatch('intent/attempt'),
     ['intent/explanation'] = dispatch('intent/explanation'),

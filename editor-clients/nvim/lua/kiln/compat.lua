@@ -150,4 +150,89 @@ function M.set_win(win, opts)
   end
 end
 
+-- base64 (RFC 4648) decoding: vim.base64 from 0.10, this on 0.7.
+local b64 = {}
+do
+  local alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'
+  for i = 1, #alphabet do
+    b64[alphabet:byte(i)] = i - 1
+  end
+end
+
+--- The bytes of base64 text s, or nil, err when it is not base64.
+function M.base64_decode(s)
+  if vim.base64 and vim.base64.decode then
+    local ok, out = pcall(vim.base64.decode, s)
+    if ok then
+      return out
+    end
+    return nil, tostring(out)
+  end
+  s = s:gsub('%s', '')
+  if #s % 4 ~= 0 then
+    return nil, 'not base64 (length)'
+  end
+  local out = {}
+  for i = 1, #s, 4 do
+    local n, pad = 0, 0
+    for j = 0, 3 do
+      local c = s:byte(i + j)
+      local v = b64[c]
+      if c == 61 then -- '='
+        pad = pad + 1
+        v = 0
+      elseif v == nil or pad > 0 then
+        return nil, 'not base64 (a character outside the alphabet)'
+      end
+      n = n * 64 + v
+    end
+    local a, b, c = math.floor(n / 65536) % 256, math.floor(n / 256) % 256, n % 256
+    if pad == 0 then
+      out[#out + 1] = string.char(a, b, c)
+    elseif pad == 1 then
+      out[#out + 1] = string.char(a, b)
+    else
+      out[#out + 1] = string.char(a)
+    end
+  end
+  return table.concat(out)
+end
+
+--- Open path (a file) with the system's viewer: opener is a command list
+--- (the path is added), a function(path), or nil for vim.ui.open where it
+--- exists (0.10), else `open` on macOS and `xdg-open` elsewhere. Returns
+--- true, or nil and a sentence (never raises).
+function M.open_path(path, opener)
+  if type(opener) == 'function' then
+    local ok, err = pcall(opener, path)
+    if not ok then
+      return nil, 'the opener failed: ' .. tostring(err)
+    end
+    return true
+  end
+  if type(opener) == 'string' then
+    opener = { opener }
+  end
+  if opener == nil and vim.ui and vim.ui.open then
+    local ok, obj, err = pcall(vim.ui.open, path)
+    if not ok then
+      return nil, tostring(obj)
+    end
+    if not obj then
+      return nil, tostring(err or 'vim.ui.open found no opener')
+    end
+    return true
+  end
+  local cmd = vim.deepcopy(opener or { vim.fn.has('mac') == 1 and 'open' or 'xdg-open' })
+  if vim.fn.executable(cmd[1]) ~= 1 then
+    return nil, ("no opener: '%s' is not an executable"):format(tostring(cmd[1]))
+  end
+  table.insert(cmd, path)
+  local ok, job = pcall(vim.fn.jobstart, cmd, { detach = true })
+  if not ok or job <= 0 then
+    return nil, 'cannot start ' .. tostring(cmd[1]) .. (ok and '' or (': ' .. tostring(job)))
+  end
+  return true
+end
+
 return M

@@ -24,8 +24,17 @@ M.defaults = {
   -- After a successful run of a proposal, ask the model to explain the
   -- result (streamed into the output window).
   explain = false,
-  -- The output window: where it opens and its height.
-  output = { position = 'botright', height = 12, max_lines = 10000 },
+  -- The output window: where it opens, its height, the lines it keeps, and
+  -- where artifacts and displays are saved (nil: stdpath('cache')/kiln/runs).
+  output = { position = 'botright', height = 12, max_lines = 10000, save_dir = nil },
+  -- What opens an artifact or a display (:KilnArtifact): nil for
+  -- vim.ui.open where it exists (0.10), else xdg-open (open on macOS); or a
+  -- command list (the path is added), or a function(path).
+  open_cmd = nil,
+  -- Python runs and intents in one live session (session/open): names
+  -- persist between runs, and values, tables and figures come back as
+  -- displays.
+  session = false,
   -- Keys. `review` are buffer-local while a proposal is under review;
   -- `global` maps nothing unless set (e.g. { intent = '<leader>ki' }).
   keymaps = {
@@ -35,6 +44,10 @@ M.defaults = {
     },
     global = {},
   },
+  -- After :KilnValidate of a whole buffer, validate it again on every
+  -- change, validate_debounce_ms after the last one.
+  validate_on_change = false,
+  validate_debounce_ms = 500,
   -- How long :KilnValidate and startup wait for the server (ms).
   timeout_ms = 10000,
   -- Messages through vim.notify at this level and above.

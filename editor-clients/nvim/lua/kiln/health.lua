@@ -132,6 +132,28 @@ function M.check()
   else
     check_model(h)
   end
+
+  h.start('kiln: opening artifacts and displays')
+  local o = config.options.open_cmd
+  if type(o) == 'function' then
+    h.ok('open_cmd is a Lua function')
+  elseif o ~= nil then
+    local opener = type(o) == 'string' and o or o[1]
+    if vim.fn.executable(opener) == 1 then
+      h.ok('open_cmd: ' .. vim.fn.exepath(opener))
+    else
+      h.warn(("open_cmd '%s' is not an executable: artifacts are saved but :KilnArtifact cannot open them")
+        :format(tostring(opener)), { 'set open_cmd in setup{} (:help kiln-option-open_cmd)' })
+    end
+  else
+    local dflt = vim.fn.has('mac') == 1 and 'open' or 'xdg-open'
+    if vim.fn.executable(dflt) == 1 then
+      h.ok((vim.ui.open and 'vim.ui.open, with ' or '') .. dflt .. ': ' .. vim.fn.exepath(dflt))
+    else
+      h.warn(('no %s: artifacts are saved but :KilnArtifact cannot open them'):format(dflt),
+        { 'install xdg-utils, or set open_cmd in setup{} (:help kiln-option-open_cmd)' })
+    end
+  end
 end
 
 return M

@@ -73,10 +73,24 @@ function M.cancel()
     return run.cancel()
   end
   if require('kiln.intent').cancel(cur_buf()) then
+    require('kiln.client').status_changed()
     return true
   end
   require('kiln.client').notify('nothing to cancel')
   return false
+end
+
+-- Send the intent; with setup{ session = true } a Python intent is
+-- written for, and its proposal runs in, the session.
+local function send_intent(opts)
+  if config.options.session and require('kiln.doc').language(opts.buf or cur_buf()) == 'python' then
+    local sid = require('kiln.session').ensure()
+    if not sid then
+      return nil
+    end
+    require('kiln.intent').session_id = sid
+  end
+  return require('kiln.intent').run(opts)
 end
 
 --- :KilnIntent: opts.text (prompted for when empty), opts.line1/line2.
@@ -87,12 +101,12 @@ function M.intent(opts)
     vim.ui.input({ prompt = 'kiln intent: ' }, function(text)
       if text and text ~= '' then
         opts.text = text
-        require('kiln.intent').run(opts)
+        send_intent(opts)
       end
     end)
     return nil
   end
-  return require('kiln.intent').run(opts)
+  return send_intent(opts)
 end
 
 function M.accept() return require('kiln.intent').accept() end
@@ -121,7 +135,20 @@ function M.status()
   if not ok then
     return ''
   end
-  local _, p = next(client.state.progress)
+  -- An intent's progress counts while its request is pending: the server
+  -- need not end it after a cancel, or before it died.
+  local intent = package.loaded['kiln.intent']
+  local p
+  for token, v in pairs(client.state.progress) do
+    local b = tonumber(tostring(token):match('^kiln%-intent%-(%d+)$'))
+    if not b or (intent and intent.pending[b]) then
+      p = v
+      break
+    end
+  end
+  if not client.client() then
+    p = nil
+  end
   if p then
     local s = 'kiln:'
     if p.title and p.title ~= 'kiln' then
@@ -135,10 +162,11 @@ function M.status()
     end
     return s
   end
-  if next(require('kiln.intent').pending) then
+  if intent and next(intent.pending) then
     return 'kiln: thinking'
   end
-  if require('kiln.run').current then
+  local run = package.loaded['kiln.run']
+  if run and run.current then
     return 'kiln: running'
   end
   return ''

@@ -593,6 +593,8 @@ function M.run(opts)
   }
   req.done = function(err, result)
     M.pending[buf] = nil
+    -- History hook (kiln.history): the intent and what came back.
+    require('kiln.history').record_intent(opts.text, err, result and (result.proposal or result))
     preview_close()
     local rv
     if err then

@@ -6,6 +6,8 @@ local client = require('kiln.client')
 local config = require('kiln.config')
 local doc = require('kiln.doc')
 local output = require('kiln.output')
+local history = require('kiln.history')
+local compat = require('kiln.compat')
 
 local M = {}
 
@@ -25,17 +27,124 @@ client.on('run/output', function(p)
   output.append(p.stream == 'stderr' and 'stderr' or 'stdout', chunk_text(p))
 end)
 
--- run/artifact: a file the program wrote under /work/out.
+-- Where a run's files go: a folder per run under output.save_dir.
+local function save(cur, name, bytes)
+  if not cur.dir then
+    local root = config.options.output.save_dir or (vim.fn.stdpath('cache') .. '/kiln/runs')
+    cur.dir = ('%s/%s-%d-%s'):format(root, os.date('%Y%m%d-%H%M%S'), vim.fn.getpid(),
+      (tostring(cur.run_id or 'run'):gsub('[^%w_-]', '_')))
+    vim.fn.mkdir(cur.dir, 'p')
+  end
+  local path = cur.dir .. '/' .. tostring(name):gsub('[^%w._-]', '_')
+  local f, err = io.open(path, 'wb')
+  if not f then
+    return nil, err
+  end
+  f:write(bytes)
+  f:close()
+  return path
+end
+
+local function is_text(mime)
+  mime = tostring(mime or '')
+  return mime:find('^text/') ~= nil or mime == 'application/json' or mime == 'application/csv'
+end
+
+-- Small text files are shown in the output window, at most this much.
+local SHOW_TEXT_BYTES, SHOW_TEXT_LINES = 4096, 20
+
+local function show_text(bytes)
+  local lines = vim.split((bytes:gsub('\n$', '')), '\n', { plain = true })
+  local more = #lines - SHOW_TEXT_LINES
+  if more > 0 then
+    lines = vim.list_slice(lines, 1, SHOW_TEXT_LINES)
+  end
+  for i, l in ipairs(lines) do
+    lines[i] = '  | ' .. l
+  end
+  if more > 0 then
+    table.insert(lines, ('  | ... %d more line%s in the file'):format(more, more == 1 and '' or 's'))
+  end
+  output.lines_note(lines, 'Normal')
+end
+
+-- run/artifact: a file the program wrote under /work/out. Inline bytes are
+-- decoded and saved (on 0.7 too); the saved path is shown, and a small
+-- text file's content.
 client.on('run/artifact', function(p)
-  if not M.current or type(p) ~= 'table' then
+  local cur = M.current
+  if not cur or type(p) ~= 'table' then
     return
   end
-  M.current.artifacts = M.current.artifacts or {}
-  table.insert(M.current.artifacts, p)
-  local n = #M.current.artifacts
-  local where = p.path or (p.omitted and ('not copied: ' .. p.omitted)) or ''
+  cur.run_id = cur.run_id or p.runId
+  cur.artifacts = cur.artifacts or {}
+  local item = { kind = 'artifact', name = p.name, mimeType = p.mimeType, size = p.size, path = p.path,
+    omitted = p.omitted }
+  local bytes
+  if type(p.data) == 'string' then
+    local err
+    bytes, err = compat.base64_decode(p.data)
+    if bytes then
+      item.path, err = save(cur, p.name, bytes)
+    end
+    item.error = err
+  end
+  table.insert(cur.artifacts, item)
+  local n = #cur.artifacts
+  local where = item.path and ('saved to ' .. item.path) or
+    ('not saved: ' .. tostring(item.omitted or item.error or 'no data'))
   output.note(('artifact %d: %s (%s, %s bytes) %s  [:KilnArtifact %d opens it]'):format(n,
     tostring(p.name), tostring(p.mimeType), tostring(p.size), where, n), 'Directory')
+  if bytes and is_text(p.mimeType) and #bytes <= SHOW_TEXT_BYTES then
+    show_text(bytes)
+  end
+end)
+
+-- run/display (a session's rich output, a Jupyter MIME bundle): the text
+-- goes into the output window as the program's own output would; an image
+-- or an HTML table is saved and listed, to open with :KilnArtifact.
+local rich = {
+  { 'image/png', 'png', true }, { 'image/jpeg', 'jpg', true }, { 'image/svg+xml', 'svg' },
+  { 'text/html', 'html' },
+}
+client.on('run/display', function(p)
+  local cur = M.current
+  if not cur or type(p) ~= 'table' or type(p.data) ~= 'table' then
+    return
+  end
+  cur.run_id = cur.run_id or p.runId
+  cur.artifacts = cur.artifacts or {}
+  cur.displays = (cur.displays or 0) + 1
+  local d = p.data
+  for _, r in ipairs(rich) do
+    local mime, ext, b64 = r[1], r[2], r[3]
+    if type(d[mime]) == 'string' then
+      local bytes, err = d[mime], nil
+      if b64 then
+        bytes, err = compat.base64_decode(bytes)
+      end
+      local item = { kind = 'display', name = ('display-%d.%s'):format(cur.displays, ext), mimeType = mime }
+      if bytes then
+        item.size = #bytes
+        item.path, err = save(cur, item.name, bytes)
+      end
+      item.error = err
+      table.insert(cur.artifacts, item)
+      local n = #cur.artifacts
+      output.note(('display %d: %s (%s bytes) %s  [:KilnArtifact %d opens it]'):format(cur.displays, mime,
+        tostring(item.size or '?'), item.path and ('saved to ' .. item.path) or ('not saved: ' .. tostring(err)),
+        n), 'Directory')
+      break
+    end
+  end
+  local text = d['text/plain']
+  if type(text) ~= 'string' then
+    text = type(d['text/markdown']) == 'string' and d['text/markdown']
+      or d['application/json'] ~= nil and vim.fn.json_encode(d['application/json']) or nil
+  end
+  if text then
+    output.append('stdout', (text:gsub('\n?$', '\n', 1)))
+  end
 end)
 
 client.on('intent/explanation', function(p)
@@ -62,6 +171,9 @@ client.on('intent/attempt', function(p)
   end
   output.note(('-- attempt %s %s%s --'):format(tostring(n), what:gsub('_', ' '), extra),
     p.ok == true and 'Comment' or 'WarningMsg')
+  if p.stage == 'repaired' then
+    history.record_proposal_id(p.proposalId)
+  end
   if type(p.code) == 'string' then
     -- The repaired code, so what runs next is seen before it runs.
     for _, l in ipairs(vim.split(p.code:gsub('\n$', ''), '\n', { plain = true })) do
@@ -73,11 +185,53 @@ client.on('intent/attempt', function(p)
   end
 end)
 
+-- Traceback lines that name the snippet's file: Python's `File
+-- "/code/snippet.py", line N` (or `File "<r3>"` in a session), bash's
+-- `/code/snippet.sh: line N:` and node's `/code/snippet.js:N`.
+local trace_patterns = {
+  'File "/code/snippet%.%w+", line (%d+)',
+  'File "<r%d+>", line (%d+)',
+  '/code/snippet%.%w+: line (%d+)',
+  '/code/snippet%.%w+:(%d+)',
+}
+
+-- A run of a buffer (or of lines of it): each traceback line of its
+-- section gets the buffer line it names, and <CR> there jumps to it.
+local function link_tracebacks(cur)
+  if not (cur and cur.map and vim.api.nvim_buf_is_valid(cur.map.buf)) then
+    return
+  end
+  local lines = output.section_lines()
+  local first = vim.api.nvim_buf_line_count(output.buf()) - #lines
+  local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(cur.map.buf), ':t')
+  if name == '' then
+    name = 'buffer ' .. cur.map.buf
+  end
+  cur.links = {}
+  for i, l in ipairs(lines) do
+    for _, pat in ipairs(trace_patterns) do
+      local n = tonumber(l:match(pat))
+      if n then
+        if n >= 1 and n <= cur.map.count then
+          local lnum = cur.map.line1 + n - 1
+          output.link(first + i - 1, cur.map.buf, lnum, ('  -> %s:%d (<CR> jumps)'):format(name, lnum))
+          table.insert(cur.links, lnum)
+        end
+        break
+      end
+    end
+  end
+end
+
 client.on_death(function(reason)
   if M.current then
+    client.dying('the run')
     output.note('[' .. reason .. ']', 'ErrorMsg')
+    link_tracebacks(M.current)
     M.last = { error = { message = reason } }
     M.current = nil
+    history.record_end()
+    client.status_changed()
   end
 end)
 
@@ -106,9 +260,11 @@ end
 local function finish(err, result)
   local cur = M.current
   M.current = nil
+  client.status_changed()
   if err then
     output.note('[' .. (err.message or 'error') .. ']', 'ErrorMsg')
     M.last = { error = err }
+    history.record_end()
     return
   end
   result = result or {}
@@ -118,6 +274,10 @@ local function finish(err, result)
     run = {}
   end
   output.note('[' .. summary(run) .. ']', (run.exitCode == 0) and 'Comment' or 'WarningMsg')
+  if run.sessionEnded == true then
+    output.note('[the session ended: ' .. tostring(run.sessionEndReason) ..
+      '; :KilnSessionReset starts a fresh one]', 'WarningMsg')
+  end
   if result.stopped and result.stopped ~= vim.NIL then
     output.note('[stopped: ' .. tostring(result.stopped) .. ']', 'WarningMsg')
   end
@@ -132,14 +292,21 @@ local function finish(err, result)
       end
     end
   end
+  local ws = require('kiln.changes').record(run)
+  if ws then
+    output.lines_note(ws, 'WarningMsg')
+  end
+  link_tracebacks(cur)
   M.last = { result = result, run = run, attempts = cur and cur.attempts,
-    artifacts = cur and cur.artifacts or {} }
+    artifacts = cur and cur.artifacts or {}, links = cur and cur.links }
+  history.record_end()
 end
 
 -- Send the request; its answer ends the run unless the run ended already
 -- (cancelled: Neovim 0.10 drops the cancelled request's answer anyway).
 local function start(method, params, cur)
   M.current = cur
+  client.status_changed()
   local rid = client.request(method, params, function(err, result)
     if M.current == cur then
       finish(err, result)
@@ -150,15 +317,16 @@ local function start(method, params, cur)
 end
 
 --- Run code (a string) as language; header names what runs.
-function M.run_code(language, code, header, extra)
+function M.run_code(language, code, header, extra, map)
   if M.current then
     client.notify('a run is in progress (:KilnCancel stops it)', vim.log.levels.WARN)
     return nil
   end
   output.clear(header)
   output.open()
+  history.record_run((header:gsub('^kiln run: ', 'run: ')), code)
   local params = vim.tbl_extend('force', { language = language, code = code }, extra or {})
-  return start('snippet/run', params, { kind = 'snippet' })
+  return start('snippet/run', params, { kind = 'snippet', map = map })
 end
 
 --- Approve and run a proposal (intent/approve) made for buf at version.
@@ -169,6 +337,7 @@ function M.approve(proposal_id, header, buf, version)
   end
   output.clear(header)
   output.open()
+  history.record_run('proposal ' .. tostring(proposal_id), nil, proposal_id)
   local params = { proposalId = proposal_id, explain = config.options.explain and true or false }
   if buf and version then
     params.textDocument = { uri = vim.uri_from_bufnr(buf), version = version }
@@ -186,7 +355,18 @@ function M.run_buffer(buf, line1, line2)
   local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':t')
   local header = ('kiln run: %s%s'):format(name ~= '' and name or '[buffer]',
     line1 and (':' .. line1 .. '-' .. line2) or '')
-  return M.run_code(doc.language(buf), code, header, { textDocument = { uri = vim.uri_from_bufnr(buf) } })
+  -- Where the code's line 1 is in the buffer, for its tracebacks.
+  local map = { buf = buf, line1 = line1 or 1,
+    count = line1 and (line2 - line1 + 1) or vim.api.nvim_buf_line_count(buf) }
+  local extra = { textDocument = { uri = vim.uri_from_bufnr(buf) } }
+  local language = doc.language(buf)
+  if config.options.session and language == 'python' then
+    extra.sessionId = require('kiln.session').ensure()
+    if not extra.sessionId then
+      return nil
+    end
+  end
+  return M.run_code(language, code, header, extra, map)
 end
 
 function M.cancel()
@@ -198,30 +378,35 @@ function M.cancel()
   -- here at once, whatever it answers.
   client.cancel(M.current.rid)
   M.current = nil
+  client.status_changed()
   output.note('[cancelled]', 'WarningMsg')
+  history.record_end()
   M.last = { error = { message = 'cancelled' }, cancelled = true }
   return true
 end
 
---- Open artifact n of the last run with the system viewer.
+--- Open artifact (or display) n of the last run with the opener
+--- (setup{ open_cmd }: vim.ui.open where it exists, else xdg-open/open).
+--- A missing opener is a message, never an error.
 function M.open_artifact(n)
-  local a = M.last and M.last.artifacts and M.last.artifacts[n or 1]
-  local path = a and a.path
-  if not path and a and a.data and vim.base64 then
-    -- Only the bytes came back (no shared path): write them out first.
-    path = vim.fn.tempname() .. '-' .. tostring(a.name or 'artifact'):gsub('[^%w._-]', '_')
-    local f = io.open(path, 'wb')
-    if f then
-      f:write(vim.base64.decode(a.data))
-      f:close()
-    end
+  local list = (M.current and M.current.artifacts) or (M.last and M.last.artifacts) or {}
+  local a = list[n or 1]
+  if not a then
+    client.notify(('no artifact %d (the last run has %d)'):format(n or 1, #list), vim.log.levels.WARN)
+    return false
   end
-  if not path then
-    client.notify('no such artifact (or it was not copied)', vim.log.levels.WARN)
-    return
+  if not a.path then
+    client.notify(('artifact %d was not saved: %s'):format(n or 1, tostring(a.omitted or a.error or 'no data')),
+      vim.log.levels.WARN)
+    return false
   end
-  local opener = vim.fn.has('mac') == 1 and 'open' or 'xdg-open'
-  vim.fn.jobstart({ opener, path }, { detach = true })
+  local ok, err = compat.open_path(a.path, config.options.open_cmd)
+  if not ok then
+    client.notify(('cannot open %s: %s (set open_cmd in setup{}; the file stays there)'):format(a.path,
+      tostring(err)), vim.log.levels.WARN)
+    return false
+  end
+  return true
 end
 
 return M

@@ -2,6 +2,7 @@
 -- through vim.diagnostic, and the LSP-to-vim.diagnostic conversion the
 -- intent review uses for proposed code too.
 local client = require('kiln.client')
+local config = require('kiln.config')
 local doc = require('kiln.doc')
 
 local M = {}
@@ -31,9 +32,60 @@ function M.convert(diags, lines, row0)
   return out
 end
 
+-- Buffers re-validated on change (setup{ validate_on_change = true }):
+-- { timer } by buffer, attached after their first whole-buffer validation.
+local watched = {}
+
+local function unwatch(buf)
+  local w = watched[buf]
+  if w then
+    watched[buf] = nil
+    pcall(function()
+      w.timer:stop()
+      w.timer:close()
+    end)
+  end
+end
+
+-- Validate buf again debounce_ms after its last change, quietly (the
+-- signs and diagnostics say it; no message each time).
+local function watch(buf)
+  if watched[buf] or not config.options.validate_on_change then
+    return
+  end
+  local w = { timer = (vim.uv or vim.loop).new_timer() }
+  watched[buf] = w
+  vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function()
+      if watched[buf] ~= w or not config.options.validate_on_change then
+        unwatch(buf)
+        return true -- detach
+      end
+      w.timer:stop()
+      w.timer:start(config.options.validate_debounce_ms or 500, 0, vim.schedule_wrap(function()
+        if watched[buf] == w and vim.api.nvim_buf_is_valid(buf) then
+          w.count = (w.count or 0) + 1
+          M.validate(buf, nil, nil, nil, true)
+        end
+      end))
+    end,
+    on_detach = function()
+      if watched[buf] == w then
+        unwatch(buf)
+      end
+    end,
+  })
+end
+
+--- How many times buf was re-validated on change (tests, :checkhealth).
+function M.revalidations(buf)
+  return watched[buf] and watched[buf].count or 0
+end
+
 --- Validate buf (or lines line1..line2 of it). done(err, result) gets the
 --- server's answer after the diagnostics are set. Returns the request id.
-function M.validate(buf, line1, line2, done)
+--- quiet: no message (a re-validation on change).
+function M.validate(buf, line1, line2, done, quiet)
   buf = (buf == nil or buf == 0) and vim.api.nvim_get_current_buf() or buf
   local params = {
     textDocument = doc.item(buf),
@@ -50,11 +102,20 @@ function M.validate(buf, line1, line2, done)
   return client.request('snippet/validate', params, function(err, result)
     if err then
       client.notify('validate: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+    elseif quiet and vim.api.nvim_buf_is_valid(buf) and doc.version(buf) ~= params.textDocument.version then
+      -- Changed again while this was checked: the next re-validation
+      -- has the text as it is now.
+      return
     elseif vim.api.nvim_buf_is_valid(buf) then
       local items = M.convert(result and result.diagnostics, doc.lines(buf), row0)
       vim.diagnostic.set(M.ns, buf, items)
       local verdict = result and result.verdict or '?'
-      client.notify(('validate: %s, %d diagnostic%s'):format(verdict, #items, #items == 1 and '' or 's'))
+      if not quiet then
+        client.notify(('validate: %s, %d diagnostic%s'):format(verdict, #items, #items == 1 and '' or 's'))
+      end
+      if not line1 then
+        watch(buf)
+      end
     end
     if done then
       done(err, result)
