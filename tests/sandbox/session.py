@@ -123,6 +123,15 @@ def drivers(server_pid):
     return out
 
 
+def start_time(pid):
+    """A process's start time (field 22 of /proc/PID/stat), None when gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
 def wait_gone(server_pid, secs=5):
     deadline = time.time() + secs
     while time.time() < deadline:
@@ -433,19 +442,22 @@ def main():
     sid3 = s.open()
     s.run({"sessionId": sid3, "code": "x = 1"})
     pid = s.p.pid
-    had = len(drivers(pid))
+    # This server's own drivers, each with its start time, so that another
+    # server's drivers (a suite running beside this one) or a reused pid
+    # are not taken for ours.
+    mine = {d: start_time(d) for d in drivers(pid)}
+    had = len(mine)
     s.p.stdin.close()
     try:
         s.p.wait(timeout=10)
     except subprocess.TimeoutExpired:
         s.p.kill()
     left = []
-    for q in os.listdir("/proc"):
-        try:
-            if q.isdigit() and b"kiln_session.py" in open("/proc/%s/cmdline" % q, "rb").read():
-                left.append(q)
-        except OSError:
-            pass
+    for _ in range(50):
+        left = [d for d, t in mine.items() if t is not None and start_time(d) == t]
+        if not left:
+            break
+        time.sleep(0.1)
     check("the end of the connection ends every session", had == 2 and not left,
           "%d drivers before, left: %s" % (had, left))
 
