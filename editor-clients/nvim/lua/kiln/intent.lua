@@ -310,6 +310,9 @@ local function write_hunk(rv, h)
   end
   h.status = 'accepted'
   rv.written = true
+  -- Every hunk lies in the region the proposal covers: it grows or shrinks
+  -- with what is written.
+  rv.region[2] = rv.region[2] + #h.lines - h.a_count
 end
 
 -- The hunk under the cursor (in the buffer or the proposed window), else
@@ -487,8 +490,13 @@ local function open_split(rv)
   vim.api.nvim_set_current_win(cur)
 end
 
---- Show a proposal for buf, requested when the buffer was snapshot.
-function M.start_review(buf, proposal, snapshot, tick)
+--- Show a proposal for buf, requested when the buffer was snapshot (at
+--- document version `version`, default tick). The hunks go from `base`
+--- (default the snapshot: the lines the buffer holds now, at tick) to the
+--- proposed text.
+function M.start_review(buf, proposal, snapshot, tick, base, version, region)
+  base = base or snapshot
+  version = version or tick
   local old = M.reviews[buf]
   if old then
     end_review(old)
@@ -506,7 +514,7 @@ function M.start_review(buf, proposal, snapshot, tick)
     return nil
   end
   local new = edit.apply(snapshot, edits)
-  local hunks = edit.hunks(snapshot, new)
+  local hunks = edit.hunks(base, new)
   -- The validator's diagnostics are positions in the code, which starts
   -- where the (first) edit starts; each goes with the hunk that holds it.
   local start_row = math.huge
@@ -529,14 +537,28 @@ function M.start_review(buf, proposal, snapshot, tick)
     hint = ('   %s accept, %s reject%s'):format(keys.accept, keys.reject,
       keys.accept_all and (', ' .. keys.accept_all .. ' all') or '')
   end
+  -- The lines the proposal covers (1-based, inclusive; hi < lo when
+  -- empty): the request's selection and every hunk, in the base's rows.
+  local lo, hi = math.huge, -math.huge
+  if region then
+    lo, hi = region[1], region[2]
+  end
+  for _, hk in ipairs(hunks) do
+    lo = math.min(lo, hk.a_count > 0 and hk.a_start or hk.a_start + 1)
+    hi = math.max(hi, hk.a_start + hk.a_count - 1)
+  end
+  if lo == math.huge then
+    lo, hi = 1, 0
+  end
   local rv = {
     buf = buf, proposal = proposal, hunks = hunks, tick = tick, snapshot = snapshot,
-    style = config.options.diff_style, mapped = {}, hint = hint,
+    style = config.options.diff_style, mapped = {}, hint = hint, region = { lo, hi },
   }
   M.reviews[buf] = rv
   -- version: the document version the proposal was made for, which
-  -- intent/approve checks; tick: the buffer as the review left it.
-  M.proposals[buf] = { proposal = proposal, tick = tick, version = tick }
+  -- intent/approve checks; tick: the buffer as the review left it; rv: the
+  -- review (open or ended), whose hunks say what was kept.
+  M.proposals[buf] = { proposal = proposal, tick = tick, version = version, snapshot = snapshot, rv = rv }
   if #hunks == 0 then
     end_review(rv, 'the proposal changes nothing')
     return rv
@@ -555,6 +577,34 @@ function M.start_review(buf, proposal, snapshot, tick)
   client.notify(('proposal %s: %d hunk%s, verdict %s'):format(proposal.proposalId or '?', #hunks,
     #hunks == 1 and '' or 's', tostring(proposal.verdict)))
   return rv
+end
+
+--- A repaired proposal (intent/approve's repair, from its `repaired`
+--- attempt or its `needs_approval` answer) for buf: the review follows it,
+--- so that what is shown, and what `ga` writes, is the code that runs. The
+--- repaired proposal was made for the same text as the first one, so its
+--- edit applies to the same snapshot; the new review goes from the buffer
+--- as it is now (the snapshot while the first review was open, or the
+--- snapshot with the first proposal written) to that text.
+function M.follow_repair(buf, proposal)
+  local p = M.proposals[buf]
+  if not p or type(proposal) ~= 'table' or not vim.api.nvim_buf_is_valid(buf) or
+      p.proposal.proposalId == proposal.proposalId then
+    return nil
+  end
+  local old = p.proposal.proposalId
+  -- What :KilnRun approves from now on.
+  p.proposal = proposal
+  if doc.version(buf) ~= p.tick then
+    client.notify(('proposal %s was repaired as %s, but the buffer changed since: the repaired ' ..
+      'code is not shown (run :KilnIntent again)'):format(tostring(old), tostring(proposal.proposalId)),
+      vim.log.levels.WARN)
+    return nil
+  end
+  client.notify(('proposal %s was repaired: the review now shows %s, the code that runs')
+    :format(tostring(old), tostring(proposal.proposalId)))
+  local region = p.rv and p.rv.region
+  return M.start_review(buf, proposal, p.snapshot, p.tick, doc.lines(buf), p.version, region)
 end
 
 --- :KilnIntent. opts: { text, line1, line2 (a range), buf, on_done(err, rv) }.
@@ -589,7 +639,7 @@ function M.run(opts)
   end
   local req = {
     tick = item.version, snapshot = doc.lines(buf), code = '', partials = 0,
-    language = params.language,
+    language = params.language, region = opts.line1 and { opts.line1, opts.line2 } or nil,
   }
   req.done = function(err, result)
     M.pending[buf] = nil
@@ -599,7 +649,7 @@ function M.run(opts)
       client.notify('intent: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     elseif vim.api.nvim_buf_is_valid(buf) then
       local proposal = result and (result.proposal or result) or {}
-      rv = M.start_review(buf, proposal, req.snapshot, req.tick)
+      rv = M.start_review(buf, proposal, req.snapshot, req.tick, nil, nil, req.region)
     end
     if opts.on_done then
       opts.on_done(err, rv)
@@ -628,22 +678,58 @@ function M.cancel(buf)
   return true
 end
 
---- The proposal :KilnRun would approve for buf: the one under review, or
---- the last one while the buffer is as its review left it.
---- Also returns the document version to approve it with: the request's
---- while the buffer holds only what the review wrote, else the buffer's
---- own (so that the server reports the conflict).
-function M.runnable(buf)
+local function hunk_list(rv, status)
+  local ns_ = {}
+  for i, h in ipairs(rv.hunks) do
+    if h.status == status then
+      table.insert(ns_, tostring(i))
+    end
+  end
+  return ns_
+end
+
+--- What :KilnRun runs for buf after a review (nil: no proposal; run the
+--- buffer as code):
+---   { kind = 'approve', proposal, version } while every hunk is still
+---   pending (the proposal as proposed) or every hunk was accepted and the
+---   buffer is as the review left it (it holds exactly the proposal);
+---   version is the request's while the buffer holds only what the review
+---   wrote, else the buffer's own (so that the server reports the conflict);
+---   { kind = 'kept', line1, line2, accepted, rejected, pending } when the
+---   user kept part of it: the lines the proposal covers, as they are now.
+function M.run_plan(buf)
   local p = M.proposals[buf]
   if not p then
     return nil
   end
   local now = doc.version(buf)
-  if now == p.tick then
-    return p.proposal, p.version
+  local rv = p.rv
+  local accepted = rv and hunk_list(rv, 'accepted') or {}
+  local rejected = rv and hunk_list(rv, 'rejected') or {}
+  local pending = rv and hunk_list(rv, 'pending') or {}
+  local whole = not rv or #rejected == 0 and (#accepted == 0 or #pending == 0)
+  if whole then
+    if now == p.tick then
+      return { kind = 'approve', proposal = p.proposal, version = p.version, as_proposed = #accepted == 0 }
+    end
+    if M.reviews[buf] then
+      return { kind = 'approve', proposal = p.proposal, version = now, as_proposed = #accepted == 0 }
+    end
+    return nil
   end
-  if M.reviews[buf] then
-    return p.proposal, now
+  if now ~= p.tick then
+    return nil
+  end
+  return { kind = 'kept', proposal = p.proposal, line1 = rv.region[1], line2 = rv.region[2],
+    accepted = accepted, rejected = rejected, pending = pending }
+end
+
+--- The proposal :KilnRun would approve for buf, and the version to
+--- approve it with (see run_plan).
+function M.runnable(buf)
+  local plan = M.run_plan(buf)
+  if plan and plan.kind == 'approve' then
+    return plan.proposal, plan.version
   end
   return nil
 end

@@ -71,6 +71,10 @@ client.on('intent/attempt', function(p)
   if M.current then
     M.current.attempts = (M.current.attempts or 0) + 1
   end
+  -- The review follows the repaired proposal (kiln.intent owns the review).
+  if p.stage == 'repaired' and type(p.proposal) == 'table' and M.current and M.current.buf then
+    require('kiln.intent').follow_repair(M.current.buf, p.proposal)
+  end
 end)
 
 client.on_death(function(reason)
@@ -125,11 +129,7 @@ local function finish(err, result)
     output.note('[the repaired code needs your approval (verdict ' .. tostring(result.proposal.verdict) ..
       '): :KilnRun runs it]', 'WarningMsg')
     if cur and cur.buf and vim.api.nvim_buf_is_valid(cur.buf) then
-      local intent = require('kiln.intent')
-      local p = intent.proposals[cur.buf]
-      if p then
-        p.proposal = result.proposal
-      end
+      require('kiln.intent').follow_repair(cur.buf, result.proposal)
     end
   end
   M.last = { result = result, run = run, attempts = cur and cur.attempts,

@@ -1,0 +1,179 @@
+-- The review must match what runs (issue 18): after a repair the review
+-- follows the repaired proposal; :KilnRun after a review runs what the user
+-- kept; a denied proposal looks denied; edits away from hunks keep them;
+-- the review's keys and messages. Driven through the plugin's commands and
+-- keys against the real server and the fake model server.
+local h = _G.h
+
+local review_ns = vim.api.nvim_create_namespace('kiln.review')
+
+local function setup(model, extra)
+  local url = h.fake_model()
+  h.setup(vim.tbl_deep_extend('force', {
+    llm = { provider = 'ollama', url = url, model = model },
+  }, extra or {}))
+  h.need('intent/run')
+end
+
+-- :KilnIntent TEXT (with an optional range), waiting for its review.
+local function intent_cmd(cmd, buf)
+  local intent = require('kiln.intent')
+  vim.cmd(cmd)
+  h.wait(30000, function() return intent.pending[buf] == nil end, 'the proposal')
+  local rv = intent.review(buf)
+  h.ok(rv, 'a review: ' .. vim.inspect(h.messages))
+  return rv
+end
+
+local function wait_run()
+  local run = require('kiln.run')
+  h.wait(60000, function() return run.current == nil end, 'the run')
+  return run.last
+end
+
+-- Each expected line is a Lua pattern matched against the whole line.
+local function lines_match(want, got, what)
+  for i = 1, math.max(#want, #got) do
+    if not (want[i] and got[i] and got[i]:find('^' .. want[i] .. '$')) then
+      h.fail(('%s, line %d: want %s, got %s\nall:\n%s'):format(what, i, vim.inspect(want[i]),
+        vim.inspect(got[i]), table.concat(got, '\n')))
+    end
+  end
+end
+
+-- The virtual lines of the inline review, as text, row by row.
+local function virt_text(buf)
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, review_ns, 0, -1, { details = true })) do
+    for _, vl in ipairs(m[4].virt_lines or {}) do
+      local s = ''
+      for _, chunk in ipairs(vl) do
+        s = s .. chunk[1]
+      end
+      table.insert(out, s)
+    end
+  end
+  return out
+end
+
+-- The fake model's 30-line program (fake-long), from the fake itself.
+local function long_program()
+  local text = vim.fn.system({ 'python3', '-c',
+    'import sys; sys.path.insert(0, sys.argv[1]); import fake_model; sys.stdout.write(fake_model.long_program())',
+    h.repo .. '/tests/fake-model' })
+  h.ok(vim.v.shell_error == 0, 'reading the fake program: ' .. text)
+  local lines = vim.split(text, '\n', { plain = true })
+  while lines[#lines] == '' do
+    table.remove(lines)
+  end
+  return lines
+end
+
+local WRONG = { 'total = 0', 'for n in range(3):', '    total += n', 'print(totl)' }
+local RIGHT = { 'total = 0', 'for n in range(3):', '    total += n', 'print(total)' }
+
+return {
+  { 'trust: after a repair the review holds, and ga writes, the code that ran', function()
+    setup('fake-repair', { repair_attempts = 3 })
+    h.need('intent/approve')
+    local buf = h.buffer({ '# the average' })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    local rv = intent_cmd('KilnIntent print the average of 3, 4 and 5', buf)
+    h.eq(WRONG, rv.hunks[1].lines, 'the first proposal (it fails)')
+    vim.cmd('KilnRun')
+    wait_run()
+    -- The traceback's own lines are the output helper's business: from its
+    -- last line on, every line.
+    local out = require('kiln.output').lines()
+    lines_match({ 'kiln run: proposal p1.*', '%-%- attempt 1 running %-%-', 'Traceback.*' },
+      { out[1], out[2], out[3] }, 'the output window')
+    while out[1] and not out[1]:find('^NameError') do
+      table.remove(out, 1)
+    end
+    lines_match({
+      "NameError: name 'totl' is not defined.*",
+      '%-%- attempt 1 ran: it exited with status 1 %-%-',
+      '%-%- attempt 2 repairing %-%-',
+      '%-%- attempt 2 repaired %(verdict allow%) %-%-',
+      '  | total = 0', '  | for n in range%(3%):', '  |     total %+= n', '  | print%(total%)',
+      '%-%- attempt 2 running %-%-',
+      '3',
+      '%-%- attempt 2 ran %-%-',
+      '%[exit 0, %d+ ms%]',
+    }, out, 'the output window')
+    rv = require('kiln.intent').review(buf)
+    h.ok(rv, 'a review is open')
+    h.eq('p2', rv.proposal.proposalId, 'the review follows the repaired proposal')
+    h.eq(1, #rv.hunks, 'one hunk')
+    h.eq(RIGHT, rv.hunks[1].lines, 'the review holds the code that ran')
+    lines_match({ 'kiln hunk 1/1.*', 'total = 0', 'for n in range%(3%):', '    total %+= n', 'print%(total%)' },
+      virt_text(buf), 'the inline review')
+    vim.cmd('normal ga')
+    h.eq({ '# the average', unpack(RIGHT) }, h.lines(buf), 'ga wrote the code that ran')
+    h.ok(h.message('review now shows p2'), 'the switch is reported')
+  end },
+
+  { 'trust: a repair after the proposal was accepted opens a review of the repaired code', function()
+    setup('fake-repair', { repair_attempts = 3 })
+    h.need('intent/approve')
+    local buf = h.buffer({ '# sum' })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    intent_cmd('KilnIntent sum 0..2', buf)
+    vim.cmd('normal gA')
+    h.eq({ '# sum', unpack(WRONG) }, h.lines(buf), 'the failing code written')
+    vim.cmd('KilnRun')
+    wait_run()
+    local rv = require('kiln.intent').review(buf)
+    h.ok(rv, 'a new review')
+    h.eq(1, #rv.hunks, 'one hunk: the changed line')
+    h.eq({ 'print(total)' }, rv.hunks[1].lines, 'the repaired line')
+    vim.cmd('normal ga')
+    h.eq({ '# sum', unpack(RIGHT) }, h.lines(buf), 'the buffer holds the code that ran')
+    -- Now the buffer is the repaired proposal: :KilnRun approves it (p2).
+    vim.cmd('KilnRun')
+    wait_run()
+    local out = require('kiln.output').lines()
+    lines_match({ 'kiln run: proposal p2.*' }, { out[1] }, 'what runs')
+    h.ok(vim.tbl_contains(out, '3'), 'p2 ran:\n' .. table.concat(out, '\n'))
+  end },
+
+  { 'trust: :KilnRun after a review runs what was kept, and says so', function()
+    setup('fake-long')
+    local want = long_program()
+    local mine = vim.deepcopy(want)
+    mine[2] = '# one'
+    mine[12] = "print('kept line 12')"
+    mine[#mine] = '# three'
+    local lines = { '# before' }
+    vim.list_extend(lines, mine)
+    table.insert(lines, '# after')
+    local buf = h.buffer(lines)
+    local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
+    h.eq(3, #rv.hunks, 'three hunks')
+    -- Accept 1, reject 2, accept 3, with the review's keys.
+    vim.api.nvim_win_set_cursor(0, { 3, 0 })
+    vim.cmd('normal ga')
+    vim.cmd('normal ]h')
+    h.eq(13, vim.api.nvim_win_get_cursor(0)[1], ']h goes to hunk 2')
+    vim.cmd('normal gr')
+    vim.cmd('normal ]h')
+    vim.cmd('normal ga')
+    local kept = vim.deepcopy(want)
+    kept[12] = "print('kept line 12')"
+    local expect = { '# before' }
+    vim.list_extend(expect, kept)
+    table.insert(expect, '# after')
+    h.eq(expect, h.lines(buf), 'the buffer: hunks 1 and 3 written, 2 not')
+    h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
+    vim.cmd('KilnRun')
+    wait_run()
+    lines_match({
+      'kiln run: lines 2%-31 of %[buffer%] as you kept them %(proposal p1: hunks 1, 3 accepted; 2 rejected%)',
+      'kept line 12',
+      '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
+      'median of means 11%.25',
+      '%[exit 0, %d+ ms%]',
+    }, require('kiln.output').lines(), 'the output window')
+    h.ok(h.message('^kiln: running lines 2%-31 of %[buffer%] as you kept them'), 'the plugin says what runs')
+  end },
+}
