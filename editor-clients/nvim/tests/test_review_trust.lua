@@ -69,6 +69,24 @@ local function long_program()
   return lines
 end
 
+local proposal_ns = vim.api.nvim_create_namespace('kiln.proposal')
+
+-- vim.ui.select answered with the item that matches pattern (nil: cancel);
+-- returns the prompts it was asked.
+local function answer_select(pattern)
+  local asked = {}
+  vim.ui.select = function(items, opts, cb)
+    table.insert(asked, opts.prompt)
+    for _, it in ipairs(items) do
+      if pattern and it:find(pattern) then
+        return cb(it)
+      end
+    end
+    cb(nil)
+  end
+  return asked
+end
+
 local WRONG = { 'total = 0', 'for n in range(3):', '    total += n', 'print(totl)' }
 local RIGHT = { 'total = 0', 'for n in range(3):', '    total += n', 'print(total)' }
 
@@ -175,5 +193,61 @@ return {
       '%[exit 0, %d+ ms%]',
     }, require('kiln.output').lines(), 'the output window')
     h.ok(h.message('^kiln: running lines 2%-31 of %[buffer%] as you kept them'), 'the plugin says what runs')
+  end },
+
+  { 'trust: a denied proposal looks denied, keeps its diagnostics, and asks before it is written', function()
+    setup('fake-deny')
+    local buf = h.buffer({ '# fetch' })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    local rv = intent_cmd('KilnIntent fetch a page', buf)
+    h.eq('deny', rv.proposal.verdict, 'verdict')
+    local badge = {
+      'DENIED by PY%-IMPORT%-NETWORK.*  kiln hunk 1/1 .*',
+      'import socket  <%- imports a network module: the sandbox has no network %[PY%-IMPORT%-NETWORK%].*',
+      's = socket%.create_connection.*',
+      'print%(s%)',
+    }
+    lines_match(badge, virt_text(buf), 'the badge and the proposed lines')
+    local ds = vim.diagnostic.get(buf, { namespace = proposal_ns })
+    h.ok(#ds > 0, 'diagnostics on the proposal')
+    vim.cmd('KilnRun')
+    h.eq(nil, require('kiln.run').current, 'nothing runs')
+    lines_match(badge, virt_text(buf), 'the badge stays after the refused run')
+    h.eq(#ds, #vim.diagnostic.get(buf, { namespace = proposal_ns }), 'the diagnostics stay')
+    -- ga asks first; "no" writes nothing.
+    local ui_select = vim.ui.select
+    local asked = answer_select(nil)
+    vim.cmd('normal ga')
+    h.eq(1, #asked, 'asked once')
+    h.ok(asked[1]:find('denied this proposal (PY-IMPORT-NETWORK', 1, true), 'the question names the rule: ' .. asked[1])
+    h.eq({ '# fetch' }, h.lines(buf), 'nothing written on "no"')
+    h.ok(require('kiln.intent').review(buf), 'still under review')
+    -- "yes" writes it, and its diagnostics go onto the written lines.
+    asked = answer_select('^Write')
+    vim.cmd('normal ga')
+    vim.ui.select = ui_select
+    h.eq({ '# fetch', 'import socket', "s = socket.create_connection(('example.com', 80))", 'print(s)' },
+      h.lines(buf), 'written on "yes"')
+    ds = vim.diagnostic.get(buf, { namespace = proposal_ns })
+    h.ok(#ds > 0, 'the diagnostics stay on the written code')
+    h.eq(1, ds[1].lnum, 'on the written line')
+    h.ok(ds[1].message:find('^imports a network module'), ds[1].message)
+    -- The next change of the buffer clears them.
+    vim.api.nvim_buf_set_lines(buf, 0, 1, false, { '# changed' })
+    h.wait(2000, function() return #vim.diagnostic.get(buf, { namespace = proposal_ns }) == 0 end,
+      'the diagnostics to go')
+  end },
+
+  { 'trust: split view: a denied hunk has a badge in the proposal window', function()
+    setup('fake-deny', { diff_style = 'split' })
+    local buf = h.buffer({ '# fetch' })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    local rv = intent_cmd('KilnIntent fetch a page', buf)
+    local marks = vim.api.nvim_buf_get_extmarks(rv.pbuf, review_ns, 0, -1, { details = true })
+    h.eq(1, #marks, 'one badge')
+    h.eq(1, marks[1][2], 'on the first proposed line')
+    h.ok(marks[1][4].virt_text[1][1]:find('DENIED by PY-IMPORT-NETWORK', 1, true), vim.inspect(marks[1][4]))
+    local ds = vim.diagnostic.get(rv.pbuf, { namespace = proposal_ns })
+    h.ok(#ds > 0 and ds[1].lnum == 1, 'the diagnostics on the proposed line: ' .. vim.inspect(ds))
   end },
 }

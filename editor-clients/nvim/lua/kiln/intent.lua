@@ -172,37 +172,173 @@ local function diag_items(h, row0)
   return items
 end
 
+-- The rules a list of diagnostics names (their codes), in order, once each.
+local function rule_names(diags, only_errors)
+  local out, seen = {}, {}
+  for _, d in ipairs(diags or {}) do
+    local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
+    if code and code ~= vim.NIL and not seen[code] and
+        (not only_errors or (d.severity or 1) == vim.diagnostic.severity.ERROR) then
+      seen[code] = true
+      table.insert(out, tostring(code))
+    end
+  end
+  return out
+end
+M.rule_names = rule_names
+
+-- The badge of a hunk of a denied proposal: the rules that denied it (its
+-- own, else the proposal's).
+local function deny_badge(rv, h)
+  if rv.proposal.verdict ~= 'deny' then
+    return nil
+  end
+  local rules = rule_names(h.diagnostics, true)
+  local where = ''
+  if #rules == 0 then
+    rules = rv.rules
+    where = ' (elsewhere in the proposal)'
+  end
+  return ('DENIED by %s%s'):format(#rules > 0 and table.concat(rules, ', ') or 'the validator', where)
+end
+
+-- Words, spaces and single punctuation marks of a line, as byte spans.
+local function tokens(line)
+  local out, i = {}, 1
+  while i <= #line do
+    local s, e = line:find('^[%w_]+', i)
+    if not s then
+      s, e = line:find('^%s+', i)
+    end
+    if not s then
+      s, e = i, i
+    end
+    table.insert(out, { s, e })
+    i = e + 1
+  end
+  return out
+end
+
+--- The changed part of new against old, word by word: the byte spans
+--- (0-based start, exclusive end) in old and in new between their common
+--- leading and trailing words; nil when the lines are equal.
+function M.word_diff(old, new)
+  if old == new then
+    return nil
+  end
+  local a, b = tokens(old), tokens(new)
+  local pre = 0
+  while pre < #a and pre < #b do
+    local x, y = a[pre + 1], b[pre + 1]
+    if old:sub(x[1], x[2]) ~= new:sub(y[1], y[2]) then
+      break
+    end
+    pre = pre + 1
+  end
+  local suf = 0
+  while suf < #a - pre and suf < #b - pre do
+    local x, y = a[#a - suf], b[#b - suf]
+    if old:sub(x[1], x[2]) ~= new:sub(y[1], y[2]) then
+      break
+    end
+    suf = suf + 1
+  end
+  local function span(toks, line)
+    local s = pre < #toks and toks[pre + 1][1] - 1 or #line
+    local e = suf > 0 and toks[#toks - suf + 1][1] - 1 or #line
+    return { math.min(s, e), e }
+  end
+  return span(a, old), span(b, new)
+end
+
+-- Diagnostics of a hunk's proposed lines, as vim.diagnostic items whose
+-- first proposed line is row0 (0-based).
+local function accepted_diags(rv, h)
+  return diag_items(h, cur_row(rv, h) - 1 + (h.a_count == 0 and 1 or 0))
+end
+
 local function render(rv)
   local buf = rv.buf
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   vim.diagnostic.reset(diag_ns, buf)
   local nlines = vim.api.nvim_buf_line_count(buf)
+  -- Accepted hunks' lines are in the buffer now: their diagnostics go on
+  -- them, and stay until the review ends.
+  local items = {}
+  for _, h in ipairs(rv.hunks) do
+    if h.status == 'accepted' then
+      vim.list_extend(items, accepted_diags(rv, h))
+    end
+  end
   if rv.style == 'split' then
+    vim.diagnostic.set(diag_ns, buf, items)
     local lines = proposed_lines(rv)
     if rv.pbuf and vim.api.nvim_buf_is_valid(rv.pbuf) then
       vim.bo[rv.pbuf].modifiable = true
       vim.api.nvim_buf_set_lines(rv.pbuf, 0, -1, false, lines)
       vim.bo[rv.pbuf].modifiable = false
-      local items = {}
+      vim.api.nvim_buf_clear_namespace(rv.pbuf, ns, 0, -1)
+      local pitems = {}
       for _, h in ipairs(rv.hunks) do
         if h.status == 'pending' then
-          vim.list_extend(items, diag_items(h, h.p_row - 1))
+          vim.list_extend(pitems, diag_items(h, h.p_row - 1))
+          local badge = deny_badge(rv, h)
+          if badge and #h.lines > 0 then
+            vim.api.nvim_buf_set_extmark(rv.pbuf, ns, h.p_row - 1, 0, {
+              virt_text = { { ' ' .. badge .. ' ', 'ErrorMsg' } }, strict = false,
+            })
+          end
         end
       end
-      vim.diagnostic.set(diag_ns, rv.pbuf, items)
+      vim.diagnostic.set(diag_ns, rv.pbuf, pitems)
       pcall(vim.cmd, 'diffupdate')
     end
     return
   end
-  local items = {}
   for i, h in ipairs(rv.hunks) do
     if h.status == 'pending' then
       local row = cur_row(rv, h)
-      local virt = {}
-      for _, l in ipairs(h.lines) do
-        table.insert(virt, { { l, 'DiffAdd' } })
+      local old = vim.api.nvim_buf_get_lines(buf, math.max(row - 1, 0), math.max(row - 1, 0) + h.a_count, false)
+      -- Each proposed line's diagnostics, shown at its end.
+      local on_line = {}
+      for _, d in ipairs(h.diagnostics or {}) do
+        local k = d.lnum - (h.b_start - 1) + 1
+        on_line[k] = on_line[k] or {}
+        table.insert(on_line[k], d)
       end
-      table.insert(virt, 1, { { ('kiln hunk %d/%d%s'):format(i, #rv.hunks, rv.hint), 'Comment' } })
+      local virt = {}
+      for k, l in ipairs(h.lines) do
+        local chunks
+        local ospan, nspan
+        if old[k] then
+          ospan, nspan = M.word_diff(old[k], l)
+        end
+        if nspan and nspan[2] > nspan[1] then
+          chunks = {
+            { l:sub(1, nspan[1]), 'DiffAdd' }, { l:sub(nspan[1] + 1, nspan[2]), 'DiffText' },
+            { l:sub(nspan[2] + 1), 'DiffAdd' },
+          }
+        else
+          chunks = { { l, 'DiffAdd' } }
+        end
+        if ospan and ospan[2] > ospan[1] then
+          vim.api.nvim_buf_set_extmark(buf, ns, row - 2 + k, ospan[1], {
+            end_row = row - 2 + k, end_col = ospan[2], hl_group = 'DiffText', priority = 200, strict = false,
+          })
+        end
+        for _, d in ipairs(on_line[k] or {}) do
+          local sev = ({ 'Error', 'Warn', 'Info', 'Hint' })[d.severity or 1] or 'Error'
+          table.insert(chunks, { ('  <- %s%s'):format(d.message, d.code and (' [' .. tostring(d.code) .. ']') or ''),
+            'DiagnosticVirtualText' .. sev })
+        end
+        table.insert(virt, chunks)
+      end
+      local head = { { ('kiln hunk %d/%d%s'):format(i, #rv.hunks, rv.hint), 'Comment' } }
+      local badge = deny_badge(rv, h)
+      if badge then
+        table.insert(head, 1, { badge .. '  ', 'ErrorMsg' })
+      end
+      table.insert(virt, 1, head)
       local anchor, above
       if h.a_count > 0 then
         vim.api.nvim_buf_set_extmark(buf, ns, row - 1, 0, {
@@ -220,8 +356,9 @@ local function render(rv)
         virt_lines = virt, virt_lines_above = above,
       })
       h.anchor = anchor
-      -- The proposed lines are virtual: their diagnostics go on the row the
-      -- hunk is shown at, saying which proposed line they are about.
+      -- The proposed lines are virtual: their diagnostics also go on the
+      -- row the hunk is shown at (for ]d, the quickfix list and the sign
+      -- column), saying which proposed line they are about.
       for _, d in ipairs(h.diagnostics or {}) do
         local it = vim.deepcopy(d)
         it.message = ('proposed line %d: %s'):format(d.lnum - (h.b_start - 1) + 1, d.message)
@@ -264,6 +401,29 @@ local function end_review(rv, why)
   if vim.api.nvim_buf_is_valid(rv.buf) then
     vim.api.nvim_buf_clear_namespace(rv.buf, ns, 0, -1)
     vim.diagnostic.reset(diag_ns, rv.buf)
+    -- Denied code written into the buffer keeps its diagnostics until the
+    -- buffer next changes.
+    local items = {}
+    if rv.proposal.verdict == 'deny' and not rv.conflict then
+      for _, h in ipairs(rv.hunks) do
+        if h.status == 'accepted' then
+          vim.list_extend(items, accepted_diags(rv, h))
+        end
+      end
+    end
+    if #items > 0 then
+      vim.diagnostic.set(diag_ns, rv.buf, items)
+      vim.api.nvim_buf_attach(rv.buf, false, {
+        on_lines = function(_, b)
+          vim.schedule(function()
+            if not M.reviews[b] and vim.api.nvim_buf_is_valid(b) then
+              vim.diagnostic.reset(diag_ns, b)
+            end
+          end)
+          return true
+        end,
+      })
+    end
   end
   for _, m in ipairs(rv.mapped) do
     if vim.api.nvim_buf_is_valid(m[1]) then
@@ -377,6 +537,32 @@ local function get_review(buf)
 end
 
 --- Accept the hunk under the cursor (or hunk number n).
+-- Accepting a denied proposal writes code the validator refused: ask
+-- first, once per review. fn runs when the answer is yes (at once, or when
+-- vim.ui.select answers); returns what fn returned, or false.
+local function confirm_denied(rv, fn)
+  if rv.proposal.verdict ~= 'deny' or rv.confirmed then
+    return fn()
+  end
+  local yes = 'Write the denied code into the buffer'
+  local result = false
+  vim.ui.select({ yes, 'Cancel' }, {
+    prompt = ('kiln: the validator denied this proposal (%s); it cannot run. ' ..
+      'Write it into the buffer anyway?'):format(#rv.rules > 0 and table.concat(rv.rules, ', ') or
+      'see its diagnostics'),
+  }, function(choice)
+    if choice == yes then
+      rv.confirmed = true
+      if M.reviews[rv.buf] == rv then
+        result = fn()
+      end
+    else
+      client.notify('the denied proposal was not written; it stays under review')
+    end
+  end)
+  return result
+end
+
 function M.accept(buf, n)
   local rv = get_review(buf)
   if not rv then
@@ -390,11 +576,20 @@ function M.accept(buf, n)
   if not h or h.status ~= 'pending' then
     return false
   end
-  write_hunk(rv, h)
-  rv.tick = doc.version(rv.buf)
-  M.proposals[rv.buf].tick = rv.tick
-  after_decision(rv)
-  return true
+  return confirm_denied(rv, function()
+    if stale(rv) then
+      conflict(rv)
+      return false
+    end
+    if h.status ~= 'pending' then
+      return false
+    end
+    write_hunk(rv, h)
+    rv.tick = doc.version(rv.buf)
+    M.proposals[rv.buf].tick = rv.tick
+    after_decision(rv)
+    return true
+  end)
 end
 
 function M.reject(buf, n)
@@ -420,15 +615,21 @@ function M.accept_all(buf)
     conflict(rv)
     return false
   end
-  for _, h in ipairs(rv.hunks) do
-    if h.status == 'pending' then
-      write_hunk(rv, h)
+  return confirm_denied(rv, function()
+    if stale(rv) then
+      conflict(rv)
+      return false
     end
-  end
-  rv.tick = doc.version(rv.buf)
-  M.proposals[rv.buf].tick = rv.tick
-  after_decision(rv)
-  return true
+    for _, h in ipairs(rv.hunks) do
+      if h.status == 'pending' then
+        write_hunk(rv, h)
+      end
+    end
+    rv.tick = doc.version(rv.buf)
+    M.proposals[rv.buf].tick = rv.tick
+    after_decision(rv)
+    return true
+  end)
 end
 
 function M.reject_all(buf)
@@ -553,6 +754,7 @@ function M.start_review(buf, proposal, snapshot, tick, base, version, region)
   local rv = {
     buf = buf, proposal = proposal, hunks = hunks, tick = tick, snapshot = snapshot,
     style = config.options.diff_style, mapped = {}, hint = hint, region = { lo, hi },
+    rules = rule_names(items, true),
   }
   M.reviews[buf] = rv
   -- version: the document version the proposal was made for, which
