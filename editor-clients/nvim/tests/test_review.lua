@@ -79,13 +79,26 @@ return {
     h.eq(1, #vim.api.nvim_list_wins(), 'the proposal window closed')
   end },
 
-  { 'review: a buffer changed after the request is not overwritten', function()
+  { 'review: a hunk whose lines changed after the request is not overwritten', function()
     local buf = h.buffer({ 'a', 'b' })
     review(buf, proposal(buf, { { range = range(0, 0, 1, 0), newText = 'A\n' } }))
-    vim.api.nvim_buf_set_lines(buf, 1, 2, false, { 'mine' })
+    vim.api.nvim_buf_set_lines(buf, 0, 1, false, { 'mine' })
     h.eq(false, require('kiln.intent').accept_all(buf), 'refused')
-    h.eq({ 'a', 'mine' }, h.lines(buf), 'kept')
-    h.ok(h.message('changed since the request'), 'reported')
+    h.eq({ 'mine', 'b' }, h.lines(buf), 'kept')
+    h.ok(h.message('changed since the proposal'), 'reported')
+  end },
+
+  { 'review: a reloaded buffer is not overwritten', function()
+    local path = vim.fn.tempname() .. '.py'
+    vim.fn.writefile({ 'a', 'b' }, path)
+    vim.cmd('silent edit ' .. vim.fn.fnameescape(path))
+    local buf = vim.api.nvim_get_current_buf()
+    review(buf, proposal(buf, { { range = range(0, 0, 1, 0), newText = 'A\n' } }))
+    vim.fn.writefile({ 'a2', 'b' }, path)
+    vim.cmd('silent edit!')
+    require('kiln.intent').accept_all(buf)
+    h.eq({ 'a2', 'b' }, h.lines(buf), 'nothing written')
+    vim.fn.delete(path)
   end },
 
   { 'review: proposal diagnostics go through vim.diagnostic', function()

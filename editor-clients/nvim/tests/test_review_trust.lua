@@ -223,7 +223,7 @@ return {
     h.eq({ '# fetch' }, h.lines(buf), 'nothing written on "no"')
     h.ok(require('kiln.intent').review(buf), 'still under review')
     -- "yes" writes it, and its diagnostics go onto the written lines.
-    asked = answer_select('^Write')
+    answer_select('^Write')
     vim.cmd('normal ga')
     vim.ui.select = ui_select
     h.eq({ '# fetch', 'import socket', "s = socket.create_connection(('example.com', 80))", 'print(s)' },
@@ -249,5 +249,87 @@ return {
     h.ok(marks[1][4].virt_text[1][1]:find('DENIED by PY-IMPORT-NETWORK', 1, true), vim.inspect(marks[1][4]))
     local ds = vim.diagnostic.get(rv.pbuf, { namespace = proposal_ns })
     h.ok(#ds > 0 and ds[1].lnum == 1, 'the diagnostics on the proposed line: ' .. vim.inspect(ds))
+  end },
+
+  { 'trust: an edit away from the hunks keeps them; a touched hunk goes stale, marked', function()
+    setup('fake-long')
+    local want = long_program()
+    local mine = vim.deepcopy(want)
+    mine[2] = '# one'
+    mine[12] = "print('kept line 12')"
+    mine[#mine] = '# three'
+    local lines = { '# before' }
+    vim.list_extend(lines, mine)
+    table.insert(lines, '# after')
+    local buf = h.buffer(lines)
+    local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
+    h.eq(3, #rv.hunks, 'three hunks')
+    -- Away from every hunk: a line above them all, and the last line.
+    vim.cmd('normal! ggOimport os')
+    vim.cmd('normal! GA, edited')
+    vim.wait(50, function() return false end)
+    h.ok(require('kiln.intent').review(buf), 'the review survived')
+    local median = "print('median of means', statistics.median(m for m, _ in results))"
+    local median_pat = median:gsub('%p', '%%%0')
+    lines_match({ 'kiln hunk 1/3 .*', 'import math', 'kiln hunk 2/3 .*', '', 'kiln hunk 3/3 .*', median_pat },
+      virt_text(buf), 'the review after the edits')
+    -- Into hunk 2's line (now row 14).
+    vim.cmd("normal! 14Gccprint('edited')")
+    vim.wait(50, function() return false end)
+    lines_match({ 'kiln hunk 1/3 .*', 'import math',
+      'STALE: its lines changed since the proposal; it cannot be applied %(gr drops it%)  kiln hunk 2/3 .*', '',
+      'kiln hunk 3/3 .*', median_pat }, virt_text(buf), 'hunk 2 is marked stale')
+    -- The marks sit where the hunks are now.
+    local rows = {}
+    for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, review_ns, 0, -1, { details = true })) do
+      if m[4].hl_group == 'DiffDelete' then
+        table.insert(rows, m[2] + 1)
+      end
+    end
+    h.eq({ 4, 14, 32 }, rows, 'the replaced lines moved with the edit')
+    vim.cmd('normal gA')
+    h.ok(h.message('hunk 2 not written'), 'the stale hunk is reported')
+    local expect = { 'import os', '# before' }
+    local kept = vim.deepcopy(want)
+    kept[12] = "print('edited')"
+    vim.list_extend(expect, kept)
+    table.insert(expect, '# after, edited')
+    h.eq(expect, h.lines(buf), 'hunks 1 and 3 written where they are now, 2 not')
+    h.ok(require('kiln.intent').review(buf), 'hunk 2 is still under review')
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    vim.cmd('normal ]h')
+    h.eq(14, vim.api.nvim_win_get_cursor(0)[1], ']h goes to the stale hunk')
+    vim.cmd('normal gr')
+    h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
+    vim.cmd('KilnRun')
+    wait_run()
+    lines_match({
+      'kiln run: lines 3%-32 of %[buffer%] as you kept them %(proposal p1: hunks 1, 3 accepted; 2 rejected%)',
+      'edited',
+      '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
+      'median of means 11%.25',
+      '%[exit 0, %d+ ms%]',
+    }, require('kiln.output').lines(), 'the output window')
+  end },
+
+  { 'trust: "the buffer changed while the model wrote" stays at the review', function()
+    setup('fake-slow')
+    local buf = h.buffer({ 'x = 1', 'y = 2' })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    local intent = require('kiln.intent')
+    vim.cmd('KilnIntent greet')
+    h.wait(20000, function() return #intent.preview_lines() > 0 and intent.preview_lines()[1] ~= '' end,
+      'the first code in the preview')
+    vim.api.nvim_buf_set_lines(buf, 2, 2, false, { 'z = 3' })
+    h.wait(30000, function() return intent.pending[buf] == nil end, 'the proposal')
+    local warn = 'STALE: the buffer changed while the model wrote; this proposal cannot be applied ' ..
+      '%(run :KilnIntent again%)  kiln hunk 1/1 .*'
+    lines_match({ warn, "print%('hello from kiln'%)" }, virt_text(buf), 'the warning at the hunk')
+    -- Other messages come and go; the warning stays where the review is.
+    vim.cmd('KilnRun')
+    wait_run()
+    vim.cmd('normal ga')
+    h.eq({ 'x = 1', 'y = 2', 'z = 3' }, h.lines(buf), 'nothing written')
+    lines_match({ warn, "print%('hello from kiln'%)" }, virt_text(buf), 'the warning is still there')
   end },
 }

@@ -125,19 +125,17 @@ local function pending_hunks(rv)
 end
 
 -- The hunk's first row in the buffer now (1-based; for an insertion, the
--- row it goes after), given the hunks accepted before it.
-local function cur_row(rv, h)
-  local row = h.a_start
-  for _, o in ipairs(rv.hunks) do
-    if o == h then
-      break
-    end
-    if o.status == 'accepted' then
-      row = row + #o.lines - o.a_count
-    end
-  end
-  return row
+-- row it goes after). track() moves it with every change of the buffer.
+local function cur_row(_, h)
+  return h.row
 end
+
+-- Why a hunk cannot be written, as shown at the hunk.
+local stale_reasons = {
+  edited = 'STALE: its lines changed since the proposal; it cannot be applied (gr drops it)',
+  writing = 'STALE: the buffer changed while the model wrote; this proposal cannot be applied ' ..
+    '(run :KilnIntent again)',
+}
 
 -- The proposed buffer of a split review: the buffer now plus the hunks
 -- still pending, and each pending hunk's first row in it.
@@ -283,10 +281,15 @@ local function render(rv)
         if h.status == 'pending' then
           vim.list_extend(pitems, diag_items(h, h.p_row - 1))
           local badge = deny_badge(rv, h)
-          if badge and #h.lines > 0 then
-            vim.api.nvim_buf_set_extmark(rv.pbuf, ns, h.p_row - 1, 0, {
-              virt_text = { { ' ' .. badge .. ' ', 'ErrorMsg' } }, strict = false,
-            })
+          local vt = {}
+          if h.stale then
+            table.insert(vt, { ' ' .. stale_reasons[h.stale] .. ' ', 'WarningMsg' })
+          end
+          if badge then
+            table.insert(vt, { ' ' .. badge .. ' ', 'ErrorMsg' })
+          end
+          if #vt > 0 then
+            vim.api.nvim_buf_set_extmark(rv.pbuf, ns, math.max(h.p_row - 1, 0), 0, { virt_text = vt, strict = false })
           end
         end
       end
@@ -337,6 +340,9 @@ local function render(rv)
       local badge = deny_badge(rv, h)
       if badge then
         table.insert(head, 1, { badge .. '  ', 'ErrorMsg' })
+      end
+      if h.stale then
+        table.insert(head, 1, { stale_reasons[h.stale] .. '  ', 'WarningMsg' })
       end
       table.insert(virt, 1, head)
       local anchor, above
@@ -444,9 +450,102 @@ local function end_review(rv, why)
   end
 end
 
--- The buffer must be exactly as the review last left it.
+-- The buffer must be as the review knows it: track() follows every change
+-- it is told of; anything else (a reload) ends the review.
 local function stale(rv)
   return doc.version(rv.buf) ~= rv.tick
+end
+
+-- Follow the buffer's changes while the review is open: hunks before a
+-- change move with it, hunks after it stay, and a pending hunk whose lines
+-- the change touched goes stale (it is shown, marked, and never written).
+-- The lines the proposal covers (rv.region) move and grow the same way.
+local function track(rv)
+  local function user_change(first, last, new_last)
+    local delta = new_last - last
+    for _, h in ipairs(rv.hunks) do
+      if h.status ~= 'rejected' then
+        local s, e
+        if h.status == 'accepted' then
+          s = h.a_count > 0 and h.row - 1 or h.row
+          e = s + #h.lines
+        elseif h.a_count > 0 then
+          s, e = h.row - 1, h.row - 1 + h.a_count
+        end
+        if s then
+          if last <= s then
+            h.row = h.row + delta
+          elseif first < e and h.status == 'pending' then
+            h.stale = h.stale or 'edited'
+          end
+        else
+          -- A pending insertion goes between rows p and p + 1 (0-based p).
+          local p = h.row
+          if first < p and last <= p then
+            h.row = h.row + delta
+          elseif first < p then
+            h.stale = h.stale or 'edited'
+          end
+        end
+      end
+    end
+    local r = rv.region
+    if last <= r[1] - 1 then
+      r[1], r[2] = r[1] + delta, r[2] + delta
+    elseif first < r[2] then
+      r[1] = math.min(r[1], first + 1)
+      r[2] = math.max(r[2] + delta, r[1] - 1)
+    end
+  end
+  local function own_change(h, last, new_last)
+    local delta = new_last - last
+    for _, o in ipairs(rv.hunks) do
+      if o ~= h and o.status ~= 'rejected' and o.index > h.index then
+        o.row = o.row + delta
+      end
+    end
+    rv.region[2] = rv.region[2] + delta
+  end
+  vim.api.nvim_buf_attach(rv.buf, false, {
+    on_lines = function(_, _, tick, first, last, new_last)
+      if M.reviews[rv.buf] ~= rv then
+        return true
+      end
+      if rv.writing then
+        own_change(rv.writing, last, new_last)
+      else
+        rv.user_edited = true
+        user_change(first, last, new_last)
+        vim.schedule(function()
+          if M.reviews[rv.buf] == rv then
+            render(rv)
+          end
+        end)
+      end
+      rv.tick = tick
+      local p = M.proposals[rv.buf]
+      if p and p.rv == rv then
+        p.tick = tick
+      end
+    end,
+    on_detach = function()
+      vim.schedule(function()
+        if M.reviews[rv.buf] == rv then
+          rv.conflict = true
+          end_review(rv)
+        end
+      end)
+    end,
+    on_reload = function()
+      vim.schedule(function()
+        if M.reviews[rv.buf] == rv then
+          rv.conflict = true
+          client.notify('the buffer was reloaded: the review of the proposal ended', vim.log.levels.WARN)
+          end_review(rv)
+        end
+      end)
+    end,
+  })
 end
 
 local function conflict(rv)
@@ -463,16 +562,16 @@ local function write_hunk(rv, h)
   if rv.written then
     pcall(vim.cmd, 'undojoin')
   end
+  -- track() moves the other hunks; this one is written as it stands.
+  rv.writing = h
   if h.a_count > 0 then
     vim.api.nvim_buf_set_lines(rv.buf, row - 1, row - 1 + h.a_count, false, h.lines)
   else
     vim.api.nvim_buf_set_lines(rv.buf, row, row, false, h.lines)
   end
+  rv.writing = nil
   h.status = 'accepted'
   rv.written = true
-  -- Every hunk lies in the region the proposal covers: it grows or shrinks
-  -- with what is written.
-  rv.region[2] = rv.region[2] + #h.lines - h.a_count
 end
 
 -- The hunk under the cursor (in the buffer or the proposed window), else
@@ -584,6 +683,10 @@ function M.accept(buf, n)
     if h.status ~= 'pending' then
       return false
     end
+    if h.stale then
+      client.notify(('hunk %d: %s'):format(h.index, stale_reasons[h.stale]), vim.log.levels.WARN)
+      return false
+    end
     write_hunk(rv, h)
     rv.tick = doc.version(rv.buf)
     M.proposals[rv.buf].tick = rv.tick
@@ -620,15 +723,23 @@ function M.accept_all(buf)
       conflict(rv)
       return false
     end
+    local left, wrote = {}, false
     for _, h in ipairs(rv.hunks) do
-      if h.status == 'pending' then
+      if h.status == 'pending' and not h.stale then
         write_hunk(rv, h)
+        wrote = true
+      elseif h.status == 'pending' then
+        table.insert(left, tostring(h.index))
       end
+    end
+    if #left > 0 then
+      client.notify(('hunk%s %s not written: %s'):format(#left == 1 and '' or 's', table.concat(left, ', '),
+        'their lines changed since the proposal'), vim.log.levels.WARN)
     end
     rv.tick = doc.version(rv.buf)
     M.proposals[rv.buf].tick = rv.tick
     after_decision(rv)
-    return true
+    return wrote
   end)
 end
 
@@ -765,6 +876,20 @@ function M.start_review(buf, proposal, snapshot, tick, base, version, region)
     end_review(rv, 'the proposal changes nothing')
     return rv
   end
+  for i, hk in ipairs(hunks) do
+    hk.row, hk.index = hk.a_start, i
+  end
+  -- The buffer changed while the model wrote: where those changes fell is
+  -- not known, so no hunk can be written; each says so where it is shown.
+  local changed = stale(rv)
+  if changed then
+    rv.changed_while_writing = true
+    for _, hk in ipairs(hunks) do
+      hk.stale = 'writing'
+    end
+    rv.tick = doc.version(buf)
+  end
+  track(rv)
   if rv.style == 'split' then
     open_split(rv)
     map_keys(rv, rv.pbuf)
@@ -772,7 +897,7 @@ function M.start_review(buf, proposal, snapshot, tick, base, version, region)
     render(rv)
   end
   map_keys(rv, buf)
-  if stale(rv) then
+  if changed then
     client.notify('the buffer changed while the model wrote: the proposal is shown but ' ..
       'cannot be applied', vim.log.levels.WARN)
   end
@@ -910,16 +1035,17 @@ function M.run_plan(buf)
   local rejected = rv and hunk_list(rv, 'rejected') or {}
   local pending = rv and hunk_list(rv, 'pending') or {}
   local whole = not rv or #rejected == 0 and (#accepted == 0 or #pending == 0)
-  if whole then
-    if now == p.tick then
-      return { kind = 'approve', proposal = p.proposal, version = p.version, as_proposed = #accepted == 0 }
-    end
-    if M.reviews[buf] then
-      return { kind = 'approve', proposal = p.proposal, version = now, as_proposed = #accepted == 0 }
-    end
-    return nil
+  -- clean: the buffer changed only by what the review wrote.
+  local clean = not (rv and (rv.user_edited or rv.changed_while_writing))
+  if whole and clean and now == p.tick then
+    return { kind = 'approve', proposal = p.proposal, version = p.version, as_proposed = #accepted == 0 }
   end
-  if now ~= p.tick then
+  if whole and #accepted == 0 and M.reviews[buf] then
+    -- The proposal as proposed, for a text that changed since: the server
+    -- reports the conflict.
+    return { kind = 'approve', proposal = p.proposal, version = now, as_proposed = true }
+  end
+  if now ~= p.tick or not rv then
     return nil
   end
   return { kind = 'kept', proposal = p.proposal, line1 = rv.region[1], line2 = rv.region[2],
