@@ -332,4 +332,100 @@ return {
     h.eq({ 'x = 1', 'y = 2', 'z = 3' }, h.lines(buf), 'nothing written')
     lines_match({ warn, "print%('hello from kiln'%)" }, virt_text(buf), 'the warning is still there')
   end },
+
+  { 'trust: the hint lists every key, and g? shows them all (inline)', function()
+    setup('fake-coder')
+    local buf = h.buffer({ 'x = 1' })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    intent_cmd('KilnIntent greet', buf)
+    local hint = 'ga accept, gr reject, gA all, gR reject all, ]h next, [h prev, g? help'
+    lines_match({ 'kiln hunk 1/1   ' .. hint:gsub('%p', '%%%0'), "print%('hello from kiln'%)" }, virt_text(buf),
+      'the inline review')
+    local before = #vim.api.nvim_list_wins()
+    vim.cmd('normal g?')
+    local wins = vim.api.nvim_list_wins()
+    h.eq(before + 1, #wins, 'a help window')
+    local float = wins[#wins]
+    h.ok(vim.api.nvim_win_get_config(float).relative ~= '', 'it floats')
+    h.eq({
+      'kiln review keys',
+      '  ga     accept the hunk under the cursor (:KilnAccept)',
+      '  gr     reject the hunk under the cursor (:KilnReject)',
+      '  gA     accept all pending hunks (:KilnAccept!)',
+      '  gR     reject all pending hunks (:KilnReject!)',
+      '  ]h     go to the next pending hunk',
+      '  [h     go to the previous pending hunk',
+      '  g?     show this list',
+      '  (:help kiln-review; q or <Esc> closes this)',
+    }, vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false), 'the help lists every key')
+  end },
+
+  { 'trust: the split view names its keys and has g? too', function()
+    setup('fake-coder', { diff_style = 'split' })
+    local buf = h.buffer({ 'x = 1' })
+    vim.api.nvim_win_set_cursor(0, { 1, 0 })
+    local rv = intent_cmd('KilnIntent greet', buf)
+    local pwin = vim.fn.bufwinid(rv.pbuf)
+    h.eq('kiln proposal p1: ga accept, gr reject, gA all, gR reject all, ]h next, [h prev, g? help',
+      vim.wo[pwin].statusline, 'the proposal window says the keys')
+    vim.api.nvim_set_current_win(pwin)
+    local before = #vim.api.nvim_list_wins()
+    vim.cmd('normal g?')
+    local wins = vim.api.nvim_list_wins()
+    h.eq(before + 1, #wins, 'a help window from the proposal window')
+    h.eq('kiln review keys', vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(wins[#wins]), 0, 1, false)[1],
+      'the help')
+  end },
+
+  { 'trust: the inline diff marks changed words with DiffText', function()
+    setup('fake-coder')
+    local buf = h.buffer({ 'x = 1', 'print(x)' })
+    intent_cmd('2KilnIntent greet', buf)
+    local marks = vim.api.nvim_buf_get_extmarks(buf, review_ns, 0, -1, { details = true })
+    local seen = {}
+    for _, m in ipairs(marks) do
+      local d = m[4]
+      if d.hl_group then
+        table.insert(seen, ('%s %d:%d-%d:%d'):format(d.hl_group, m[2], m[3], d.end_row, d.end_col))
+      end
+      if d.virt_lines then
+        local chunks = {}
+        for _, c in ipairs(d.virt_lines[2]) do
+          table.insert(chunks, c[2] .. ' ' .. c[1])
+        end
+        h.eq({ 'DiffAdd print(', "DiffText 'hello from kiln'", 'DiffAdd )' }, chunks, 'the new line, word by word')
+      end
+    end
+    table.sort(seen)
+    h.eq({ 'DiffDelete 1:0-2:0', 'DiffText 1:6-1:7' }, seen, 'the old line, and its changed word')
+  end },
+
+  { 'trust: accepting into an empty buffer leaves no blank line', function()
+    setup('fake-coder')
+    local buf = h.buffer({ '' })
+    intent_cmd('KilnIntent greet', buf)
+    vim.cmd('normal ga')
+    h.eq({ "print('hello from kiln')" }, h.lines(buf), 'only the code')
+    vim.cmd('silent undo')
+    h.eq({ '' }, h.lines(buf), 'one undo')
+  end },
+
+  { 'trust: a refused run names every rule and the setting, not a protocol field', function()
+    h.setup()
+    h.need('snippet/run')
+    h.buffer({ 'import socket', 'import ctypes', 'print(1)' })
+    vim.cmd('KilnRun')
+    wait_run()
+    local msg = 'the validator denied this code: ' ..
+      'PY%-IMPORT%-NETWORK %(line 1: imports a network module: the sandbox has no network%); ' ..
+      'PY%-IMPORT%-NATIVE %(line 2: [^)]*%)%. It does not run%. What the validator refuses is set by its ' ..
+      'profile %("standard"%): to allow this, lower those rules in setup{ validator = { profiles = ' ..
+      "{ standard = { %['PY%-IMPORT%-NETWORK'%] = 'warning' } } } } %(or pick another validator%.profile%) " ..
+      'and ask again'
+    lines_match({ 'kiln run: %[buffer%]', '%[' .. msg .. '%]' }, require('kiln.output').lines(), 'the output window')
+    h.ok(h.message('^kiln: ' .. msg .. '$'), 'the message: ' .. vim.inspect(h.messages))
+    for _, m in ipairs(h.messages) do
+      h.ok(not tostring(m.msg):find('override', 1, true), 'no protocol field: ' .. m.msg)
+    end
+  end },
 }

@@ -56,8 +56,7 @@ function M.run(opts)
   if plan and plan.kind == 'approve' then
     local p = plan.proposal
     if p.verdict == 'deny' then
-      client.notify('the validator denied this proposal: it cannot be run ' ..
-        '(see its diagnostics)', vim.log.levels.ERROR)
+      client.notify(intent.denied_message(p.diagnostics, 'this proposal'), vim.log.levels.ERROR)
       return nil
     end
     local what = ('proposal %s %s'):format(tostring(p.proposalId),

@@ -376,7 +376,76 @@ local function render(rv)
   vim.diagnostic.set(diag_ns, buf, items)
 end
 
-local review_keys = { 'accept', 'reject', 'accept_all', 'reject_all', 'next', 'prev' }
+local review_keys = { 'accept', 'reject', 'accept_all', 'reject_all', 'next', 'prev', 'help' }
+
+-- What each review key does, in the hint and in the help.
+local key_help = {
+  accept = { 'accept', 'accept the hunk under the cursor (:KilnAccept)' },
+  reject = { 'reject', 'reject the hunk under the cursor (:KilnReject)' },
+  accept_all = { 'all', 'accept all pending hunks (:KilnAccept!)' },
+  reject_all = { 'reject all', 'reject all pending hunks (:KilnReject!)' },
+  next = { 'next', 'go to the next pending hunk' },
+  prev = { 'prev', 'go to the previous pending hunk' },
+  help = { 'help', 'show this list' },
+}
+
+--- The review's one-line hint: every key with a word, e.g.
+--- "ga accept, gr reject, gA all, gR reject all, ]h next, [h prev, g? help".
+function M.hint()
+  local keys = config.options.keymaps and config.options.keymaps.review or {}
+  local parts = {}
+  for _, name in ipairs(review_keys) do
+    if keys[name] then
+      table.insert(parts, keys[name] .. ' ' .. key_help[name][1])
+    end
+  end
+  return table.concat(parts, ', ')
+end
+
+--- The review's help: one line per key.
+function M.help_lines()
+  local keys = config.options.keymaps and config.options.keymaps.review or {}
+  local lines = { 'kiln review keys' }
+  for _, name in ipairs(review_keys) do
+    if keys[name] then
+      table.insert(lines, ('  %-6s %s'):format(keys[name], key_help[name][2]))
+    end
+  end
+  table.insert(lines, '  (:help kiln-review; q or <Esc> closes this)')
+  return lines
+end
+
+local help_win = nil
+
+--- Show the review's keys in a floating window at the cursor; q, <Esc> or
+--- leaving it closes it. Returns the window.
+function M.show_help()
+  if help_win and vim.api.nvim_win_is_valid(help_win) then
+    vim.api.nvim_win_close(help_win, true)
+  end
+  local lines = M.help_lines()
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  compat.set_buf(b, { bufhidden = 'wipe', modifiable = false })
+  local width = 0
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  help_win = vim.api.nvim_open_win(b, false, {
+    relative = 'cursor', row = 1, col = 0, width = width + 1, height = #lines, style = 'minimal',
+    border = 'single',
+  })
+  for _, k in ipairs({ 'q', '<Esc>' }) do
+    vim.keymap.set('n', k, function() pcall(vim.api.nvim_win_close, help_win, true) end, { buffer = b })
+  end
+  -- Closed by the next move in the window it was opened from.
+  local w = help_win
+  vim.api.nvim_create_autocmd({ 'CursorMoved', 'BufLeave', 'InsertEnter' }, {
+    buffer = vim.api.nvim_get_current_buf(), once = true,
+    callback = function() pcall(vim.api.nvim_win_close, w, true) end,
+  })
+  return help_win
+end
 
 local function map_keys(rv, buf)
   local keys = config.options.keymaps and config.options.keymaps.review
@@ -390,6 +459,7 @@ local function map_keys(rv, buf)
     reject_all = function() M.reject_all(rv.buf) end,
     next = function() M.jump(rv.buf, 1) end,
     prev = function() M.jump(rv.buf, -1) end,
+    help = function() M.show_help() end,
   }
   for _, name in ipairs(review_keys) do
     if keys[name] then
@@ -797,6 +867,9 @@ local function open_split(rv)
   vim.cmd('diffthis')
   vim.cmd('rightbelow vsplit')
   vim.api.nvim_win_set_buf(0, rv.pbuf)
+  -- The split view's hint: the proposal window's status line.
+  vim.wo.statusline = ('kiln proposal %s: %s'):format(tostring(rv.proposal.proposalId),
+    (M.hint():gsub('%%', '%%%%')))
   render(rv)
   vim.cmd('diffthis')
   vim.api.nvim_set_current_win(cur)
@@ -827,6 +900,15 @@ function M.start_review(buf, proposal, snapshot, tick, base, version, region)
   end
   local new = edit.apply(snapshot, edits)
   local hunks = edit.hunks(base, new)
+  -- An empty buffer is one empty line: code for it replaces that line
+  -- instead of going before or after it (no blank line left over).
+  if #base == 1 and base[1] == '' and #hunks == 1 and hunks[1].a_count == 0 and #new > 1 then
+    local lines, b_start = vim.list_slice(new, 1, #new - 1), 1
+    if new[1] == '' then
+      lines, b_start = vim.list_slice(new, 2, #new), 2
+    end
+    hunks[1] = { a_start = 1, a_count = 1, b_start = b_start, b_count = #lines, lines = lines, status = 'pending' }
+  end
   -- The validator's diagnostics are positions in the code, which starts
   -- where the (first) edit starts; each goes with the hunk that holds it.
   local start_row = math.huge
@@ -843,12 +925,8 @@ function M.start_review(buf, proposal, snapshot, tick, base, version, region)
       end
     end
   end
-  local keys = config.options.keymaps and config.options.keymaps.review
-  local hint = ''
-  if keys and keys.accept and keys.reject then
-    hint = ('   %s accept, %s reject%s'):format(keys.accept, keys.reject,
-      keys.accept_all and (', ' .. keys.accept_all .. ' all') or '')
-  end
+  local hint = M.hint()
+  hint = hint ~= '' and ('   ' .. hint) or ''
   -- The lines the proposal covers (1-based, inclusive; hi < lo when
   -- empty): the request's selection and every hunk, in the base's rows.
   local lo, hi = math.huge, -math.huge
@@ -904,6 +982,33 @@ function M.start_review(buf, proposal, snapshot, tick, base, version, region)
   client.notify(('proposal %s: %d hunk%s, verdict %s'):format(proposal.proposalId or '?', #hunks,
     #hunks == 1 and '' or 's', tostring(proposal.verdict)))
   return rv
+end
+
+--- The message for code the validator denied: every rule that refused it,
+--- with its line (in the code) and message, and the setting that decides
+--- what the validator refuses (the profile), never a protocol field.
+--- diags are LSP diagnostics; what names the code ("this code", ...).
+function M.denied_message(diags, what)
+  local rules = {}
+  local names = {}
+  for _, d in ipairs(type(diags) == 'table' and diags or {}) do
+    if (d.severity or 1) == 1 then
+      local code = d.code ~= nil and d.code ~= vim.NIL and tostring(d.code) or '?'
+      local line = type(d.range) == 'table' and d.range.start and d.range.start.line
+      table.insert(rules, ('%s (line %s: %s)'):format(code, line and tostring(line + 1) or '?',
+        tostring(d.message or '')))
+      if code ~= '?' and not vim.tbl_contains(names, code) then
+        table.insert(names, code)
+      end
+    end
+  end
+  local profile = type(config.options.validator) == 'table' and config.options.validator.profile or 'standard'
+  local example = ("['%s'] = 'warning'"):format(names[1] or 'RULE')
+  return ('the validator denied %s: %s. It does not run. What the validator refuses is set by its ' ..
+    'profile ("%s"): to allow this, lower %s in setup{ validator = { profiles = { %s = { %s } } } } ' ..
+    '(or pick another validator.profile) and ask again'):format(what or 'this code',
+    #rules > 0 and table.concat(rules, '; ') or 'see its diagnostics', profile,
+    #names > 1 and 'those rules' or 'that rule', profile, example)
 end
 
 --- A repaired proposal (intent/approve's repair, from its `repaired`

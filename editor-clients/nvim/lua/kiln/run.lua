@@ -111,7 +111,13 @@ local function finish(err, result)
   local cur = M.current
   M.current = nil
   if err then
-    output.note('[' .. (err.message or 'error') .. ']', 'ErrorMsg')
+    local msg = err.message or 'error'
+    if type(err.data) == 'table' and err.data.kind == 'denied' then
+      -- Say which rules refused it and which setting decides (kiln.intent).
+      msg = require('kiln.intent').denied_message(err.data.diagnostics, 'this code')
+      client.notify(msg, vim.log.levels.ERROR)
+    end
+    output.note('[' .. msg .. ']', 'ErrorMsg')
     M.last = { error = err }
     return
   end
