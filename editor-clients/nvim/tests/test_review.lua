@@ -128,4 +128,29 @@ return {
     h.eq({ 's = "é😀" + "new"' }, rv.hunks[1].lines, 'the proposed line')
     h.eq(14, require("kiln.doc").to_server_col(buf, 0, 17), 'byte 17 is UTF-16 column 14')
   end },
+
+  { 'review: a hunk whose lines were deleted stays marked, in both styles', function()
+    for _, style in ipairs({ 'inline', 'split' }) do
+      local buf = h.buffer({ 'a', 'b', 'c', 'd', 'e' })
+      h.setup({ diff_style = style })
+      local intent = require('kiln.intent')
+      local rv = intent.start_review(buf, proposal(buf, {
+        { range = range(0, 0, 1, 0), newText = 'A\n' },
+        { range = range(4, 0, 5, 0), newText = 'E\n' },
+      }), h.lines(buf), vim.b[buf].changedtick)
+      h.eq(2, #rv.hunks, style .. ': two hunks')
+      vim.api.nvim_buf_set_lines(buf, 2, 5, false, {})
+      vim.wait(50, function() return false end)
+      h.eq('edited', rv.hunks[2].stale, style .. ': hunk 2 is stale')
+      h.eq(nil, rv.hunks[1].stale, style .. ': hunk 1 is not')
+      h.eq(true, intent.accept_all(buf), style .. ': hunk 1 written')
+      h.eq({ 'A', 'b' }, h.lines(buf), style .. ': only hunk 1')
+      h.ok(intent.review(buf), style .. ': hunk 2 still shown')
+      h.eq(true, intent.reject_all(buf), style .. ': rejected')
+      h.eq(nil, intent.review(buf), style .. ': the review ended')
+      for _, m in ipairs(h.messages) do
+        h.ok(m.level ~= vim.log.levels.ERROR, style .. ': no error: ' .. tostring(m.msg))
+      end
+    end
+  end },
 }

@@ -145,9 +145,12 @@ local function proposed_lines(rv)
   for _, h in ipairs(rv.hunks) do
     if h.status == 'pending' then
       local row = cur_row(rv, h) + shift
-      local first = h.a_count > 0 and row or row + 1
+      -- A stale hunk's lines may have been deleted: it is shown at the end.
+      local first = math.max(1, math.min(h.a_count > 0 and row or row + 1, #lines + 1))
       for _ = 1, h.a_count do
-        table.remove(lines, first)
+        if lines[first] ~= nil then
+          table.remove(lines, first)
+        end
       end
       for i, l in ipairs(h.lines) do
         table.insert(lines, first + i - 1, l)
@@ -347,7 +350,8 @@ local function render(rv)
       table.insert(virt, 1, head)
       local anchor, above
       if h.a_count > 0 then
-        vim.api.nvim_buf_set_extmark(buf, ns, row - 1, 0, {
+        -- pcall: a stale hunk's lines may be gone from the buffer.
+        pcall(vim.api.nvim_buf_set_extmark, buf, ns, row - 1, 0, {
           end_row = row - 1 + h.a_count, end_col = 0, hl_group = 'DiffDelete', hl_eol = true,
           strict = false,
         })
