@@ -254,6 +254,10 @@ static void repair_done(void *data, const struct llm_answer *a, const struct llm
 	json_object *note = json_object_new_object();
 	json_object_object_add(note, "verdict", json_object_new_string(p->verdict_name));
 	json_object_object_add(note, "code", json_object_new_string(p->code));
+	/* The whole proposal (its edit, hunks and diagnostics), so a client's
+	 * review can follow the code that runs next rather than the code that
+	 * failed. */
+	json_object_object_add(note, "proposal", intent_proposal_json(p));
 	attempt_note(j, "repaired", note);
 	if (p->verdict != VAL_ALLOW) {
 		/* A warning or a denial needs the person again. */

@@ -145,10 +145,11 @@ return {
     setup('fake-coder')
     local buf = h.buffer({ 'a = 1', 'b = 2' })
     intent({ text = 'greet' })
-    vim.api.nvim_buf_set_lines(buf, 0, 1, false, { 'a = 100' })
+    -- The change spans the place the proposal goes (below line 1).
+    vim.api.nvim_buf_set_lines(buf, 0, 2, false, { 'a = 100' })
     h.eq(false, require('kiln.intent').accept_all(buf), 'accept refused')
-    h.eq({ 'a = 100', 'b = 2' }, h.lines(buf), 'the buffer keeps the change')
-    h.ok(h.message('changed since the request'), 'the conflict is reported')
+    h.eq({ 'a = 100' }, h.lines(buf), 'the buffer keeps the change')
+    h.ok(h.message('changed since the proposal'), 'the conflict is reported')
   end },
 
   { 'intent: the server refuses to run a proposal whose buffer changed', function()

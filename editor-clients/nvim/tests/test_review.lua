@@ -79,13 +79,26 @@ return {
     h.eq(1, #vim.api.nvim_list_wins(), 'the proposal window closed')
   end },
 
-  { 'review: a buffer changed after the request is not overwritten', function()
+  { 'review: a hunk whose lines changed after the request is not overwritten', function()
     local buf = h.buffer({ 'a', 'b' })
     review(buf, proposal(buf, { { range = range(0, 0, 1, 0), newText = 'A\n' } }))
-    vim.api.nvim_buf_set_lines(buf, 1, 2, false, { 'mine' })
+    vim.api.nvim_buf_set_lines(buf, 0, 1, false, { 'mine' })
     h.eq(false, require('kiln.intent').accept_all(buf), 'refused')
-    h.eq({ 'a', 'mine' }, h.lines(buf), 'kept')
-    h.ok(h.message('changed since the request'), 'reported')
+    h.eq({ 'mine', 'b' }, h.lines(buf), 'kept')
+    h.ok(h.message('changed since the proposal'), 'reported')
+  end },
+
+  { 'review: a reloaded buffer is not overwritten', function()
+    local path = vim.fn.tempname() .. '.py'
+    vim.fn.writefile({ 'a', 'b' }, path)
+    vim.cmd('silent edit ' .. vim.fn.fnameescape(path))
+    local buf = vim.api.nvim_get_current_buf()
+    review(buf, proposal(buf, { { range = range(0, 0, 1, 0), newText = 'A\n' } }))
+    vim.fn.writefile({ 'a2', 'b' }, path)
+    vim.cmd('silent edit!')
+    require('kiln.intent').accept_all(buf)
+    h.eq({ 'a2', 'b' }, h.lines(buf), 'nothing written')
+    vim.fn.delete(path)
   end },
 
   { 'review: proposal diagnostics go through vim.diagnostic', function()
@@ -114,5 +127,30 @@ return {
     client.state.init_result = nil
     h.eq({ 's = "é😀" + "new"' }, rv.hunks[1].lines, 'the proposed line')
     h.eq(14, require("kiln.doc").to_server_col(buf, 0, 17), 'byte 17 is UTF-16 column 14')
+  end },
+
+  { 'review: a hunk whose lines were deleted stays marked, in both styles', function()
+    for _, style in ipairs({ 'inline', 'split' }) do
+      local buf = h.buffer({ 'a', 'b', 'c', 'd', 'e' })
+      h.setup({ diff_style = style })
+      local intent = require('kiln.intent')
+      local rv = intent.start_review(buf, proposal(buf, {
+        { range = range(0, 0, 1, 0), newText = 'A\n' },
+        { range = range(4, 0, 5, 0), newText = 'E\n' },
+      }), h.lines(buf), vim.b[buf].changedtick)
+      h.eq(2, #rv.hunks, style .. ': two hunks')
+      vim.api.nvim_buf_set_lines(buf, 2, 5, false, {})
+      vim.wait(50, function() return false end)
+      h.eq('edited', rv.hunks[2].stale, style .. ': hunk 2 is stale')
+      h.eq(nil, rv.hunks[1].stale, style .. ': hunk 1 is not')
+      h.eq(true, intent.accept_all(buf), style .. ': hunk 1 written')
+      h.eq({ 'A', 'b' }, h.lines(buf), style .. ': only hunk 1')
+      h.ok(intent.review(buf), style .. ': hunk 2 still shown')
+      h.eq(true, intent.reject_all(buf), style .. ': rejected')
+      h.eq(nil, intent.review(buf), style .. ': the review ended')
+      for _, m in ipairs(h.messages) do
+        h.ok(m.level ~= vim.log.levels.ERROR, style .. ': no error: ' .. tostring(m.msg))
+      end
+    end
   end },
 }

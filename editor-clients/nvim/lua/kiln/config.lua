@@ -40,7 +40,7 @@ M.defaults = {
   keymaps = {
     review = {
       accept = 'ga', reject = 'gr', accept_all = 'gA', reject_all = 'gR',
-      next = ']h', prev = '[h',
+      next = ']h', prev = '[h', help = 'g?',
     },
     global = {},
   },

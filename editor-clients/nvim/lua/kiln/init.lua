@@ -51,17 +51,42 @@ function M.run(opts)
   local buf = opts.buf or cur_buf()
   local run = require('kiln.run')
   local intent = require('kiln.intent')
-  local p, version
-  if not opts.line1 then
-    p, version = intent.runnable(buf)
-  end
-  if p then
+  local plan = not opts.line1 and intent.run_plan(buf) or nil
+  local client = require('kiln.client')
+  if plan and plan.kind == 'approve' then
+    local p = plan.proposal
     if p.verdict == 'deny' then
-      require('kiln.client').notify('the validator denied this proposal: it cannot be run ' ..
-        '(see its diagnostics)', vim.log.levels.ERROR)
+      client.notify(intent.denied_message(p.diagnostics, 'this proposal'), vim.log.levels.ERROR)
       return nil
     end
-    return run.approve(p.proposalId, 'kiln run: proposal ' .. tostring(p.proposalId), buf, version)
+    local what = ('proposal %s %s'):format(tostring(p.proposalId),
+      plan.as_proposed and 'as proposed (not written into the buffer)' or 'as accepted into the buffer')
+    client.notify('running ' .. what)
+    return run.approve(p.proposalId, 'kiln run: ' .. what, buf, plan.version)
+  end
+  if plan and plan.kind == 'kept' then
+    -- Part of the proposal was kept: what runs is those lines as they are
+    -- now, never the model's whole proposal.
+    local doc = require('kiln.doc')
+    local name = vim.fn.fnamemodify(vim.api.nvim_buf_get_name(buf), ':t')
+    local parts = { 'hunk' .. (#plan.accepted == 1 and ' ' or 's ') .. table.concat(plan.accepted, ', ') ..
+      ' accepted' }
+    if #plan.rejected > 0 then
+      table.insert(parts, table.concat(plan.rejected, ', ') .. ' rejected')
+    end
+    if #plan.pending > 0 then
+      table.insert(parts, table.concat(plan.pending, ', ') .. ' still pending, not run')
+    end
+    local what = ('lines %d-%d of %s as you kept them (proposal %s: %s)'):format(plan.line1, plan.line2,
+      name ~= '' and name or '[buffer]', tostring(plan.proposal.proposalId), table.concat(parts, '; '))
+    if plan.line2 < plan.line1 then
+      client.notify('nothing of proposal ' .. tostring(plan.proposal.proposalId) .. ' was kept to run',
+        vim.log.levels.WARN)
+      return nil
+    end
+    client.notify('running ' .. what)
+    return run.run_code(doc.language(buf), doc.range_text(buf, plan.line1, plan.line2), 'kiln run: ' .. what,
+      { textDocument = { uri = vim.uri_from_bufnr(buf) } })
   end
   return run.run_buffer(buf, opts.line1, opts.line2)
 end

@@ -125,19 +125,17 @@ local function pending_hunks(rv)
 end
 
 -- The hunk's first row in the buffer now (1-based; for an insertion, the
--- row it goes after), given the hunks accepted before it.
-local function cur_row(rv, h)
-  local row = h.a_start
-  for _, o in ipairs(rv.hunks) do
-    if o == h then
-      break
-    end
-    if o.status == 'accepted' then
-      row = row + #o.lines - o.a_count
-    end
-  end
-  return row
+-- row it goes after). track() moves it with every change of the buffer.
+local function cur_row(_, h)
+  return h.row
 end
+
+-- Why a hunk cannot be written, as shown at the hunk.
+local stale_reasons = {
+  edited = 'STALE: its lines changed since the proposal; it cannot be applied (gr drops it)',
+  writing = 'STALE: the buffer changed while the model wrote; this proposal cannot be applied ' ..
+    '(run :KilnIntent again)',
+}
 
 -- The proposed buffer of a split review: the buffer now plus the hunks
 -- still pending, and each pending hunk's first row in it.
@@ -147,9 +145,12 @@ local function proposed_lines(rv)
   for _, h in ipairs(rv.hunks) do
     if h.status == 'pending' then
       local row = cur_row(rv, h) + shift
-      local first = h.a_count > 0 and row or row + 1
+      -- A stale hunk's lines may have been deleted: it is shown at the end.
+      local first = math.max(1, math.min(h.a_count > 0 and row or row + 1, #lines + 1))
       for _ = 1, h.a_count do
-        table.remove(lines, first)
+        if lines[first] ~= nil then
+          table.remove(lines, first)
+        end
       end
       for i, l in ipairs(h.lines) do
         table.insert(lines, first + i - 1, l)
@@ -172,40 +173,185 @@ local function diag_items(h, row0)
   return items
 end
 
+-- The rules a list of diagnostics names (their codes), in order, once each.
+local function rule_names(diags, only_errors)
+  local out, seen = {}, {}
+  for _, d in ipairs(diags or {}) do
+    local code = d.code or (d.user_data and d.user_data.lsp and d.user_data.lsp.code)
+    if code and code ~= vim.NIL and not seen[code] and
+        (not only_errors or (d.severity or 1) == vim.diagnostic.severity.ERROR) then
+      seen[code] = true
+      table.insert(out, tostring(code))
+    end
+  end
+  return out
+end
+M.rule_names = rule_names
+
+-- The badge of a hunk of a denied proposal: the rules that denied it (its
+-- own, else the proposal's).
+local function deny_badge(rv, h)
+  if rv.proposal.verdict ~= 'deny' then
+    return nil
+  end
+  local rules = rule_names(h.diagnostics, true)
+  local where = ''
+  if #rules == 0 then
+    rules = rv.rules
+    where = ' (elsewhere in the proposal)'
+  end
+  return ('DENIED by %s%s'):format(#rules > 0 and table.concat(rules, ', ') or 'the validator', where)
+end
+
+-- Words, spaces and single punctuation marks of a line, as byte spans.
+local function tokens(line)
+  local out, i = {}, 1
+  while i <= #line do
+    local s, e = line:find('^[%w_]+', i)
+    if not s then
+      s, e = line:find('^%s+', i)
+    end
+    if not s then
+      s, e = i, i
+    end
+    table.insert(out, { s, e })
+    i = e + 1
+  end
+  return out
+end
+
+--- The changed part of new against old, word by word: the byte spans
+--- (0-based start, exclusive end) in old and in new between their common
+--- leading and trailing words; nil when the lines are equal.
+function M.word_diff(old, new)
+  if old == new then
+    return nil
+  end
+  local a, b = tokens(old), tokens(new)
+  local pre = 0
+  while pre < #a and pre < #b do
+    local x, y = a[pre + 1], b[pre + 1]
+    if old:sub(x[1], x[2]) ~= new:sub(y[1], y[2]) then
+      break
+    end
+    pre = pre + 1
+  end
+  local suf = 0
+  while suf < #a - pre and suf < #b - pre do
+    local x, y = a[#a - suf], b[#b - suf]
+    if old:sub(x[1], x[2]) ~= new:sub(y[1], y[2]) then
+      break
+    end
+    suf = suf + 1
+  end
+  local function span(toks, line)
+    local s = pre < #toks and toks[pre + 1][1] - 1 or #line
+    local e = suf > 0 and toks[#toks - suf + 1][1] - 1 or #line
+    return { math.min(s, e), e }
+  end
+  return span(a, old), span(b, new)
+end
+
+-- Diagnostics of a hunk's proposed lines, as vim.diagnostic items whose
+-- first proposed line is row0 (0-based).
+local function accepted_diags(rv, h)
+  return diag_items(h, cur_row(rv, h) - 1 + (h.a_count == 0 and 1 or 0))
+end
+
 local function render(rv)
   local buf = rv.buf
   vim.api.nvim_buf_clear_namespace(buf, ns, 0, -1)
   vim.diagnostic.reset(diag_ns, buf)
   local nlines = vim.api.nvim_buf_line_count(buf)
+  -- Accepted hunks' lines are in the buffer now: their diagnostics go on
+  -- them, and stay until the review ends.
+  local items = {}
+  for _, h in ipairs(rv.hunks) do
+    if h.status == 'accepted' then
+      vim.list_extend(items, accepted_diags(rv, h))
+    end
+  end
   if rv.style == 'split' then
+    vim.diagnostic.set(diag_ns, buf, items)
     local lines = proposed_lines(rv)
     if rv.pbuf and vim.api.nvim_buf_is_valid(rv.pbuf) then
       vim.bo[rv.pbuf].modifiable = true
       vim.api.nvim_buf_set_lines(rv.pbuf, 0, -1, false, lines)
       vim.bo[rv.pbuf].modifiable = false
-      local items = {}
+      vim.api.nvim_buf_clear_namespace(rv.pbuf, ns, 0, -1)
+      local pitems = {}
       for _, h in ipairs(rv.hunks) do
         if h.status == 'pending' then
-          vim.list_extend(items, diag_items(h, h.p_row - 1))
+          vim.list_extend(pitems, diag_items(h, h.p_row - 1))
+          local badge = deny_badge(rv, h)
+          local vt = {}
+          if h.stale then
+            table.insert(vt, { ' ' .. stale_reasons[h.stale] .. ' ', 'WarningMsg' })
+          end
+          if badge then
+            table.insert(vt, { ' ' .. badge .. ' ', 'ErrorMsg' })
+          end
+          if #vt > 0 then
+            vim.api.nvim_buf_set_extmark(rv.pbuf, ns, math.max(h.p_row - 1, 0), 0, { virt_text = vt, strict = false })
+          end
         end
       end
-      vim.diagnostic.set(diag_ns, rv.pbuf, items)
+      vim.diagnostic.set(diag_ns, rv.pbuf, pitems)
       pcall(vim.cmd, 'diffupdate')
     end
     return
   end
-  local items = {}
   for i, h in ipairs(rv.hunks) do
     if h.status == 'pending' then
       local row = cur_row(rv, h)
-      local virt = {}
-      for _, l in ipairs(h.lines) do
-        table.insert(virt, { { l, 'DiffAdd' } })
+      local old = vim.api.nvim_buf_get_lines(buf, math.max(row - 1, 0), math.max(row - 1, 0) + h.a_count, false)
+      -- Each proposed line's diagnostics, shown at its end.
+      local on_line = {}
+      for _, d in ipairs(h.diagnostics or {}) do
+        local k = d.lnum - (h.b_start - 1) + 1
+        on_line[k] = on_line[k] or {}
+        table.insert(on_line[k], d)
       end
-      table.insert(virt, 1, { { ('kiln hunk %d/%d%s'):format(i, #rv.hunks, rv.hint), 'Comment' } })
+      local virt = {}
+      for k, l in ipairs(h.lines) do
+        local chunks
+        local ospan, nspan
+        if old[k] then
+          ospan, nspan = M.word_diff(old[k], l)
+        end
+        if nspan and nspan[2] > nspan[1] then
+          chunks = {
+            { l:sub(1, nspan[1]), 'DiffAdd' }, { l:sub(nspan[1] + 1, nspan[2]), 'DiffText' },
+            { l:sub(nspan[2] + 1), 'DiffAdd' },
+          }
+        else
+          chunks = { { l, 'DiffAdd' } }
+        end
+        if ospan and ospan[2] > ospan[1] then
+          vim.api.nvim_buf_set_extmark(buf, ns, row - 2 + k, ospan[1], {
+            end_row = row - 2 + k, end_col = ospan[2], hl_group = 'DiffText', priority = 200, strict = false,
+          })
+        end
+        for _, d in ipairs(on_line[k] or {}) do
+          local sev = ({ 'Error', 'Warn', 'Info', 'Hint' })[d.severity or 1] or 'Error'
+          table.insert(chunks, { ('  <- %s%s'):format(d.message, d.code and (' [' .. tostring(d.code) .. ']') or ''),
+            'DiagnosticVirtualText' .. sev })
+        end
+        table.insert(virt, chunks)
+      end
+      local head = { { ('kiln hunk %d/%d%s'):format(i, #rv.hunks, rv.hint), 'Comment' } }
+      local badge = deny_badge(rv, h)
+      if badge then
+        table.insert(head, 1, { badge .. '  ', 'ErrorMsg' })
+      end
+      if h.stale then
+        table.insert(head, 1, { stale_reasons[h.stale] .. '  ', 'WarningMsg' })
+      end
+      table.insert(virt, 1, head)
       local anchor, above
       if h.a_count > 0 then
-        vim.api.nvim_buf_set_extmark(buf, ns, row - 1, 0, {
+        -- pcall: a stale hunk's lines may be gone from the buffer.
+        pcall(vim.api.nvim_buf_set_extmark, buf, ns, row - 1, 0, {
           end_row = row - 1 + h.a_count, end_col = 0, hl_group = 'DiffDelete', hl_eol = true,
           strict = false,
         })
@@ -220,8 +366,9 @@ local function render(rv)
         virt_lines = virt, virt_lines_above = above,
       })
       h.anchor = anchor
-      -- The proposed lines are virtual: their diagnostics go on the row the
-      -- hunk is shown at, saying which proposed line they are about.
+      -- The proposed lines are virtual: their diagnostics also go on the
+      -- row the hunk is shown at (for ]d, the quickfix list and the sign
+      -- column), saying which proposed line they are about.
       for _, d in ipairs(h.diagnostics or {}) do
         local it = vim.deepcopy(d)
         it.message = ('proposed line %d: %s'):format(d.lnum - (h.b_start - 1) + 1, d.message)
@@ -233,7 +380,76 @@ local function render(rv)
   vim.diagnostic.set(diag_ns, buf, items)
 end
 
-local review_keys = { 'accept', 'reject', 'accept_all', 'reject_all', 'next', 'prev' }
+local review_keys = { 'accept', 'reject', 'accept_all', 'reject_all', 'next', 'prev', 'help' }
+
+-- What each review key does, in the hint and in the help.
+local key_help = {
+  accept = { 'accept', 'accept the hunk under the cursor (:KilnAccept)' },
+  reject = { 'reject', 'reject the hunk under the cursor (:KilnReject)' },
+  accept_all = { 'all', 'accept all pending hunks (:KilnAccept!)' },
+  reject_all = { 'reject all', 'reject all pending hunks (:KilnReject!)' },
+  next = { 'next', 'go to the next pending hunk' },
+  prev = { 'prev', 'go to the previous pending hunk' },
+  help = { 'help', 'show this list' },
+}
+
+--- The review's one-line hint: every key with a word, e.g.
+--- "ga accept, gr reject, gA all, gR reject all, ]h next, [h prev, g? help".
+function M.hint()
+  local keys = config.options.keymaps and config.options.keymaps.review or {}
+  local parts = {}
+  for _, name in ipairs(review_keys) do
+    if keys[name] then
+      table.insert(parts, keys[name] .. ' ' .. key_help[name][1])
+    end
+  end
+  return table.concat(parts, ', ')
+end
+
+--- The review's help: one line per key.
+function M.help_lines()
+  local keys = config.options.keymaps and config.options.keymaps.review or {}
+  local lines = { 'kiln review keys' }
+  for _, name in ipairs(review_keys) do
+    if keys[name] then
+      table.insert(lines, ('  %-6s %s'):format(keys[name], key_help[name][2]))
+    end
+  end
+  table.insert(lines, '  (:help kiln-review; q or <Esc> closes this)')
+  return lines
+end
+
+local help_win = nil
+
+--- Show the review's keys in a floating window at the cursor; q, <Esc> or
+--- leaving it closes it. Returns the window.
+function M.show_help()
+  if help_win and vim.api.nvim_win_is_valid(help_win) then
+    vim.api.nvim_win_close(help_win, true)
+  end
+  local lines = M.help_lines()
+  local b = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(b, 0, -1, false, lines)
+  compat.set_buf(b, { bufhidden = 'wipe', modifiable = false })
+  local width = 0
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  help_win = vim.api.nvim_open_win(b, false, {
+    relative = 'cursor', row = 1, col = 0, width = width + 1, height = #lines, style = 'minimal',
+    border = 'single',
+  })
+  for _, k in ipairs({ 'q', '<Esc>' }) do
+    vim.keymap.set('n', k, function() pcall(vim.api.nvim_win_close, help_win, true) end, { buffer = b })
+  end
+  -- Closed by the next move in the window it was opened from.
+  local w = help_win
+  vim.api.nvim_create_autocmd({ 'CursorMoved', 'BufLeave', 'InsertEnter' }, {
+    buffer = vim.api.nvim_get_current_buf(), once = true,
+    callback = function() pcall(vim.api.nvim_win_close, w, true) end,
+  })
+  return help_win
+end
 
 local function map_keys(rv, buf)
   local keys = config.options.keymaps and config.options.keymaps.review
@@ -247,6 +463,7 @@ local function map_keys(rv, buf)
     reject_all = function() M.reject_all(rv.buf) end,
     next = function() M.jump(rv.buf, 1) end,
     prev = function() M.jump(rv.buf, -1) end,
+    help = function() M.show_help() end,
   }
   for _, name in ipairs(review_keys) do
     if keys[name] then
@@ -264,6 +481,29 @@ local function end_review(rv, why)
   if vim.api.nvim_buf_is_valid(rv.buf) then
     vim.api.nvim_buf_clear_namespace(rv.buf, ns, 0, -1)
     vim.diagnostic.reset(diag_ns, rv.buf)
+    -- Denied code written into the buffer keeps its diagnostics until the
+    -- buffer next changes.
+    local items = {}
+    if rv.proposal.verdict == 'deny' and not rv.conflict then
+      for _, h in ipairs(rv.hunks) do
+        if h.status == 'accepted' then
+          vim.list_extend(items, accepted_diags(rv, h))
+        end
+      end
+    end
+    if #items > 0 then
+      vim.diagnostic.set(diag_ns, rv.buf, items)
+      vim.api.nvim_buf_attach(rv.buf, false, {
+        on_lines = function(_, b)
+          vim.schedule(function()
+            if not M.reviews[b] and vim.api.nvim_buf_is_valid(b) then
+              vim.diagnostic.reset(diag_ns, b)
+            end
+          end)
+          return true
+        end,
+      })
+    end
   end
   for _, m in ipairs(rv.mapped) do
     if vim.api.nvim_buf_is_valid(m[1]) then
@@ -284,9 +524,102 @@ local function end_review(rv, why)
   end
 end
 
--- The buffer must be exactly as the review last left it.
+-- The buffer must be as the review knows it: track() follows every change
+-- it is told of; anything else (a reload) ends the review.
 local function stale(rv)
   return doc.version(rv.buf) ~= rv.tick
+end
+
+-- Follow the buffer's changes while the review is open: hunks before a
+-- change move with it, hunks after it stay, and a pending hunk whose lines
+-- the change touched goes stale (it is shown, marked, and never written).
+-- The lines the proposal covers (rv.region) move and grow the same way.
+local function track(rv)
+  local function user_change(first, last, new_last)
+    local delta = new_last - last
+    for _, h in ipairs(rv.hunks) do
+      if h.status ~= 'rejected' then
+        local s, e
+        if h.status == 'accepted' then
+          s = h.a_count > 0 and h.row - 1 or h.row
+          e = s + #h.lines
+        elseif h.a_count > 0 then
+          s, e = h.row - 1, h.row - 1 + h.a_count
+        end
+        if s then
+          if last <= s then
+            h.row = h.row + delta
+          elseif first < e and h.status == 'pending' then
+            h.stale = h.stale or 'edited'
+          end
+        else
+          -- A pending insertion goes between rows p and p + 1 (0-based p).
+          local p = h.row
+          if first < p and last <= p then
+            h.row = h.row + delta
+          elseif first < p then
+            h.stale = h.stale or 'edited'
+          end
+        end
+      end
+    end
+    local r = rv.region
+    if last <= r[1] - 1 then
+      r[1], r[2] = r[1] + delta, r[2] + delta
+    elseif first < r[2] then
+      r[1] = math.min(r[1], first + 1)
+      r[2] = math.max(r[2] + delta, r[1] - 1)
+    end
+  end
+  local function own_change(h, last, new_last)
+    local delta = new_last - last
+    for _, o in ipairs(rv.hunks) do
+      if o ~= h and o.status ~= 'rejected' and o.index > h.index then
+        o.row = o.row + delta
+      end
+    end
+    rv.region[2] = rv.region[2] + delta
+  end
+  vim.api.nvim_buf_attach(rv.buf, false, {
+    on_lines = function(_, _, tick, first, last, new_last)
+      if M.reviews[rv.buf] ~= rv then
+        return true
+      end
+      if rv.writing then
+        own_change(rv.writing, last, new_last)
+      else
+        rv.user_edited = true
+        user_change(first, last, new_last)
+        vim.schedule(function()
+          if M.reviews[rv.buf] == rv then
+            render(rv)
+          end
+        end)
+      end
+      rv.tick = tick
+      local p = M.proposals[rv.buf]
+      if p and p.rv == rv then
+        p.tick = tick
+      end
+    end,
+    on_detach = function()
+      vim.schedule(function()
+        if M.reviews[rv.buf] == rv then
+          rv.conflict = true
+          end_review(rv)
+        end
+      end)
+    end,
+    on_reload = function()
+      vim.schedule(function()
+        if M.reviews[rv.buf] == rv then
+          rv.conflict = true
+          client.notify('the buffer was reloaded: the review of the proposal ended', vim.log.levels.WARN)
+          end_review(rv)
+        end
+      end)
+    end,
+  })
 end
 
 local function conflict(rv)
@@ -303,11 +636,14 @@ local function write_hunk(rv, h)
   if rv.written then
     pcall(vim.cmd, 'undojoin')
   end
+  -- track() moves the other hunks; this one is written as it stands.
+  rv.writing = h
   if h.a_count > 0 then
     vim.api.nvim_buf_set_lines(rv.buf, row - 1, row - 1 + h.a_count, false, h.lines)
   else
     vim.api.nvim_buf_set_lines(rv.buf, row, row, false, h.lines)
   end
+  rv.writing = nil
   h.status = 'accepted'
   rv.written = true
 end
@@ -374,6 +710,32 @@ local function get_review(buf)
 end
 
 --- Accept the hunk under the cursor (or hunk number n).
+-- Accepting a denied proposal writes code the validator refused: ask
+-- first, once per review. fn runs when the answer is yes (at once, or when
+-- vim.ui.select answers); returns what fn returned, or false.
+local function confirm_denied(rv, fn)
+  if rv.proposal.verdict ~= 'deny' or rv.confirmed then
+    return fn()
+  end
+  local yes = 'Write the denied code into the buffer'
+  local result = false
+  vim.ui.select({ yes, 'Cancel' }, {
+    prompt = ('kiln: the validator denied this proposal (%s); it cannot run. ' ..
+      'Write it into the buffer anyway?'):format(#rv.rules > 0 and table.concat(rv.rules, ', ') or
+      'see its diagnostics'),
+  }, function(choice)
+    if choice == yes then
+      rv.confirmed = true
+      if M.reviews[rv.buf] == rv then
+        result = fn()
+      end
+    else
+      client.notify('the denied proposal was not written; it stays under review')
+    end
+  end)
+  return result
+end
+
 function M.accept(buf, n)
   local rv = get_review(buf)
   if not rv then
@@ -387,11 +749,24 @@ function M.accept(buf, n)
   if not h or h.status ~= 'pending' then
     return false
   end
-  write_hunk(rv, h)
-  rv.tick = doc.version(rv.buf)
-  M.proposals[rv.buf].tick = rv.tick
-  after_decision(rv)
-  return true
+  return confirm_denied(rv, function()
+    if stale(rv) then
+      conflict(rv)
+      return false
+    end
+    if h.status ~= 'pending' then
+      return false
+    end
+    if h.stale then
+      client.notify(('hunk %d: %s'):format(h.index, stale_reasons[h.stale]), vim.log.levels.WARN)
+      return false
+    end
+    write_hunk(rv, h)
+    rv.tick = doc.version(rv.buf)
+    M.proposals[rv.buf].tick = rv.tick
+    after_decision(rv)
+    return true
+  end)
 end
 
 function M.reject(buf, n)
@@ -417,15 +792,29 @@ function M.accept_all(buf)
     conflict(rv)
     return false
   end
-  for _, h in ipairs(rv.hunks) do
-    if h.status == 'pending' then
-      write_hunk(rv, h)
+  return confirm_denied(rv, function()
+    if stale(rv) then
+      conflict(rv)
+      return false
     end
-  end
-  rv.tick = doc.version(rv.buf)
-  M.proposals[rv.buf].tick = rv.tick
-  after_decision(rv)
-  return true
+    local left, wrote = {}, false
+    for _, h in ipairs(rv.hunks) do
+      if h.status == 'pending' and not h.stale then
+        write_hunk(rv, h)
+        wrote = true
+      elseif h.status == 'pending' then
+        table.insert(left, tostring(h.index))
+      end
+    end
+    if #left > 0 then
+      client.notify(('hunk%s %s not written: %s'):format(#left == 1 and '' or 's', table.concat(left, ', '),
+        'their lines changed since the proposal'), vim.log.levels.WARN)
+    end
+    rv.tick = doc.version(rv.buf)
+    M.proposals[rv.buf].tick = rv.tick
+    after_decision(rv)
+    return wrote
+  end)
 end
 
 function M.reject_all(buf)
@@ -482,13 +871,21 @@ local function open_split(rv)
   vim.cmd('diffthis')
   vim.cmd('rightbelow vsplit')
   vim.api.nvim_win_set_buf(0, rv.pbuf)
+  -- The split view's hint: the proposal window's status line.
+  vim.wo.statusline = ('kiln proposal %s: %s'):format(tostring(rv.proposal.proposalId),
+    (M.hint():gsub('%%', '%%%%')))
   render(rv)
   vim.cmd('diffthis')
   vim.api.nvim_set_current_win(cur)
 end
 
---- Show a proposal for buf, requested when the buffer was snapshot.
-function M.start_review(buf, proposal, snapshot, tick)
+--- Show a proposal for buf, requested when the buffer was snapshot (at
+--- document version `version`, default tick). The hunks go from `base`
+--- (default the snapshot: the lines the buffer holds now, at tick) to the
+--- proposed text.
+function M.start_review(buf, proposal, snapshot, tick, base, version, region)
+  base = base or snapshot
+  version = version or tick
   local old = M.reviews[buf]
   if old then
     end_review(old)
@@ -506,7 +903,16 @@ function M.start_review(buf, proposal, snapshot, tick)
     return nil
   end
   local new = edit.apply(snapshot, edits)
-  local hunks = edit.hunks(snapshot, new)
+  local hunks = edit.hunks(base, new)
+  -- An empty buffer is one empty line: code for it replaces that line
+  -- instead of going before or after it (no blank line left over).
+  if #base == 1 and base[1] == '' and #hunks == 1 and hunks[1].a_count == 0 and #new > 1 then
+    local lines, b_start = vim.list_slice(new, 1, #new - 1), 1
+    if new[1] == '' then
+      lines, b_start = vim.list_slice(new, 2, #new), 2
+    end
+    hunks[1] = { a_start = 1, a_count = 1, b_start = b_start, b_count = #lines, lines = lines, status = 'pending' }
+  end
   -- The validator's diagnostics are positions in the code, which starts
   -- where the (first) edit starts; each goes with the hunk that holds it.
   local start_row = math.huge
@@ -523,24 +929,49 @@ function M.start_review(buf, proposal, snapshot, tick)
       end
     end
   end
-  local keys = config.options.keymaps and config.options.keymaps.review
-  local hint = ''
-  if keys and keys.accept and keys.reject then
-    hint = ('   %s accept, %s reject%s'):format(keys.accept, keys.reject,
-      keys.accept_all and (', ' .. keys.accept_all .. ' all') or '')
+  local hint = M.hint()
+  hint = hint ~= '' and ('   ' .. hint) or ''
+  -- The lines the proposal covers (1-based, inclusive; hi < lo when
+  -- empty): the request's selection and every hunk, in the base's rows.
+  local lo, hi = math.huge, -math.huge
+  if region then
+    lo, hi = region[1], region[2]
+  end
+  for _, hk in ipairs(hunks) do
+    lo = math.min(lo, hk.a_count > 0 and hk.a_start or hk.a_start + 1)
+    hi = math.max(hi, hk.a_start + hk.a_count - 1)
+  end
+  if lo == math.huge then
+    lo, hi = 1, 0
   end
   local rv = {
     buf = buf, proposal = proposal, hunks = hunks, tick = tick, snapshot = snapshot,
-    style = config.options.diff_style, mapped = {}, hint = hint,
+    style = config.options.diff_style, mapped = {}, hint = hint, region = { lo, hi },
+    rules = rule_names(items, true),
   }
   M.reviews[buf] = rv
   -- version: the document version the proposal was made for, which
-  -- intent/approve checks; tick: the buffer as the review left it.
-  M.proposals[buf] = { proposal = proposal, tick = tick, version = tick }
+  -- intent/approve checks; tick: the buffer as the review left it; rv: the
+  -- review (open or ended), whose hunks say what was kept.
+  M.proposals[buf] = { proposal = proposal, tick = tick, version = version, snapshot = snapshot, rv = rv }
   if #hunks == 0 then
     end_review(rv, 'the proposal changes nothing')
     return rv
   end
+  for i, hk in ipairs(hunks) do
+    hk.row, hk.index = hk.a_start, i
+  end
+  -- The buffer changed while the model wrote: where those changes fell is
+  -- not known, so no hunk can be written; each says so where it is shown.
+  local changed = stale(rv)
+  if changed then
+    rv.changed_while_writing = true
+    for _, hk in ipairs(hunks) do
+      hk.stale = 'writing'
+    end
+    rv.tick = doc.version(buf)
+  end
+  track(rv)
   if rv.style == 'split' then
     open_split(rv)
     map_keys(rv, rv.pbuf)
@@ -548,13 +979,68 @@ function M.start_review(buf, proposal, snapshot, tick)
     render(rv)
   end
   map_keys(rv, buf)
-  if stale(rv) then
+  if changed then
     client.notify('the buffer changed while the model wrote: the proposal is shown but ' ..
       'cannot be applied', vim.log.levels.WARN)
   end
   client.notify(('proposal %s: %d hunk%s, verdict %s'):format(proposal.proposalId or '?', #hunks,
     #hunks == 1 and '' or 's', tostring(proposal.verdict)))
   return rv
+end
+
+--- The message for code the validator denied: every rule that refused it,
+--- with its line (in the code) and message, and the setting that decides
+--- what the validator refuses (the profile), never a protocol field.
+--- diags are LSP diagnostics; what names the code ("this code", ...).
+function M.denied_message(diags, what)
+  local rules = {}
+  local names = {}
+  for _, d in ipairs(type(diags) == 'table' and diags or {}) do
+    if (d.severity or 1) == 1 then
+      local code = d.code ~= nil and d.code ~= vim.NIL and tostring(d.code) or '?'
+      local line = type(d.range) == 'table' and d.range.start and d.range.start.line
+      table.insert(rules, ('%s (line %s: %s)'):format(code, line and tostring(line + 1) or '?',
+        tostring(d.message or '')))
+      if code ~= '?' and not vim.tbl_contains(names, code) then
+        table.insert(names, code)
+      end
+    end
+  end
+  local profile = type(config.options.validator) == 'table' and config.options.validator.profile or 'standard'
+  local example = ("['%s'] = 'warning'"):format(names[1] or 'RULE')
+  return ('the validator denied %s: %s. It does not run. What the validator refuses is set by its ' ..
+    'profile ("%s"): to allow this, lower %s in setup{ validator = { profiles = { %s = { %s } } } } ' ..
+    '(or pick another validator.profile) and ask again'):format(what or 'this code',
+    #rules > 0 and table.concat(rules, '; ') or 'see its diagnostics', profile,
+    #names > 1 and 'those rules' or 'that rule', profile, example)
+end
+
+--- A repaired proposal (intent/approve's repair, from its `repaired`
+--- attempt or its `needs_approval` answer) for buf: the review follows it,
+--- so that what is shown, and what `ga` writes, is the code that runs. The
+--- repaired proposal was made for the same text as the first one, so its
+--- edit applies to the same snapshot; the new review goes from the buffer
+--- as it is now (the snapshot while the first review was open, or the
+--- snapshot with the first proposal written) to that text.
+function M.follow_repair(buf, proposal)
+  local p = M.proposals[buf]
+  if not p or type(proposal) ~= 'table' or not vim.api.nvim_buf_is_valid(buf) or
+      p.proposal.proposalId == proposal.proposalId then
+    return nil
+  end
+  local old = p.proposal.proposalId
+  -- What :KilnRun approves from now on.
+  p.proposal = proposal
+  if doc.version(buf) ~= p.tick then
+    client.notify(('proposal %s was repaired as %s, but the buffer changed since: the repaired ' ..
+      'code is not shown (run :KilnIntent again)'):format(tostring(old), tostring(proposal.proposalId)),
+      vim.log.levels.WARN)
+    return nil
+  end
+  client.notify(('proposal %s was repaired: the review now shows %s, the code that runs')
+    :format(tostring(old), tostring(proposal.proposalId)))
+  local region = p.rv and p.rv.region
+  return M.start_review(buf, proposal, p.snapshot, p.tick, doc.lines(buf), p.version, region)
 end
 
 --- :KilnIntent. opts: { text, line1, line2 (a range), buf, on_done(err, rv) }.
@@ -589,7 +1075,7 @@ function M.run(opts)
   end
   local req = {
     tick = item.version, snapshot = doc.lines(buf), code = '', partials = 0,
-    language = params.language,
+    language = params.language, region = opts.line1 and { opts.line1, opts.line2 } or nil,
   }
   req.done = function(err, result)
     M.pending[buf] = nil
@@ -601,7 +1087,7 @@ function M.run(opts)
       client.notify('intent: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
     elseif vim.api.nvim_buf_is_valid(buf) then
       local proposal = result and (result.proposal or result) or {}
-      rv = M.start_review(buf, proposal, req.snapshot, req.tick)
+      rv = M.start_review(buf, proposal, req.snapshot, req.tick, nil, nil, req.region)
     end
     if opts.on_done then
       opts.on_done(err, rv)
@@ -630,22 +1116,59 @@ function M.cancel(buf)
   return true
 end
 
---- The proposal :KilnRun would approve for buf: the one under review, or
---- the last one while the buffer is as its review left it.
---- Also returns the document version to approve it with: the request's
---- while the buffer holds only what the review wrote, else the buffer's
---- own (so that the server reports the conflict).
-function M.runnable(buf)
+local function hunk_list(rv, status)
+  local ns_ = {}
+  for i, h in ipairs(rv.hunks) do
+    if h.status == status then
+      table.insert(ns_, tostring(i))
+    end
+  end
+  return ns_
+end
+
+--- What :KilnRun runs for buf after a review (nil: no proposal; run the
+--- buffer as code):
+---   { kind = 'approve', proposal, version } while every hunk is still
+---   pending (the proposal as proposed) or every hunk was accepted and the
+---   buffer is as the review left it (it holds exactly the proposal);
+---   version is the request's while the buffer holds only what the review
+---   wrote, else the buffer's own (so that the server reports the conflict);
+---   { kind = 'kept', line1, line2, accepted, rejected, pending } when the
+---   user kept part of it: the lines the proposal covers, as they are now.
+function M.run_plan(buf)
   local p = M.proposals[buf]
   if not p then
     return nil
   end
   local now = doc.version(buf)
-  if now == p.tick then
-    return p.proposal, p.version
+  local rv = p.rv
+  local accepted = rv and hunk_list(rv, 'accepted') or {}
+  local rejected = rv and hunk_list(rv, 'rejected') or {}
+  local pending = rv and hunk_list(rv, 'pending') or {}
+  local whole = not rv or #rejected == 0 and (#accepted == 0 or #pending == 0)
+  -- clean: the buffer changed only by what the review wrote.
+  local clean = not (rv and (rv.user_edited or rv.changed_while_writing))
+  if whole and clean and now == p.tick then
+    return { kind = 'approve', proposal = p.proposal, version = p.version, as_proposed = #accepted == 0 }
   end
-  if M.reviews[buf] then
-    return p.proposal, now
+  if whole and #accepted == 0 and M.reviews[buf] then
+    -- The proposal as proposed, for a text that changed since: the server
+    -- reports the conflict.
+    return { kind = 'approve', proposal = p.proposal, version = now, as_proposed = true }
+  end
+  if now ~= p.tick or not rv then
+    return nil
+  end
+  return { kind = 'kept', proposal = p.proposal, line1 = rv.region[1], line2 = rv.region[2],
+    accepted = accepted, rejected = rejected, pending = pending }
+end
+
+--- The proposal :KilnRun would approve for buf, and the version to
+--- approve it with (see run_plan).
+function M.runnable(buf)
+  local plan = M.run_plan(buf)
+  if plan and plan.kind == 'approve' then
+    return plan.proposal, plan.version
   end
   return nil
 end

@@ -183,6 +183,10 @@ client.on('intent/attempt', function(p)
   if M.current then
     M.current.attempts = (M.current.attempts or 0) + 1
   end
+  -- The review follows the repaired proposal (kiln.intent owns the review).
+  if p.stage == 'repaired' and type(p.proposal) == 'table' and M.current and M.current.buf then
+    require('kiln.intent').follow_repair(M.current.buf, p.proposal)
+  end
 end)
 
 -- Traceback lines that name the snippet's file: Python's `File
@@ -262,7 +266,13 @@ local function finish(err, result)
   M.current = nil
   client.status_changed()
   if err then
-    output.note('[' .. (err.message or 'error') .. ']', 'ErrorMsg')
+    local msg = err.message or 'error'
+    if type(err.data) == 'table' and err.data.kind == 'denied' then
+      -- Say which rules refused it and which setting decides (kiln.intent).
+      msg = require('kiln.intent').denied_message(err.data.diagnostics, 'this code')
+      client.notify(msg, vim.log.levels.ERROR)
+    end
+    output.note('[' .. msg .. ']', 'ErrorMsg')
     M.last = { error = err }
     history.record_end()
     return
@@ -285,11 +295,7 @@ local function finish(err, result)
     output.note('[the repaired code needs your approval (verdict ' .. tostring(result.proposal.verdict) ..
       '): :KilnRun runs it]', 'WarningMsg')
     if cur and cur.buf and vim.api.nvim_buf_is_valid(cur.buf) then
-      local intent = require('kiln.intent')
-      local p = intent.proposals[cur.buf]
-      if p then
-        p.proposal = result.proposal
-      end
+      require('kiln.intent').follow_repair(cur.buf, result.proposal)
     end
   end
   local ws = require('kiln.changes').record(run)
