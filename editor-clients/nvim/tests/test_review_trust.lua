@@ -150,7 +150,7 @@ return {
     -- Now the buffer is the repaired proposal: :KilnRun approves it (p2).
     vim.cmd('KilnRun')
     wait_run()
-    local out = require('kiln.output').lines()
+    local out = require('kiln.output').section_lines()
     lines_match({ 'kiln run: proposal p2.*' }, { out[1] }, 'what runs')
     h.ok(vim.tbl_contains(out, '3'), 'p2 ran:\n' .. table.concat(out, '\n'))
   end },
