@@ -283,13 +283,17 @@ static int write_file(int rootfd, const struct sbx_file *f)
 	return close(fd);
 }
 
-/* A new filesystem instance (fsopen/fsmount): returns the mount fd. */
-static int new_fs(const char *type, const char *size, const char *mode, unsigned attrs)
+/* A new filesystem instance (fsopen/fsmount): returns the mount fd.
+ * Every tmpfs gets an inode cap besides its size: an empty directory
+ * costs no page of the size but about a KiB of kernel memory. */
+static int new_fs(const char *type, const char *size, const char *inodes, const char *mode,
+                  unsigned attrs)
 {
 	int fs = fsopen(type, FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -1;
 	if ((size && fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0) ||
+	    (inodes && fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0) ||
 	    (mode && fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0) ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		int saved = errno;
@@ -307,7 +311,7 @@ static int new_fs(const char *type, const char *size, const char *mode, unsigned
 static int mount_proc(int rootfd)
 {
 	int m =
-	    new_fs("proc", NULL, NULL,
+	    new_fs("proc", NULL, NULL, NULL,
 	           MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	if (m < 0)
 		return -1;
@@ -336,11 +340,13 @@ static int mount_proc(int rootfd)
  * can read the workspace back after the box is gone. */
 static int mount_scratch(int rootfd, const struct sbx_plan *p, int *ret_workfd)
 {
-	int m = new_fs("tmpfs", p->scratch_size, "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	int m = new_fs("tmpfs", p->scratch_size, p->scratch_inodes, "1777",
+	               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (m < 0 || attach(rootfd, m, "tmp") < 0)
 		return -1;
 	close(m);
-	m = new_fs("tmpfs", p->scratch_size, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	m = new_fs("tmpfs", p->scratch_size, p->scratch_inodes, "0755",
+	           MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (m < 0)
 		return -1;
 	if (mkdirat(m, "out", 0755) < 0)
@@ -380,7 +386,7 @@ static int mkdir_all(int rootfd, const char *path)
  * gets a clone of one of them mounted over it. */
 static int make_masks(void)
 {
-	int m = new_fs("tmpfs", "65536", "0555",
+	int m = new_fs("tmpfs", "65536", "8", "0555",
 	               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	if (m < 0)
 		return -1;
@@ -404,7 +410,8 @@ static int make_masks(void)
  * workspace may lie under /tmp or /work. */
 static int mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd)
 {
-	int m = new_fs("tmpfs", p->scratch_size, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	int m = new_fs("tmpfs", p->scratch_size, p->scratch_inodes, "0755",
+	               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (m < 0 || mkdirat(m, "u", 0755) < 0 || mkdirat(m, "w", 0755) < 0)
 		return -1;
 	int upper = openat(m, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -73,8 +73,9 @@ struct sbx_plan {
 	char gid_map[32];
 	int landlock_abi; /* 0: no Landlock */
 
-	char root_opts[64];    /* tmpfs options of the (later read-only) root */
-	char scratch_size[32]; /* tmpfs size of /work and of /tmp, bytes */
+	char root_opts[64];      /* tmpfs options of the (later read-only) root */
+	char scratch_size[32];   /* tmpfs size of /work and of /tmp, bytes */
+	char scratch_inodes[32]; /* their nr_inodes: one per page of the size */
 
 	const char *dirs[SBX_MAX_DIRS]; /* created under the new root, in order */
 	size_t ndirs;

@@ -362,6 +362,11 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	         code_len + (1u << 20));
 	snprintf(p->scratch_size, sizeof(p->scratch_size), "%llu",
 	         (unsigned long long)lim->tmpfs_bytes);
+	/* As many inodes as the tmpfs has pages: the kernel memory its
+	 * inodes take (under 1 KiB each, empty ones too) stays under a
+	 * quarter of its size. */
+	snprintf(p->scratch_inodes, sizeof(p->scratch_inodes), "%llu",
+	         (unsigned long long)(lim->tmpfs_bytes / 4096));
 
 	static const char *const dirs[] = {"usr", "etc", "proc", "dev", "tmp", "work", CODE_DIR};
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
@@ -488,6 +493,8 @@ char *sbx_plan_layout(const struct sbx_plan *p)
 	struct buf b;
 	buf_init(&b, 1u << 20);
 	int r = layout_add(&b, "root", p->root_opts, p->scratch_size, (unsigned long)p->as_root);
+	if (r >= 0)
+		r = layout_add(&b, "inodes", p->scratch_inodes, NULL, 0);
 	if (r >= 0 && p->ws_host)
 		r = layout_add(&b, "workspace", p->ws_host, NULL, (unsigned long)p->nhide);
 	for (size_t i = 0; r >= 0 && p->ws_host && i < p->nhide; i++)

@@ -414,6 +414,26 @@ class Suite:
             "except OSError as e:\n    print('CONTAINED' if e.errno == errno.ENOSPC else 'ESCAPED', e)\n",
             lambda rc, out, err, res: None if "CONTAINED" in out else out + err,
             limits={"tmpfsBytes": 8 << 20}))
+        # 200 000 empty directories cost no page of a tmpfs's size but
+        # about 200 MiB of kernel memory: each tmpfs kiln mounts has
+        # nr_inodes, one per page of its size (256 for 1 MiB).
+        self.case("empty-directories-bounded", self.python_case(
+            "import errno, os\n"
+            "for d in ('/work', '/tmp'):\n"
+            "    n = 0\n"
+            "    try:\n"
+            "        while n < 200000:\n"
+            "            os.mkdir('%s/d%d' % (d, n))\n"
+            "            n += 1\n"
+            "    except OSError as e:\n"
+            "        print('DIRS', d, n, errno.errorcode[e.errno])\n"
+            "    print('FREE', d, os.statvfs(d).f_files)\n",
+            lambda rc, out, err, res: None if all(
+                any(ln.startswith("DIRS %s " % d) and ln.endswith(" ENOSPC") and
+                    0 < int(ln.split()[2]) <= 256 for ln in out.splitlines()) and
+                "FREE %s 256" % d in out.splitlines()
+                for d in ("/work", "/tmp")) else "rc=%s out=%r err=%r" % (rc, out, err[-300:]),
+            limits={"tmpfsBytes": 1 << 20}))
         self.case("huge-file", self.python_case(
             "import errno\ntry:\n    with open('/work/big', 'wb') as f:\n"
             "        f.seek(10 << 30)\n        f.write(b'x')\n"
