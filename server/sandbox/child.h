@@ -58,7 +58,15 @@ struct sbx_rlimit {
 #define SBX_MAX_LINKS   24
 #define SBX_MAX_DIRS    32
 #define SBX_MAX_FILES   8
-#define SBX_MAX_RLIMITS 8
+#define SBX_MAX_RLIMITS 16
+
+/* The fixed quotas of every box (plan.c, child.c): signals queued at
+ * once, locked memory, inotify instances and watches (the filter refuses
+ * inotify; these hold if it did not). */
+#define SBX_SIGPENDING        128
+#define SBX_MEMLOCK_BYTES     (64 * 1024)
+#define SBX_INOTIFY_INSTANCES "8\n"
+#define SBX_INOTIFY_WATCHES   "1024\n"
 
 /* Everything the child needs, prepared by the parent. Pointers point into
  * the parent's heap, which the child sees as its own copy after clone. */
@@ -171,6 +179,7 @@ enum sbx_step {
 	SBX_STEP_SYNC,
 	SBX_STEP_IDS,
 	SBX_STEP_FDS,
+	SBX_STEP_CMDLINE,
 	SBX_STEP_PRIVATE,
 	SBX_STEP_ROOT_TMPFS,
 	SBX_STEP_MKDIR,

@@ -460,6 +460,15 @@ size_t sbx_plan_rlimits(const struct sbx_limits *lim, struct sbx_rlimit ret[SBX_
 	    {RLIMIT_FSIZE, {lim->file_size_bytes, lim->file_size_bytes}},
 	    {RLIMIT_NOFILE, {lim->open_files, lim->open_files}},
 	    {RLIMIT_CORE, {0, 0}},
+	    /* Quotas the kernel counts per user up to the host's: set here,
+	     * never inherited from the server, so that a box cannot use up
+	     * its owner's queued signals, POSIX message queues or locked
+	     * memory, nor raise its priority (docs/sandbox.md). */
+	    {RLIMIT_SIGPENDING, {SBX_SIGPENDING, SBX_SIGPENDING}},
+	    {RLIMIT_MSGQUEUE, {0, 0}},
+	    {RLIMIT_MEMLOCK, {SBX_MEMLOCK_BYTES, SBX_MEMLOCK_BYTES}},
+	    {RLIMIT_RTPRIO, {0, 0}},
+	    {RLIMIT_NICE, {0, 0}},
 	};
 	_Static_assert(ARRAY_SIZE(rl) <= SBX_MAX_RLIMITS, "room for the rlimits");
 	for (size_t i = 0; i < ARRAY_SIZE(rl); i++)

@@ -382,6 +382,9 @@ class Suite:
         host = subprocess.run([self.attack_bin, "int80"], stdout=subprocess.DEVNULL)
         self.case("int80-32bit-syscall-killed", self.killed_by(
             "int80", "SIGSEGV" if host.returncode == -signal.SIGSEGV else "SIGSYS"))
+        self.case("quotas-refused-inside", self.contained("quotas"))
+        self.case("host-quotas-while-box-hogs", self.hog_case())
+        self.case("pid1-untunable-and-quiet", self.contained("pid1"))
         self.case("socket-families", self.contained("sockets"))
         self.case("host-abstract-socket", self.abstract_case())
         self.case("host-tcp-and-interfaces", self.tcp_case())
@@ -471,6 +474,47 @@ class Suite:
         self.protocol_cases()
         self.case("no-user-namespaces-refuses", self.no_userns_case())
 
+    def hog_case(self):
+        # While a box takes every inotify instance and watch, queued
+        # signal and pipe page it can, a host process of the box's owner
+        # (the suite's own user: root's boxes count against root) can
+        # still have each.
+        def run():
+            path = os.path.join(self.scratch, "hog")
+            with open(path, "w") as f:
+                f.write(self.attack_code("hog"))
+            proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang", "bash",
+                                     "--timeout", "60", path], env=self.env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    cwd=self.dir)
+            try:
+                lines = []
+                deadline = time.time() + 60
+                while time.time() < deadline:
+                    ln = proc.stdout.readline().decode("utf-8", "replace")
+                    if not ln:
+                        break
+                    lines.append(ln.strip())
+                    if ln.startswith("HOGGING"):
+                        break
+                if not lines or not lines[-1].startswith("HOGGING"):
+                    return "the box did not start hogging: %r" % lines
+                print("# in the box: %s" % "; ".join(lines), flush=True)
+                host = subprocess.run([self.attack_bin, "host-quotas"], stdout=subprocess.PIPE,
+                                      timeout=30).stdout.decode()
+                if "RESULT: CONTAINED" not in host:
+                    return "the owner lost quotas to the box: %s" % " | ".join(
+                        ln for ln in host.splitlines() if ln.startswith("ESCAPED"))
+                return None
+            finally:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        return run
+
     def abstract_case(self):
         def run():
             name = "kiln-test-" + self.token
@@ -530,15 +574,22 @@ class Suite:
         limits = {"processes": 23, "openFiles": 77, "fileSizeBytes": 5 << 20,
                   "memoryBytes": 300 << 20, "tmpfsBytes": 9 << 20, "cpuMs": 7000}
         code = ("import os, resource as r\n"
-                "for n in ('NPROC', 'NOFILE', 'FSIZE', 'DATA', 'CPU', 'CORE'):\n"
+                "for n in ('NPROC', 'NOFILE', 'FSIZE', 'DATA', 'CPU', 'CORE', 'SIGPENDING',\n"
+                "          'MSGQUEUE', 'MEMLOCK', 'RTPRIO', 'NICE'):\n"
                 "    print(n, *r.getrlimit(getattr(r, 'RLIMIT_' + n)))\n"
                 "for d in ('/work', '/tmp'):\n"
                 "    s = os.statvfs(d)\n    print('SIZE', d, s.f_blocks * s.f_frsize)\n"
                 "for n in ('user', 'mnt', 'net', 'pid', 'ipc', 'uts', 'cgroup', 'time'):\n"
-                "    print('SYSCTL', n, open('/proc/sys/user/max_%s_namespaces' % n).read().strip())\n")
+                "    print('SYSCTL', n, open('/proc/sys/user/max_%s_namespaces' % n).read().strip())\n"
+                "for n in ('instances', 'watches'):\n"
+                "    print('INOTIFY', n, open('/proc/sys/user/max_inotify_%s' % n).read().strip())\n")
         want = ["NPROC 23 23", "NOFILE 77 77", "FSIZE %d %d" % (5 << 20, 5 << 20),
                 "DATA %d %d" % (300 << 20, 300 << 20), "CPU 7 8", "CORE 0 0",
-                "SIZE /work %d" % (9 << 20), "SIZE /tmp %d" % (9 << 20)] + \
+                "SIZE /work %d" % (9 << 20), "SIZE /tmp %d" % (9 << 20),
+                # Fixed quotas, never the server's own (inherited, they
+                # would be its 8 MiB of MEMLOCK, thousands of signals).
+                "SIGPENDING 128 128", "MSGQUEUE 0 0", "MEMLOCK 65536 65536", "RTPRIO 0 0",
+                "NICE 0 0", "INOTIFY instances 8", "INOTIFY watches 1024"] + \
             ["SYSCTL %s 0" % n for n in ("user", "mnt", "net", "pid", "ipc", "uts", "cgroup", "time")]
 
         def check(rc, out, err, res):
