@@ -104,6 +104,17 @@ static const char *const denied[] = {
 static const char *const absent[] = {
     "memfd_create",
     "memfd_secret",
+    /* SysV IPC objects outlive their users until the IPC namespace ends,
+     * and its limits (kernel.shmall: no limit; kernel.sem: 32 000 sets of
+     * 32 000) would let a box pin gigabytes. The namespace's sysctls
+     * that would bound them are writable only by its uid 0, which the
+     * box does not map. Refused as by a kernel built without SysV IPC;
+     * POSIX shared memory and semaphores (files in /dev/shm, the /tmp
+     * tmpfs) remain. shmat, msgsnd and the rest stay allowed: without
+     * the get calls they reach nothing but the empty namespace. */
+    "shmget",
+    "msgget",
+    "semget",
 };
 
 static int deny(scmp_filter_ctx ctx, const char *name, int err)

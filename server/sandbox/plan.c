@@ -441,7 +441,7 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 		p->await_go = true;
 	}
 	p->envp = po->envp;
-	p->nrlimits = sbx_plan_rlimits(lim, p->rlimits);
+	p->nrlimits = sbx_plan_rlimits_for(lim, lang, p->rlimits);
 	*ret = po;
 	return 0;
 out:
@@ -474,6 +474,22 @@ size_t sbx_plan_rlimits(const struct sbx_limits *lim, struct sbx_rlimit ret[SBX_
 	for (size_t i = 0; i < ARRAY_SIZE(rl); i++)
 		ret[i] = rl[i];
 	return ARRAY_SIZE(rl);
+}
+
+size_t sbx_plan_rlimits_for(const struct sbx_limits *lim, const char *language,
+                            struct sbx_rlimit ret[SBX_MAX_RLIMITS])
+{
+	size_t n = sbx_plan_rlimits(lim, ret);
+	const struct lang *l = language ? lang_find(language) : NULL;
+	/* Shared memory (MAP_SHARED|MAP_ANONYMOUS, /dev/zero, SysV shm
+	 * attached) is not RLIMIT_DATA's; the address space holds it all,
+	 * with room for what a runtime maps without using (libraries,
+	 * thread stacks, malloc's arenas). */
+	if (l && l->address_space_limit && n < SBX_MAX_RLIMITS) {
+		rlim_t as = lim->memory_bytes + SBX_AS_HEADROOM;
+		ret[n++] = (struct sbx_rlimit){RLIMIT_AS, {as, as}};
+	}
+	return n;
 }
 
 int sbx_plan_build(const struct sandbox *s, json_object *section, const char *lang,

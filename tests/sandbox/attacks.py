@@ -411,6 +411,56 @@ class Suite:
             lambda rc, out, err, res: None if "CONTAINED" in out and rc == 0 and
             res["maxRssKb"] < 300 * 1024 else "rc=%s out=%r res=%r" % (rc, out, res),
             limits={"memoryBytes": 256 << 20}))
+        # Memory RLIMIT_DATA does not count, by every route, with
+        # memoryBytes 256 MiB and tmpfsBytes 8 MiB: shared anonymous
+        # mappings and shared /dev/zero (RLIMIT_AS: 256 + 512 MiB), a
+        # memfd filled with write() (memfd_create refused), SysV shm left
+        # after detach (shmget refused), POSIX shm in
+        # /dev/shm (the /tmp tmpfs: 8 MiB). Each route is tried up to
+        # 1 GiB, four times memoryBytes.
+        self.case("shared-memory-bounded", self.python_case(
+            "import ctypes, errno, mmap, os\n"
+            "MB = 1 << 20\n"
+            "def route(name, step, fn):\n"
+            "    got, keep = 0, []\n"
+            "    try:\n"
+            "        while got < 1024 * MB:\n"
+            "            keep.append(fn(step))\n"
+            "            got += step\n"
+            "        print(name, got // MB, 'ALL')\n"
+            "    except OSError as e:\n"
+            "        print(name, got // MB, errno.errorcode.get(e.errno, e.errno))\n"
+            "    return keep\n"
+            "def anon(n):\n"
+            "    m = mmap.mmap(-1, n, flags=mmap.MAP_SHARED)\n"
+            "    m[0] = 1\n"
+            "    return m\n"
+            "route('ANON', 64 * MB, anon)\n"
+            "z = os.open('/dev/zero', os.O_RDWR)\n"
+            "route('ZERO', 64 * MB, lambda n: mmap.mmap(z, n, flags=mmap.MAP_SHARED))\n"
+            "def memfd(n):\n"
+            "    fd = os.memfd_create('x')\n"
+            "    for _ in range(n // MB):\n"
+            "        os.write(fd, b'x' * MB)\n"
+            "    return fd\n"
+            "route('MEMFD', 64 * MB, memfd)\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "libc.shmat.restype = ctypes.c_void_p\n"
+            "def sysv(n):\n"
+            "    i = libc.shmget(0, ctypes.c_size_t(n), 0o1600)\n"
+            "    if i < 0:\n"
+            "        raise OSError(ctypes.get_errno(), 'shmget')\n"
+            "    a = libc.shmat(i, None, 0)\n"
+            "    ctypes.memset(a, 1, n)\n"
+            "    libc.shmdt(ctypes.c_void_p(a))\n"
+            "    return i\n"
+            "route('SYSV', MB, sysv)\n"
+            "def posix(n):\n"
+            "    fd = os.open('/dev/shm/s%d' % len(os.listdir('/dev/shm')), os.O_CREAT | os.O_RDWR)\n"
+            "    os.write(fd, b'x' * n)\n"
+            "    return fd\n"
+            "route('POSIX', MB, posix)\n",
+            self.shared_memory_check, limits={"memoryBytes": 256 << 20, "tmpfsBytes": 8 << 20}))
         self.case("fill-tmp", self.python_case(
             "import errno\ntry:\n    with open('/tmp/fill', 'wb') as f:\n"
             "        while True:\n            f.write(b'x' * (1 << 20))\n"
@@ -473,6 +523,18 @@ class Suite:
             lambda rc, out, err, res: None if out.startswith("1000 1000 1000 ") else out))
         self.protocol_cases()
         self.case("no-user-namespaces-refuses", self.no_userns_case())
+
+    def shared_memory_check(self, rc, out, err, res):
+        got = dict((ln.split()[0], ln.split()[1:]) for ln in out.splitlines() if ln.split())
+        want = {"ANON": (768, "ENOMEM"), "ZERO": (768, "ENOMEM"), "MEMFD": (0, "ENOSYS"),
+                "SYSV": (0, "ENOSYS"), "POSIX": (8, "ENOSPC")}
+        bad = []
+        for k, (most, why) in want.items():
+            if k not in got or int(got[k][0]) > most or got[k][1] != why:
+                bad.append("%s %r (want at most %d MiB, then %s)" % (k, got.get(k), most, why))
+        print("# pinned per route (MiB): %s" % ", ".join(
+            "%s %s" % (k, got.get(k, ["?"])[0]) for k in want), flush=True)
+        return "; ".join(bad) + " err=%r" % err[-300:] if bad else None
 
     def hog_case(self):
         # While a box takes every inotify instance and watch, queued
@@ -575,7 +637,7 @@ class Suite:
                   "memoryBytes": 300 << 20, "tmpfsBytes": 9 << 20, "cpuMs": 7000}
         code = ("import os, resource as r\n"
                 "for n in ('NPROC', 'NOFILE', 'FSIZE', 'DATA', 'CPU', 'CORE', 'SIGPENDING',\n"
-                "          'MSGQUEUE', 'MEMLOCK', 'RTPRIO', 'NICE'):\n"
+                "          'MSGQUEUE', 'MEMLOCK', 'RTPRIO', 'NICE', 'AS'):\n"
                 "    print(n, *r.getrlimit(getattr(r, 'RLIMIT_' + n)))\n"
                 "for d in ('/work', '/tmp'):\n"
                 "    s = os.statvfs(d)\n    print('SIZE', d, s.f_blocks * s.f_frsize)\n"
@@ -589,6 +651,7 @@ class Suite:
                 # Fixed quotas, never the server's own (inherited, they
                 # would be its 8 MiB of MEMLOCK, thousands of signals).
                 "SIGPENDING 128 128", "MSGQUEUE 0 0", "MEMLOCK 65536 65536", "RTPRIO 0 0",
+                "AS %d %d" % ((300 + 512) << 20, (300 + 512) << 20),
                 "NICE 0 0", "INOTIFY instances 8", "INOTIFY watches 1024"] + \
             ["SYSCTL %s 0" % n for n in ("user", "mnt", "net", "pid", "ipc", "uts", "cgroup", "time")]
 

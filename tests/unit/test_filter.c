@@ -227,12 +227,16 @@ START_TEST(each_denied_call_is_eperm)
 }
 END_TEST
 
-/* memfd: ENOSYS, as from a kernel without it, so programs fall back to
- * files in /tmp. */
+/* memfd and the SysV IPC get calls: ENOSYS, as from a kernel without
+ * them, so programs fall back to files in /tmp and /dev/shm. */
 START_TEST(memfd_absent)
 {
 	expect("memfd_create", seccomp_syscall_resolve_name("memfd_create"), NULL, ERRNO(ENOSYS));
 	expect("memfd_secret", seccomp_syscall_resolve_name("memfd_secret"), NULL, ERRNO(ENOSYS));
+	expect("shmget", SYS_shmget, NULL, ERRNO(ENOSYS));
+	expect("msgget", SYS_msgget, NULL, ERRNO(ENOSYS));
+	expect("semget", SYS_semget, NULL, ERRNO(ENOSYS));
+	expect("shmat", SYS_shmat, NULL, SECCOMP_RET_ALLOW);
 }
 END_TEST
 
