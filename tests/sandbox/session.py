@@ -443,21 +443,23 @@ def main():
     sid3 = s.open()
     s.run({"sessionId": sid3, "code": "x = 1"})
     pid = s.p.pid
-    had = len(drivers(pid))
+    # This server's drivers, by pid and start time: other servers'
+    # sessions (other suites running beside this one) are not its own.
+    def started(q):
+        try:
+            with open("/proc/%d/stat" % q) as f:
+                return f.read().rsplit(")", 1)[1].split()[19]
+        except OSError:
+            return None
+    had = [(q, started(q)) for q in drivers(pid)]
     s.p.stdin.close()
     try:
         s.p.wait(timeout=10)
     except subprocess.TimeoutExpired:
         s.p.kill()
-    left = []
-    for q in os.listdir("/proc"):
-        try:
-            if q.isdigit() and b"kiln_session.py" in open("/proc/%s/cmdline" % q, "rb").read():
-                left.append(q)
-        except OSError:
-            pass
-    check("the end of the connection ends every session", had == 2 and not left,
-          "%d drivers before, left: %s" % (had, left))
+    left = [q for q, t in had if t is not None and started(q) == t]
+    check("the end of the connection ends every session", len(had) == 2 and not left,
+          "%d drivers before, left: %s" % (len(had), left))
 
     # intent/run with a session's id: the model is told what it holds, and
     # the approved proposal runs there.
