@@ -41,10 +41,11 @@ static const char *const js_argv[] = {"/usr/bin/node", "{file}", NULL};
 static const char *const none[] = {NULL};
 
 static const struct lang builtins[] = {
-    {"python", py_aliases, py_ext, py_interp, py_argv, "snippet.py", none, none, "python", true},
-    {"bash", sh_aliases, sh_ext, sh_interp, sh_argv, "snippet.sh", none, none, "bash", true},
-    {"javascript", js_aliases, js_ext, js_interp, js_argv, "snippet.js", none, none, "javascript",
+    {"python", py_aliases, py_ext, py_interp, py_argv, "snippet.py", none, none, "python", true,
      true},
+    {"bash", sh_aliases, sh_ext, sh_interp, sh_argv, "snippet.sh", none, none, "bash", true, true},
+    {"javascript", js_aliases, js_ext, js_interp, js_argv, "snippet.js", none, none, "javascript",
+     true, false},
 };
 
 /* The registry in use: the built-in table until lang_configure gives it
@@ -444,6 +445,7 @@ static int read_entry(struct registry *reg, const char *key, json_object *entry,
 		l->aliases = l->extensions = l->interpreters = none;
 		l->validator = NULL;
 	}
+	const char *program = l->argv ? l->argv[0] : NULL;
 	int r;
 	if ((r = read_list(reg, entry, key, "argv", L_ARGV, none, 1, ARGV_MAX, &l->argv, err,
 	                   errsz)) < 0 ||
@@ -457,6 +459,8 @@ static int read_entry(struct registry *reg, const char *key, json_object *entry,
 	                   errsz)) < 0 ||
 	    (r = read_env(reg, entry, key, &l->env, err, errsz)) < 0)
 		return r;
+	if (!program || !l->argv[0] || strcmp(program, l->argv[0]) != 0)
+		l->address_space_limit = false;
 	const char *file = NULL;
 	if (json_get_string(entry, "file", &file) < 0 || !valid_file_name(file))
 		return fail(

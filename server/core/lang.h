@@ -35,6 +35,12 @@ struct lang {
 	 * check this one, or NULL: the validator cannot check it. */
 	const char *validator;
 	bool builtin; /* one of the built-in languages (perhaps changed by the config) */
+	/* Its runtime lives within an address-space limit (RLIMIT_AS), the
+	 * sandbox's bound on shared memory without a memory cgroup: true for
+	 * the built-in python and bash; false for node (V8 reserves
+	 * gigabytes it never uses) and for config languages. A config entry
+	 * that changes the interpreter (argv[0]) clears it. */
+	bool address_space_limit;
 };
 
 /* Replace the config's part of the registry with languages, the config's

@@ -75,6 +75,7 @@ static const char *const step_names[] = {
     [SBX_STEP_SYNC] = "waiting for the user namespace id maps",
     [SBX_STEP_IDS] = "switching to the sandbox's uid and gid",
     [SBX_STEP_FDS] = "closing inherited file descriptors",
+    [SBX_STEP_CMDLINE] = "hiding the server's command line",
     [SBX_STEP_PRIVATE] = "making the mount namespace private",
     [SBX_STEP_ROOT_TMPFS] = "mounting the new root's tmpfs",
     [SBX_STEP_MKDIR] = "creating directories in the new root",
@@ -283,13 +284,17 @@ static int write_file(int rootfd, const struct sbx_file *f)
 	return close(fd);
 }
 
-/* A new filesystem instance (fsopen/fsmount): returns the mount fd. */
-static int new_fs(const char *type, const char *size, const char *mode, unsigned attrs)
+/* A new filesystem instance (fsopen/fsmount): returns the mount fd.
+ * Every tmpfs gets an inode cap besides its size: an empty directory
+ * costs no page of the size but about a KiB of kernel memory. */
+static int new_fs(const char *type, const char *size, const char *inodes, const char *mode,
+                  unsigned attrs)
 {
 	int fs = fsopen(type, FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -1;
 	if ((size && fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0) ||
+	    (inodes && fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0) ||
 	    (mode && fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0) ||
 	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
 		int saved = errno;
@@ -307,7 +312,7 @@ static int new_fs(const char *type, const char *size, const char *mode, unsigned
 static int mount_proc(int rootfd)
 {
 	int m =
-	    new_fs("proc", NULL, NULL,
+	    new_fs("proc", NULL, NULL, NULL,
 	           MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	if (m < 0)
 		return -1;
@@ -316,18 +321,24 @@ static int mount_proc(int rootfd)
 	if (r < 0)
 		return r;
 	/* /proc/keys lists the descriptions of every key the box's uid may
-	 * view on the host: cover it (best effort, the keyctl family is
-	 * refused by seccomp anyway). */
-	static const char *const hide[] = {"proc/keys", "proc/key-users"};
+	 * view on the host, /proc/cmdline the host kernel's boot arguments:
+	 * cover them with /dev/null (the keys files are absent from kernels
+	 * without keyrings, whose calls seccomp refuses anyway). */
+	static const char *const hide[] = {"proc/cmdline", "proc/keys", "proc/key-users"};
 	for (size_t i = 0; i < sizeof(hide) / sizeof(hide[0]); i++) {
 		int null = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (null < 0)
-			continue;
+			return -1;
 		struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
 		                                    MOUNT_ATTR_NOEXEC};
-		mount_setattr(null, "", AT_EMPTY_PATH, &ro, sizeof(ro));
-		attach(rootfd, null, hide[i]);
+		r = mount_setattr(null, "", AT_EMPTY_PATH, &ro, sizeof(ro));
+		if (r == 0)
+			r = attach(rootfd, null, hide[i]);
+		int saved = errno;
 		close(null);
+		errno = saved;
+		if (r < 0 && (i == 0 || errno != ENOENT))
+			return -1;
 	}
 	return 0;
 }
@@ -336,11 +347,13 @@ static int mount_proc(int rootfd)
  * can read the workspace back after the box is gone. */
 static int mount_scratch(int rootfd, const struct sbx_plan *p, int *ret_workfd)
 {
-	int m = new_fs("tmpfs", p->scratch_size, "1777", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	int m = new_fs("tmpfs", p->scratch_size, p->scratch_inodes, "1777",
+	               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (m < 0 || attach(rootfd, m, "tmp") < 0)
 		return -1;
 	close(m);
-	m = new_fs("tmpfs", p->scratch_size, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	m = new_fs("tmpfs", p->scratch_size, p->scratch_inodes, "0755",
+	           MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (m < 0)
 		return -1;
 	if (mkdirat(m, "out", 0755) < 0)
@@ -380,7 +393,7 @@ static int mkdir_all(int rootfd, const char *path)
  * gets a clone of one of them mounted over it. */
 static int make_masks(void)
 {
-	int m = new_fs("tmpfs", "65536", "0555",
+	int m = new_fs("tmpfs", "65536", "8", "0555",
 	               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	if (m < 0)
 		return -1;
@@ -404,7 +417,8 @@ static int make_masks(void)
  * workspace may lie under /tmp or /work. */
 static int mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd)
 {
-	int m = new_fs("tmpfs", p->scratch_size, "0755", MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	int m = new_fs("tmpfs", p->scratch_size, p->scratch_inodes, "0755",
+	               MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
 	if (m < 0 || mkdirat(m, "u", 0755) < 0 || mkdirat(m, "w", 0755) < 0)
 		return -1;
 	int upper = openat(m, "u", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -623,7 +637,8 @@ static int loopback_up(void)
 }
 
 /* Forbid every namespace in the box's user namespace (its children would
- * be counted against these), a layer under the seccomp filter. Best
+ * be counted against these), a layer under the seccomp filter, and make
+ * its inotify quotas small. Best
  * effort: older kernels lack some of these files. With a workspace, the
  * mount namespace limit is left for later: each mask pid 1 mounts after
  * GO is an open_tree() clone, which makes an anonymous mount namespace;
@@ -646,6 +661,23 @@ static void forbid_namespaces(bool keep_mnt)
 			continue;
 		}
 		ssize_t w = write(fd, "0\n", 2);
+		(void)w;
+		close(fd);
+	}
+	/* inotify counts per user up to the host's own limit (128
+	 * instances here): a box that took them all would leave its owner's
+	 * editor without file watchers. */
+	static const struct {
+		const char *path, *value;
+	} quotas[] = {
+	    {"/proc/sys/user/max_inotify_instances", SBX_INOTIFY_INSTANCES},
+	    {"/proc/sys/user/max_inotify_watches", SBX_INOTIFY_WATCHES},
+	};
+	for (size_t i = 0; i < sizeof(quotas) / sizeof(quotas[0]); i++) {
+		int fd = open(quotas[i].path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t w = write(fd, quotas[i].value, strlen(quotas[i].value));
 		(void)w;
 		close(fd);
 	}
@@ -682,6 +714,47 @@ static int write_self(const char *path, const char *text)
 	close(fd);
 	errno = saved;
 	return w == (ssize_t)len ? 0 : -1;
+}
+
+/* Pid 1 is a copy of the server, and /proc/1/cmdline, which anyone may
+ * read, would show the program the server's argv (the kiln binary's
+ * host path, its config's). Overwrite that memory (pid 1's own copy)
+ * with "kiln": /proc/self/stat says where it is. */
+static int hide_cmdline(void)
+{
+	char st[2048];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, st, sizeof(st) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	st[n] = '\0';
+	/* Fields 48 and 49 (arg_start, arg_end), counted after the command
+	 * name's closing parenthesis, which ends field 2. */
+	char *q = strrchr(st, ')');
+	unsigned long val[2] = {0, 0};
+	for (int field = 2; q && *q && field < 49;) {
+		if (*q++ != ' ')
+			continue;
+		field++;
+		if (field >= 48) {
+			unsigned long v = 0;
+			while (*q >= '0' && *q <= '9')
+				v = v * 10 + (unsigned long)(*q++ - '0');
+			val[field - 48] = v;
+		}
+	}
+	if (!val[0] || val[1] <= val[0]) {
+		errno = EINVAL;
+		return -1;
+	}
+	char *args = (char *)val[0];
+	size_t len = val[1] - val[0];
+	memset(args, 0, len);
+	memcpy(args, "kiln", len > 5 ? 5 : len - 1);
+	return 0;
 }
 
 /* Move fds[0..n) to 3..3+n and close everything else above 2. */
@@ -1017,6 +1090,7 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
 		fail(SBX_STEP_FDS);
 	close(nul);
+	STEP(SBX_STEP_CMDLINE, hide_cmdline());
 
 	ssize_t n;
 	if (p->self_map) {

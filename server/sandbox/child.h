@@ -58,7 +58,15 @@ struct sbx_rlimit {
 #define SBX_MAX_LINKS   24
 #define SBX_MAX_DIRS    32
 #define SBX_MAX_FILES   8
-#define SBX_MAX_RLIMITS 8
+#define SBX_MAX_RLIMITS 16
+
+/* The fixed quotas of every box (plan.c, child.c): signals queued at
+ * once, locked memory, inotify instances and watches (the filter refuses
+ * inotify; these hold if it did not). */
+#define SBX_SIGPENDING        128
+#define SBX_MEMLOCK_BYTES     (64 * 1024)
+#define SBX_INOTIFY_INSTANCES "8\n"
+#define SBX_INOTIFY_WATCHES   "1024\n"
 
 /* Everything the child needs, prepared by the parent. Pointers point into
  * the parent's heap, which the child sees as its own copy after clone. */
@@ -73,8 +81,9 @@ struct sbx_plan {
 	char gid_map[32];
 	int landlock_abi; /* 0: no Landlock */
 
-	char root_opts[64];    /* tmpfs options of the (later read-only) root */
-	char scratch_size[32]; /* tmpfs size of /work and of /tmp, bytes */
+	char root_opts[64];      /* tmpfs options of the (later read-only) root */
+	char scratch_size[32];   /* tmpfs size of /work and of /tmp, bytes */
+	char scratch_inodes[32]; /* their nr_inodes: one per page of the size */
 
 	const char *dirs[SBX_MAX_DIRS]; /* created under the new root, in order */
 	size_t ndirs;
@@ -170,6 +179,7 @@ enum sbx_step {
 	SBX_STEP_SYNC,
 	SBX_STEP_IDS,
 	SBX_STEP_FDS,
+	SBX_STEP_CMDLINE,
 	SBX_STEP_PRIVATE,
 	SBX_STEP_ROOT_TMPFS,
 	SBX_STEP_MKDIR,

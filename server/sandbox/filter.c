@@ -2,16 +2,20 @@
  * namespaces, mounts, capabilities and Landlock already confine what an
  * allowed call can reach; the filter removes the kernel surface that has
  * escaped such boxes before (nested namespaces, io_uring, bpf, keyrings,
- * terminal injection) and anything on a foreign architecture. */
+ * terminal injection), anything on a foreign architecture, and the calls
+ * by which a box would use up quotas it shares with its owner or learn
+ * what the host runs (inotify, memfd, pipe sizes, tuning pid 1). */
 #include "sandbox/filter.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -81,15 +85,44 @@ static const char *const denied[] = {
     "nfsservctl",
     "uselib",
     "_sysctl",
+    /* Watching files: on the read-only /usr bind, inotify would show the
+     * box every program the host runs, by name and time; and its
+     * instances and watches count against the owner's, whose editor
+     * needs them. */
     "fanotify_init",
+    "inotify_init",
+    "inotify_init1",
 };
 
-static int deny(scmp_filter_ctx ctx, const char *name)
+/* Calls refused with ENOSYS, as by a kernel without them, so that
+ * programs take the fallback they have for such kernels. memfd_create:
+ * a memfd filled with write() and never mapped holds memory no rlimit
+ * counts and the OOM killer does not see; the fallbacks (glib, libffi,
+ * Python's multiprocessing) use files in /tmp or /dev/shm, which the
+ * /tmp tmpfs's size bounds. memfd_secret: memory even the kernel cannot
+ * reclaim. */
+static const char *const absent[] = {
+    "memfd_create",
+    "memfd_secret",
+    /* SysV IPC objects outlive their users until the IPC namespace ends,
+     * and its limits (kernel.shmall: no limit; kernel.sem: 32 000 sets of
+     * 32 000) would let a box pin gigabytes. The namespace's sysctls
+     * that would bound them are writable only by its uid 0, which the
+     * box does not map. Refused as by a kernel built without SysV IPC;
+     * POSIX shared memory and semaphores (files in /dev/shm, the /tmp
+     * tmpfs) remain. shmat, msgsnd and the rest stay allowed: without
+     * the get calls they reach nothing but the empty namespace. */
+    "shmget",
+    "msgget",
+    "semget",
+};
+
+static int deny(scmp_filter_ctx ctx, const char *name, int err)
 {
 	int nr = seccomp_syscall_resolve_name(name);
 	if (nr == __NR_SCMP_ERROR)
 		return 0;
-	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), nr, 0);
 }
 
 /* clone with any namespace flag; CLONE_NEWTIME shares its bit with the
@@ -118,6 +151,58 @@ static int deny_ioctls(scmp_filter_ctx ctx)
 	for (size_t i = 0; i < ARRAY_SIZE(reqs); i++) {
 		int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 		                         SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, reqs[i]));
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* fcntl(F_SETPIPE_SZ): a pipe's buffer counts against its owner's
+ * per-user pipe budget (fs.pipe-user-pages-soft); 128 pipes enlarged to
+ * 1 MiB would use it up, and the owner's own pipes could no longer grow.
+ * cmd is 32 bits for the kernel: masked compare, as for ioctl. */
+static int deny_pipe_resize(scmp_filter_ctx ctx)
+{
+	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(fcntl), 1,
+	                        SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, F_SETPIPE_SZ));
+}
+
+/* Pid 1 runs as the program's uid, so the kernel lets the program change
+ * its limits, priority, CPUs and scheduling. Refuse these calls when
+ * they name pid 1 (the only process of the box the program does not
+ * own: every other pid is the program's own), and the whole-user forms
+ * of setpriority and ioprio_set, which reach pid 1 too. pid_t is 32
+ * bits for the kernel: masked compares. */
+static int deny_pid1(scmp_filter_ctx ctx)
+{
+	static const char *const by_pid[] = {"prlimit64", "sched_setaffinity", "sched_setscheduler",
+	                                     "sched_setparam", "sched_setattr"};
+	for (size_t i = 0; i < ARRAY_SIZE(by_pid); i++) {
+		int nr = seccomp_syscall_resolve_name(by_pid[i]);
+		if (nr == __NR_SCMP_ERROR)
+			continue;
+		int r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1,
+		                         SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffUL, 1));
+		if (r < 0)
+			return r;
+	}
+	/* setpriority(which, who): PRIO_PROCESS 1, or PRIO_USER at all;
+	 * ioprio_set(which, who): IOPRIO_WHO_PROCESS (1) 1, or
+	 * IOPRIO_WHO_USER (3) at all. */
+	static const struct {
+		int nr;
+		unsigned long process, user;
+	} by_who[] = {{SCMP_SYS(setpriority), PRIO_PROCESS, PRIO_USER},
+	              {SCMP_SYS(ioprio_set), 1, 3}};
+	for (size_t i = 0; i < ARRAY_SIZE(by_who); i++) {
+		int r =
+		    seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), by_who[i].nr, 2,
+		                     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffUL, by_who[i].process),
+		                     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, 1));
+		if (r < 0)
+			return r;
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), by_who[i].nr, 1,
+		                     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffUL, by_who[i].user));
 		if (r < 0)
 			return r;
 	}
@@ -183,9 +268,13 @@ static int build(scmp_filter_ctx ctx)
 	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
-		if ((r = deny(ctx, denied[i])) < 0)
+		if ((r = deny(ctx, denied[i], EPERM)) < 0)
+			return r;
+	for (size_t i = 0; i < ARRAY_SIZE(absent); i++)
+		if ((r = deny(ctx, absent[i], ENOSYS)) < 0)
 			return r;
 	if ((r = deny_clone_flags(ctx)) < 0 || (r = deny_ioctls(ctx)) < 0 ||
+	    (r = deny_pipe_resize(ctx)) < 0 || (r = deny_pid1(ctx)) < 0 ||
 	    (r = deny_personality(ctx)) < 0 || (r = deny_families(ctx, SCMP_SYS(socket))) < 0 ||
 	    (r = deny_families(ctx, SCMP_SYS(socketpair))) < 0)
 		return r;

@@ -31,8 +31,10 @@ static const struct limit_def defs[] = {
     {"cpuMs", L(cpu_ms), 30000, 1000, 3600000, "rlimit: RLIMIT_CPU (SIGXCPU, then SIGKILL)", 0,
      NULL},
     {"memoryBytes", L(memory_bytes), 1 * GIB, 16 * MIB, 64 * GIB,
-     "rlimit: RLIMIT_DATA (per process)", SBX_CG_MEMORY,
-     "cgroup: memory.max (the whole box, its tmpfs included), and RLIMIT_DATA per process"},
+     "rlimit: RLIMIT_DATA (per process), and RLIMIT_AS at memoryBytes + 512 MiB for python "
+     "and bash (shared memory)",
+     SBX_CG_MEMORY,
+     "cgroup: memory.max (the whole box, its tmpfs included), and the rlimits per process"},
     {"processes", L(processes), 64, 2, 4096, "rlimit: RLIMIT_NPROC (per user namespace)",
      SBX_CG_PIDS, "cgroup: pids.max, and RLIMIT_NPROC"},
     {"fileSizeBytes", L(file_size_bytes), 64 * MIB, 1 * KIB, 16 * GIB, "rlimit: RLIMIT_FSIZE", 0,

@@ -362,6 +362,11 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	         code_len + (1u << 20));
 	snprintf(p->scratch_size, sizeof(p->scratch_size), "%llu",
 	         (unsigned long long)lim->tmpfs_bytes);
+	/* As many inodes as the tmpfs has pages: the kernel memory its
+	 * inodes take (under 1 KiB each, empty ones too) stays under a
+	 * quarter of its size. */
+	snprintf(p->scratch_inodes, sizeof(p->scratch_inodes), "%llu",
+	         (unsigned long long)(lim->tmpfs_bytes / 4096));
 
 	static const char *const dirs[] = {"usr", "etc", "proc", "dev", "tmp", "work", CODE_DIR};
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
@@ -436,7 +441,7 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 		p->await_go = true;
 	}
 	p->envp = po->envp;
-	p->nrlimits = sbx_plan_rlimits(lim, p->rlimits);
+	p->nrlimits = sbx_plan_rlimits_for(lim, lang, p->rlimits);
 	*ret = po;
 	return 0;
 out:
@@ -455,11 +460,36 @@ size_t sbx_plan_rlimits(const struct sbx_limits *lim, struct sbx_rlimit ret[SBX_
 	    {RLIMIT_FSIZE, {lim->file_size_bytes, lim->file_size_bytes}},
 	    {RLIMIT_NOFILE, {lim->open_files, lim->open_files}},
 	    {RLIMIT_CORE, {0, 0}},
+	    /* Quotas the kernel counts per user up to the host's: set here,
+	     * never inherited from the server, so that a box cannot use up
+	     * its owner's queued signals, POSIX message queues or locked
+	     * memory, nor raise its priority (docs/sandbox.md). */
+	    {RLIMIT_SIGPENDING, {SBX_SIGPENDING, SBX_SIGPENDING}},
+	    {RLIMIT_MSGQUEUE, {0, 0}},
+	    {RLIMIT_MEMLOCK, {SBX_MEMLOCK_BYTES, SBX_MEMLOCK_BYTES}},
+	    {RLIMIT_RTPRIO, {0, 0}},
+	    {RLIMIT_NICE, {0, 0}},
 	};
 	_Static_assert(ARRAY_SIZE(rl) <= SBX_MAX_RLIMITS, "room for the rlimits");
 	for (size_t i = 0; i < ARRAY_SIZE(rl); i++)
 		ret[i] = rl[i];
 	return ARRAY_SIZE(rl);
+}
+
+size_t sbx_plan_rlimits_for(const struct sbx_limits *lim, const char *language,
+                            struct sbx_rlimit ret[SBX_MAX_RLIMITS])
+{
+	size_t n = sbx_plan_rlimits(lim, ret);
+	const struct lang *l = language ? lang_find(language) : NULL;
+	/* Shared memory (MAP_SHARED|MAP_ANONYMOUS, /dev/zero, SysV shm
+	 * attached) is not RLIMIT_DATA's; the address space holds it all,
+	 * with room for what a runtime maps without using (libraries,
+	 * thread stacks, malloc's arenas). */
+	if (l && l->address_space_limit && n < SBX_MAX_RLIMITS) {
+		rlim_t as = lim->memory_bytes + SBX_AS_HEADROOM;
+		ret[n++] = (struct sbx_rlimit){RLIMIT_AS, {as, as}};
+	}
+	return n;
 }
 
 int sbx_plan_build(const struct sandbox *s, json_object *section, const char *lang,
@@ -488,6 +518,8 @@ char *sbx_plan_layout(const struct sbx_plan *p)
 	struct buf b;
 	buf_init(&b, 1u << 20);
 	int r = layout_add(&b, "root", p->root_opts, p->scratch_size, (unsigned long)p->as_root);
+	if (r >= 0)
+		r = layout_add(&b, "inodes", p->scratch_inodes, NULL, 0);
 	if (r >= 0 && p->ws_host)
 		r = layout_add(&b, "workspace", p->ws_host, NULL, (unsigned long)p->nhide);
 	for (size_t i = 0; r >= 0 && p->ws_host && i < p->nhide; i++)

@@ -50,3 +50,8 @@ char *sbx_plan_layout(const struct sbx_plan *p);
 
 /* The rlimits lim asks for, into ret; returns how many. */
 size_t sbx_plan_rlimits(const struct sbx_limits *lim, struct sbx_rlimit ret[SBX_MAX_RLIMITS]);
+/* The same, and RLIMIT_AS (memoryBytes + SBX_AS_HEADROOM) when language
+ * (a name of core/lang.h, or NULL) runs within one. */
+size_t sbx_plan_rlimits_for(const struct sbx_limits *lim, const char *language,
+                            struct sbx_rlimit ret[SBX_MAX_RLIMITS]);
+#define SBX_AS_HEADROOM (512ull << 20)

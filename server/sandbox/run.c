@@ -713,7 +713,7 @@ int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const ch
 static int send_go(struct run *run, const struct sbx_plan_owned *po, const char *code)
 {
 	struct sbx_rlimit rl[SBX_MAX_RLIMITS];
-	size_t nrl = sbx_plan_rlimits(&run->limits, rl);
+	size_t nrl = sbx_plan_rlimits_for(&run->limits, run->language, rl);
 	return sbx_box_send_go(&run->box, po, po->code_path, po->plan.argv, rl, nrl, code);
 }
 

@@ -621,7 +621,7 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	 * the driver's to set (a soft RLIMIT_CPU), and the wall clock holds
 	 * whatever the code does to it. */
 	struct sbx_rlimit rl[SBX_MAX_RLIMITS];
-	size_t nrl = sbx_plan_rlimits(&ss->life, rl);
+	size_t nrl = sbx_plan_rlimits_for(&ss->life, "python", rl);
 	for (size_t i = 0; i < nrl; i++)
 		if (rl[i].resource == RLIMIT_CPU)
 			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;

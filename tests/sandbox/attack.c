@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <linux/keyctl.h>
 #include <linux/perf_event.h>
@@ -31,6 +32,10 @@
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <sys/inotify.h>
+#include <sys/mman.h>
+#include <mqueue.h>
+#include <ftw.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <termios.h>
@@ -418,7 +423,10 @@ static void a_tcp(int port)
 
 static void a_shm(int key, int id)
 {
-	expect_fail(shmget(key, 0, 0), "shmget of the host's SysV segment", (const int[]){ENOENT, 0});
+	/* shmget is the filter's (ENOSYS); shmat of the host's id, the
+	 * IPC namespace's (the id names nothing here). */
+	expect_fail(shmget(key, 0, 0), "shmget of the host's SysV segment (filter)",
+		    (const int[]){ENOSYS, 0});
 	void *p = shmat(id, NULL, SHM_RDONLY);
 	expect_fail(p == (void *)-1 ? -1 : 0, "shmat of the host's segment id",
 		    (const int[]){EINVAL, EIDRM, EACCES, 0});
@@ -546,6 +554,177 @@ static void a_env(const char *secret)
 	expect_fail(open("/root/.ssh/id_rsa", O_RDONLY), "read /root/.ssh", E_ANY_DENY);
 }
 
+/* Quotas the kernel counts per user up to the box's owner, each
+ * refused by the layer meant for it: the filter (inotify, pipe resize,
+ * memfd: EPERM or ENOSYS where the kernel would succeed), the rlimits
+ * (signals queued, POSIX message queues). */
+static void a_quotas(void)
+{
+	expect_fail(inotify_init1(IN_CLOEXEC), "inotify_init1 (filter)", E_PERM);
+	expect_fail(syscall(SYS_inotify_init), "inotify_init (filter)", E_PERM);
+	int p[2];
+	if (pipe(p) < 0) {
+		result(0, "pipe", errno);
+		return;
+	}
+	expect_fail(fcntl(p[0], F_SETPIPE_SZ, 1 << 20), "F_SETPIPE_SZ 1 MiB (filter)", E_PERM);
+	expect_fail(syscall(SYS_fcntl, p[0], (unsigned long)F_SETPIPE_SZ | (1UL << 32), 1 << 20),
+		    "F_SETPIPE_SZ|1<<32 (filter)", E_PERM);
+	expect_fail(fcntl(p[0], F_SETPIPE_SZ, 4096), "F_SETPIPE_SZ smaller (filter)", E_PERM);
+	long sz = fcntl(p[0], F_GETPIPE_SZ);
+	result(sz == 65536, "F_GETPIPE_SZ still works (64 KiB)", sz < 0 ? errno : 0);
+	expect_fail(syscall(SYS_memfd_create, "x", 0), "memfd_create (filter)",
+		    (const int[]){ENOSYS, 0});
+#ifdef SYS_memfd_secret
+	expect_fail(syscall(SYS_memfd_secret, 0), "memfd_secret (filter)", (const int[]){ENOSYS, 0});
+#endif
+	/* Signals queued to oneself until the kernel says no: at most the
+	 * box's RLIMIT_SIGPENDING (128), never the owner's thousands. */
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	int n = 0;
+	while (n < 1000000 && sigqueue(getpid(), SIGRTMIN, (union sigval){.sival_int = n}) == 0)
+		n++;
+	int e = errno;
+	char what[96];
+	snprintf(what, sizeof(what), "signals queued: %d, stopped by EAGAIN within 128", n);
+	result(n <= 128 && e == EAGAIN, what, e);
+	struct mq_attr ma = {.mq_maxmsg = 1, .mq_msgsize = 16};
+	mqd_t q = mq_open("/kiln-q", O_CREAT | O_RDWR, 0600, &ma);
+	expect_fail(q == (mqd_t)-1 ? -1 : 0, "mq_open (RLIMIT_MSGQUEUE 0)", (const int[]){EMFILE, 0});
+}
+
+/* Pid 1 is not the program's to tune, and tells nothing of the host:
+ * the filter refuses every call that names it (EPERM; the kernel alone
+ * would allow them, same uid), and its command line and the kernel's
+ * are hidden. */
+static void a_pid1(void)
+{
+	struct rlimit rl = {64, 64}, old;
+	expect_fail(prlimit(1, RLIMIT_NOFILE, NULL, &old), "prlimit(1) read", E_PERM);
+	expect_fail(prlimit(1, RLIMIT_NOFILE, &rl, NULL), "prlimit(1) set", E_PERM);
+	expect_fail(syscall(SYS_prlimit64, 1UL | (1UL << 32), RLIMIT_NOFILE, NULL, &old),
+		    "prlimit(1|1<<32)", E_PERM);
+	expect_fail(setpriority(PRIO_PROCESS, 1, 19), "setpriority(PRIO_PROCESS, 1)", E_PERM);
+	expect_fail(setpriority(PRIO_USER, 0, 19), "setpriority(PRIO_USER)", E_PERM);
+	cpu_set_t cs;
+	CPU_ZERO(&cs);
+	CPU_SET(0, &cs);
+	expect_fail(sched_setaffinity(1, sizeof(cs), &cs), "sched_setaffinity(1)", E_PERM);
+	struct sched_param sp = {0};
+	expect_fail(sched_setscheduler(1, SCHED_BATCH, &sp), "sched_setscheduler(1)", E_PERM);
+	expect_fail(sched_setparam(1, &sp), "sched_setparam(1)", E_PERM);
+	expect_fail(syscall(SYS_ioprio_set, 1, 1, 0), "ioprio_set(WHO_PROCESS, 1)", E_PERM);
+	/* One's own stays allowed. */
+	result(prlimit(0, RLIMIT_NOFILE, NULL, &old) == 0, "prlimit(0) of oneself works", 0);
+	result(setpriority(PRIO_PROCESS, 0, 1) == 0, "setpriority of oneself works", 0);
+	result(sched_setaffinity(0, sizeof(cs), &cs) == 0, "sched_setaffinity of oneself works", 0);
+	/* What pid 1 and the kernel were started with. */
+	char buf[4096];
+	int fd = open("/proc/1/cmdline", O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	int ok = n >= 4 && memcmp(buf, "kiln", 4) == 0;
+	for (ssize_t i = 4; i < n; i++)
+		if (buf[i])
+			ok = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	char what[160];
+	snprintf(what, sizeof(what), "/proc/1/cmdline reads 'kiln' only ('%.80s')", n > 0 ? buf : "");
+	result(ok, what, n < 0 ? errno : 0);
+	fd = open("/proc/cmdline", O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	snprintf(what, sizeof(what), "/proc/cmdline is empty (%zd bytes)", n);
+	result(n == 0, what, n < 0 ? errno : 0);
+}
+
+/* Hog every quota the box shares with its owner, say how far it got,
+ * then wait to be ended: the suite checks meanwhile, on the host, that
+ * the owner still has them (`attack host-quotas`). */
+static char watch_paths[4000][128];
+static int nwatch_paths;
+static int collect(const char *path, const struct stat *st, int type, struct FTW *f)
+{
+	(void)st, (void)f;
+	if (type == FTW_F && strlen(path) < sizeof(watch_paths[0]))
+		snprintf(watch_paths[nwatch_paths++], sizeof(watch_paths[0]), "%s", path);
+	return nwatch_paths >= 4000;
+}
+
+static void a_hog(void)
+{
+	/* Pipes in a child of its own (its own RLIMIT_NOFILE), kept open. */
+	int sync[2];
+	if (pipe(sync) < 0)
+		return;
+	pid_t c = fork();
+	if (c == 0) {
+		int np = 0, big = 0, p[2];
+		while (pipe(p) == 0) {
+			np++;
+			if (fcntl(p[0], F_SETPIPE_SZ, 1 << 20) >= 0)
+				big++;
+		}
+		printf("pipes %d enlarged %d\n", np, big);
+		fflush(stdout);
+		close(sync[1]);
+		sleep(60);
+		_exit(0);
+	}
+	close(sync[1]);
+	char b;
+	while (read(sync[0], &b, 1) > 0)
+		;
+	int inst[256], ni = 0, nw = 0;
+	while (ni < 256 && (inst[ni] = inotify_init1(IN_CLOEXEC)) >= 0)
+		ni++;
+	nftw("/usr/lib", collect, 16, FTW_PHYS);
+	for (int i = 0; i < ni; i++)
+		for (int j = 0; j < nwatch_paths; j++) {
+			if (inotify_add_watch(inst[i], watch_paths[j], IN_OPEN) >= 0)
+				nw++;
+			else if (errno == ENOSPC)
+				goto watched;
+		}
+watched:;
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	int ns = 0;
+	while (ns < 10000000 && sigqueue(getpid(), SIGRTMIN, (union sigval){.sival_int = 0}) == 0)
+		ns++;
+	printf("HOGGING inotify %d watches %d signals %d\n", ni, nw, ns);
+	fflush(stdout);
+	sleep(60);
+}
+
+/* Host side, while a box hogs: the owner can still watch files, queue a
+ * signal and enlarge a pipe. */
+static void a_host_quotas(void)
+{
+	int in = inotify_init1(IN_CLOEXEC);
+	result(in >= 0, "the owner can create an inotify instance", in < 0 ? errno : 0);
+	int w = in < 0 ? -1 : inotify_add_watch(in, "/usr/bin", IN_OPEN);
+	result(w >= 0, "the owner can add an inotify watch", w < 0 ? errno : 0);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGRTMIN);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	int r = sigqueue(getpid(), SIGRTMIN, (union sigval){.sival_int = 1});
+	result(r == 0, "the owner can queue a signal", r < 0 ? errno : 0);
+	int p[2];
+	r = pipe(p) < 0 ? -1 : fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
+	result(r >= 0, "the owner can enlarge a pipe to 1 MiB", r < 0 ? errno : 0);
+}
+
 /* Host side: put a secret into this process's session keyring, then run
  * the rest of the command line (kiln) with it. */
 static int plant_key(char **argv)
@@ -611,6 +790,14 @@ int main(int argc, char **argv)
 		a_privs();
 	else if (!strcmp(n, "env"))
 		a_env(arg);
+	else if (!strcmp(n, "quotas"))
+		a_quotas();
+	else if (!strcmp(n, "pid1"))
+		a_pid1();
+	else if (!strcmp(n, "hog"))
+		a_hog();
+	else if (!strcmp(n, "host-quotas"))
+		a_host_quotas();
 	else {
 		fprintf(stderr, "attack: unknown attack %s\n", n);
 		return 2;

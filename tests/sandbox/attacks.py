@@ -382,6 +382,9 @@ class Suite:
         host = subprocess.run([self.attack_bin, "int80"], stdout=subprocess.DEVNULL)
         self.case("int80-32bit-syscall-killed", self.killed_by(
             "int80", "SIGSEGV" if host.returncode == -signal.SIGSEGV else "SIGSYS"))
+        self.case("quotas-refused-inside", self.contained("quotas"))
+        self.case("host-quotas-while-box-hogs", self.hog_case())
+        self.case("pid1-untunable-and-quiet", self.contained("pid1"))
         self.case("socket-families", self.contained("sockets"))
         self.case("host-abstract-socket", self.abstract_case())
         self.case("host-tcp-and-interfaces", self.tcp_case())
@@ -408,12 +411,82 @@ class Suite:
             lambda rc, out, err, res: None if "CONTAINED" in out and rc == 0 and
             res["maxRssKb"] < 300 * 1024 else "rc=%s out=%r res=%r" % (rc, out, res),
             limits={"memoryBytes": 256 << 20}))
+        # Memory RLIMIT_DATA does not count, by every route, with
+        # memoryBytes 256 MiB and tmpfsBytes 8 MiB: shared anonymous
+        # mappings and shared /dev/zero (RLIMIT_AS: 256 + 512 MiB), a
+        # memfd filled with write() (memfd_create refused), SysV shm left
+        # after detach (shmget refused), POSIX shm in
+        # /dev/shm (the /tmp tmpfs: 8 MiB). Each route is tried up to
+        # 1 GiB, four times memoryBytes.
+        self.case("shared-memory-bounded", self.python_case(
+            "import ctypes, errno, mmap, os\n"
+            "MB = 1 << 20\n"
+            "def route(name, step, fn):\n"
+            "    got, keep = 0, []\n"
+            "    try:\n"
+            "        while got < 1024 * MB:\n"
+            "            keep.append(fn(step))\n"
+            "            got += step\n"
+            "        print(name, got // MB, 'ALL')\n"
+            "    except OSError as e:\n"
+            "        print(name, got // MB, errno.errorcode.get(e.errno, e.errno))\n"
+            "    return keep\n"
+            "def anon(n):\n"
+            "    m = mmap.mmap(-1, n, flags=mmap.MAP_SHARED)\n"
+            "    m[0] = 1\n"
+            "    return m\n"
+            "route('ANON', 64 * MB, anon)\n"
+            "z = os.open('/dev/zero', os.O_RDWR)\n"
+            "route('ZERO', 64 * MB, lambda n: mmap.mmap(z, n, flags=mmap.MAP_SHARED))\n"
+            "def memfd(n):\n"
+            "    fd = os.memfd_create('x')\n"
+            "    for _ in range(n // MB):\n"
+            "        os.write(fd, b'x' * MB)\n"
+            "    return fd\n"
+            "route('MEMFD', 64 * MB, memfd)\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "libc.shmat.restype = ctypes.c_void_p\n"
+            "def sysv(n):\n"
+            "    i = libc.shmget(0, ctypes.c_size_t(n), 0o1600)\n"
+            "    if i < 0:\n"
+            "        raise OSError(ctypes.get_errno(), 'shmget')\n"
+            "    a = libc.shmat(i, None, 0)\n"
+            "    ctypes.memset(a, 1, n)\n"
+            "    libc.shmdt(ctypes.c_void_p(a))\n"
+            "    return i\n"
+            "route('SYSV', MB, sysv)\n"
+            "def posix(n):\n"
+            "    fd = os.open('/dev/shm/s%d' % len(os.listdir('/dev/shm')), os.O_CREAT | os.O_RDWR)\n"
+            "    os.write(fd, b'x' * n)\n"
+            "    return fd\n"
+            "route('POSIX', MB, posix)\n",
+            self.shared_memory_check, limits={"memoryBytes": 256 << 20, "tmpfsBytes": 8 << 20}))
         self.case("fill-tmp", self.python_case(
             "import errno\ntry:\n    with open('/tmp/fill', 'wb') as f:\n"
             "        while True:\n            f.write(b'x' * (1 << 20))\n"
             "except OSError as e:\n    print('CONTAINED' if e.errno == errno.ENOSPC else 'ESCAPED', e)\n",
             lambda rc, out, err, res: None if "CONTAINED" in out else out + err,
             limits={"tmpfsBytes": 8 << 20}))
+        # 200 000 empty directories cost no page of a tmpfs's size but
+        # about 200 MiB of kernel memory: each tmpfs kiln mounts has
+        # nr_inodes, one per page of its size (256 for 1 MiB).
+        self.case("empty-directories-bounded", self.python_case(
+            "import errno, os\n"
+            "for d in ('/work', '/tmp'):\n"
+            "    n = 0\n"
+            "    try:\n"
+            "        while n < 200000:\n"
+            "            os.mkdir('%s/d%d' % (d, n))\n"
+            "            n += 1\n"
+            "    except OSError as e:\n"
+            "        print('DIRS', d, n, errno.errorcode[e.errno])\n"
+            "    print('FREE', d, os.statvfs(d).f_files)\n",
+            lambda rc, out, err, res: None if all(
+                any(ln.startswith("DIRS %s " % d) and ln.endswith(" ENOSPC") and
+                    0 < int(ln.split()[2]) <= 256 for ln in out.splitlines()) and
+                "FREE %s 256" % d in out.splitlines()
+                for d in ("/work", "/tmp")) else "rc=%s out=%r err=%r" % (rc, out, err[-300:]),
+            limits={"tmpfsBytes": 1 << 20}))
         self.case("huge-file", self.python_case(
             "import errno\ntry:\n    with open('/work/big', 'wb') as f:\n"
             "        f.seek(10 << 30)\n        f.write(b'x')\n"
@@ -450,6 +523,59 @@ class Suite:
             lambda rc, out, err, res: None if out.startswith("1000 1000 1000 ") else out))
         self.protocol_cases()
         self.case("no-user-namespaces-refuses", self.no_userns_case())
+
+    def shared_memory_check(self, rc, out, err, res):
+        got = dict((ln.split()[0], ln.split()[1:]) for ln in out.splitlines() if ln.split())
+        want = {"ANON": (768, "ENOMEM"), "ZERO": (768, "ENOMEM"), "MEMFD": (0, "ENOSYS"),
+                "SYSV": (0, "ENOSYS"), "POSIX": (8, "ENOSPC")}
+        bad = []
+        for k, (most, why) in want.items():
+            if k not in got or int(got[k][0]) > most or got[k][1] != why:
+                bad.append("%s %r (want at most %d MiB, then %s)" % (k, got.get(k), most, why))
+        print("# pinned per route (MiB): %s" % ", ".join(
+            "%s %s" % (k, got.get(k, ["?"])[0]) for k in want), flush=True)
+        return "; ".join(bad) + " err=%r" % err[-300:] if bad else None
+
+    def hog_case(self):
+        # While a box takes every inotify instance and watch, queued
+        # signal and pipe page it can, a host process of the box's owner
+        # (the suite's own user: root's boxes count against root) can
+        # still have each.
+        def run():
+            path = os.path.join(self.scratch, "hog")
+            with open(path, "w") as f:
+                f.write(self.attack_code("hog"))
+            proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang", "bash",
+                                     "--timeout", "60", path], env=self.env,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                    cwd=self.dir)
+            try:
+                lines = []
+                deadline = time.time() + 60
+                while time.time() < deadline:
+                    ln = proc.stdout.readline().decode("utf-8", "replace")
+                    if not ln:
+                        break
+                    lines.append(ln.strip())
+                    if ln.startswith("HOGGING"):
+                        break
+                if not lines or not lines[-1].startswith("HOGGING"):
+                    return "the box did not start hogging: %r" % lines
+                print("# in the box: %s" % "; ".join(lines), flush=True)
+                host = subprocess.run([self.attack_bin, "host-quotas"], stdout=subprocess.PIPE,
+                                      timeout=30).stdout.decode()
+                if "RESULT: CONTAINED" not in host:
+                    return "the owner lost quotas to the box: %s" % " | ".join(
+                        ln for ln in host.splitlines() if ln.startswith("ESCAPED"))
+                return None
+            finally:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+        return run
 
     def abstract_case(self):
         def run():
@@ -510,15 +636,23 @@ class Suite:
         limits = {"processes": 23, "openFiles": 77, "fileSizeBytes": 5 << 20,
                   "memoryBytes": 300 << 20, "tmpfsBytes": 9 << 20, "cpuMs": 7000}
         code = ("import os, resource as r\n"
-                "for n in ('NPROC', 'NOFILE', 'FSIZE', 'DATA', 'CPU', 'CORE'):\n"
+                "for n in ('NPROC', 'NOFILE', 'FSIZE', 'DATA', 'CPU', 'CORE', 'SIGPENDING',\n"
+                "          'MSGQUEUE', 'MEMLOCK', 'RTPRIO', 'NICE', 'AS'):\n"
                 "    print(n, *r.getrlimit(getattr(r, 'RLIMIT_' + n)))\n"
                 "for d in ('/work', '/tmp'):\n"
                 "    s = os.statvfs(d)\n    print('SIZE', d, s.f_blocks * s.f_frsize)\n"
                 "for n in ('user', 'mnt', 'net', 'pid', 'ipc', 'uts', 'cgroup', 'time'):\n"
-                "    print('SYSCTL', n, open('/proc/sys/user/max_%s_namespaces' % n).read().strip())\n")
+                "    print('SYSCTL', n, open('/proc/sys/user/max_%s_namespaces' % n).read().strip())\n"
+                "for n in ('instances', 'watches'):\n"
+                "    print('INOTIFY', n, open('/proc/sys/user/max_inotify_%s' % n).read().strip())\n")
         want = ["NPROC 23 23", "NOFILE 77 77", "FSIZE %d %d" % (5 << 20, 5 << 20),
                 "DATA %d %d" % (300 << 20, 300 << 20), "CPU 7 8", "CORE 0 0",
-                "SIZE /work %d" % (9 << 20), "SIZE /tmp %d" % (9 << 20)] + \
+                "SIZE /work %d" % (9 << 20), "SIZE /tmp %d" % (9 << 20),
+                # Fixed quotas, never the server's own (inherited, they
+                # would be its 8 MiB of MEMLOCK, thousands of signals).
+                "SIGPENDING 128 128", "MSGQUEUE 0 0", "MEMLOCK 65536 65536", "RTPRIO 0 0",
+                "AS %d %d" % ((300 + 512) << 20, (300 + 512) << 20),
+                "NICE 0 0", "INOTIFY instances 8", "INOTIFY watches 1024"] + \
             ["SYSCTL %s 0" % n for n in ("user", "mnt", "net", "pid", "ipc", "uts", "cgroup", "time")]
 
         def check(rc, out, err, res):

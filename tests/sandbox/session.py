@@ -212,6 +212,16 @@ def main():
           r2["result"]["exitCode"] == 0 and r2["result"]["sessionId"] == sid,
           json.dumps([r1, r2, n2])[:600])
 
+    # A session's driver runs with a run's memory bounds: RLIMIT_AS
+    # (shared memory) at memoryBytes (1 GiB) + 512 MiB, and the fixed
+    # quotas, never the server's own.
+    r, n = s.run({"sessionId": sid, "code":
+                  "import resource as r\n"
+                  "print(*(r.getrlimit(k)[1] for k in (r.RLIMIT_AS, r.RLIMIT_SIGPENDING,\n"
+                  "                                    r.RLIMIT_MSGQUEUE, r.RLIMIT_MEMLOCK)))"})
+    check("a session has RLIMIT_AS and the fixed quotas",
+          stdout(n) == "%d 128 0 65536\n" % ((1 << 30) + (512 << 20)), json.dumps([r, n])[:600])
+
     # The last expression is displayed.
     r, n = s.run({"sessionId": sid, "code": "2+2"})
     d = displays(n)

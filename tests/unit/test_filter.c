@@ -11,6 +11,7 @@
  * the filter from the kernel. */
 #include "sandbox/filter.h"
 
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -217,9 +219,79 @@ START_TEST(each_denied_call_is_eperm)
 	    "clock_adjtime",
 	    "adjtimex",
 	    "fanotify_init",
+	    "inotify_init",
+	    "inotify_init1",
 	};
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		expect(names[i], seccomp_syscall_resolve_name(names[i]), NULL, ERRNO(EPERM));
+}
+END_TEST
+
+/* memfd and the SysV IPC get calls: ENOSYS, as from a kernel without
+ * them, so programs fall back to files in /tmp and /dev/shm. */
+START_TEST(memfd_absent)
+{
+	expect("memfd_create", seccomp_syscall_resolve_name("memfd_create"), NULL, ERRNO(ENOSYS));
+	expect("memfd_secret", seccomp_syscall_resolve_name("memfd_secret"), NULL, ERRNO(ENOSYS));
+	expect("shmget", SYS_shmget, NULL, ERRNO(ENOSYS));
+	expect("msgget", SYS_msgget, NULL, ERRNO(ENOSYS));
+	expect("semget", SYS_semget, NULL, ERRNO(ENOSYS));
+	expect("shmat", SYS_shmat, NULL, SECCOMP_RET_ALLOW);
+}
+END_TEST
+
+/* F_SETPIPE_SZ refused whatever the high half of cmd; other fcntls pass. */
+START_TEST(pipe_resize)
+{
+	uint64_t a[6] = {3, F_SETPIPE_SZ, 1 << 20};
+	expect("F_SETPIPE_SZ", SYS_fcntl, a, ERRNO(EPERM));
+	a[1] = F_SETPIPE_SZ | 1ULL << 32;
+	expect("F_SETPIPE_SZ with bit 32", SYS_fcntl, a, ERRNO(EPERM));
+	static const uint64_t ok[] = {F_GETPIPE_SZ, F_GETFL, F_SETFL, F_SETFD, F_DUPFD_CLOEXEC};
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		a[1] = ok[i];
+		expect("another fcntl", SYS_fcntl, a, SECCOMP_RET_ALLOW);
+	}
+}
+END_TEST
+
+/* Pid 1 (and the whole-user forms that reach it) cannot be tuned; the
+ * program's own processes can. */
+START_TEST(pid1_untunable)
+{
+	static const char *const by_pid[] = {"prlimit64", "sched_setaffinity", "sched_setscheduler",
+	                                     "sched_setparam", "sched_setattr"};
+	for (size_t i = 0; i < sizeof(by_pid) / sizeof(by_pid[0]); i++) {
+		int nr = seccomp_syscall_resolve_name(by_pid[i]);
+		uint64_t a[6] = {1};
+		expect(by_pid[i], nr, a, ERRNO(EPERM));
+		a[0] = 1 | 1ULL << 32;
+		expect(by_pid[i], nr, a, ERRNO(EPERM));
+		for (uint64_t pid = 0; pid < 8; pid++) {
+			if (pid == 1)
+				continue;
+			a[0] = pid;
+			expect(by_pid[i], nr, a, SECCOMP_RET_ALLOW);
+		}
+	}
+	uint64_t a[6] = {PRIO_PROCESS, 1, 19};
+	expect("setpriority(PRIO_PROCESS, 1)", SYS_setpriority, a, ERRNO(EPERM));
+	a[1] = 1 | 1ULL << 32;
+	expect("setpriority(PRIO_PROCESS, 1|1<<32)", SYS_setpriority, a, ERRNO(EPERM));
+	a[1] = 0;
+	expect("setpriority(PRIO_PROCESS, 0)", SYS_setpriority, a, SECCOMP_RET_ALLOW);
+	a[1] = 2;
+	expect("setpriority(PRIO_PROCESS, 2)", SYS_setpriority, a, SECCOMP_RET_ALLOW);
+	a[0] = PRIO_PGRP, a[1] = 0;
+	expect("setpriority(PRIO_PGRP, 0)", SYS_setpriority, a, SECCOMP_RET_ALLOW);
+	a[0] = PRIO_USER;
+	expect("setpriority(PRIO_USER, 0)", SYS_setpriority, a, ERRNO(EPERM));
+	uint64_t io[6] = {1 /* IOPRIO_WHO_PROCESS */, 1};
+	expect("ioprio_set(WHO_PROCESS, 1)", SYS_ioprio_set, io, ERRNO(EPERM));
+	io[1] = 0;
+	expect("ioprio_set(WHO_PROCESS, 0)", SYS_ioprio_set, io, SECCOMP_RET_ALLOW);
+	io[0] = 3 /* IOPRIO_WHO_USER */;
+	expect("ioprio_set(WHO_USER, 0)", SYS_ioprio_set, io, ERRNO(EPERM));
 }
 END_TEST
 
@@ -364,6 +436,9 @@ static Suite *make_suite(void)
 	TCase *tc = tcase_create("filter");
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, each_denied_call_is_eperm);
+	tcase_add_test(tc, memfd_absent);
+	tcase_add_test(tc, pipe_resize);
+	tcase_add_test(tc, pid1_untunable);
 	tcase_add_test(tc, ordinary_calls_allowed);
 	tcase_add_test(tc, terminal_ioctls);
 	tcase_add_test(tc, namespace_clones);
