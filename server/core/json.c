@@ -102,6 +102,60 @@ const char *json_compact(json_object *obj)
 	                                               JSON_C_TO_STRING_NOSLASHESCAPE);
 }
 
+/* The bytes json-c writes for each byte of a string (its json_escape_str
+ * with JSON_C_TO_STRING_NOSLASHESCAPE): \b \f \n \r \t \" \\ are two,
+ * other bytes below 0x20 six, everything else (UTF-8 included) one. */
+static const unsigned char escaped_len[256] = {
+    6, 6, 6, 6, 6, 6, 6, 6, 2, 2, 2, 6, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+    1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
+/* Whether one of 8 bytes is below 0x20, '"' or '\\' (SWAR: a zero byte
+ * of w ^ c, or a byte below 0x20, sets its high bit). */
+static inline bool needs_escape8(const unsigned char *s)
+{
+	uint64_t w;
+	memcpy(&w, s, 8);
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	uint64_t hit = ((w - ones * 0x20) | (q - ones) | (b - ones)) & ~w & high;
+	return hit != 0;
+}
+
+size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost)
+{
+	const unsigned char *t = (const unsigned char *)text;
+	uint64_t cost = 0;
+	size_t i = 0;
+	/* Most text needs no escape: 8 bytes at a time while none is a
+	 * control byte, '"' or '\\' (each costs one then). */
+	while (i + 8 <= len && cost + 8 <= budget && !needs_escape8(t + i)) {
+		i += 8;
+		cost += 8;
+	}
+	for (; i < len; i++) {
+		unsigned c = escaped_len[t[i]];
+		if (cost + c > budget)
+			break;
+		cost += c;
+	}
+	/* Never end inside a character: when t[i] continues one, drop
+	 * that character's bytes already counted (one each). */
+	if (i < len)
+		while (i > 0 && (t[i] & 0xc0) == 0x80) {
+			i--;
+			cost--;
+		}
+	*ret_cost = cost;
+	return i;
+}
+
 json_object *json_copy(json_object *obj)
 {
 	json_object *out = NULL;

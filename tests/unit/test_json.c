@@ -152,6 +152,55 @@ START_TEST(stream_cuts)
 }
 END_TEST
 
+/* json_string_fit's cost is what json_compact() writes for the string,
+ * byte for byte: each byte value alone (a lone byte >= 0x80 is not UTF-8,
+ * so those are checked inside a two-byte character), and a budget that
+ * falls inside a character cuts before it. */
+static size_t compact_len(const char *s, size_t n)
+{
+	_cleanup_json_ json_object *o = json_object_new_string_len(s, (int)n);
+	return strlen(json_compact(o)) - 2;
+}
+
+START_TEST(string_cost)
+{
+	uint64_t cost;
+	for (int b = 1; b < 0x80; b++) {
+		char c = (char)b;
+		ck_assert_uint_eq(json_string_fit(&c, 1, 100, &cost), 1);
+		ck_assert_uint_eq(cost, compact_len(&c, 1));
+	}
+	/* Each byte at each place of a 19-byte run (the 8-byte fast path, then
+	 * the rest). */
+	for (int b = 1; b < 0x80; b++)
+		for (int at = 0; at < 19; at++) {
+			char run[19];
+			memset(run, 'a', sizeof(run));
+			run[at] = (char)b;
+			ck_assert_uint_eq(json_string_fit(run, sizeof(run), 1000, &cost),
+			                  sizeof(run));
+			ck_assert_uint_eq(cost, compact_len(run, sizeof(run)));
+		}
+	const char *mixed = "a\x01\"\\/\n\xc3\xa9\xe2\x82\xac\x1f\x7f";
+	size_t n = strlen(mixed);
+	ck_assert_uint_eq(json_string_fit(mixed, n, 1000, &cost), n);
+	ck_assert_uint_eq(cost, compact_len(mixed, n));
+	/* 1 MiB of 0x01 is 6 MiB on the wire. */
+	static char ones[1 << 20];
+	memset(ones, 1, sizeof(ones));
+	ck_assert_uint_eq(json_string_fit(ones, sizeof(ones), UINT64_MAX, &cost), sizeof(ones));
+	ck_assert_uint_eq(cost, 6u << 20);
+	/* A budget of 7 fits one \u0001 (6) and not the next. */
+	ck_assert_uint_eq(json_string_fit(ones, sizeof(ones), 7, &cost), 1);
+	ck_assert_uint_eq(cost, 6);
+	/* "a" + the euro sign (3 bytes): a budget of 3 stops before the sign. */
+	ck_assert_uint_eq(json_string_fit("a\xe2\x82\xac", 4, 3, &cost), 1);
+	ck_assert_uint_eq(cost, 1);
+	ck_assert_uint_eq(json_string_fit("a\xe2\x82\xac", 4, 4, &cost), 4);
+	ck_assert_uint_eq(cost, 4);
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -159,6 +208,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, size_cap);
 	tcase_add_test(tc, strict);
 	tcase_add_test(tc, stream_cuts);
+	tcase_add_test(tc, string_cost);
 	suite_add_tcase(s, tc);
 	return s;
 }
