@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/position.h"
 
 json_object *json_get(json_object *obj, const char *key)
@@ -154,6 +155,108 @@ size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *
 		}
 	*ret_cost = cost;
 	return i;
+}
+
+static int write_string(struct buf *out, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, start = 0;
+	int r = buf_append(out, "\"", 1);
+	while (r >= 0 && i < len) {
+		while (i + 8 <= len && !needs_escape8(s + i))
+			i += 8;
+		if (i >= len)
+			break;
+		unsigned char c = s[i];
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		char esc[6] = {'\\', 0};
+		size_t n = 2;
+		switch (c) {
+		case '\b':
+			esc[1] = 'b';
+			break;
+		case '\f':
+			esc[1] = 'f';
+			break;
+		case '\n':
+			esc[1] = 'n';
+			break;
+		case '\r':
+			esc[1] = 'r';
+			break;
+		case '\t':
+			esc[1] = 't';
+			break;
+		case '"':
+		case '\\':
+			esc[1] = (char)c;
+			break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 0xf];
+			n = 6;
+		}
+		if ((r = buf_append(out, s + start, i - start)) < 0 ||
+		    (r = buf_append(out, esc, n)) < 0)
+			return r;
+		start = ++i;
+	}
+	if (r >= 0)
+		r = buf_append(out, s + start, len - start);
+	return r < 0 ? r : buf_append(out, "\"", 1);
+}
+
+int json_write(struct buf *out, json_object *obj)
+{
+	int r = 0;
+	switch (json_object_get_type(obj)) {
+	case json_type_null:
+		return buf_append(out, "null", 4);
+	case json_type_boolean:
+		return json_object_get_boolean(obj) ? buf_append(out, "true", 4)
+		                                    : buf_append(out, "false", 5);
+	case json_type_string:
+		return write_string(out, json_object_get_string(obj),
+		                    (size_t)json_object_get_string_len(obj));
+	case json_type_object: {
+		bool first = true;
+		r = buf_append(out, "{", 1);
+		json_object_object_foreach(obj, key, val)
+		{
+			if (r >= 0 && !first)
+				r = buf_append(out, ",", 1);
+			first = false;
+			if (r >= 0)
+				r = write_string(out, key, strlen(key));
+			if (r >= 0)
+				r = buf_append(out, ":", 1);
+			if (r >= 0)
+				r = json_write(out, val);
+		}
+		return r < 0 ? r : buf_append(out, "}", 1);
+	}
+	case json_type_array: {
+		size_t n = json_object_array_length(obj);
+		r = buf_append(out, "[", 1);
+		for (size_t i = 0; r >= 0 && i < n; i++) {
+			if (i)
+				r = buf_append(out, ",", 1);
+			if (r >= 0)
+				r = json_write(out, json_object_array_get_idx(obj, i));
+		}
+		return r < 0 ? r : buf_append(out, "]", 1);
+	}
+	default: {
+		/* Numbers: json-c's own form (a parsed double keeps its text). */
+		const char *s = json_compact(obj);
+		return s ? buf_append(out, s, strlen(s)) : -ENOMEM;
+	}
+	}
 }
 
 json_object *json_copy(json_object *obj)

@@ -75,5 +75,11 @@ const char *json_compact(json_object *obj);
  * counted against outputBytes this way, as the client receives it. */
 size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost);
 
+/* Append json_compact(obj)'s exact bytes to out, without json-c's own
+ * buffer: strings are escaped 8 bytes at a time where nothing needs an
+ * escape (run output is mostly such text). 0, or -ENOBUFS/-ENOMEM. */
+struct buf;
+int json_write(struct buf *out, json_object *obj);
+
 /* Deep copy; NULL on OOM. A NULL input (JSON null) gives NULL. */
 json_object *json_copy(json_object *obj);

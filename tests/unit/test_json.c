@@ -4,6 +4,8 @@
  * written only on success. (rpc_parse's wording: test_message.c.) */
 #include "core/json.h"
 
+#include "core/buf.h"
+
 #include "unit.h"
 
 static int parse(const char *s, size_t max, json_object **ret, char *detail, size_t dsz)
@@ -201,6 +203,58 @@ START_TEST(string_cost)
 }
 END_TEST
 
+/* json_write writes json_compact's bytes exactly, for every kind of value
+ * the protocol sends: parsed texts (doubles keep their form) and built
+ * objects with control bytes, NUL, quotes, slashes and UTF-8 in strings and
+ * keys, long runs past the 8-byte fast path. */
+START_TEST(write_matches_compact)
+{
+	static const char *const texts[] = {
+	    "null",
+	    "true",
+	    "false",
+	    "0",
+	    "-12",
+	    "1.5",
+	    "1e3",
+	    "2.50",
+	    "[]",
+	    "{}",
+	    "\"\"",
+	    "{\"a\":[1,2.0,{\"b\":null}],\"c\":\"\\u0001\\n\\t\\\"\\\\/x\\u007f\"}",
+	    "[\"\\u00e9\\u20ac\\ud83d\\ude00\", 9223372036854775807, -9223372036854775808]",
+	    "{\"k\\u0000ey\":\"v\\u0000al\",\"\\u001f\":[[[]]]}",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		json_object *o = NULL;
+		char detail[200];
+		ck_assert_int_eq(json_parse_strict(texts[i], strlen(texts[i]), 1 << 20, &o, detail,
+		                                   sizeof(detail)),
+		                 0);
+		struct buf b;
+		buf_init(&b, 1 << 20);
+		ck_assert_int_eq(json_write(&b, o), 0);
+		ck_assert_str_eq(b.data, o ? json_compact(o) : "null");
+		buf_release(&b);
+		json_object_put(o);
+	}
+	char big[300];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i % 7 == 3 ? i % 32 : 'a' + i % 26);
+	for (size_t n = 0; n <= sizeof(big); n += 13) {
+		_cleanup_json_ json_object *o = json_object_new_object();
+		json_object_object_add(o, "text", json_object_new_string_len(big, (int)n));
+		json_object_object_add(o, "n", json_object_new_int64((int64_t)n));
+		json_object_object_add(o, "d", json_object_new_double(0.1 * (double)n));
+		struct buf b;
+		buf_init(&b, 1 << 20);
+		ck_assert_int_eq(json_write(&b, o), 0);
+		ck_assert_str_eq(b.data, json_compact(o));
+		buf_release(&b);
+	}
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -209,6 +263,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, strict);
 	tcase_add_test(tc, stream_cuts);
 	tcase_add_test(tc, string_cost);
+	tcase_add_test(tc, write_matches_compact);
 	suite_add_tcase(s, tc);
 	return s;
 }
