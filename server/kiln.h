@@ -80,10 +80,16 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd);
 int kiln_reconfigure(struct kiln *k, json_object *config, json_object *changed, char *detail,
                      size_t dsz);
 
-/* Prepare what the first requests will need (the validator's compiled
- * rules) from the loop's idle iterations. initialize calls it once its
- * reply is out, so start-up itself stays instant. */
+/* Prepare what the first run will need (the first warm box) from the
+ * loop's next iteration. initialize calls it once its reply is out, so
+ * start-up itself stays instant. The validator's rules are not compiled
+ * here: an idle server stays small (docs/performance.md). */
 void kiln_warm_up(struct kiln *k);
+
+/* Compile the Python rules from the loop's next iteration, if they are
+ * not yet: intent/run calls it while the model writes, so the proposal's
+ * check never waits for the compile. Other checks compile on first use. */
+void kiln_warm_rules(struct kiln *k);
 
 /* Exit when process pid is gone (initialize's processId, --clientProcessId),
  * as if the input had ended. A pid already watched is not watched twice.

@@ -5,6 +5,7 @@
 #include "kiln.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -87,20 +88,31 @@ static void warm_sandbox(struct kiln *k)
 	run_warm(k->sandbox, "python");
 }
 
-/* One language's rules per loop iteration, so a request that arrives
- * meanwhile waits for one compile at most; then the first warm box. */
-static void warm_validator(struct loop *loop, void *data)
+static void warm_box(struct loop *loop, void *data)
 {
-	struct kiln *k = data;
-	if (k->validator && val_prepare(k->validator) > 0)
-		loop_timer_start(loop, 0, warm_validator, k);
-	else
-		warm_sandbox(k);
+	(void)loop;
+	warm_sandbox(data);
 }
 
 void kiln_warm_up(struct kiln *k)
 {
-	loop_timer_start(k->loop, 0, warm_validator, k);
+	loop_timer_start(k->loop, 0, warm_box, k);
+}
+
+static void warm_rules(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct kiln *k = data;
+	if (!k->validator || val_prepare(k->validator) != 0)
+		return;
+	/* The compile used and freed memory that malloc would otherwise
+	 * keep: give it back. */
+	malloc_trim(0);
+}
+
+void kiln_warm_rules(struct kiln *k)
+{
+	loop_timer_start(k->loop, 0, warm_rules, k);
 }
 
 static void on_message(void *data, json_object *msg)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/position.h"
 
 json_object *json_get(json_object *obj, const char *key)
@@ -100,6 +101,162 @@ const char *json_compact(json_object *obj)
 {
 	return json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN |
 	                                               JSON_C_TO_STRING_NOSLASHESCAPE);
+}
+
+/* The bytes json-c writes for each byte of a string (its json_escape_str
+ * with JSON_C_TO_STRING_NOSLASHESCAPE): \b \f \n \r \t \" \\ are two,
+ * other bytes below 0x20 six, everything else (UTF-8 included) one. */
+static const unsigned char escaped_len[256] = {
+    6, 6, 6, 6, 6, 6, 6, 6, 2, 2, 2, 6, 2, 2, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6,
+    1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
+/* Whether one of 8 bytes is below 0x20, '"' or '\\' (SWAR: a zero byte
+ * of w ^ c, or a byte below 0x20, sets its high bit). */
+static inline bool needs_escape8(const unsigned char *s)
+{
+	uint64_t w;
+	memcpy(&w, s, 8);
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+	uint64_t hit = ((w - ones * 0x20) | (q - ones) | (b - ones)) & ~w & high;
+	return hit != 0;
+}
+
+size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost)
+{
+	const unsigned char *t = (const unsigned char *)text;
+	uint64_t cost = 0;
+	size_t i = 0;
+	/* Most text needs no escape: 8 bytes at a time while none is a
+	 * control byte, '"' or '\\' (each costs one then). */
+	while (i + 8 <= len && cost + 8 <= budget && !needs_escape8(t + i)) {
+		i += 8;
+		cost += 8;
+	}
+	for (; i < len; i++) {
+		unsigned c = escaped_len[t[i]];
+		if (cost + c > budget)
+			break;
+		cost += c;
+	}
+	/* Never end inside a character: when t[i] continues one, drop
+	 * that character's bytes already counted (one each). */
+	if (i < len)
+		while (i > 0 && (t[i] & 0xc0) == 0x80) {
+			i--;
+			cost--;
+		}
+	*ret_cost = cost;
+	return i;
+}
+
+static int write_string(struct buf *out, const char *str, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, start = 0;
+	int r = buf_append(out, "\"", 1);
+	while (r >= 0 && i < len) {
+		while (i + 8 <= len && !needs_escape8(s + i))
+			i += 8;
+		if (i >= len)
+			break;
+		unsigned char c = s[i];
+		if (c >= 0x20 && c != '"' && c != '\\') {
+			i++;
+			continue;
+		}
+		char esc[6] = {'\\', 0};
+		size_t n = 2;
+		switch (c) {
+		case '\b':
+			esc[1] = 'b';
+			break;
+		case '\f':
+			esc[1] = 'f';
+			break;
+		case '\n':
+			esc[1] = 'n';
+			break;
+		case '\r':
+			esc[1] = 'r';
+			break;
+		case '\t':
+			esc[1] = 't';
+			break;
+		case '"':
+		case '\\':
+			esc[1] = (char)c;
+			break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 0xf];
+			n = 6;
+		}
+		if ((r = buf_append(out, s + start, i - start)) < 0 ||
+		    (r = buf_append(out, esc, n)) < 0)
+			return r;
+		start = ++i;
+	}
+	if (r >= 0)
+		r = buf_append(out, s + start, len - start);
+	return r < 0 ? r : buf_append(out, "\"", 1);
+}
+
+int json_write(struct buf *out, json_object *obj)
+{
+	int r = 0;
+	switch (json_object_get_type(obj)) {
+	case json_type_null:
+		return buf_append(out, "null", 4);
+	case json_type_boolean:
+		return json_object_get_boolean(obj) ? buf_append(out, "true", 4)
+		                                    : buf_append(out, "false", 5);
+	case json_type_string:
+		return write_string(out, json_object_get_string(obj),
+		                    (size_t)json_object_get_string_len(obj));
+	case json_type_object: {
+		bool first = true;
+		r = buf_append(out, "{", 1);
+		json_object_object_foreach(obj, key, val)
+		{
+			if (r >= 0 && !first)
+				r = buf_append(out, ",", 1);
+			first = false;
+			if (r >= 0)
+				r = write_string(out, key, strlen(key));
+			if (r >= 0)
+				r = buf_append(out, ":", 1);
+			if (r >= 0)
+				r = json_write(out, val);
+		}
+		return r < 0 ? r : buf_append(out, "}", 1);
+	}
+	case json_type_array: {
+		size_t n = json_object_array_length(obj);
+		r = buf_append(out, "[", 1);
+		for (size_t i = 0; r >= 0 && i < n; i++) {
+			if (i)
+				r = buf_append(out, ",", 1);
+			if (r >= 0)
+				r = json_write(out, json_object_array_get_idx(obj, i));
+		}
+		return r < 0 ? r : buf_append(out, "]", 1);
+	}
+	default: {
+		/* Numbers: json-c's own form (a parsed double keeps its text). */
+		const char *s = json_compact(obj);
+		return s ? buf_append(out, s, strlen(s)) : -ENOMEM;
+	}
+	}
 }
 
 json_object *json_copy(json_object *obj)

@@ -67,5 +67,19 @@ json_object *json_get_path(json_object *obj, const char *path);
  * until obj changes or is freed). */
 const char *json_compact(json_object *obj);
 
+/* What valid UTF-8 text[0..len) costs inside a JSON string as
+ * json_compact() writes it: escapes included ("\n" is 2 bytes, a control
+ * character 6 as \u00XX), the quotes not. Of that text, the longest
+ * prefix that ends on a character boundary and costs at most budget: its
+ * length is returned and its cost written to *ret_cost. Run output is
+ * counted against outputBytes this way, as the client receives it. */
+size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost);
+
+/* Append json_compact(obj)'s exact bytes to out, without json-c's own
+ * buffer: strings are escaped 8 bytes at a time where nothing needs an
+ * escape (run output is mostly such text). 0, or -ENOBUFS/-ENOMEM. */
+struct buf;
+int json_write(struct buf *out, json_object *obj);
+
 /* Deep copy; NULL on OOM. A NULL input (JSON null) gives NULL. */
 json_object *json_copy(json_object *obj);

@@ -257,6 +257,8 @@ static void surveyed(void *data)
 	int r = j->messages ? llm_chat_start(intent_http(k->intent), &j->cfg, j->messages, &cbs, j,
 	                                     &j->chat)
 	                    : -ENOMEM;
+	if (r >= 0)
+		kiln_warm_rules(k);
 	if (r < 0) {
 		intent_progress(k, j->token, "end", "failed");
 		/* As the dispatcher answers a handler's own failure. */

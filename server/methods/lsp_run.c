@@ -219,7 +219,8 @@ static void on_artifact(void *data, struct run *run, const struct run_artifact *
 	lsp_log(lr->k, MSG_INFO, msg, strlen(msg));
 }
 
-static const struct run_sink lsp_sink = {.output = on_output, .artifact = on_artifact};
+static const struct run_sink lsp_sink = {
+    .output = on_output, .artifact = on_artifact, .measure = json_string_fit};
 
 /* kiln's own folder for output documents: $XDG_RUNTIME_DIR/kiln, else
  * /tmp/kiln-UID, made 0700 and checked to be ours. Never the user's files. */

@@ -467,7 +467,8 @@ static void on_artifact(void *data, struct run *run, const struct run_artifact *
 	}
 }
 
-static const struct run_sink mcp_sink = {.output = on_output, .artifact = on_artifact};
+static const struct run_sink mcp_sink = {
+    .output = on_output, .artifact = on_artifact, .measure = json_string_fit};
 
 static void add_stream(struct buf *b, const char *name, const struct buf *s, bool cut)
 {

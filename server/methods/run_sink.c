@@ -97,8 +97,10 @@ static void notify_display(void *data, struct run *run, const struct run_display
 		rpc_notify(n->k->rpc, "run/display", run_display_json(d));
 }
 
-static const struct run_sink notify_sink = {
-    .output = notify_output, .artifact = notify_artifact, .display = notify_display};
+static const struct run_sink notify_sink = {.output = notify_output,
+                                            .artifact = notify_artifact,
+                                            .display = notify_display,
+                                            .measure = json_string_fit};
 
 int run_notify_start(struct run_notify *n, struct kiln *k, const char *language, const char *code,
                      json_object *limits, run_done_fn done, void *data, struct run **ret_run)

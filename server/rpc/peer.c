@@ -51,6 +51,7 @@ struct rpc_peer {
 	struct line_reader lr;
 	struct buf out;
 	size_t out_off;
+	struct buf body; /* the message being sent, serialised (json_write) */
 	struct drain_waiter *waiters;
 	struct loop_timer *drain_timer;
 	const struct rpc_peer_ops *ops;
@@ -362,6 +363,7 @@ struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t m
 	/* The queue itself is not capped: replies must never be lost, and
 	 * producers stop at the high-water mark. */
 	buf_init(&peer->out, SIZE_MAX / 2);
+	buf_init(&peer->body, SIZE_MAX / 2);
 	peer->in_flags = fcntl(in_fd, F_GETFL);
 	peer->out_flags = fcntl(out_fd, F_GETFL);
 	if (peer->in_flags >= 0)
@@ -417,6 +419,7 @@ void rpc_peer_free(struct rpc_peer *peer)
 	drop_body_stream(peer);
 	line_reader_release(&peer->lr);
 	buf_release(&peer->out);
+	buf_release(&peer->body);
 	free(peer);
 }
 
@@ -444,10 +447,18 @@ int rpc_peer_send(struct rpc_peer *peer, json_object *msg)
 {
 	if (peer->output_broken)
 		return -EPIPE;
-	const char *s = json_compact(msg);
-	size_t len = strlen(s);
-	int r =
-	    peer->lines ? frame_encode_line(&peer->out, s, len) : frame_encode(&peer->out, s, len);
+	/* json_write, not json_compact: the same bytes, without json-c's
+	 * byte-at-a-time escaping of run output and a strlen after it. */
+	buf_reset(&peer->body);
+	int r = json_write(&peer->body, msg);
+	if (r < 0)
+		return r;
+	const char *s = peer->body.data;
+	size_t len = peer->body.len;
+	r = peer->lines ? frame_encode_line(&peer->out, s, len) : frame_encode(&peer->out, s, len);
+	/* Kept for the next message unless it grew large (a big result). */
+	if (peer->body.cap > (1u << 20))
+		buf_release(&peer->body);
 	if (r < 0)
 		return r;
 	/* The body is the len bytes just queued (before the newline, in line

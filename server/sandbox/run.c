@@ -83,9 +83,32 @@ static void on_flush_timer(struct loop *loop, void *data)
 	flush_output(run);
 }
 
+/* The longest prefix of the new text that fits the room left under
+ * outputBytes, as the sink counts it (run.h); the room shrinks by its cost.
+ * Returns false when the text was cut. */
+static bool count_text(struct run *run, struct buf *b, size_t from)
+{
+	uint64_t room = run->limits.output_bytes - run->out_bytes, cost;
+	size_t n = b->len - from, fit;
+	if (run->sink->measure) {
+		fit = run->sink->measure(b->data + from, n, room, &cost);
+	} else {
+		fit = n;
+		if (fit > room) /* cut on a character boundary */
+			for (fit = (size_t)room; fit > 0 && (b->data[from + fit] & 0xc0) == 0x80;)
+				fit--;
+		cost = fit;
+	}
+	run->out_bytes += cost;
+	b->len = from + fit;
+	return fit == n;
+}
+
 /* Add decoded text of stream s; flush first when the stream changes so
- * that notifications keep the order the bytes arrived in. */
-static void add_text(struct run *run, int s, const char *bytes, size_t n, bool final)
+ * that notifications keep the order the bytes arrived in. Counted text
+ * (the program's, not kiln's marker) is cut where outputBytes is reached;
+ * returns false then. */
+static bool add_text(struct run *run, int s, const char *bytes, size_t n, bool final, bool counted)
 {
 	if (run->pending_stream != s && run->pending.len)
 		flush_output(run);
@@ -96,11 +119,13 @@ static void add_text(struct run *run, int s, const char *bytes, size_t n, bool f
 		before = 0;
 		sbx_utf8_decode(&run->dec[s], bytes, n, final, &run->pending);
 	}
+	bool whole = !counted || count_text(run, &run->pending, before);
 	sbx_tail_add(&run->tail[s], run->pending.data + before, run->pending.len - before);
 	if (run->pending.len >= COALESCE_BYTES)
 		flush_output(run);
 	else if (run->pending.len && !run->flush_timer)
 		run->flush_timer = loop_timer_start(run->loop, COALESCE_MS, on_flush_timer, run);
+	return whole;
 }
 
 static void signal_box(struct run *run, int sig)
@@ -143,30 +168,29 @@ static void stream_eof(struct run *run, int s)
 	loop_unwatch(run->loop, run->box.fds[s]);
 	close(run->box.fds[s]);
 	run->box.fds[s] = -1;
-	add_text(run, s, "", 0, true);
+	add_text(run, s, "", 0, true, true);
 	maybe_finish(run);
 }
 
+/* outputBytes counts the text as the sink sends it (run.h's measure):
+ * for the client, JSON with its escapes, so 1 MiB of control bytes is
+ * the 6 MiB the client receives, and each invalid byte the three of its
+ * U+FFFD. */
 static void on_bytes(struct run *run, int s, const char *buf, size_t n)
 {
 	if (run->truncated)
 		return;
-	uint64_t room = run->limits.output_bytes - run->out_bytes;
-	if (n > room) {
-		add_text(run, s, buf, (size_t)room, true);
-		run->out_bytes += room;
-		run->truncated = true;
-		char marker[128];
-		int m = snprintf(marker, sizeof(marker),
-		                 "\n[kiln: output stopped after %llu bytes; the run was ended]\n",
-		                 (unsigned long long)run->limits.output_bytes);
-		add_text(run, s, marker, (size_t)m, true);
-		flush_output(run);
-		end_box(run);
+	if (add_text(run, s, buf, n, false, true))
 		return;
-	}
-	run->out_bytes += n;
-	add_text(run, s, buf, n, false);
+	run->truncated = true;
+	run->dec[s].ncarry = 0; /* past the cut: not sent, not a U+FFFD */
+	char marker[128];
+	int m = snprintf(marker, sizeof(marker),
+	                 "\n[kiln: output stopped after %llu bytes; the run was ended]\n",
+	                 (unsigned long long)run->limits.output_bytes);
+	add_text(run, s, marker, (size_t)m, true, false);
+	flush_output(run);
+	end_box(run);
 }
 
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
@@ -531,7 +555,7 @@ bool run_session_display(struct run *run, json_object *data, json_object *metada
 		                 "\n[kiln: a display of %zu bytes did not fit in the run's output "
 		                 "limit (%llu bytes); the run was interrupted]\n",
 		                 bytes, (unsigned long long)run->limits.output_bytes);
-		add_text(run, ERR, marker, (size_t)m, true);
+		add_text(run, ERR, marker, (size_t)m, true, false);
 		flush_output(run);
 		end_box(run);
 		return false;
@@ -549,7 +573,7 @@ bool run_session_display(struct run *run, json_object *data, json_object *metada
 void run_session_end(struct run *run, const struct run_session_end *e)
 {
 	for (int s = 0; s < 2; s++)
-		add_text(run, s, "", 0, true);
+		add_text(run, s, "", 0, true, true);
 	flush_output(run);
 	struct run_outcome o = {.run_id = run->id,
 	                        .timed_out = run->timed_out,

@@ -59,6 +59,13 @@ struct run_sink {
 	void (*artifact)(void *data, struct run *run, const struct run_artifact *artifact);
 	/* May be NULL: displays are dropped. */
 	void (*display)(void *data, struct run *run, const struct run_display *display);
+	/* What output text costs where the sink sends it, counted against
+	 * outputBytes: the longest prefix of text[0..len) (valid UTF-8), cut
+	 * on a character boundary, that costs at most budget; its cost in
+	 * *ret_cost. The notification sinks give json_string_fit (the text
+	 * as the client receives it, escapes included). May be NULL: a byte
+	 * of text costs one. */
+	size_t (*measure)(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost);
 };
 
 /* Read the run's output again after its sink answered RUN_PAUSE. Not from
@@ -72,7 +79,8 @@ struct run_outcome {
 	int exit_code;        /* when exited */
 	int signal;           /* the signal that ended it, when !exited */
 	bool timed_out;       /* the wall clock ended it */
-	bool truncated;       /* its output reached outputBytes, and the box was ended */
+	bool truncated;       /* its output (as the sink measures it) reached outputBytes, and
+	                       * the box was ended */
 	bool warm;            /* it ran in a box built ahead of it */
 	uint64_t duration_ms; /* from the request to the program's end */
 	uint64_t cpu_ms;      /* user + system of the program and its children */

@@ -43,10 +43,23 @@ static int seq(const unsigned char *s, size_t avail)
 	return len;
 }
 
+/* Whether any of 8 bytes has its high bit set. */
+static inline bool any_high(const unsigned char *s)
+{
+	uint64_t w;
+	memcpy(&w, s, 8);
+	return (w & 0x8080808080808080ull) != 0;
+}
+
 static int emit(const unsigned char *s, size_t n, bool final, struct sbx_utf8 *u, struct buf *out)
 {
 	size_t i = 0, start = 0;
 	while (i < n) {
+		/* Output is mostly ASCII: skip it 8 bytes at a time. */
+		while (i + 8 <= n && !any_high(s + i))
+			i += 8;
+		if (i >= n)
+			break;
 		int l = seq(s + i, n - i);
 		if (l > 0) {
 			i += (size_t)l;

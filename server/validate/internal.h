@@ -201,6 +201,16 @@ struct val_pyerror {
 int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *argv0,
                        const char *code, size_t len, const volatile size_t *cancel,
                        struct val_pyerror *ret_err);
+/* Send the same request val_pyworker_check would, without waiting for
+ * the answer, so the parser works while the caller does (tree-sitter and
+ * the rules); the next val_pyworker_check, with the same arguments, reads
+ * it. 0 when sent; -errno otherwise (the check then asks as usual). A
+ * caller that does not check after all calls val_pyworker_drop. */
+int val_pyworker_send(struct val_pyworker *w, enum val_parser p, const char *argv0,
+                      const char *code, size_t len, const volatile size_t *cancel);
+/* Forget a request sent and not read: the worker is stopped (its answer
+ * would be read as the next one's). */
+void val_pyworker_drop(struct val_pyworker *w);
 /* Why the last check got no answer from CPython, as a clause ("the
  * sandbox could not be built (...)", "it did not answer within 2000 ms"). */
 const char *val_pyworker_why(const struct val_pyworker *w);

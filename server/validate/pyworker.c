@@ -229,7 +229,9 @@ struct val_pyworker {
 	int timeout_ms;
 	struct sbx_worker *proc; /* NULL when not running */
 	bool broken;             /* could not start: do not try again */
-	char why[768];           /* the last reason CPython could not answer */
+	bool pending;            /* a request was sent (val_pyworker_send), not read */
+	uint64_t pending_deadline;
+	char why[768]; /* the last reason CPython could not answer */
 };
 
 struct val_pyworker *val_pyworker_new(const char *python, int timeout_ms)
@@ -250,6 +252,7 @@ static void worker_stop(struct val_pyworker *w)
 {
 	sbx_worker_free(w->proc);
 	w->proc = NULL;
+	w->pending = false;
 }
 
 void val_pyworker_free(struct val_pyworker *w)
@@ -375,8 +378,9 @@ static int parse_reply(struct val_pyworker *w, const char *line, struct val_pyer
 	return 1;
 }
 
-static int ask(struct val_pyworker *w, enum val_parser p, const char *argv0, const char *code,
-               size_t len, const volatile size_t *cancel, struct val_pyerror *ret)
+static int send_request(struct val_pyworker *w, enum val_parser p, const char *argv0,
+                        const char *code, size_t len, const volatile size_t *cancel,
+                        uint64_t *ret_deadline)
 {
 	static const char *const names[] = {"python", "bash", "node"};
 	/* Big code takes longer: a millisecond more per 2 KiB (4 MiB: 2 s). */
@@ -389,12 +393,49 @@ static int ask(struct val_pyworker *w, enum val_parser p, const char *argv0, con
 	int r = write_all(fd, hdr, (size_t)hl, deadline, cancel);
 	if (r >= 0)
 		r = write_all(fd, code, len, deadline, cancel);
-	char line[REPLY_MAX];
 	if (r >= 0)
-		r = read_line(fd, line, sizeof(line), deadline, cancel);
+		*ret_deadline = deadline;
+	return r;
+}
+
+static int read_answer(struct val_pyworker *w, uint64_t deadline, const volatile size_t *cancel,
+                       struct val_pyerror *ret)
+{
+	char line[REPLY_MAX];
+	int r = read_line(sbx_worker_fd(w->proc), line, sizeof(line), deadline, cancel);
 	if (r >= 0)
 		r = parse_reply(w, line, ret);
 	return r;
+}
+
+static int ask(struct val_pyworker *w, enum val_parser p, const char *argv0, const char *code,
+               size_t len, const volatile size_t *cancel, struct val_pyerror *ret)
+{
+	uint64_t deadline;
+	int r = send_request(w, p, argv0, code, len, cancel, &deadline);
+	return r < 0 ? r : read_answer(w, deadline, cancel, ret);
+}
+
+int val_pyworker_send(struct val_pyworker *w, enum val_parser p, const char *argv0,
+                      const char *code, size_t len, const volatile size_t *cancel)
+{
+	if (w->broken || w->pending || !w->proc)
+		return -EAGAIN; /* the check starts (or restarts) the worker itself */
+	int r = send_request(w, p, argv0, code, len, cancel, &w->pending_deadline);
+	if (r < 0) {
+		worker_stop(w);
+		return r;
+	}
+	w->pending = true;
+	return 0;
+}
+
+void val_pyworker_drop(struct val_pyworker *w)
+{
+	if (!w->pending)
+		return;
+	w->pending = false;
+	worker_stop(w);
 }
 
 int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *argv0,
@@ -403,6 +444,28 @@ int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *ar
 {
 	if (w->broken)
 		return -ENOENT;
+	if (w->pending) {
+		/* Sent ahead by val_pyworker_send: read it. Past a failure the
+		 * worker is restarted and asked again, as below. */
+		w->pending = false;
+		struct val_pyerror e;
+		int r = read_answer(w, w->pending_deadline, cancel, &e);
+		if (r == 1)
+			*ret_err = e;
+		if (r >= 0 || r == -ENOEXEC)
+			return r;
+		worker_stop(w);
+		if (r == -ECANCELED)
+			return r;
+		if (r == -ETIMEDOUT) {
+			snprintf(w->why, sizeof(w->why), "it did not answer within %d ms",
+			         w->timeout_ms);
+			log_warn(
+			    "validator: the Python syntax worker took over %d ms; restarting it",
+			    w->timeout_ms);
+			return r;
+		}
+	}
 	/* A worker that died since the last request gets one restart. */
 	for (int attempt = 0; attempt < 2; attempt++) {
 		if (!w->proc) {

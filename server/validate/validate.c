@@ -29,6 +29,8 @@
  * 2 s, and 2 s more per MiB, since a 4 MiB snippet takes about a second
  * on a loaded machine (and several under the sanitizers). */
 #define PARSE_TIMEOUT_US(len) (2000000 + (uint64_t)(len)*2)
+/* Code up to this size goes to the real parser before the parse. */
+#define SEND_AHEAD_MAX (64 * 1024)
 
 struct validator {
 	TSParser *parser;
@@ -315,21 +317,17 @@ static int ruleset_for(struct validator *v, size_t li, char *detail, size_t dsz)
 
 int val_prepare(struct validator *v)
 {
+	/* Python only (val_langs[0]): its compiled rules and the grammar
+	 * tables the compile touches cost about 1.7 MiB; bash's and
+	 * JavaScript's would add about 2.5 MiB to every idle server for
+	 * checks most sessions never ask for. They compile on first use. */
 	char detail[256];
-	for (size_t i = 0; i < val_langs_count; i++) {
-		if (v->rulesets[i])
-			continue;
-		int r = ruleset_for(v, i, detail, sizeof(detail));
-		if (r < 0) {
-			log_error("validator: %s", detail);
-			return r;
-		}
-		for (size_t j = i + 1; j < val_langs_count; j++)
-			if (!v->rulesets[j])
-				return 1;
+	if (v->rulesets[0])
 		return 0;
-	}
-	return 0;
+	int r = ruleset_for(v, 0, detail, sizeof(detail));
+	if (r < 0)
+		log_error("validator: %s", detail);
+	return r < 0 ? r : 0;
 }
 
 int val_python_available(struct validator *v)
@@ -496,22 +494,35 @@ static uint32_t one_char(struct val_doc *d, uint32_t off)
  * Returns 1 when it answered (an error added, or none), 0 when it could
  * not be asked. root: tree-sitter's tree, to place an error the parser
  * gives no column for. */
-static int real_syntax(struct validator *v, struct val_doc *d, TSNode root)
+/* Which real parser checks lang's syntax, if one can: false when none. */
+static bool real_parser(struct validator *v, const struct val_lang *lang, enum val_parser *ret_p,
+                        const char **ret_argv0)
 {
 	enum val_parser p;
 	const char *argv0 = NULL;
-	if (strcmp(d->lang->name, "python") == 0) {
+	if (strcmp(lang->name, "python") == 0) {
 		p = VAL_PARSE_PYTHON;
-	} else if (strcmp(d->lang->name, "bash") == 0) {
+	} else if (strcmp(lang->name, "bash") == 0) {
 		p = VAL_PARSE_BASH;
 		argv0 = v->bash;
-	} else if (strcmp(d->lang->name, "javascript") == 0) {
+	} else if (strcmp(lang->name, "javascript") == 0) {
 		p = VAL_PARSE_NODE;
 		argv0 = v->node;
 	} else {
-		return 0;
+		return false;
 	}
 	if (!v->py || (p != VAL_PARSE_PYTHON && !argv0))
+		return false;
+	*ret_p = p;
+	*ret_argv0 = argv0;
+	return true;
+}
+
+static int real_syntax(struct validator *v, struct val_doc *d, TSNode root)
+{
+	enum val_parser p;
+	const char *argv0;
+	if (!real_parser(v, d->lang, &p, &argv0))
 		return 0;
 	struct val_pyerror e;
 	int r = val_pyworker_check(v->py, p, argv0, d->code, d->len, d->cancel, &e);
@@ -565,14 +576,41 @@ static size_t first_invalid_utf8(const char *s, size_t n)
 	return n;
 }
 
-/* Everything between the parse and the verdict; the tree is the caller's. */
+/* The hidden-text scan and the language's rules. */
+static int check_rules(struct validator *v, struct val_doc *d, size_t li, TSNode root,
+                       json_object *pmap, char *detail, size_t dsz)
+{
+	int r;
+	if ((r = val_text_scan(d, v->text, root, pmap)) < 0)
+		return r;
+	if (val_cancelled(d))
+		return -ECANCELED;
+	r = ruleset_for(v, li, detail, dsz);
+	if (r >= 0)
+		r = val_rules_run(d, v->rulesets[li], root, pmap);
+	if (r < 0 && r != -ECANCELED)
+		snprintf(detail, dsz, "the rules could not run: %s", strerror(-r));
+	return r;
+}
+
+/* Everything between the parse and the verdict; the tree is the caller's.
+ * The rules run first: the real parser, asked before the parse
+ * (val_check_report), answers meanwhile. The order of the diagnostics
+ * does not matter: they are sorted at the end. */
 static int check_tree(struct validator *v, struct val_doc *d, size_t li, TSNode root,
                       json_object *pmap, char *detail, size_t dsz)
 {
+	int r = check_rules(v, d, li, root, pmap, detail, dsz);
+	if (r < 0) {
+		if (v->py)
+			val_pyworker_drop(v->py);
+		return r;
+	}
 	const struct val_lang *lang = d->lang;
 	bool ts_broken = ts_node_has_error(root);
 	bool python = strcmp(lang->name, "python") == 0;
-	int real = 0, r;
+	int real = 0;
+	size_t before = d->out->ndiags;
 	size_t bad = python ? first_invalid_utf8(d->code, d->len) : d->len;
 	if (bad < d->len) {
 		/* Python source is UTF-8 by definition; say where it is not,
@@ -589,7 +627,7 @@ static int check_tree(struct validator *v, struct val_doc *d, size_t li, TSNode 
 	}
 	if (val_cancelled(d))
 		return -ECANCELED;
-	size_t nsyntax = d->out->ndiags;
+	size_t nsyntax = d->out->ndiags - before;
 	if (!real && ts_broken) {
 		val_syntax_errors(d, root, VAL_SEV_ERROR, "syntax",
 		                  !python ? NULL
@@ -622,16 +660,7 @@ static int check_tree(struct validator *v, struct val_doc *d, size_t li, TSNode 
 		if ((r = val_add(d, 0, 0, VAL_SEV_HINT, "kiln-no-cpython", msg, NULL)) < 0)
 			return r;
 	}
-	if ((r = val_text_scan(d, v->text, root, pmap)) < 0)
-		return r;
-	if (val_cancelled(d))
-		return -ECANCELED;
-	r = ruleset_for(v, li, detail, dsz);
-	if (r >= 0)
-		r = val_rules_run(d, v->rulesets[li], root, pmap);
-	if (r < 0 && r != -ECANCELED)
-		snprintf(detail, dsz, "the rules could not run: %s", strerror(-r));
-	return r;
+	return 0;
 }
 
 /* Debian's tree-sitter (0.20.7) corrupts its heap on a tree that holds
@@ -761,12 +790,25 @@ int val_check_report(struct validator *v, const char *language, const char *code
 		            NULL);
 		goto judge;
 	}
+	/* The real parser starts on the code now and answers while
+	 * tree-sitter parses and the rules run (check_tree reads it). Only
+	 * for small code, where the wait is what the person feels: on big
+	 * code the two would share the CPU, and tree-sitter's parse, timed
+	 * on the wall clock, could run out of time on a busy machine. Not for
+	 * code that is not UTF-8: Python is refused without asking. */
+	enum val_parser rp;
+	const char *rargv0;
+	if (len <= SEND_AHEAD_MAX && real_parser(v, lang, &rp, &rargv0) &&
+	    (strcmp(lang->name, "python") != 0 || first_invalid_utf8(code, len) == len))
+		val_pyworker_send(v->py, rp, rargv0, code, len, cancel);
 	ts_parser_set_language(v->parser, lang->ts());
 	ts_parser_set_timeout_micros(v->parser, PARSE_TIMEOUT_US(len));
 	ts_parser_set_cancellation_flag(v->parser, (const size_t *)cancel);
 	TSTree *tree = ts_parser_parse_string(v->parser, NULL, code, (uint32_t)len);
 	ts_parser_set_cancellation_flag(v->parser, NULL);
 	if (!tree) {
+		if (v->py)
+			val_pyworker_drop(v->py);
 		ts_parser_reset(v->parser);
 		if (val_cancelled(&d)) {
 			r = -ECANCELED;

@@ -122,9 +122,10 @@ int val_check_async(struct validator *v, struct loop *loop, const char *language
  * check stops at its next step. */
 void val_job_cancel(struct val_job *job);
 
-/* Compile the next language's built-in rules ahead of their first use,
- * so that an idle loop can warm the validator a step at a time. Returns 1
- * while languages remain, 0 when all are ready, -errno on failure. */
+/* Compile Python's built-in rules ahead of their first use (the other
+ * languages' compile on their first check, to keep the idle server
+ * small). Returns 0 when ready, -errno on failure; 1 is kept for a step
+ * that leaves more to do. */
 int val_prepare(struct validator *v);
 
 /* "allow", "warn", "deny". */

@@ -6,6 +6,12 @@ response, and output throughput through the server to this client.
   sandbox_client.py KILN CONFIG --throughput MB       MB/s of MB written to stdout
   sandbox_client.py KILN CONFIG --session N [PAUSE]   median ms of N runs of print(x)
                                                       in a session after x = 5
+  sandbox_client.py KILN CONFIG --pair CONFIG2 LANG CODE N PAUSE
+                                                      two servers (CONFIG, CONFIG2), their
+                                                      runs taken in turns, each after PAUSE:
+                                                      "MEDIAN1 MEDIAN2 MEDIAN_OF_RATIOS"
+                                                      (2 over 1), so that a machine whose
+                                                      load drifts weighs on both alike
 
 PAUSE: seconds to wait before each run (not timed), so that the server has
 its warm box built, as between the runs a person asks for; without it the
@@ -39,6 +45,13 @@ def start(kiln, config):
     return p
 
 
+def cpu_seconds(pid):
+    """User + system CPU seconds of process pid so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_once(p, rid, lang, code, limits=None, session=None):
     params = {"language": lang, "code": code}
     if session:
@@ -67,8 +80,28 @@ def main():
         mb = int(sys.argv[4])
         code = ("import sys\nb = b'x' * (1 << 20)\nfor _ in range(%d):\n"
                 "    sys.stdout.buffer.write(b)\n" % mb)
-        dt, n = run_once(p, 1, "python", code, {"outputBytes": (mb + 1) << 20})
-        print("%.1f" % (n / dt / 1e6))
+        run_once(p, 1, "python", "pass")
+        c0 = cpu_seconds(p.pid)
+        dt, n = run_once(p, 2, "python", code, {"outputBytes": (mb + 1) << 20})
+        # The server's own CPU time per 100 MB: steadier than MB/s on a
+        # loaded machine, and what the server's code decides.
+        print("%.1f %.3f" % (n / dt / 1e6, (cpu_seconds(p.pid) - c0) * 100e6 / n))
+    elif sys.argv[3] == "--pair":
+        config2, lang, code = sys.argv[4], sys.argv[5], sys.argv[6]
+        n, pause = int(sys.argv[7]), float(sys.argv[8])
+        q = start(kiln, config2)
+        run_once(p, 1, lang, code)
+        run_once(q, 1, lang, code)
+        a, b = [], []
+        for i in range(n):
+            time.sleep(pause)
+            a.append(run_once(p, i + 2, lang, code)[0] * 1000)
+            time.sleep(pause)
+            b.append(run_once(q, i + 2, lang, code)[0] * 1000)
+        q.stdin.close()
+        q.wait(timeout=10)
+        print("%.2f %.2f %.3f" % (statistics.median(a), statistics.median(b),
+                                  statistics.median(y / x for x, y in zip(a, b))))
     elif sys.argv[3] == "--session":
         n = int(sys.argv[4])
         pause = float(sys.argv[5]) if len(sys.argv) > 5 else 0

@@ -74,6 +74,8 @@ def dumps(obj):
 # for tests/bench/intent.sh (GET /_last), and the last request's messages. CLOCK_MONOTONIC is shared by the
 # processes of one machine, so the bench can compare them with its own.
 LAST = {"lastTokenAt": 0.0, "endAt": 0.0}
+# Seconds between two tokens (--token-ms); fake-slow has its own 40 ms.
+TOKEN_DELAY = 0.0
 # --served-log FILE: one JSON line per POST (path, model, Authorization).
 SERVED_LOG = None
 SERVED_LOCK = threading.Lock()
@@ -501,7 +503,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         text = answer_for(base, messages)
         toks = tokens(text)
-        delay = 0.04 if base == "fake-slow" else 0.0
+        delay = 0.04 if base == "fake-slow" else TOKEN_DELAY
         cut = len(toks) // 2 if base == "fake-cut" else None
         stall = 2 if base == "fake-stall" else None
         prompt_tokens = sum(len(str(m.get("content", ""))) // 4 for m in messages)
@@ -633,7 +635,7 @@ class Handler(BaseHTTPRequestHandler):
             {"role": m["role"], "content": m["content"] if isinstance(m["content"], str)
              else "".join(b.get("text", "") for b in m["content"])} for m in messages]
         toks = tokens(answer_for(model, msgs))
-        delay = 0.04 if model == "fake-slow" else 0.0
+        delay = 0.04 if model == "fake-slow" else TOKEN_DELAY
         self.start_chunked("text/event-stream; charset=utf-8")
 
         def event(name, obj):
@@ -752,7 +754,7 @@ class Handler(BaseHTTPRequestHandler):
             {"role": m["role"], "content": "".join(b.get("text", "") for b in m["content"])}
             for m in messages]
         toks = tokens(answer_for(base, msgs))
-        delay = 0.04 if base == "fake-slow" else 0.0
+        delay = 0.04 if base == "fake-slow" else TOKEN_DELAY
         self.start_chunked("application/vnd.amazon.eventstream")
         self.pieces(es_event("messageStart", {"p": "abcd", "role": "assistant"}))
         for i, t in enumerate(toks):
@@ -805,9 +807,15 @@ def main():
     ap.add_argument("--log", help="append each chat request's messages to this file, a JSON line each")
     ap.add_argument("--max-seconds", type=float, default=1800,
                     help="exit after this long, so a forgotten server never lingers")
+    ap.add_argument("--token-ms", type=float, default=0,
+                    help="pace every answer at one token per this many ms (default: all at "
+                    "once), as a real model streams: the intent bench's clock starts at the "
+                    "last token, and a burst would leave kiln reading a backlog then")
     ap.add_argument("--served-log", help="append one JSON line per POST served: its path, "
                     "model and Authorization header")
     args = ap.parse_args()
+    global TOKEN_DELAY
+    TOKEN_DELAY = args.token_ms / 1000.0
     Handler.log_path = args.log
     global SERVED_LOG
     SERVED_LOG = args.served_log

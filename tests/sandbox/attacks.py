@@ -814,6 +814,25 @@ class Suite:
             return None
         self.case("protocol-output-cap", truncation)
 
+        def truncation_wire():
+            # outputBytes counts what the client receives: 200,000 bytes
+            # of 0x01 are 1,200,000 bytes of JSON (each a \u0001), so a
+            # 256 KiB cap ends the run although the raw bytes fit in it.
+            limit = 256 << 10
+            code = "import sys\nsys.stdout.buffer.write(b'\\x01' * 200000)\n"
+            d = self.rpc([("python", code)], "--limits", json.dumps({"outputBytes": limit}))
+            res = d["replies"][0].get("result")
+            if not res or not res["truncated"]:
+                return "not truncated: %r" % d["replies"][0]
+            text = d["output"][res["runId"]]["stdout"]
+            body, sep, marker = text.partition("\n[kiln: output stopped")
+            wire = len(json.dumps(body, ensure_ascii=False)) - 2
+            if not sep or set(body) != {"\x01"} or not limit - 6 < wire <= limit:
+                return "%d characters sent, %d bytes as JSON, marker %s" % (
+                    len(body), wire, bool(sep))
+            return None
+        self.case("protocol-output-cap-counts-json", truncation_wire)
+
         def cancel():
             d = self.rpc([("python", "import time\nprint('x', flush=True)\ntime.sleep(60)\n"),
                           ("bash", "echo y; sleep 60")], "--cancel-after", "2")

@@ -4,6 +4,8 @@
  * written only on success. (rpc_parse's wording: test_message.c.) */
 #include "core/json.h"
 
+#include "core/buf.h"
+
 #include "unit.h"
 
 static int parse(const char *s, size_t max, json_object **ret, char *detail, size_t dsz)
@@ -152,6 +154,107 @@ START_TEST(stream_cuts)
 }
 END_TEST
 
+/* json_string_fit's cost is what json_compact() writes for the string,
+ * byte for byte: each byte value alone (a lone byte >= 0x80 is not UTF-8,
+ * so those are checked inside a two-byte character), and a budget that
+ * falls inside a character cuts before it. */
+static size_t compact_len(const char *s, size_t n)
+{
+	_cleanup_json_ json_object *o = json_object_new_string_len(s, (int)n);
+	return strlen(json_compact(o)) - 2;
+}
+
+START_TEST(string_cost)
+{
+	uint64_t cost;
+	for (int b = 1; b < 0x80; b++) {
+		char c = (char)b;
+		ck_assert_uint_eq(json_string_fit(&c, 1, 100, &cost), 1);
+		ck_assert_uint_eq(cost, compact_len(&c, 1));
+	}
+	/* Each byte at each place of a 19-byte run (the 8-byte fast path, then
+	 * the rest). */
+	for (int b = 1; b < 0x80; b++)
+		for (int at = 0; at < 19; at++) {
+			char run[19];
+			memset(run, 'a', sizeof(run));
+			run[at] = (char)b;
+			ck_assert_uint_eq(json_string_fit(run, sizeof(run), 1000, &cost),
+			                  sizeof(run));
+			ck_assert_uint_eq(cost, compact_len(run, sizeof(run)));
+		}
+	const char *mixed = "a\x01\"\\/\n\xc3\xa9\xe2\x82\xac\x1f\x7f";
+	size_t n = strlen(mixed);
+	ck_assert_uint_eq(json_string_fit(mixed, n, 1000, &cost), n);
+	ck_assert_uint_eq(cost, compact_len(mixed, n));
+	/* 1 MiB of 0x01 is 6 MiB on the wire. */
+	static char ones[1 << 20];
+	memset(ones, 1, sizeof(ones));
+	ck_assert_uint_eq(json_string_fit(ones, sizeof(ones), UINT64_MAX, &cost), sizeof(ones));
+	ck_assert_uint_eq(cost, 6u << 20);
+	/* A budget of 7 fits one \u0001 (6) and not the next. */
+	ck_assert_uint_eq(json_string_fit(ones, sizeof(ones), 7, &cost), 1);
+	ck_assert_uint_eq(cost, 6);
+	/* "a" + the euro sign (3 bytes): a budget of 3 stops before the sign. */
+	ck_assert_uint_eq(json_string_fit("a\xe2\x82\xac", 4, 3, &cost), 1);
+	ck_assert_uint_eq(cost, 1);
+	ck_assert_uint_eq(json_string_fit("a\xe2\x82\xac", 4, 4, &cost), 4);
+	ck_assert_uint_eq(cost, 4);
+}
+END_TEST
+
+/* json_write writes json_compact's bytes exactly, for every kind of value
+ * the protocol sends: parsed texts (doubles keep their form) and built
+ * objects with control bytes, NUL, quotes, slashes and UTF-8 in strings and
+ * keys, long runs past the 8-byte fast path. */
+START_TEST(write_matches_compact)
+{
+	static const char *const texts[] = {
+	    "null",
+	    "true",
+	    "false",
+	    "0",
+	    "-12",
+	    "1.5",
+	    "1e3",
+	    "2.50",
+	    "[]",
+	    "{}",
+	    "\"\"",
+	    "{\"a\":[1,2.0,{\"b\":null}],\"c\":\"\\u0001\\n\\t\\\"\\\\/x\\u007f\"}",
+	    "[\"\\u00e9\\u20ac\\ud83d\\ude00\", 9223372036854775807, -9223372036854775808]",
+	    "{\"k\\u0000ey\":\"v\\u0000al\",\"\\u001f\":[[[]]]}",
+	};
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		json_object *o = NULL;
+		char detail[200];
+		ck_assert_int_eq(json_parse_strict(texts[i], strlen(texts[i]), 1 << 20, &o, detail,
+		                                   sizeof(detail)),
+		                 0);
+		struct buf b;
+		buf_init(&b, 1 << 20);
+		ck_assert_int_eq(json_write(&b, o), 0);
+		ck_assert_str_eq(b.data, o ? json_compact(o) : "null");
+		buf_release(&b);
+		json_object_put(o);
+	}
+	char big[300];
+	for (size_t i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i % 7 == 3 ? i % 32 : 'a' + i % 26);
+	for (size_t n = 0; n <= sizeof(big); n += 13) {
+		_cleanup_json_ json_object *o = json_object_new_object();
+		json_object_object_add(o, "text", json_object_new_string_len(big, (int)n));
+		json_object_object_add(o, "n", json_object_new_int64((int64_t)n));
+		json_object_object_add(o, "d", json_object_new_double(0.1 * (double)n));
+		struct buf b;
+		buf_init(&b, 1 << 20);
+		ck_assert_int_eq(json_write(&b, o), 0);
+		ck_assert_str_eq(b.data, json_compact(o));
+		buf_release(&b);
+	}
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
 	Suite *s = suite_create("json");
@@ -159,6 +262,8 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, size_cap);
 	tcase_add_test(tc, strict);
 	tcase_add_test(tc, stream_cuts);
+	tcase_add_test(tc, string_cost);
+	tcase_add_test(tc, write_matches_compact);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -182,6 +182,35 @@ START_TEST(cpython_range_per_encoding)
 }
 END_TEST
 
+static const char *first_message(json_object *diags, const char *code);
+
+/* A check asks CPython before its parse and reads the answer after its
+ * rules; one that stops in between (here: cancelled, seen before the
+ * rules) must not leave that answer for the next check, which would then
+ * read "ok" for code that is not Python. */
+START_TEST(stopped_check_leaves_no_answer)
+{
+	ck_assert_msg(access("/usr/bin/python3", X_OK) == 0, "/usr/bin/python3 is missing");
+	struct validator *v = make(NULL);
+	enum val_verdict vd;
+	json_object *diags = check(v, "python", "x = 1\n", NULL, POS_UTF16, &vd);
+	ck_assert_int_eq(vd, VAL_ALLOW); /* the worker runs now */
+	json_object_put(diags);
+	volatile size_t cancel = 1;
+	struct val_report rep;
+	char detail[256];
+	ck_assert_int_eq(val_check_report(v, "python", "y = 2\n", 6, NULL, &cancel, &rep, detail,
+	                                  sizeof(detail)),
+	                 -ECANCELED);
+	diags = check(v, "python", "if y\n    pass\n", NULL, POS_UTF16, &vd);
+	ck_assert_msg(find(diags, "syntax") && !find(diags, "kiln-unchecked"), "%s",
+	              json_compact(diags));
+	ck_assert_str_eq(first_message(diags, "syntax"), "expected ':'");
+	json_object_put(diags);
+	val_free(v);
+}
+END_TEST
+
 static const char *first_message(json_object *diags, const char *code)
 {
 	json_object *d = find(diags, code);
@@ -872,6 +901,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, verdicts_and_profiles);
 	tcase_add_test(tc, diagnostic_shape);
 	tcase_add_test(tc, config_overrides);
+	tcase_add_test(tc, stopped_check_leaves_no_answer);
 	tcase_add_test(tc, bad_config_and_arguments);
 	suite_add_tcase(s, tc);
 	return s;
