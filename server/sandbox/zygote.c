@@ -94,7 +94,10 @@ static char *zygote_key(const struct sandbox *s, const struct sbx_plan_owned *po
 {
 	struct buf b;
 	buf_init(&b, 4u << 20);
-	int r = buf_printf(&b, "%s\n", layout);
+	/* The layout's first line is the root's and the scratch tmpfs's size:
+	 * each run from the zygote mounts its own, of its own size. */
+	const char *nl = strchr(layout, '\n');
+	int r = buf_printf(&b, "%s\n", nl ? nl + 1 : layout);
 	for (size_t i = 0; r >= 0 && po->plan.argv[i]; i++)
 		r = buf_printf(&b, "argv %s\n", po->plan.argv[i]);
 	for (size_t i = 0; r >= 0 && po->plan.envp[i]; i++)

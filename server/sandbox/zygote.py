@@ -159,6 +159,9 @@ def _box(req, codefd):
         _write("/proc/self/gid_map", "%d %d 1\n" % (gid, gid))
     except OSError as e:
         raise _Fail(STEP["ids"], e.errno or 1)
+    # As a box's pid 1: its /proc files belong to root from now on (the
+    # program, which runs no exec, makes itself dumpable again).
+    _prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     # No namespace of any kind inside the run's (a layer under seccomp,
     # as child.c's forbid_namespaces()); through the zygote box's /proc,
     # before the run's read-only one covers it.
@@ -168,10 +171,13 @@ def _box(req, codefd):
         except OSError:
             pass
     _mnt("private", None, "/", None, MS_REC | MS_PRIVATE)
-    # A fresh /proc for the fresh pid namespace; the kernel takes it only
-    # read-only, as the box's own is. Its key files are covered, as in
-    # child.c.
-    _mnt("proc", b"proc", "/proc", b"proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # A fresh /proc for the fresh pid namespace, read-only as a box's:
+    # the mount, not its superblock (as child.c's fsmount() does), so
+    # that a write to a /proc file is refused by its own check first.
+    # Its key files are covered, as in child.c.
+    _mnt("proc", b"proc", "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _mnt("proc", None, "/proc", None,
+         MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
     for f in ("/proc/keys", "/proc/key-users"):
         if _mount(b"/dev/null", f.encode(), None, MS_BIND, None) == 0:
             _mount(None, f.encode(), None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID |
@@ -389,6 +395,8 @@ def _program(req, out, err, st, pfd):
         _report(pfd, STEP["stdio"], e.errno or 1)
     except _Fail as f:
         _report(pfd, f.step, f.err)
+    # What an execve would give the program: its /proc files its own.
+    _prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
         os.chdir("/work")
     except OSError as e:
