@@ -353,6 +353,7 @@ static void finish_run(struct run *run, const struct sbx_artifacts *found,
 	/* The next run like this one forks from the zygote again. */
 	if (!from_zygote)
 		run_warm(s, language);
+	sbx_zygote_idle(s);
 }
 
 /* Reading the workspace back, on a job's thread: it owns the workspace

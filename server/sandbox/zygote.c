@@ -364,12 +364,18 @@ static void on_start_timer(struct loop *loop, void *data)
 	s->zygote_want = NULL;
 }
 
-/* Build a zygote for key a little later, off the run that asked. */
+/* Build a zygote for key once the server is idle (sbx_zygote_idle): its
+ * imports take a CPU for a second or two, which the run that asked for
+ * it should not share. */
 static void start_later(struct sandbox *s, char *key)
 {
 	free(s->zygote_want);
 	s->zygote_want = key;
-	if (!s->zygote_timer)
+}
+
+void sbx_zygote_idle(struct sandbox *s)
+{
+	if (s->zygote_want && !s->zygote && !s->zygote_timer)
 		s->zygote_timer = loop_timer_start(s->loop, 10, on_start_timer, s);
 }
 
@@ -404,7 +410,7 @@ static int send_request(int ch, json_object *req, const int fds[4])
 }
 
 static json_object *make_request(const struct sbx_plan_owned *po, const struct sbx_limits *lim,
-                                 size_t code_len)
+                                 size_t code_len, bool go)
 {
 	json_object *req = json_object_new_object();
 	json_object *rls = json_object_new_array();
@@ -429,6 +435,7 @@ static json_object *make_request(const struct sbx_plan_owned *po, const struct s
 	json_object_object_add(req, "rlimits", rls);
 	json_object_object_add(req, "tmpfs", json_object_new_int64((int64_t)lim->tmpfs_bytes));
 	json_object_object_add(req, "codeLen", json_object_new_int64((int64_t)code_len));
+	json_object_object_add(req, "go", json_object_new_boolean(go));
 	return req;
 }
 
@@ -531,7 +538,11 @@ static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_pl
 	char *lay = strdup(layout);
 	size_t len = strlen(code);
 	int r = 0;
-	if (!lay || !(req = make_request(po, lim, len))) {
+	/* With cgroups, the run's pid 1 waits for GO until it is in the
+	 * run's cgroup. Without, it goes on at once: if the server gives up
+	 * waiting for its pidfd, the zygote's box is killed, and it with it. */
+	bool go = s->cgroups != NULL;
+	if (!lay || !(req = make_request(po, lim, len, go))) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -557,12 +568,10 @@ static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_pl
 	sbx_box_init(b);
 	b->pidfd = steal_fd(&pidfd);
 	b->pid = pidfd_pid(b->pidfd);
-	if (s->cgroups && b->pid > 0)
+	if (go && b->pid > 0)
 		join_cgroup(s, b, lim);
-	/* GO: pid 1 forks the program only now, when the server holds its
-	 * pidfd (and it is in its cgroup): no code runs that the server
-	 * could not stop. */
-	if (send(st[0], "g", 1, MSG_NOSIGNAL) != 1) {
+	/* GO: pid 1 forks the program only now, when it is in its cgroup. */
+	if (go && send(st[0], "g", 1, MSG_NOSIGNAL) != 1) {
 		r = neg_errno();
 		if (b->cg)
 			sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
@@ -602,6 +611,11 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
 		retire(s, false);
 	}
 	if (!s->zygote) {
+		/* Not while this run starts: after it (sbx_zygote_idle). */
+		if (s->zygote_timer) {
+			loop_timer_stop(s->loop, s->zygote_timer);
+			s->zygote_timer = NULL;
+		}
 		start_later(s, key);
 		return -EAGAIN;
 	}

@@ -18,7 +18,8 @@
  * built after it. Runs take the normal path whenever the zygote is not
  * ready, is off (sandbox.zygote), or cannot do what the run needs: a
  * workspace overlay (per-run overlay mounts in a nested namespace are not
- * done yet) and languages other than Python. */
+ * done yet) and languages other than Python. The zygote is built once the
+ * server is idle after the first Python run that could have used it. */
 #pragma once
 
 #include <stdbool.h>
@@ -46,6 +47,10 @@ extern const char *const sbx_zygote_default_preload[];
 int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
                     const char *layout, const struct sbx_limits *lim, const char *code,
                     struct sbx_box *b);
+
+/* A run has ended: build the zygote a run asked for, 10 ms from now
+ * unless another run starts (as a warm box is built). */
+void sbx_zygote_idle(struct sandbox *s);
 
 /* Drop the zygote: its box is killed (sandbox_free). */
 void sbx_zygote_free(struct sandbox *s);

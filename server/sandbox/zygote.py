@@ -239,9 +239,11 @@ def _pid1(req, fds):
         os.close(codefd)
         _msg(st, SBX_MSG_READY, fd=workfd)
         os.close(workfd)
-        # GO: the server holds this process's pidfd (and has put it in
-        # the run's cgroup); without it, nothing runs.
-        if st.recv(16) != b"g":
+        # With a cgroup, GO: the server has put this process in the
+        # run's cgroup; without GO nothing runs. (Without one, the
+        # server holds this process's pidfd already, or gives up on the
+        # zygote and kills its box, this process with it.)
+        if req.get("go") and st.recv(16) != b"g":
             os._exit(0)
         rd, wr = os.pipe()
         prog = os.fork()
