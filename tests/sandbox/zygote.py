@@ -15,7 +15,8 @@ protocol, cgroup and no-user-namespace cases are attacks.py's own (they do
 not depend on how the box started). Then the fork-safety cases: random
 generators reseeded per child, no thread, socket or secret in the child
 (so none in the zygote before the fork), one zygote per interpreter (a
-changed interpreter file retires it and a new one is built).
+changed interpreter file retires it and a new one is built), and runs
+with a workspace never come from the zygote.
 
 Prints "ok NAME" / "not ok NAME: why" and "N passed, N failed".
 """
@@ -45,7 +46,7 @@ READY_WAIT_S = 120
 class Server:
     """One kiln server, its runs through snippet/run."""
 
-    def __init__(self, kiln, config, env, wrap=(), log=None):
+    def __init__(self, kiln, config, env, wrap=(), log=None, params=None):
         self.logpath = log or config + ".log"
         self.log = open(self.logpath, "wb")
         self.p = subprocess.Popen(list(wrap) + [kiln, "--config", config], env=env,
@@ -53,7 +54,7 @@ class Server:
                                   stderr=self.log)
         self.rid = 0
         kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                              "params": {}})
+                              "params": params or {}})
         kilnrpc.recv(self.p.stdout)
 
     def run(self, code, limits=None):
@@ -195,6 +196,38 @@ class ZygoteSuite(attacks.Suite):
         self.case("zygote-random-reseeded", self.random_case())
         self.case("zygote-child-has-no-thread-socket-or-secret", self.clean_case())
         self.case("zygote-rebuilt-when-the-interpreter-changes", self.interpreter_case())
+        self.case("zygote-workspace-runs-take-a-box-of-their-own", self.workspace_case())
+
+    def workspace_case(self):
+        """With a workspace, runs get the overlay in a built box, never a
+        run from the zygote (which has no overlay of its own yet)."""
+        def run():
+            ws = tempfile.mkdtemp(prefix="kiln-zygote-ws-", dir="/var/tmp")
+            self.cleanup.append(ws)
+            os.chmod(ws, 0o755)
+            with open(os.path.join(ws, "data.txt"), "w") as f:
+                f.write("from the workspace\n")
+            os.chmod(os.path.join(ws, "data.txt"), 0o644)
+            cfg_path = os.path.join(self.scratch, "cfg-ws.json")
+            with open(self.base_config) as f:
+                cfg = json.load(f)
+            del cfg["sandbox"]["workspace"]
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            srv = Server(self.kiln, cfg_path, self.env, log=cfg_path + ".log",
+                         params={"rootUri": "file://" + ws})
+            try:
+                for _ in range(4):
+                    out, err, _, error = srv.run(MARK + "print(open('data.txt').read().strip())\n")
+                    if error or out != "KILN-ZYGOTE 0\nfrom the workspace\n":
+                        return "run: %r %r %r" % (out, err[-200:], error)
+                    time.sleep(1.5)
+                return None
+            finally:
+                rc = srv.stop()
+                if rc != 0:
+                    print("workspace case: its server exited %s" % rc, flush=True)
+        return run
 
     def random_case(self):
         code = ("import random, numpy\n"
