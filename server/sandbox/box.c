@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <signal.h>
@@ -74,8 +75,14 @@ void sbx_box_kill(int pidfd)
 	 * else reaped it, and it is gone all the same. */
 	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 	siginfo_t si;
-	while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED) < 0 && errno == EINTR)
+	int r;
+	while ((r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED)) < 0 && errno == EINTR)
 		;
+	if (r < 0 && errno == ECHILD) {
+		struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
+		while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+			;
+	}
 	close(pidfd);
 }
 
@@ -165,10 +172,11 @@ void sbx_box_init(struct sbx_box *b)
  * (and b->ctl_fd). */
 static int plumb(struct sbx_plan *plan, enum sbx_box_io io, struct sbx_box *b, int theirs[3])
 {
-	if (io == SBX_BOX_SOCKET) {
+	if (io == SBX_BOX_SOCKET || io == SBX_BOX_ZYGOTE) {
 		int sv[2];
+		int type = io == SBX_BOX_ZYGOTE ? SOCK_SEQPACKET : SOCK_STREAM;
 		theirs[2] = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (theirs[2] < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+		if (theirs[2] < 0 || socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, sv) < 0)
 			return neg_errno();
 		b->fds[0] = sv[0];
 		theirs[0] = sv[1];
@@ -215,7 +223,7 @@ int sbx_box_build(struct sandbox *s, struct sbx_plan_owned *po, enum sbx_box_io 
 		snprintf(err, errsz, "out of memory");
 		goto out;
 	}
-	if (io != SBX_BOX_SOCKET && s->cgroups) {
+	if (io != SBX_BOX_SOCKET && io != SBX_BOX_ZYGOTE && s->cgroups) {
 		char name[32];
 		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
 		r = sbx_cgroup_new(s->cgroups, name, &b->cg);

@@ -45,6 +45,7 @@ enum sbx_box_io {
 	SBX_BOX_PIPES,   /* a run's: stdout and stderr pipes, stdin /dev/null, a cgroup */
 	SBX_BOX_SOCKET,  /* a worker's: one socket as stdin and stdout, stderr /dev/null */
 	SBX_BOX_SESSION, /* a session's: a run's pipes and cgroup, and a socket as stdin */
+	SBX_BOX_ZYGOTE,  /* a zygote's: a worker's, with a SOCK_SEQPACKET socket */
 };
 
 /* Nothing built: every fd -1. */
@@ -85,7 +86,8 @@ int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
 /* (sbx_box_clone sets ret's pid, pidfd and status_fd only.) */
 
 /* SIGKILL pid 1 and wait for it: every process of the box is gone when
- * this returns. Closes the pidfd. */
+ * this returns. Closes the pidfd. Pid 1 of a run from a zygote is not the
+ * server's child: then the wait is for its pidfd to report its end. */
 void sbx_box_kill(int pidfd);
 
 /* Reap the process behind pidfd if it has exited, without waiting: true

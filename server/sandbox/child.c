@@ -309,22 +309,23 @@ static int new_fs(const char *type, const char *size, const char *inodes, const 
 	return m;
 }
 
-static int mount_proc(int rootfd)
+static int mount_proc(int rootfd, bool zygote)
 {
-	int m =
-	    new_fs("proc", NULL, NULL, NULL,
-	           MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	/* A zygote's children write their id maps through it. */
+	int m = new_fs("proc", NULL, NULL, NULL,
+	               (zygote ? 0 : MOUNT_ATTR_RDONLY) | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+	                   MOUNT_ATTR_NOEXEC);
 	if (m < 0)
 		return -1;
 	int r = attach(rootfd, m, "proc");
 	close(m);
-	if (r < 0)
+	if (r < 0 || zygote)
 		return r;
 	/* /proc/keys lists the descriptions of every key the box's uid may
 	 * view on the host, /proc/cmdline the host kernel's boot arguments:
 	 * cover them with /dev/null (the keys files are absent from kernels
 	 * without keyrings, whose calls seccomp refuses anyway). */
-	static const char *const hide[] = {"proc/cmdline", "proc/keys", "proc/key-users"};
+	static const char *const hide[] = SBX_PROC_HIDDEN;
 	for (size_t i = 0; i < sizeof(hide) / sizeof(hide[0]); i++) {
 		int null = open_tree(AT_FDCWD, "/dev/null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 		if (null < 0)
@@ -914,7 +915,8 @@ __attribute__((noreturn)) static void program(const struct prog_args *a)
 	PSTEP(pfd, SBX_STEP_CAPS, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
 	PSTEP(pfd, SBX_STEP_CAPS, clear_caps());
 	PSTEP(pfd, SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-	PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi, p->ws_host));
+	if (!p->zygote)
+		PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi, p->ws_host));
 	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
 	/* Last: from here on the filter applies to the child's own calls. */
 	PSTEP(pfd, SBX_STEP_SECCOMP, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp));
@@ -1151,7 +1153,7 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 		STEP(SBX_STEP_BIND, bind_one(rootfd, &p->binds[i]));
 	for (size_t i = 0; i < p->nfiles; i++)
 		STEP(SBX_STEP_FILE, write_file(rootfd, &p->files[i]));
-	STEP(SBX_STEP_PROC, mount_proc(rootfd));
+	STEP(SBX_STEP_PROC, mount_proc(rootfd, p->zygote));
 	int workfd = -1;
 	STEP(SBX_STEP_SCRATCH, mount_scratch(rootfd, p, &workfd));
 	int upperfd = -1;
@@ -1159,7 +1161,8 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 		STEP(SBX_STEP_WORKSPACE, mount_workspace(rootfd, p, &upperfd));
 	STEP(SBX_STEP_LOOPBACK, loopback_up());
 	STEP(SBX_STEP_HOSTNAME, sethostname("kiln", 4));
-	forbid_namespaces(p->ws_host != NULL);
+	if (!p->zygote)
+		forbid_namespaces(p->ws_host != NULL);
 	STEP(SBX_STEP_PIVOT, pivot(rootfd));
 	close(rootfd);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};

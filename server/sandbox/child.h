@@ -68,6 +68,14 @@ struct sbx_rlimit {
 #define SBX_INOTIFY_INSTANCES "8\n"
 #define SBX_INOTIFY_WATCHES   "1024\n"
 
+/* The /proc files every box covers with /dev/null (child.c, and the
+ * zygote's runs through zygote.c): the keys the box's uid may view on the
+ * host, and the host kernel's boot arguments. Relative to the new root. */
+#define SBX_PROC_HIDDEN                                                                            \
+	{                                                                                          \
+		"proc/cmdline", "proc/keys", "proc/key-users"                                      \
+	}
+
 /* Everything the child needs, prepared by the parent. Pointers point into
  * the parent's heap, which the child sees as its own copy after clone. */
 struct sbx_plan {
@@ -105,6 +113,15 @@ struct sbx_plan {
 	 * files (a worker's). */
 	bool await_go;
 	bool report_exec; /* send SBX_MSG_EXEC (a worker's owner waits for it) */
+	/* A zygote's box (zygote.h): its program makes a box per run inside
+	 * this one, so the namespace limits stay as they are, /proc is
+	 * mounted writable (the children write their id maps there) and
+	 * without the covers on its key files (the kernel mounts a new
+	 * /proc in a nested namespace only where one is fully visible), and
+	 * the program gets no Landlock (a Landlocked process may not
+	 * mount). Its seccomp filter is the zygote's (filter.h). Each run's
+	 * process applies all three itself before any user code. */
+	bool zygote;
 
 	/* The workspace: the host folder ws_host, shown at the same path
 	 * (ws_dst is it under the new root, no leading '/') as an overlay

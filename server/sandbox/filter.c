@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <linux/sched.h>
 #include <seccomp.h>
 #include <stdlib.h>
@@ -125,11 +126,27 @@ static int deny(scmp_filter_ctx ctx, const char *name, int err)
 	return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(err), nr, 0);
 }
 
-/* clone with any namespace flag; CLONE_NEWTIME shares its bit with the
- * exit signal in clone(), so it can only come through clone3, which is
- * refused wholesale (ENOSYS, so libc falls back to clone). */
-static int deny_clone_flags(scmp_filter_ctx ctx)
+/* What a zygote (zygote.c) does in its box to give each run a box of its
+ * own, and its children undo before any user code with the full filter:
+ * new namespaces, mounts in them, and a fresh session keyring. */
+static const char *const zygote_allowed[] = {"unshare", "mount", "umount2", "keyctl"};
+
+static bool allowed_in_zygote(const char *name)
 {
+	for (size_t i = 0; i < ARRAY_SIZE(zygote_allowed); i++)
+		if (strcmp(zygote_allowed[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* clone with any namespace flag (but in a zygote's box); CLONE_NEWTIME
+ * shares its bit with the exit signal in clone(), so it can only come
+ * through clone3, which is refused wholesale (ENOSYS, so libc falls back
+ * to clone). */
+static int deny_clone_flags(scmp_filter_ctx ctx, bool zygote)
+{
+	if (zygote)
+		return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
 	static const unsigned long ns_flags[] = {
 	    CLONE_NEWNS,  CLONE_NEWUSER, CLONE_NEWPID,    CLONE_NEWNET,
 	    CLONE_NEWIPC, CLONE_NEWUTS,  CLONE_NEWCGROUP,
@@ -252,7 +269,7 @@ static int deny_families(scmp_filter_ctx ctx, int sys)
 	return 0;
 }
 
-static int build(scmp_filter_ctx ctx)
+static int build(scmp_filter_ctx ctx, bool zygote)
 {
 	int r;
 	/* Foreign architectures (int 0x80 from a 64-bit process) and x32
@@ -268,12 +285,13 @@ static int build(scmp_filter_ctx ctx)
 	if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0)) < 0)
 		return r;
 	for (size_t i = 0; i < ARRAY_SIZE(denied); i++)
-		if ((r = deny(ctx, denied[i], EPERM)) < 0)
+		if ((!zygote || !allowed_in_zygote(denied[i])) &&
+		    (r = deny(ctx, denied[i], EPERM)) < 0)
 			return r;
 	for (size_t i = 0; i < ARRAY_SIZE(absent); i++)
 		if ((r = deny(ctx, absent[i], ENOSYS)) < 0)
 			return r;
-	if ((r = deny_clone_flags(ctx)) < 0 || (r = deny_ioctls(ctx)) < 0 ||
+	if ((r = deny_clone_flags(ctx, zygote)) < 0 || (r = deny_ioctls(ctx)) < 0 ||
 	    (r = deny_pipe_resize(ctx)) < 0 || (r = deny_pid1(ctx)) < 0 ||
 	    (r = deny_personality(ctx)) < 0 || (r = deny_families(ctx, SCMP_SYS(socket))) < 0 ||
 	    (r = deny_families(ctx, SCMP_SYS(socketpair))) < 0)
@@ -281,12 +299,12 @@ static int build(scmp_filter_ctx ctx)
 	return 0;
 }
 
-int sbx_filter_build(struct sock_fprog *ret_prog)
+static int compile_filter(bool zygote, struct sock_fprog *ret_prog)
 {
 	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (!ctx)
 		return -ENOMEM;
-	int r = build(ctx);
+	int r = build(ctx, zygote);
 	_cleanup_close_ int fd = -1;
 	if (r < 0)
 		goto out;
@@ -324,6 +342,16 @@ int sbx_filter_build(struct sock_fprog *ret_prog)
 out:
 	seccomp_release(ctx);
 	return r;
+}
+
+int sbx_filter_build(struct sock_fprog *ret_prog)
+{
+	return compile_filter(false, ret_prog);
+}
+
+int sbx_filter_build_zygote(struct sock_fprog *ret_prog)
+{
+	return compile_filter(true, ret_prog);
 }
 
 void sbx_filter_free(struct sock_fprog *prog)

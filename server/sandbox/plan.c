@@ -517,9 +517,10 @@ char *sbx_plan_layout(const struct sbx_plan *p)
 {
 	struct buf b;
 	buf_init(&b, 1u << 20);
+	/* The scratch tmpfs's inodes follow from its size: no line of their
+	 * own (the zygote's key leaves out this first line, as each run
+	 * mounts its own scratch). */
 	int r = layout_add(&b, "root", p->root_opts, p->scratch_size, (unsigned long)p->as_root);
-	if (r >= 0)
-		r = layout_add(&b, "inodes", p->scratch_inodes, NULL, 0);
 	if (r >= 0 && p->ws_host)
 		r = layout_add(&b, "workspace", p->ws_host, NULL, (unsigned long)p->nhide);
 	for (size_t i = 0; r >= 0 && p->ws_host && i < p->nhide; i++)

@@ -36,6 +36,7 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/session.h"
 #include "sandbox/text.h"
+#include "sandbox/zygote.h"
 
 /* Output is sent at most this often per run, or when this much is held. */
 #define COALESCE_MS    20
@@ -368,11 +369,15 @@ static void finish_run(struct run *run, const struct sbx_artifacts *found,
 	snprintf(language, sizeof(language), "%s", run->language);
 	s->warm_limits = run->limits;
 	s->have_warm_limits = true;
+	bool from_zygote = run->from_zygote;
 	run_done_fn done = run->done;
 	void *done_data = run->done_data;
 	run_free(run);
 	done(done_data, &oc, 0, NULL);
-	run_warm(s, language);
+	/* The next run like this one forks from the zygote again. */
+	if (!from_zygote)
+		run_warm(s, language);
+	sbx_zygote_idle(s);
 }
 
 /* Reading the workspace back, on a job's thread: it owns the workspace
@@ -809,6 +814,9 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	} else if (!(layout = sbx_plan_layout(&po->plan)) ||
 	           (po->plan.ws_host && !(run->workspace = strdup(po->plan.ws_host)))) {
 		r = -ENOMEM;
+	} else if (sbx_zygote_take(s, language, po, layout, &run->limits, code, &run->box) >= 0) {
+		run->from_zygote = true;
+		r = run_watch_box(run);
 	} else if (warm_take(s, layout, &run->box)) {
 		run->from_warm = true;
 		r = run_watch_box(run);
@@ -837,7 +845,7 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	    (r = sbx_cgroup_set_limits(run->box.cg, run->limits.memory_bytes, run->limits.processes,
 	                               run->limits.cpu_cores)) < 0)
 		log_warn("run %s: the cgroup took only some limits: %s", run->id, strerror(-r));
-	if ((r = send_go(run, po, code)) < 0) {
+	if (!run->from_zygote && (r = send_go(run, po, code)) < 0) {
 		/* The run fails as a setup step would: pid 1 goes, and the
 		 * answer says why. */
 		log_warn("run %s: cannot hand the program to pid 1: %s", run->id, strerror(-r));

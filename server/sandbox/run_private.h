@@ -37,6 +37,7 @@ struct run {
 	 * cache (from_warm). Its pipes are fds[OUT] and fds[ERR]. */
 	struct sbx_box box;
 	bool from_warm;
+	bool from_zygote; /* forked from the Python zygote (zygote.h): no GO */
 	/* A session's run (session.c): the session's box runs it, and this
 	 * run's box stays empty. */
 	struct sbx_session *session;

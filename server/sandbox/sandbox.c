@@ -25,6 +25,7 @@
 #include "sandbox/run.h"
 #include "sandbox/run_private.h"
 #include "sandbox/session.h"
+#include "sandbox/zygote.h"
 
 /* Members of the section, so that a misspelt one is an error rather
  * than a setting silently not applied. */
@@ -32,6 +33,7 @@ static const char *const known[] = {
     "limits",           "maxLimits",        "env",         "warmBoxes",
     "cgroup",           "languages",        "artifactDir", "artifactInlineBytes",
     "artifactMaxFiles", "artifactMaxBytes", "workspace",   "sessionIdleMs",
+    "zygote",           "zygotePreload",
 };
 
 /* Credentials and keys that a project folder (or a home folder) often
@@ -123,6 +125,41 @@ static int workspace_config(json_object *section, struct sbx_config *c, char *er
 	}
 	c->hide = list;
 	c->nhide = n;
+	return 0;
+}
+
+/* sandbox.zygote (true or false) and sandbox.zygotePreload (module
+ * names, which the zygote imports in its box; a failed import is only
+ * logged). */
+static int zygote_config(json_object *section, struct sbx_config *c, char *err, size_t errsz)
+{
+	c->zygote = SBX_ZYGOTE_DEFAULT;
+	json_object *v = json_get(section, "zygote");
+	if (v && !json_object_is_type(v, json_type_boolean)) {
+		snprintf(err, errsz, "sandbox.zygote must be true or false");
+		return -EINVAL;
+	}
+	if (v)
+		c->zygote = json_object_get_boolean(v);
+	v = json_get(section, "zygotePreload");
+	if (!v)
+		return 0;
+	size_t n = json_object_is_type(v, json_type_array) ? json_object_array_length(v) : 0;
+	bool ok = json_object_is_type(v, json_type_array) && n <= 256;
+	for (size_t i = 0; ok && i < n; i++) {
+		const char *m = json_object_get_string(json_object_array_get_idx(v, i));
+		ok =
+		    json_object_is_type(json_object_array_get_idx(v, i), json_type_string) &&
+		    m[0] && strlen(m) < 128 && m[0] != '.' &&
+		    strspn(m, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") ==
+		        strlen(m);
+	}
+	if (!ok) {
+		snprintf(err, errsz,
+		         "sandbox.zygotePreload must be an array of at most 256 module names "
+		         "(such as \"numpy\" or \"matplotlib.pyplot\")");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -219,6 +256,8 @@ int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, 
 	}
 	if (v)
 		c.warm_boxes = json_object_get_boolean(v);
+	if ((r = zygote_config(section, &c, err, errsz)) < 0)
+		return r;
 	v = json_get(section, "cgroup");
 	if (v && !json_object_is_type(v, json_type_string)) {
 		snprintf(err, errsz,
@@ -426,6 +465,7 @@ void sandbox_free(struct sandbox *s)
 	sbx_sessions_free(s);
 	while (s->runs)
 		run_cancel(s->runs);
+	sbx_zygote_free(s);
 	while (s->dying) {
 		struct sbx_dying *d = s->dying;
 		loop_unwatch(s->loop, d->pidfd);

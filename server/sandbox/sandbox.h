@@ -29,6 +29,7 @@ struct sbx_cgroup_root;
 struct sbx_job;
 struct sbx_box;
 struct sbx_session;
+struct sbx_zygote;
 
 /* The config's "sandbox" section, checked and resolved once (at
  * initialize, or when `kiln run` starts) so that a bad value is reported
@@ -50,6 +51,9 @@ struct sbx_config {
 	char **hide; /* ws_nhide patterns, owned */
 	size_t nhide;
 	uint64_t session_idle_ms; /* sandbox.sessionIdleMs; 0: never */
+	/* sandbox.zygote: Python runs fork from a zygote (zygote.h), whose
+	 * modules are sandbox.zygotePreload (read from section). */
+	bool zygote;
 };
 
 /* The default sandbox.workspace.hide. */
@@ -109,6 +113,12 @@ struct sandbox {
 	/* Sessions (session.h), open or ended, newest first. */
 	struct sbx_session *sessions;
 	unsigned long next_session;
+	/* The Python zygote (zygote.h): the one built, or NULL; the key of
+	 * the one to build when its timer fires; how many died or failed. */
+	struct sbx_zygote *zygote;
+	struct loop_timer *zygote_timer;
+	char *zygote_want;
+	unsigned zygote_failures;
 };
 
 /* Prepare the subsystem: who the server is, the Landlock ABI, the

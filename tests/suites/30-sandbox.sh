@@ -6,7 +6,9 @@
 # a check that nothing under server/sandbox/ includes the protocol.
 # As root it runs twice: as root, and as the unprivileged user nobody
 # (setpriv), from a private copy of the binaries nobody can read; and
-# once where no box can be built, where every case must fail. Last
+# once where no box can be built, where every case must fail; and the
+# attacks again through the Python zygote (tests/sandbox/zygote.py), as
+# root and as nobody. Last
 # line: "30-sandbox: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -107,13 +109,21 @@ if [ ! -x build/kiln ]; then
 	exit 1
 fi
 cp build/kiln "$tmp/kiln-release"
-cp tests/sandbox/attacks.py tests/sandbox/rpc.py tests/lib/kilnrpc.py "$tmp/"
-chmod 755 "$tmp/kiln" "$tmp/kiln-release" "$tmp/attack" "$tmp/attacks.py" "$tmp/rpc.py"
+cp tests/sandbox/attacks.py tests/sandbox/rpc.py tests/sandbox/zygote.py tests/lib/kilnrpc.py "$tmp/"
+chmod 755 "$tmp/kiln" "$tmp/kiln-release" "$tmp/attack" "$tmp/attacks.py" "$tmp/rpc.py" \
+	"$tmp/zygote.py"
 chmod 644 "$tmp/kilnrpc.py"
 
-# KILN_TEST_ONLY="case case..." (make mutate): those attack cases, as root.
+# KILN_TEST_ONLY="case case..." (make mutate): those attack cases, as root
+# (zygote-* are tests/sandbox/zygote.py's).
 only=
-for c in ${KILN_TEST_ONLY:-}; do only="$only --only $c"; done
+zonly=
+for c in ${KILN_TEST_ONLY:-}; do
+	case $c in
+	zygote-*) zonly="$zonly --only $c" ;;
+	*) only="$only --only $c" ;;
+	esac
+done
 
 run_as() { # run_as LABEL [WRAPPER...]
 	label=$1
@@ -126,10 +136,24 @@ run_as() { # run_as LABEL [WRAPPER...]
 	add "$log" "$label: " $?
 }
 
-if [ -n "$only" ]; then
-	run_as "$(id -un)"
+# The same attacks through the Python zygote (sandbox.zygote), and its
+# fork-safety (tests/sandbox/zygote.py): as root and as nobody.
+zygote_as() { # zygote_as LABEL [WRAPPER...]
+	label=$1
+	shift
+	"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+		python3 "$tmp/zygote.py" --kiln "$tmp/kiln" --attack "$tmp/attack" ${zonly:-} \
+		>"$log" 2>&1 </dev/null
+	add "$log" "$label zygote: " $?
+}
+
+if [ -n "$only$zonly" ]; then
+	[ -n "$only" ] && run_as "$(id -un)"
+	[ -n "$zonly" ] && zygote_as "$(id -un)"
 elif [ "$(id -u)" = 0 ]; then
 	run_as root
+	zygote_as root
 	# Where no box can be built (a user namespace of the suite's own
 	# whose user.max_user_namespaces is 0), every case that needs a box
 	# must fail: one that passes there would pass with the sandbox gone.
@@ -139,12 +163,14 @@ elif [ "$(id -u)" = 0 ]; then
 	attack_args=
 	if command -v setpriv >/dev/null 2>&1; then
 		run_as nobody setpriv --reuid=65534 --regid=65534 --clear-groups
+		zygote_as nobody setpriv --reuid=65534 --regid=65534 --clear-groups
 	else
 		echo "nobody: setpriv (util-linux) is missing: cannot test unprivileged"
 		fail=$((fail + 1))
 	fi
 else
 	run_as "$(id -un)"
+	zygote_as "$(id -un)"
 fi
 
 echo "$name: $pass passed, $fail failed"

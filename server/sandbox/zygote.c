@@ -1,0 +1,671 @@
+/* zygote.c: the Python zygote (see zygote.h): its box, built after the
+ * first Python run asks for it and kept while the configuration holds;
+ * the hello that tells it what to import and how to lock its children
+ * down; and, per run, the request that makes it fork a box for the run,
+ * answered with that box's pid 1 as a pidfd on the run's status socket. */
+#include "sandbox/zygote.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/fdwait.h"
+#include "core/json.h"
+#include "core/lang.h"
+#include "core/log.h"
+#include "core/loop.h"
+#include "core/util.h"
+#include "sandbox/box.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/child.h"
+#include "sandbox/filter.h"
+#include "sandbox/plan.h"
+#include "sandbox/sandbox.h"
+
+/* The program's source, embedded at build time (embed-driver.sh). */
+extern const char sbx_zygote_program[];
+
+#define ZYGOTE_FILE "kiln_zygote.py"
+/* The message a run's pid 1 sends first: its own pidfd (zygote.py). */
+#define ZYG_MSG_PIDFD 100
+/* How long a run waits for the zygote's child to report; past it the run
+ * takes the normal path and the zygote is retired. */
+#define ZYGOTE_ANSWER_MS 2000
+/* After this many zygotes died or failed, the server stops building them. */
+#define ZYGOTE_MAX_FAILURES 3
+/* The hello's and a ready answer's size. */
+#define ZYGOTE_MSG_MAX (64u * 1024)
+
+const char *const sbx_zygote_default_preload[] = {
+    "numpy",       "pandas",    "matplotlib", "matplotlib.pyplot", "json",
+    "csv",         "re",        "math",       "statistics",        "datetime",
+    "decimal",     "fractions", "itertools",  "collections",       "functools",
+    "pathlib",     "random",    "string",     "textwrap",          "typing",
+    "dataclasses", "io",        "base64",     "hashlib",           "urllib.parse",
+    NULL,
+};
+
+struct sbx_zygote {
+	struct sbx_box box; /* fds[0]: the channel */
+	char *key;
+	bool ready;
+};
+
+/* The zygote's filter, compiled once (the loop's thread only uses it). */
+static struct sock_fprog zygote_filter;
+static int zygote_filter_err = 1;
+
+static int filter_ready(void)
+{
+	if (zygote_filter_err == 1)
+		zygote_filter_err = sbx_filter_build_zygote(&zygote_filter);
+	return zygote_filter_err;
+}
+
+/* --- the key ---------------------------------------------------------------- */
+
+static int stat_text(struct buf *b, const char *path)
+{
+	struct stat st;
+	char real[PATH_MAX];
+	if (!realpath(path, real) || stat(real, &st) < 0)
+		return buf_printf(b, "%s missing\n", path);
+	return buf_printf(b, "%s %lu %lu %lld %lld.%09ld\n", real, (unsigned long)st.st_dev,
+	                  (unsigned long)st.st_ino, (long long)st.st_size,
+	                  (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+}
+
+/* What makes one zygote differ from another: the run's box, its program,
+ * the modules and the interpreter's file (a new python3 or a changed
+ * dist-packages folder means a new zygote). */
+static char *zygote_key(const struct sandbox *s, const struct sbx_plan_owned *po,
+                        const char *layout)
+{
+	struct buf b;
+	buf_init(&b, 4u << 20);
+	/* The layout's first line is the root's and the scratch tmpfs's size:
+	 * each run from the zygote mounts its own, of its own size. */
+	const char *nl = strchr(layout, '\n');
+	int r = buf_printf(&b, "%s\n", nl ? nl + 1 : layout);
+	for (size_t i = 0; r >= 0 && po->plan.argv[i]; i++)
+		r = buf_printf(&b, "argv %s\n", po->plan.argv[i]);
+	for (size_t i = 0; r >= 0 && po->plan.envp[i]; i++)
+		r = buf_printf(&b, "env %s\n", po->plan.envp[i]);
+	json_object *pre = json_get(s->config.section, "zygotePreload");
+	if (r >= 0)
+		r = buf_printf(&b, "preload %s\n", pre ? json_compact(pre) : "default");
+	if (r >= 0)
+		r = stat_text(&b, po->plan.argv[0]);
+	if (r >= 0)
+		r = stat_text(&b, "/usr/lib/python3/dist-packages");
+	if (r < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_steal(&b, NULL);
+}
+
+/* --- the zygote's box --------------------------------------------------------- */
+
+static void retire(struct sandbox *s, bool failed)
+{
+	struct sbx_zygote *z = s->zygote;
+	if (!z)
+		return;
+	s->zygote = NULL;
+	if (failed)
+		s->zygote_failures++;
+	log_debug("sandbox: retiring the zygote (pid %d)%s", (int)z->box.pid,
+	          failed ? ", which failed" : "");
+	loop_unwatch(s->loop, z->box.pidfd);
+	loop_unwatch(s->loop, z->box.fds[0]);
+	/* Its channel closes: the zygote waits for its runs, then ends,
+	 * and its pid 1 with it; the sandbox reaps it then. */
+	if (failed)
+		sbx_box_release(s, &z->box);
+	sbx_box_reap_later(s, &z->box);
+	sbx_box_release(s, &z->box);
+	free(z->key);
+	free(z);
+}
+
+static void on_zygote_dead(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)events;
+	struct sandbox *s = data;
+	if (!s->zygote || !sbx_pidfd_reap(fd))
+		return;
+	s->zygote->box.reaped = true;
+	log_warn("sandbox: the Python zygote ended; runs take the normal path until another is "
+	         "built");
+	retire(s, true);
+}
+
+static void on_zygote_msg(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	struct sandbox *s = data;
+	struct sbx_zygote *z = s->zygote;
+	if (!z)
+		return;
+	char buf[ZYGOTE_MSG_MAX];
+	ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	json_object *msg = NULL;
+	const char *op = NULL;
+	int64_t threads = 0;
+	if (n <= 0 || (events & LOOP_ERR) ||
+	    json_parse_strict(buf, (size_t)n, sizeof(buf), &msg, NULL, 0) < 0 ||
+	    json_get_string(msg, "op", &op) < 0 || strcmp(op, "ready") != 0 ||
+	    json_get_int64(msg, "threads", &threads) < 0) {
+		log_warn("sandbox: the Python zygote's channel broke");
+		json_object_put(msg);
+		retire(s, true);
+		return;
+	}
+	/* Fork-safety: a thread of the zygote would not exist in its
+	 * children, with whatever lock it held. */
+	if (threads != 1) {
+		log_warn(
+		    "sandbox: the Python zygote has %lld threads after its imports; not using it",
+		    (long long)threads);
+		json_object_put(msg);
+		retire(s, true);
+		return;
+	}
+	json_object *failed = json_get(msg, "failed");
+	if (failed && json_object_array_length(failed))
+		log_warn("sandbox: the Python zygote could not import: %s", json_compact(failed));
+	z->ready = true;
+	log_debug("sandbox: the Python zygote is ready (pid %d)", (int)z->box.pid);
+	json_object_put(msg);
+}
+
+static int hex_append(json_object *o, const char *key, const void *data, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *hex = malloc(2 * n + 1);
+	if (!hex)
+		return -ENOMEM;
+	const unsigned char *p = data;
+	for (size_t i = 0; i < n; i++) {
+		hex[2 * i] = digits[p[i] >> 4];
+		hex[2 * i + 1] = digits[p[i] & 15];
+	}
+	hex[2 * n] = '\0';
+	json_object *v = json_object_new_string_len(hex, (int)(2 * n));
+	free(hex);
+	return v && json_object_object_add(o, key, v) == 0 ? 0 : -ENOMEM;
+}
+
+/* What the zygote needs before it imports anything: the modules, the
+ * filter and Landlock ABI its children apply, the system call numbers and
+ * the setup steps' numbers (child.h) it reports failures with. */
+static int send_hello(struct sandbox *s, int ch)
+{
+	json_object *h = json_object_new_object();
+	json_object *nr = json_object_new_object();
+	json_object *steps = json_object_new_object();
+	if (!h || !nr || !steps) {
+		json_object_put(h);
+		json_object_put(nr);
+		json_object_put(steps);
+		return -ENOMEM;
+	}
+	json_object_object_add(h, "op", json_object_new_string("hello"));
+	json_object *pre = json_get(s->config.section, "zygotePreload");
+	if (pre) {
+		json_object_object_add(h, "preload", json_object_get(pre));
+	} else {
+		json_object *a = json_object_new_array();
+		for (size_t i = 0; a && sbx_zygote_default_preload[i]; i++)
+			json_object_array_add(
+			    a, json_object_new_string(sbx_zygote_default_preload[i]));
+		json_object_object_add(h, "preload", a);
+	}
+	json_object_object_add(h, "landlock", json_object_new_int(s->host->landlock_abi));
+	const struct {
+		const char *name;
+		long nr;
+	} calls[] = {
+	    {"clone", SYS_clone},
+	    {"close_range", SYS_close_range},
+	    {"keyctl", SYS_keyctl},
+	    {"capset", SYS_capset},
+	    {"landlock_create_ruleset", SYS_landlock_create_ruleset},
+	    {"landlock_add_rule", SYS_landlock_add_rule},
+	    {"landlock_restrict_self", SYS_landlock_restrict_self},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
+		json_object_object_add(nr, calls[i].name, json_object_new_int64(calls[i].nr));
+	json_object_object_add(h, "nr", nr);
+	const struct {
+		const char *name;
+		int step;
+	} st[] = {
+	    {"ids", SBX_STEP_IDS},           {"private", SBX_STEP_PRIVATE},
+	    {"proc", SBX_STEP_PROC},         {"scratch", SBX_STEP_SCRATCH},
+	    {"loopback", SBX_STEP_LOOPBACK}, {"code", SBX_STEP_CODE},
+	    {"fork", SBX_STEP_FORK},         {"session", SBX_STEP_SESSION},
+	    {"stdio", SBX_STEP_STDIO},       {"chdir", SBX_STEP_CHDIR},
+	    {"keyring", SBX_STEP_KEYRING},   {"rlimit", SBX_STEP_RLIMIT},
+	    {"caps", SBX_STEP_CAPS},         {"nnp", SBX_STEP_NO_NEW_PRIVS},
+	    {"landlock", SBX_STEP_LANDLOCK}, {"seccomp", SBX_STEP_SECCOMP},
+	    {"cmdline", SBX_STEP_CMDLINE},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(st); i++)
+		json_object_object_add(steps, st[i].name, json_object_new_int(st[i].step));
+	json_object_object_add(h, "steps", steps);
+	const struct sock_fprog *f = &s->host->filter;
+	int r = hex_append(h, "filter", f->filter, f->len * sizeof(struct sock_filter));
+	size_t len = 0;
+	const char *text =
+	    r < 0 ? NULL : json_object_to_json_string_length(h, JSON_C_TO_STRING_PLAIN, &len);
+	if (!text)
+		r = -ENOMEM;
+	else if (send(ch, text, len, MSG_NOSIGNAL) != (ssize_t)len)
+		r = neg_errno();
+	json_object_put(h);
+	return r;
+}
+
+/* The zygote's own rlimits: the run's would end it (its CPU time adds up
+ * over every run it forks, and its children's processes count against
+ * it; the address space its preloads reserve is no run's); it gets the
+ * server's own. */
+static void zygote_rlimits(struct sbx_plan *p)
+{
+	for (size_t i = 0; i < p->nrlimits; i++) {
+		int res = p->rlimits[i].resource;
+		if (res == RLIMIT_CPU || res == RLIMIT_DATA || res == RLIMIT_NPROC ||
+		    res == RLIMIT_AS)
+			getrlimit(res, &p->rlimits[i].lim);
+	}
+}
+
+static void build_zygote(struct sandbox *s, const char *key)
+{
+	if (s->zygote || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
+		return;
+	if (filter_ready() < 0 || sandbox_filter_ready(s) < 0) {
+		log_warn("sandbox: no Python zygote: its seccomp filter could not be compiled");
+		s->zygote_failures = ZYGOTE_MAX_FAILURES;
+		return;
+	}
+	const struct lang *l = lang_find("python");
+	struct sbx_zygote *z = calloc(1, sizeof(*z));
+	struct sbx_plan_owned *po = NULL;
+	char err[512] = "";
+	int step = -1;
+	if (!z || !l || !(z->key = strdup(key))) {
+		free(z);
+		return;
+	}
+	sbx_box_init(&z->box);
+	int r = sbx_plan_build(s, s->config.section, "python", sbx_zygote_program,
+	                       &s->config.limits, &po, err, sizeof(err));
+	if (r >= 0) {
+		/* The program's file is the zygote's, not a snippet's: the
+		 * runs' code goes to /code/<file> in boxes of their own. */
+		static char zfile[] = "code/" ZYGOTE_FILE;
+		static char zpath[] = "/code/" ZYGOTE_FILE;
+		char snippet[128];
+		snprintf(snippet, sizeof(snippet), "/code/%s", l->file);
+		po->plan.files[po->plan.nfiles - 1].path = zfile;
+		for (size_t i = 0; po->argv[i]; i++)
+			if (strcmp(po->argv[i], snippet) == 0)
+				po->argv[i] = zpath;
+		po->plan.zygote = true;
+		po->plan.seccomp = &zygote_filter;
+		zygote_rlimits(&po->plan);
+		r = sbx_box_build(s, po, SBX_BOX_ZYGOTE, &z->box, &step, err, sizeof(err));
+		if (r < 0 && step >= 0)
+			snprintf(err, sizeof(err), "%s failed: %s", sbx_step_name(step),
+			         strerror(-r));
+	}
+	sbx_plan_free(po);
+	if (r >= 0 && (r = send_hello(s, z->box.fds[0])) < 0)
+		snprintf(err, sizeof(err), "cannot send the hello: %s", strerror(-r));
+	if (r >= 0 && (loop_watch(s->loop, z->box.pidfd, LOOP_READ, on_zygote_dead, s) < 0 ||
+	               loop_watch(s->loop, z->box.fds[0], LOOP_READ, on_zygote_msg, s) < 0)) {
+		loop_unwatch(s->loop, z->box.pidfd);
+		r = -ENOMEM;
+	}
+	if (r < 0) {
+		log_warn("sandbox: no Python zygote: %s", err);
+		s->zygote_failures++;
+		sbx_box_release(s, &z->box);
+		free(z->key);
+		free(z);
+		return;
+	}
+	s->zygote = z;
+	log_debug("sandbox: building the Python zygote, pid %d", (int)z->box.pid);
+}
+
+static void on_start_timer(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sandbox *s = data;
+	s->zygote_timer = NULL;
+	if (s->zygote_want)
+		build_zygote(s, s->zygote_want);
+	free(s->zygote_want);
+	s->zygote_want = NULL;
+}
+
+/* Build a zygote for key once the server is idle (sbx_zygote_idle): its
+ * imports take a CPU for a second or two, which the run that asked for
+ * it should not share. */
+static void start_later(struct sandbox *s, char *key)
+{
+	free(s->zygote_want);
+	s->zygote_want = key;
+}
+
+void sbx_zygote_idle(struct sandbox *s)
+{
+	if (s->zygote_want && !s->zygote && !s->zygote_timer)
+		s->zygote_timer = loop_timer_start(s->loop, 10, on_start_timer, s);
+}
+
+/* --- a run ---------------------------------------------------------------------- */
+
+/* The run's request and its four fds: stdout, stderr, status, code. */
+static int send_request(int ch, json_object *req, const int fds[4])
+{
+	size_t len = 0;
+	const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
+	if (!text)
+		return -ENOMEM;
+	union {
+		char buf[CMSG_SPACE(4 * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	memset(&u, 0, sizeof(u));
+	struct iovec iov = {.iov_base = (void *)text, .iov_len = len};
+	struct msghdr mh = {.msg_iov = &iov,
+	                    .msg_iovlen = 1,
+	                    .msg_control = u.buf,
+	                    .msg_controllen = sizeof(u.buf)};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(4 * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, 4 * sizeof(int));
+	ssize_t n;
+	while ((n = sendmsg(ch, &mh, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
+		;
+	return n == (ssize_t)len ? 0 : n < 0 ? neg_errno() : -EIO;
+}
+
+static json_object *make_request(const struct sbx_plan_owned *po, const struct sbx_limits *lim,
+                                 size_t code_len, bool go)
+{
+	json_object *req = json_object_new_object();
+	json_object *rls = json_object_new_array();
+	if (!req || !rls) {
+		json_object_put(req);
+		json_object_put(rls);
+		return NULL;
+	}
+	struct sbx_rlimit rl[SBX_MAX_RLIMITS];
+	size_t nrl = sbx_plan_rlimits_for(lim, "python", rl);
+	for (size_t i = 0; i < nrl; i++) {
+		json_object *one = json_object_new_array();
+		json_object_array_add(one, json_object_new_int(rl[i].resource));
+		json_object_array_add(one, json_object_new_int64((int64_t)rl[i].lim.rlim_cur));
+		json_object_array_add(one, json_object_new_int64((int64_t)rl[i].lim.rlim_max));
+		json_object_array_add(rls, one);
+	}
+	char path[128];
+	snprintf(path, sizeof(path), "/%s", po->code_path);
+	json_object_object_add(req, "op", json_object_new_string("run"));
+	json_object_object_add(req, "path", json_object_new_string(path));
+	json_object_object_add(req, "rlimits", rls);
+	json_object_object_add(req, "tmpfs", json_object_new_int64((int64_t)lim->tmpfs_bytes));
+	/* What child.c does for a box it builds, from the same facts: the
+	 * scratch tmpfs's inodes, the user namespace's quotas, the covered
+	 * /proc files. */
+	json_object_object_add(req, "inodes", json_object_new_string(po->plan.scratch_inodes));
+	json_object *quotas = json_object_new_object();
+	json_object_object_add(quotas, "max_inotify_instances",
+	                       json_object_new_string(SBX_INOTIFY_INSTANCES));
+	json_object_object_add(quotas, "max_inotify_watches",
+	                       json_object_new_string(SBX_INOTIFY_WATCHES));
+	json_object_object_add(req, "userQuotas", quotas);
+	static const char *const hidden[] = SBX_PROC_HIDDEN;
+	json_object *hide = json_object_new_array();
+	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++)
+		json_object_array_add(hide, json_object_new_string(hidden[i]));
+	json_object_object_add(req, "procHidden", hide);
+	json_object_object_add(req, "codeLen", json_object_new_int64((int64_t)code_len));
+	json_object_object_add(req, "go", json_object_new_boolean(go));
+	return req;
+}
+
+static int code_memfd(const char *code, size_t len)
+{
+	int fd = memfd_create("kiln-code", MFD_CLOEXEC);
+	if (fd < 0)
+		return neg_errno();
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, code + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int r = w < 0 ? neg_errno() : -EIO;
+			close(fd);
+			return r;
+		}
+		off += (size_t)w;
+	}
+	return fd;
+}
+
+/* The host pid behind a pidfd (for the log and the cgroup), or 0. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], text[512];
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	const char *p = strstr(text, "\nPid:");
+	return p ? (pid_t)atoi(p + 5) : 0;
+}
+
+/* A cgroup of its own for the run's pid 1, before it forks the program:
+ * as a built box's, with the run's limits. Without one the rlimits hold. */
+static void join_cgroup(struct sandbox *s, struct sbx_box *b, const struct sbx_limits *lim)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "b%lu", ++s->next_box);
+	int r = sbx_cgroup_new(s->cgroups, name, &b->cg);
+	if (r >= 0) {
+		_cleanup_close_ int fd =
+		    openat(sbx_cgroup_fd(b->cg), "cgroup.procs", O_WRONLY | O_CLOEXEC);
+		char text[32];
+		int n = snprintf(text, sizeof(text), "%d\n", (int)b->pid);
+		r = fd < 0 ? neg_errno() : write(fd, text, (size_t)n) == n ? 0 : neg_errno();
+	}
+	if (r >= 0)
+		r = sbx_cgroup_set_limits(b->cg, lim->memory_bytes, lim->processes, lim->cpu_cores);
+	if (r < 0) {
+		log_warn("sandbox: a run from the zygote has no cgroup (%s); using rlimits only",
+		         strerror(-r));
+		if (b->cg)
+			sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
+	}
+}
+
+/* Wait for the run's pid 1 to send its pidfd. */
+static int await_pidfd(int st, int *ret_pidfd)
+{
+	uint64_t deadline = loop_now_ms() + ZYGOTE_ANSWER_MS;
+	for (;;) {
+		int r = fd_wait(st, POLLIN, deadline);
+		if (r < 0)
+			return r;
+		struct sbx_msg m;
+		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+		int fd;
+		ssize_t n = sbx_status_recv(st, &iov, 1, MSG_DONTWAIT, &fd);
+		if (n < 0 && errno == EAGAIN)
+			continue;
+		if (n <= 0)
+			return n == 0 ? -EPIPE : neg_errno();
+		if (n > 1 && n < (ssize_t)sizeof(m) && ((char *)&m)[0] == 'E') {
+			/* A Python error of the zygote's child, as text. */
+			log_warn("sandbox: the zygote's child failed: %.*s", (int)n - 1,
+			         (char *)&m + 1);
+			return -EIO;
+		}
+		if (n == sizeof(m) && m.type == ZYG_MSG_PIDFD && fd >= 0) {
+			*ret_pidfd = fd;
+			return 0;
+		}
+		if (fd >= 0)
+			close(fd);
+		if (n == sizeof(m) && m.type == SBX_MSG_FAIL)
+			return -(m.err ? m.err : EIO);
+	}
+}
+
+static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_plan_owned *po,
+                    const char *layout, const struct sbx_limits *lim, const char *code,
+                    struct sbx_box *b)
+{
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1}, codefd = -1, pidfd = -1;
+	json_object *req = NULL;
+	char *lay = strdup(layout);
+	size_t len = strlen(code);
+	int r = 0;
+	/* With cgroups, the run's pid 1 waits for GO until it is in the
+	 * run's cgroup. Without, it goes on at once: if the server gives up
+	 * waiting for its pidfd, the zygote's box is killed, and it with it. */
+	bool go = s->cgroups != NULL;
+	if (!lay || !(req = make_request(po, lim, len, go))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0) {
+		r = neg_errno();
+		goto out;
+	}
+	if ((codefd = code_memfd(code, len)) < 0) {
+		r = codefd;
+		goto out;
+	}
+	int theirs[4] = {out[1], err[1], st[1], codefd};
+	if ((r = send_request(z->box.fds[0], req, theirs)) < 0)
+		goto out;
+	/* Ours only from here: its pid 1's end of the status socket tells us
+	 * when it is gone. */
+	close(steal_fd(&out[1]));
+	close(steal_fd(&err[1]));
+	close(steal_fd(&st[1]));
+	if ((r = await_pidfd(st[0], &pidfd)) < 0)
+		goto out;
+	sbx_box_init(b);
+	b->pidfd = steal_fd(&pidfd);
+	b->pid = pidfd_pid(b->pidfd);
+	if (go && b->pid > 0)
+		join_cgroup(s, b, lim);
+	/* GO: pid 1 forks the program only now, when it is in its cgroup. */
+	if (go && send(st[0], "g", 1, MSG_NOSIGNAL) != 1) {
+		r = neg_errno();
+		if (b->cg)
+			sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
+		sbx_box_kill(steal_fd(&b->pidfd));
+		sbx_box_init(b);
+		goto out;
+	}
+	b->status_fd = steal_fd(&st[0]);
+	b->fds[0] = steal_fd(&out[0]);
+	b->fds[1] = steal_fd(&err[0]);
+	fcntl(b->fds[0], F_SETFL, O_NONBLOCK);
+	fcntl(b->fds[1], F_SETFL, O_NONBLOCK);
+	b->layout = steal_pointer(&lay);
+out:
+	json_object_put(req);
+	free(lay);
+	int *fds[] = {&out[0], &out[1], &err[0], &err[1], &st[0], &st[1], &codefd, &pidfd};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+	return r;
+}
+
+int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
+                    const char *layout, const struct sbx_limits *lim, const char *code,
+                    struct sbx_box *b)
+{
+	const struct lang *l = lang_find(language);
+	if (!s->loop || !s->config.zygote || !l || strcmp(l->name, "python") != 0 ||
+	    po->plan.ws_host || !po->code_path || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
+		return -ENOTSUP;
+	char *key = zygote_key(s, po, layout);
+	if (!key)
+		return -ENOMEM;
+	if (s->zygote && strcmp(s->zygote->key, key) != 0) {
+		log_debug("sandbox: the configuration or the interpreter changed");
+		retire(s, false);
+	}
+	if (!s->zygote) {
+		/* Not while this run starts: after it (sbx_zygote_idle). */
+		if (s->zygote_timer) {
+			loop_timer_stop(s->loop, s->zygote_timer);
+			s->zygote_timer = NULL;
+		}
+		start_later(s, key);
+		return -EAGAIN;
+	}
+	free(key);
+	if (!s->zygote->ready)
+		return -EAGAIN;
+	int r = fork_run(s, s->zygote, po, layout, lim, code, b);
+	if (r < 0) {
+		log_warn(
+		    "sandbox: the Python zygote could not start a run (%s); using a box of its "
+		    "own",
+		    strerror(-r));
+		retire(s, true);
+	}
+	return r;
+}
+
+void sbx_zygote_free(struct sandbox *s)
+{
+	if (s->zygote_timer) {
+		loop_timer_stop(s->loop, s->zygote_timer);
+		s->zygote_timer = NULL;
+	}
+	free(s->zygote_want);
+	s->zygote_want = NULL;
+	struct sbx_zygote *z = s->zygote;
+	if (!z)
+		return;
+	s->zygote = NULL;
+	loop_unwatch(s->loop, z->box.pidfd);
+	loop_unwatch(s->loop, z->box.fds[0]);
+	sbx_box_release(s, &z->box);
+	free(z->key);
+	free(z);
+}

@@ -1,0 +1,56 @@
+/* zygote.h: the Python zygote. A box (box.h, SBX_BOX_ZYGOTE) runs kiln's
+ * zygote program (zygote.py, embedded in the binary), a Python that has
+ * already imported what data code needs (sandbox.zygotePreload). A Python
+ * run then does not build a box and start an interpreter: the zygote
+ * clones a child into fresh namespaces inside its box, which mounts the
+ * run's own /proc, /tmp, /work and /code, and forks the program; that
+ * process applies the run's rlimits, drops every capability, sets
+ * no_new_privs, Landlock and the full seccomp filter, and only then runs
+ * the code. The run's box is a struct sbx_box like any other: its pid 1
+ * (by pidfd), its status socket (READY, FAIL, EXIT as child.h has them),
+ * its stdout and stderr pipes; run.c watches it as it watches a box it
+ * built. See docs/sandbox.md, "The zygote", and docs/security.md.
+ *
+ * One zygote per configuration: its key is the run's box layout, the
+ * program's argv and environment, the preload list and the interpreter
+ * file's identity; a run whose key differs retires the zygote (its runs
+ * still going finish) and takes the normal path, and a new zygote is
+ * built after it. Runs take the normal path whenever the zygote is not
+ * ready, is off (sandbox.zygote), or cannot do what the run needs: a
+ * workspace overlay (per-run overlay mounts in a nested namespace are not
+ * done yet) and languages other than Python. The zygote is built once the
+ * server is idle after the first Python run that could have used it. */
+#pragma once
+
+#include <stdbool.h>
+
+#include "sandbox/limits.h"
+
+struct sandbox;
+struct sbx_box;
+struct sbx_plan_owned;
+
+/* Whether sandbox.zygote is on when the config does not say. */
+#define SBX_ZYGOTE_DEFAULT false
+
+/* The default sandbox.zygotePreload. */
+extern const char *const sbx_zygote_default_preload[];
+
+/* Give a run of language, whose box would be built from po (with layout
+ * its sbx_plan_layout()), a box forked from the zygote: on success b
+ * holds it (pidfd, status socket, pipes; a cgroup when the sandbox has
+ * them) and the program is already on its way, so the caller watches b
+ * and sends no GO. -EAGAIN when the zygote is not ready (it is being
+ * built, or will be), -ENOTSUP when the run does not fit the zygote or
+ * it is off, other -errno when the zygote failed this run (it is
+ * retired); b is then untouched and the caller takes the normal path. */
+int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
+                    const char *layout, const struct sbx_limits *lim, const char *code,
+                    struct sbx_box *b);
+
+/* A run has ended: build the zygote a run asked for, 10 ms from now
+ * unless another run starts (as a warm box is built). */
+void sbx_zygote_idle(struct sandbox *s);
+
+/* Drop the zygote: its box is killed (sandbox_free). */
+void sbx_zygote_free(struct sandbox *s);

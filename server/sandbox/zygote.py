@@ -1,0 +1,671 @@
+# zygote.py: the program a kiln zygote runs in its box (see
+# server/sandbox/zygote.h and docs/sandbox.md, "The zygote"). kiln embeds
+# this file in its binary and writes it read-only into the box.
+#
+# It imports what data code needs once (the modules kiln names in its
+# hello), then waits. For each Python run kiln sends one request; the
+# zygote clones a child into fresh user, mount, pid, network, IPC and UTS
+# namespaces (B, pid 1 of the run's box), which mounts the run's own
+# /proc, /tmp, /work and /code, reports to kiln on the run's status
+# socket as a box's pid 1 does (child.h: READY, FAIL, EXIT), and forks the
+# program (C), which locks itself down (rlimits, capabilities,
+# no_new_privs, Landlock, kiln's seccomp filter) and only then runs the
+# user's code in its copy of this interpreter. No user code ever runs in
+# the zygote or in B.
+#
+# The channel to kiln is a SOCK_SEQPACKET socket given as stdin and
+# stdout; it moves to a private fd and both become /dev/null. Messages are
+# one JSON object per datagram:
+#   kiln -> zygote  {"op": "hello", "preload": [...], "filter": BPF in hex,
+#                    "landlock": abi, "nr": {name: number}, "steps": {...}}
+#                   {"op": "run", "path", "rlimits": [[res, soft, hard]],
+#                    "tmpfs": bytes, "codeLen"} with four fds: the run's
+#                    stdout and stderr pipes, its status socket, the code
+#                    (a memfd)
+#   zygote -> kiln  {"op": "ready", "imported": [...], "failed": [...]}
+# The zygote holds no secret (its environment is the box's), no socket but
+# its channel and no thread when it forks; kiln checks the last two in
+# the tests (tests/sandbox/zygote.py).
+import builtins
+import ctypes
+import fcntl
+import gc
+import importlib
+import json
+import os
+import random
+import resource
+import signal
+import socket
+import struct
+import sys
+import time
+import traceback
+import types
+
+ZYGOTE_FILE = __file__
+STARTED_NS = time.monotonic_ns()  # tells one zygote from the next (tests)
+ENV = dict(os.environ)
+IDS = (os.getuid(), os.getgid())
+
+_ch = socket.socket(fileno=os.dup(0))
+_nul = os.open("/dev/null", os.O_RDWR)
+os.dup2(_nul, 0)
+os.dup2(_nul, 1)
+os.close(_nul)
+
+# Kernel constants (x86_64 and the generic table agree on these).
+CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC = 0x20000, 0x4000000, 0x8000000
+CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET = 0x10000000, 0x20000000, 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_CAPBSET_DROP = 1, 4, 24
+PR_SET_SECCOMP, PR_SET_SECUREBITS, PR_SET_NO_NEW_PRIVS = 22, 28, 38
+PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
+SECCOMP_MODE_FILTER = 2
+SECUREBITS_LOCKED = 0x2f | 0x80 | 0x40  # NOROOT, NO_SETUID_FIXUP (+locks), NO_CAP_AMBIENT_RAISE (+lock)
+KEYCTL_JOIN_SESSION_KEYRING = 1
+SBX_MSG_READY, SBX_MSG_FAIL, SBX_MSG_EXIT = 1, 2, 3
+ZYG_MSG_PIDFD = 100
+# child.h's enum sbx_step by name, from the hello: the steps B and C
+# can fail at.
+STEP = {}
+
+_libc = ctypes.CDLL(None, use_errno=True)
+# Held with the GIL: clone() must not run while another Python thread
+# could (there is none; this keeps it so).
+_pylibc = ctypes.PyDLL(None, use_errno=True)
+_syscall = _libc.syscall
+_syscall.restype = ctypes.c_long
+_raw_clone = _pylibc.syscall
+_raw_clone.restype = ctypes.c_long
+_mount = _libc.mount
+_mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                   ctypes.c_char_p]
+_prctl = _libc.prctl
+_prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                   ctypes.c_ulong]
+
+NR = {}
+FILTER = b""
+LANDLOCK_ABI = 0
+
+
+class _Fail(Exception):
+    def __init__(self, step, err):
+        super().__init__(step, err)
+        self.step, self.err = step, err
+
+
+def _check(step, r):
+    if r < 0:
+        raise _Fail(STEP[step], ctypes.get_errno() or 1)
+    return r
+
+
+def _send(obj):
+    _ch.send(json.dumps(obj).encode("utf-8"))
+
+
+# --- messages on a run's status socket (struct sbx_msg, child.h) ---------------
+
+def _msg(st, kind, step=0, err=0, wstatus=0, ru=None, fd=None):
+    # struct rusage: two struct timeval, then 14 longs (ru_maxrss first).
+    vals = [0] * 18
+    if ru is not None:
+        for i, t in enumerate((ru.ru_utime, ru.ru_stime)):
+            vals[2 * i] = int(t)
+            vals[2 * i + 1] = int((t - int(t)) * 1e6)
+        vals[4] = ru.ru_maxrss
+    body = struct.pack("iiii18q", kind, step, err, wstatus, *vals)
+    fds = [fd] if fd is not None else []
+    try:
+        socket.send_fds(st, [body], fds)
+        return True
+    except OSError:
+        return False
+
+
+# --- B: pid 1 of the run's box --------------------------------------------------
+
+def _write(path, text):
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _mnt(step, src, dst, fstype, flags, data=None):
+    _check(step, _mount(src, dst.encode(), fstype, flags, data))
+
+
+def _hide_cmdline():
+    """As child.c's hide_cmdline(): /proc/1/cmdline, which the program may
+    read, says "kiln", not the zygote's argv. This process's own copy of
+    its argv (arg_start, arg_end: fields 48 and 49 of /proc/self/stat)
+    is overwritten in place."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])
+        if end - start < 5:
+            raise OSError(22, "argv too short")
+        ctypes.memset(start, 0, end - start)
+        ctypes.memmove(start, b"kiln", 4)
+    except (OSError, IndexError, ValueError) as e:
+        raise _Fail(STEP["cmdline"], getattr(e, "errno", None) or 22)
+
+
+def _loopback_up():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        ifr = struct.pack("16sH22x", b"lo", 0)
+        flags = struct.unpack("16sH22x", fcntl.ioctl(s, 0x8913, ifr))[1]  # SIOCGIFFLAGS
+        fcntl.ioctl(s, 0x8914, struct.pack("16sH22x", b"lo", flags | 0x41))  # UP|RUNNING
+    finally:
+        s.close()
+
+
+def _box(req, codefd):
+    """B's setup: the run's own mounts over the zygote box's."""
+    uid, gid = IDS  # B's own are unmapped until it writes the maps
+    try:
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", "%d %d 1\n" % (uid, uid))
+        _write("/proc/self/gid_map", "%d %d 1\n" % (gid, gid))
+    except OSError as e:
+        raise _Fail(STEP["ids"], e.errno or 1)
+    # As a box's pid 1: its /proc files belong to root from now on (the
+    # program, which runs no exec, makes itself dumpable again).
+    _prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _hide_cmdline()
+    # No namespace of any kind inside the run's (a layer under seccomp,
+    # as child.c's forbid_namespaces()); through the zygote box's /proc,
+    # before the run's read-only one covers it.
+    for n in ("user", "mnt", "net", "pid", "ipc", "uts", "cgroup", "time"):
+        try:
+            _write("/proc/sys/user/max_%s_namespaces" % n, "0\n")
+        except OSError:
+            pass
+    # inotify counts per user: small quotas, as child.c's (the filter
+    # refuses inotify; these hold if it did not).
+    for n, v in req["userQuotas"].items():
+        try:
+            _write("/proc/sys/user/%s" % n, v)
+        except OSError:
+            pass
+    _mnt("private", None, "/", None, MS_REC | MS_PRIVATE)
+    # A fresh /proc for the fresh pid namespace, read-only as a box's:
+    # the mount, not its superblock (as child.c's fsmount() does), so
+    # that a write to a /proc file is refused by its own check first.
+    # Its key files are covered, as in child.c.
+    _mnt("proc", b"proc", "/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _mnt("proc", None, "/proc", None,
+         MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    # Each must be covered (the boot line is the host's): a file that
+    # cannot be fails the run, as in child.c; a keys file may be absent.
+    for f in req["procHidden"]:
+        f = "/" + f
+        if not os.path.exists(f):
+            continue
+        _mnt("proc", b"/dev/null", f, None, MS_BIND)
+        _mnt("proc", None, f, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+    size = int(req["tmpfs"])
+    _mnt("scratch", b"kiln", "/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
+         b"size=%d,nr_inodes=%s,mode=1777" % (size, req["inodes"].encode()))
+    _mnt("scratch", b"kiln", "/work", b"tmpfs", MS_NOSUID | MS_NODEV,
+         b"size=%d,nr_inodes=%s,mode=0755" % (size, req["inodes"].encode()))
+    os.mkdir("/work/out", 0o755)
+    workfd = os.open("/work", os.O_RDONLY | os.O_DIRECTORY)
+    # The code, where a box's would be, read-only.
+    path = req["path"]
+    n = int(req["codeLen"])
+    _mnt("code", b"kiln", os.path.dirname(path), b"tmpfs", MS_NOSUID | MS_NODEV,
+         b"size=%d,mode=0755,nr_inodes=16" % (n + 65536))
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        off = 0
+        while off < n:
+            b = os.pread(codefd, min(n - off, 1 << 20), off)
+            if not b:
+                raise OSError(5, "short code")
+            os.write(fd, b)
+            off += len(b)
+        os.close(fd)
+    except OSError as e:
+        raise _Fail(STEP["code"], e.errno or 5)
+    _mnt("code", None, os.path.dirname(path), None,
+         MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    try:
+        _loopback_up()
+    except OSError as e:
+        raise _Fail(STEP["loopback"], e.errno or 1)
+    return workfd
+
+
+def _pid1(req, fds):
+    """B: report, build the run's mounts, start C, then only reap, forward
+    kiln's signals and report the end (child.c's reap(), in Python)."""
+    global _ST
+    out, err, stfd, codefd = fds
+    os.close(_ch.detach())
+    st = _ST = socket.socket(fileno=stfd)
+    pidfd = os.pidfd_open(os.getpid())
+    # The server gave up on this run (or is gone): no box, no code.
+    sent = _msg(st, ZYG_MSG_PIDFD, fd=pidfd)
+    os.close(pidfd)
+    if not sent:
+        os._exit(0)
+    sigs = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1}
+    # The kernel drops signals to a namespace's init that has no handler.
+    for s in sigs:
+        signal.signal(s, lambda *a: None)
+    signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        _check("session", _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
+        workfd = _box(req, codefd)
+        os.close(codefd)
+        _msg(st, SBX_MSG_READY, fd=workfd)
+        os.close(workfd)
+        # With a cgroup, GO: the server has put this process in the
+        # run's cgroup; without GO nothing runs. (Without one, the
+        # server holds this process's pidfd already, or gives up on the
+        # zygote and kills its box, this process with it.)
+        if req.get("go") and st.recv(16) != b"g":
+            os._exit(0)
+        rd, wr = os.pipe()
+        prog = os.fork()
+    except _Fail as f:
+        _msg(st, SBX_MSG_FAIL, step=f.step, err=f.err)
+        os._exit(127)
+    except OSError as e:
+        _msg(st, SBX_MSG_FAIL, step=STEP["fork"], err=e.errno or 1)
+        os._exit(127)
+    if prog == 0:
+        # Outside every try: nothing of B's may catch what the code raises.
+        os.close(rd)
+        _program(req, out, err, st, wr)
+    os.close(wr)
+    os.close(out)
+    os.close(err)
+    rec = os.read(rd, 8)
+    os.close(rd)
+    if len(rec) == 8:
+        step, errno_ = struct.unpack("ii", rec)
+        _msg(st, SBX_MSG_FAIL, step=step, err=errno_)
+    done, status = False, 0
+    while True:
+        try:
+            si = signal.sigwaitinfo(sigs)
+        except InterruptedError:
+            continue
+        if si.si_signo != signal.SIGCHLD:
+            # Only kiln may steer pid 1: from outside the namespace, si_pid 0.
+            if si.si_code != 0 or si.si_pid != 0:
+                continue
+            if si.si_signo == signal.SIGUSR1:
+                os.kill(-1, signal.SIGKILL)
+            elif not done:
+                try:
+                    os.kill(-prog, si.si_signo)
+                except OSError:
+                    pass
+            continue
+        while True:
+            try:
+                pid, st_ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                if done:
+                    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    os.setpriority(os.PRIO_PROCESS, 0, 19)
+                    _msg(st, SBX_MSG_EXIT, wstatus=status, ru=ru)
+                    os._exit(0)
+                break
+            if pid == 0:
+                break
+            if pid == prog:
+                done, status = True, st_
+                try:
+                    os.kill(-1, signal.SIGKILL)  # nothing outlives the program
+                except OSError:
+                    pass
+
+
+# --- C: the program ---------------------------------------------------------
+
+class _LandlockAttr(ctypes.Structure):
+    _fields_ = [("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("access", ctypes.c_uint64), ("fd", ctypes.c_int32)]
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def _landlock(ws):
+    """child.c's apply_landlock(): reads everywhere, writes to /work, /tmp
+    and the /dev nodes; with ABI 6, signals and abstract sockets scoped."""
+    abi = LANDLOCK_ABI
+    if abi <= 0:
+        return 0
+    allf = (1 << 13) - 1
+    if abi >= 2:
+        allf |= 1 << 13
+    if abi >= 3:
+        allf |= 1 << 14
+    if abi >= 5:
+        allf |= 1 << 15
+    read = 1 | (1 << 2) | (1 << 3)  # EXECUTE, READ_FILE, READ_DIR
+    dev = read | (1 << 1) | ((1 << 14) if abi >= 3 else 0)
+    attr = _LandlockAttr(allf, 0, 3 if abi >= 6 else 0)
+    size = ctypes.sizeof(attr) if abi >= 6 else 8
+    rs = _syscall(NR["landlock_create_ruleset"], ctypes.byref(attr), ctypes.c_size_t(size), 0)
+    if rs < 0:
+        return -1
+    for path, acc in (("/", read), ("/work", allf), ("/tmp", allf), ("/dev", dev)):
+        try:
+            fd = os.open(path, os.O_PATH)
+        except FileNotFoundError:
+            continue
+        pb = _PathBeneath(acc, fd)
+        r = _syscall(NR["landlock_add_rule"], rs, 1, ctypes.byref(pb), 0)
+        os.close(fd)
+        if r < 0:
+            return -1
+    r = _syscall(NR["landlock_restrict_self"], rs, 0)
+    os.close(rs)
+    return r
+
+
+def _drop_caps():
+    if _prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED, 0, 0, 0) < 0:
+        return -1
+    for cap in range(64):
+        if _prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0:
+            if ctypes.get_errno() == 22:
+                break
+            return -1
+    if _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0:
+        return -1
+    hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)
+    data = (ctypes.c_uint32 * 6)()
+    return _syscall(NR["capset"], hdr, data)
+
+
+_IN_PROGRAM = False
+_ST = None  # B's status socket
+
+
+def _program(req, out, err, st, pfd):
+    """C: lock down as child.c's program() does, then run the code."""
+    global _IN_PROGRAM
+    _IN_PROGRAM = True
+    # Its fd is closed below with the rest: the object must not close
+    # that number again later, when it may be the code's.
+    _ST.detach()
+    try:
+        _check("session", _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
+        os.setsid()
+        nul = os.open("/dev/null", os.O_RDONLY)
+        os.dup2(nul, 0)
+        os.dup2(out, 1)
+        os.dup2(err, 2)
+        # Only the report pipe stays, close-on-exec as it is (at 3).
+        if pfd != 3:
+            os.dup2(pfd, 3)
+            pfd = 3
+        os.set_inheritable(3, False)
+        if _syscall(NR["close_range"], 4, ctypes.c_uint(0xFFFFFFFF), 0) < 0:
+            raise OSError(ctypes.get_errno(), "close_range")
+    except OSError as e:
+        _report(pfd, STEP["stdio"], e.errno or 1)
+    except _Fail as f:
+        _report(pfd, f.step, f.err)
+    # What an execve would give the program: its /proc files its own.
+    _prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
+    try:
+        os.chdir("/work")
+    except OSError as e:
+        _report(pfd, STEP["chdir"], e.errno or 1)
+    os.umask(0o022)
+    if _syscall(NR["keyctl"], KEYCTL_JOIN_SESSION_KEYRING, 0) < 0:
+        _report(pfd, STEP["keyring"], ctypes.get_errno())
+    try:
+        for res, soft, hard in req["rlimits"]:
+            resource.setrlimit(res, (soft, hard))
+    except (OSError, ValueError) as e:
+        _report(pfd, STEP["rlimit"], getattr(e, "errno", None) or 22)
+    if _drop_caps() < 0:
+        _report(pfd, STEP["caps"], ctypes.get_errno())
+    if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
+        _report(pfd, STEP["nnp"], ctypes.get_errno())
+    if _landlock(None) < 0:
+        _report(pfd, STEP["landlock"], ctypes.get_errno())
+    for s in range(1, signal.NSIG):
+        if s in (signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            h = _STARTUP_SIGNALS.get(s)
+            signal.signal(s, signal.SIG_DFL if h is None else h)
+        except (OSError, ValueError, RuntimeError, TypeError):
+            pass
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    buf = ctypes.create_string_buffer(FILTER, len(FILTER))
+    prog = _Fprog(len(FILTER) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    # Last: from here on the filter applies to every call this process
+    # and the code make.
+    if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0) < 0:
+        _report(pfd, STEP["seccomp"], ctypes.get_errno())
+    os.close(pfd)  # as a successful execve would
+    _run_code(req["path"])
+
+
+def _report(pfd, step, err):
+    try:
+        os.write(pfd, struct.pack("ii", step, err or 1))
+    finally:
+        os._exit(127)
+
+
+def _trim(tb):
+    # The zygote's own frames are not the program's: a traceback starts
+    # in the code's file, as `python3 FILE` shows it.
+    while tb is not None and tb.tb_frame.f_code.co_filename == ZYGOTE_FILE:
+        tb = tb.tb_next
+    return tb
+
+
+def _excepthook(kind, value, tb):
+    tb = _trim(tb)
+    if isinstance(value, BaseException):
+        value.__traceback__ = tb  # what the printer reads
+    sys.__excepthook__(kind, value, tb)
+
+
+def _exit_code(e):
+    """What the interpreter makes of an uncaught SystemExit."""
+    code = e.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    try:
+        print(code, file=sys.stderr)
+    except Exception:
+        pass
+    return 1
+
+
+def _run_code(path):
+    """The code as `python3 path` runs it: its own __main__, argv, the
+    environment of the box, fresh random state; an exception it does not
+    catch is printed by sys.excepthook and the exit status is what the
+    interpreter's would be. The end is the interpreter's, without its
+    teardown of every module (which would copy most of the zygote's
+    pages for nothing): threads joined, atexit handlers run, output
+    flushed, then _exit."""
+    os.environ.clear()
+    os.environ.update(ENV)
+    # A child of a zygote must not replay its parent's random numbers:
+    # random reseeds itself after a fork, numpy's global generator not.
+    random.seed()
+    np = sys.modules.get("numpy")
+    if np is not None:
+        try:
+            np.random.seed()
+        except Exception:
+            pass
+    with open(path, "rb") as f:
+        source = f.read()
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__builtins__": builtins, "__file__": path, "__cached__": None})
+    sys.modules["__main__"] = main
+    sys.argv = [path]
+    sys.path[0] = os.path.dirname(path)
+    sys.excepthook = _excepthook
+    status, sigint = 0, False
+    try:
+        exec(compile(source, path, "exec"), main.__dict__)
+    except SystemExit as e:
+        status = _exit_code(e)
+    except BaseException as e:
+        e.__traceback__ = _trim(e.__traceback__)
+        try:
+            sys.excepthook(type(e), e, e.__traceback__)
+        except BaseException:
+            traceback.print_exception(type(e), e, e.__traceback__)
+        status, sigint = 1, isinstance(e, KeyboardInterrupt)
+    threading = sys.modules.get("threading")
+    try:
+        if threading is not None:
+            threading._shutdown()
+        import atexit
+        atexit._run_exitfuncs()
+    except BaseException:
+        pass
+    for f in (sys.stdout, sys.stderr):
+        try:
+            f.flush()
+        except Exception:
+            status = status or 120
+    if sigint:
+        # As the interpreter ends on an uncaught KeyboardInterrupt.
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    os._exit(status)
+
+
+# --- the zygote -------------------------------------------------------------
+
+def _clone():
+    """A child in fresh namespaces (B), as os.fork() makes one: the
+    interpreter's before/after-fork steps around a raw clone()."""
+    flags = (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
+             CLONE_NEWUTS | signal.SIGCHLD)
+    ctypes.pythonapi.PyOS_BeforeFork()
+    pid = _raw_clone(ctypes.c_long(NR["clone"]), ctypes.c_ulong(flags), None, None, None, None)
+    e = ctypes.get_errno()
+    if pid == 0:
+        ctypes.pythonapi.PyOS_AfterFork_Child()
+    else:
+        ctypes.pythonapi.PyOS_AfterFork_Parent()
+    return pid, e
+
+
+def _serve_one(msg, fds):
+    req = json.loads(msg.decode("utf-8"))
+    if req.get("op") != "run" or len(fds) != 4:
+        for fd in fds:
+            os.close(fd)
+        return
+    pid, e = _clone()
+    if pid == 0:
+        try:
+            _pid1(req, fds)
+        except BaseException:
+            if _IN_PROGRAM:
+                raise  # the code's own, in its process: up to the top level
+            # A bug of B's: said on the status socket, as text.
+            try:
+                os.write(fds[2], b"E" + traceback.format_exc()[-2000:].encode())
+            finally:
+                os._exit(127)
+        os._exit(127)
+    if pid < 0:
+        with socket.socket(fileno=os.dup(fds[2])) as st:
+            _msg(st, SBX_MSG_FAIL, step=0, err=e or 1)
+    for fd in fds:
+        os.close(fd)
+
+
+def _preload(names):
+    imported, failed = [], []
+    for name in names:
+        try:
+            importlib.import_module(name)
+            imported.append(name)
+        except BaseException as e:  # a module may fail any way it likes
+            failed.append("%s: %s" % (name, e))
+    # matplotlib's pyplot would pick its backend at first use: pick it now,
+    # as MPLBACKEND says, so that no child repeats the search.
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        try:
+            plt.get_backend()
+        except Exception:
+            pass
+    return imported, failed
+
+
+_STARTUP_SIGNALS = {}
+
+
+def main():
+    global FILTER, LANDLOCK_ABI, NR
+    for s in range(1, signal.NSIG):
+        try:
+            _STARTUP_SIGNALS[s] = signal.getsignal(s)
+        except (OSError, ValueError):
+            pass
+    msg = _ch.recv(1 << 20)
+    hello = json.loads(msg.decode("utf-8"))
+    FILTER = bytes.fromhex(hello["filter"])
+    LANDLOCK_ABI = int(hello.get("landlock", 0))
+    NR = {k: int(v) for k, v in hello["nr"].items()}
+    STEP.update({k: int(v) for k, v in hello["steps"].items()})
+    imported, failed = _preload(hello.get("preload", []))
+    sys.modules["kiln_zygote"] = sys.modules["__main__"]
+    # Children are reaped by the kernel; nothing waits for them here.
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    gc.collect()
+    # Objects made so far are never collected in a child: its GC does not
+    # touch (and so copy) the pages they share with the zygote.
+    gc.freeze()
+    threads = sum(1 for _ in os.scandir("/proc/self/task"))
+    _send({"op": "ready", "imported": imported, "failed": failed, "threads": threads,
+           "pid": os.getpid()})
+    while True:
+        try:
+            msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 4)
+        except InterruptedError:
+            continue
+        except OSError:
+            break
+        if not msg:
+            break
+        _serve_one(msg, fds)
+    # kiln is done with this zygote: its runs still going end first (the
+    # box ends with its program).
+    try:
+        os.wait()
+    except ChildProcessError:
+        pass
+    os._exit(0)
+
+
+main()

@@ -1,0 +1,93 @@
+#!/bin/sh
+# zygote.sh: Python runs forked from the zygote (sandbox.zygote, see
+# docs/sandbox.md "The zygote") against bare python3 and against kiln's
+# normal path (a warm box and a fresh interpreter): print(1), and
+# `import numpy, pandas; print(1)`, through the server (snippet/run,
+# request to response, a pause before each so the warm box or the zygote
+# is ready, as between a person's runs). Ratios to bare. Not a test:
+# nothing here fails on a number. Standalone: `sh tests/bench/zygote.sh`
+# (needs hyperfine: `make deps-bench`). KILN=path overrides the binary;
+# RUNS=N the repetitions.
+set -eu
+cd "$(dirname "$0")/../.."
+KILN=${KILN:-build/kiln}
+RUNS=${RUNS:-30}
+[ -x "$KILN" ] || make --no-print-directory build/kiln >/dev/null
+command -v hyperfine >/dev/null || { echo "zygote bench: hyperfine missing (make deps-bench)"; exit 1; }
+tmp=$(mktemp -d /tmp/kiln-bench-zygote.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT INT TERM
+cp "$KILN" "$tmp/kiln"
+KILN=$tmp/kiln
+echo '{"sandbox": {"zygote": true}}' >"$tmp/zygote.json"
+echo '{"sandbox": {"zygote": false}}' >"$tmp/normal.json"
+PY=/usr/bin/python3
+
+median() { # median COMMAND...: median milliseconds, from hyperfine ("nan" if it failed)
+	if hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$tmp/h.json" "$@" >/dev/null 2>&1; then
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["median"] * 1000)' "$tmp/h.json"
+	else
+		echo nan
+	fi
+}
+
+# client CONFIG CODE: the median ms of RUNS snippet/runs of CODE, after the
+# zygote (when the config has one) serves runs; "nan" if it never does.
+client() {
+	python3 - "$KILN" "$1" "$2" "$RUNS" <<'PY' || echo nan
+import json, os, statistics, subprocess, sys, time
+sys.path.insert(0, os.path.join(os.getcwd(), "tests", "lib"))
+import kilnrpc
+kiln, config, code, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+zygote = json.load(open(config))["sandbox"]["zygote"]
+p = subprocess.Popen([kiln, "--config", config], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+kilnrpc.send(p, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+kilnrpc.recv(p.stdout)
+rid = 0
+def run(c):
+    global rid
+    rid += 1
+    t0 = time.perf_counter()
+    kilnrpc.send(p, {"jsonrpc": "2.0", "id": rid, "method": "snippet/run",
+                     "params": {"language": "python", "code": c}})
+    out = ""
+    while True:
+        m = kilnrpc.recv(p.stdout)
+        if m is None:
+            raise SystemExit(1)
+        if m.get("method") == "run/output":
+            out += m["params"]["text"]
+        elif m.get("id") == rid:
+            if "error" in m:
+                raise SystemExit(1)
+            return time.perf_counter() - t0, out
+probe = "import sys\nprint('kiln_zygote' in sys.modules)\n"
+deadline = time.time() + 120
+while True:
+    _, out = run(probe)
+    if out.strip() == str(zygote) or time.time() > deadline:
+        break
+    time.sleep(0.5)
+if out.strip() != str(zygote):
+    raise SystemExit(1)
+times = []
+for _ in range(n):
+    time.sleep(0.05)
+    times.append(run(code)[0])
+print(statistics.median(times) * 1000)
+p.stdin.close()
+p.wait()
+PY
+}
+
+row() { # row LABEL BARE_MS MS
+	python3 -c 'import sys; l, b, m = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]); print("  %-44s %8.2f ms  %6.2fx bare" % (l, m, m / b))' "$@"
+}
+
+echo "zygote bench ($RUNS runs each, medians; $(nproc) cores, kernel $(uname -r))"
+for code in "print(1)" "import numpy, pandas; print(1)"; do
+	echo "$code:"
+	bare=$(median "$PY -c '$code'")
+	row "bare python3 -c" "$bare" "$bare"
+	row "kiln server, normal path (warm box)" "$bare" "$(client "$tmp/normal.json" "$code")"
+	row "kiln server, from the zygote" "$bare" "$(client "$tmp/zygote.json" "$code")"
+done

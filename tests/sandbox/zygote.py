@@ -1,0 +1,375 @@
+#!/usr/bin/env python3
+"""zygote.py: the Python zygote (server/sandbox/zygote.h) keeps every
+isolation property of a box, and is fork-safe.
+
+  zygote.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
+
+Every attack case of attacks.py that runs code goes through one server
+with sandbox.zygote on (started under `attack plant-key`, with the
+suite's secret in its environment): a bash case becomes Python that execs
+bash from the zygote's child, so the attack binary starts from a process
+forked off the zygote. Each run must show that it came from the zygote
+(its first line of output, which the checks do not see), else the case
+fails: a silent fallback to a built box would pass every attack. The
+protocol, cgroup and no-user-namespace cases are attacks.py's own (they do
+not depend on how the box started). Then the fork-safety cases: random
+generators reseeded per child, no thread, socket or secret in the child
+(so none in the zygote before the fork), one zygote per interpreter (a
+changed interpreter file retires it and a new one is built), and runs
+with a workspace never come from the zygote.
+
+Prints "ok NAME" / "not ok NAME: why" and "N passed, N failed".
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
+import attacks  # noqa: E402
+import kilnrpc  # noqa: E402
+
+# The first line of every run's output: whether its process is a child of
+# the zygote (its copy of the interpreter holds the zygote's module).
+MARK = ("import sys as _kz\nprint('KILN-ZYGOTE', int('kiln_zygote' in _kz.modules), "
+        "flush=True)\ndel _kz\n")
+READY_WAIT_S = 120
+
+
+class Server:
+    """One kiln server, its runs through snippet/run."""
+
+    def __init__(self, kiln, config, env, wrap=(), log=None, params=None):
+        self.logpath = log or config + ".log"
+        self.log = open(self.logpath, "wb")
+        self.p = subprocess.Popen(list(wrap) + [kiln, "--config", config], env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=self.log)
+        self.rid = 0
+        kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                              "params": params or {}})
+        kilnrpc.recv(self.p.stdout)
+
+    def run(self, code, limits=None):
+        """(stdout, stderr, result or None, error message or None)."""
+        self.rid += 1
+        params = {"language": "python", "code": code, "override": True}
+        if limits:
+            params["limits"] = limits
+        kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": self.rid, "method": "snippet/run",
+                              "params": params})
+        out, err = [], []
+        while True:
+            m = kilnrpc.recv(self.p.stdout)
+            if m is None:
+                raise AssertionError("the server ended")
+            if m.get("method") == "run/output":
+                (err if m["params"]["stream"] == "stderr" else out).append(m["params"]["text"])
+            elif m.get("id") == self.rid:
+                if "error" in m:
+                    return "".join(out), "".join(err), None, m["error"]["message"]
+                return "".join(out), "".join(err), m["result"], None
+
+    def wait_ready(self):
+        """Until a run comes from the zygote (it is built after the first
+        Python run asks for it)."""
+        deadline = time.time() + READY_WAIT_S
+        while time.time() < deadline:
+            out, _, _, _ = self.run(MARK)
+            if out.startswith("KILN-ZYGOTE 1"):
+                return True
+            time.sleep(0.5)
+        return False
+
+    def stop(self):
+        try:
+            self.rid += 1
+            kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": self.rid, "method": "shutdown"})
+            kilnrpc.recv(self.p.stdout)
+            kilnrpc.send(self.p, {"jsonrpc": "2.0", "method": "exit"})
+            self.p.stdin.close()
+            rc = self.p.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            self.p.kill()
+            rc = -1
+        if rc != 0:
+            with open(self.logpath, "rb") as f:
+                sys.stdout.write(f.read()[-3000:].decode("utf-8", "replace"))
+        return rc
+
+
+class ZygoteSuite(attacks.Suite):
+    def __init__(self, args):
+        super().__init__(args)
+        with open(self.config) as f:
+            cfg = json.load(f)
+        cfg["sandbox"]["zygote"] = True
+        self.base_config = os.path.join(self.scratch, "config-zygote.json")
+        with open(self.base_config, "w") as f:
+            json.dump(cfg, f)
+        self.config = self.base_config
+        self.server = None
+        self.cleanup = []
+
+    def finish(self):
+        for d in self.cleanup:
+            shutil.rmtree(d, ignore_errors=True)
+        return super().finish()
+
+    def start(self):
+        # Under plant-key: a key in the server's session keyring that no
+        # run may read (session-keyring).
+        self.server = Server(self.kiln, self.base_config, self.env,
+                             wrap=[os.path.abspath(self.attack_bin), "plant-key"])
+        if not self.server.wait_ready():
+            raise AssertionError("no run came from the zygote in %d s" % READY_WAIT_S)
+
+    def box_processes(self):
+        """As attacks.py's, but the zygote itself is not a run's process:
+        the one process of the mark whose parent is not the zygote's code
+        (its parent is its box's pid 1, a kiln)."""
+        def cmd(pid):
+            try:
+                with open("/proc/%s/cmdline" % pid, "rb") as f:
+                    return f.read()
+            except OSError:
+                return b""
+
+        def ppid(pid):
+            try:
+                with open("/proc/%s/stat" % pid) as f:
+                    return f.read().rsplit(")", 1)[1].split()[1]
+            except (OSError, IndexError):
+                return "0"
+        return [p for p in super().box_processes()
+                if not (b"kiln_zygote" in cmd(p) and b"kiln_zygote" not in cmd(ppid(p)))]
+
+    def kiln_run(self, lang, code, timeout=None, wrap=None, extra_env=None):
+        """attacks.py's `kiln run`, through the server's zygote."""
+        if lang == "bash":
+            code = "import os\nos.execv('/bin/bash', ['bash', '-c', %r])\n" % code
+        elif lang != "python":
+            raise AssertionError("no %s through the zygote" % lang)
+        with open(self.config) as f:
+            limits = dict(json.load(f)["sandbox"].get("limits", {}))
+        if timeout:
+            limits["wallMs"] = int(timeout * 1000)
+        out, err, res, error = self.server.run(MARK + code, limits)
+        first, _, rest = out.partition("\n")
+        if error:
+            return 1, rest, error, None
+        if first != "KILN-ZYGOTE 1":
+            raise AssertionError("the run did not come from the zygote: %r" % out[:200])
+        if res["timedOut"]:
+            rc = 124
+        elif res["exitCode"] is not None:
+            rc = res["exitCode"]
+        else:
+            rc = 128 + getattr(signal, res["signal"], signal.SIGKILL)
+        return rc, rest, err, res
+
+    # attacks.py's cases that do not run code in a box of this server.
+    def protocol_cases(self):
+        pass
+
+    def cgroup_case(self):
+        pass
+
+    def no_userns_case(self):
+        return lambda: None
+
+    def case(self, name, fn):
+        if name == "no-user-namespaces-refuses":
+            return
+        super().case(name, fn)
+
+    # --- fork-safety ----------------------------------------------------------
+
+    def fork_safety_cases(self):
+        self.case("zygote-random-reseeded", self.random_case())
+        self.case("zygote-child-has-no-thread-socket-or-secret", self.clean_case())
+        self.case("zygote-rebuilt-when-the-interpreter-changes", self.interpreter_case())
+        self.case("zygote-workspace-runs-take-a-box-of-their-own", self.workspace_case())
+
+    def workspace_case(self):
+        """With a workspace, runs get the overlay in a built box, never a
+        run from the zygote (which has no overlay of its own yet)."""
+        def run():
+            ws = tempfile.mkdtemp(prefix="kiln-zygote-ws-", dir="/var/tmp")
+            self.cleanup.append(ws)
+            os.chmod(ws, 0o755)
+            with open(os.path.join(ws, "data.txt"), "w") as f:
+                f.write("from the workspace\n")
+            os.chmod(os.path.join(ws, "data.txt"), 0o644)
+            cfg_path = os.path.join(self.scratch, "cfg-ws.json")
+            with open(self.base_config) as f:
+                cfg = json.load(f)
+            del cfg["sandbox"]["workspace"]
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            srv = Server(self.kiln, cfg_path, self.env, log=cfg_path + ".log",
+                         params={"rootUri": "file://" + ws})
+            try:
+                for _ in range(4):
+                    out, err, _, error = srv.run(MARK + "print(open('data.txt').read().strip())\n")
+                    if error or out != "KILN-ZYGOTE 0\nfrom the workspace\n":
+                        return "run: %r %r %r" % (out, err[-200:], error)
+                    time.sleep(1.5)
+                return None
+            finally:
+                rc = srv.stop()
+                if rc != 0:
+                    print("workspace case: its server exited %s" % rc, flush=True)
+        return run
+
+    def random_case(self):
+        code = ("import random, numpy\n"
+                "print(random.random(), random.getrandbits(64), numpy.random.rand(),"
+                " numpy.random.randint(1 << 62))\n")
+
+        def run():
+            seen = []
+            for _ in range(3):
+                rc, out, err, res = self.kiln_run("python", code)
+                if rc != 0:
+                    return "rc=%s %r" % (rc, err[-300:])
+                seen.append(out.split())
+            for i, what in enumerate(("random", "random", "numpy", "numpy")):
+                if len({s[i] for s in seen}) != len(seen):
+                    return "%s repeats across children of one zygote: %r" % (what, seen)
+            return None
+        return run
+
+    def clean_case(self):
+        # The secret's prefix is in this code, never a whole secret: a hit
+        # followed by its 16 hex digits is the server's secret (or another).
+        code = (
+            "import os, re\n"
+            "status = open('/proc/self/status').read()\n"
+            "print('THREADS', status.split('Threads:')[1].split()[0])\n"
+            "socks = []\n"
+            "for fd in os.listdir('/proc/self/fd'):\n"
+            "    try:\n"
+            "        if os.readlink('/proc/self/fd/' + fd).startswith('socket:'):\n"
+            "            socks.append(fd)\n"
+            "    except OSError:\n"
+            "        pass\n"
+            "print('SOCKETS', socks)\n"
+            "pat = re.compile(rb'kiln-sec' rb'ret-[0-9a-f]{16}')\n"
+            "hits = 0\n"
+            "mem = open('/proc/self/mem', 'rb', buffering=0)\n"
+            "for line in open('/proc/self/maps'):\n"
+            "    f = line.split()\n"
+            "    lo, hi = (int(x, 16) for x in f[0].split('-'))\n"
+            "    if 'r' not in f[1] or hi - lo > (512 << 20) or (len(f) > 5 and f[5].startswith('[v')):\n"
+            "        continue\n"
+            "    try:\n"
+            "        mem.seek(lo)\n"
+            "        if pat.search(mem.read(hi - lo)):\n"
+            "            hits += 1\n"
+            "    except (OSError, OverflowError, ValueError):\n"
+            "        pass\n"
+            "print('SECRETS', hits)\n")
+
+        def run():
+            rc, out, err, res = self.kiln_run("python", code)
+            want = ["THREADS 1", "SOCKETS []", "SECRETS 0"]
+            got = out.splitlines()
+            missing = [w for w in want if w not in got]
+            return "rc=%s saw %r (%r)" % (rc, got, err[-300:]) if missing or rc != 0 else None
+        return run
+
+    def interpreter_case(self):
+        """A server whose python is a copy of python3 in a folder of its
+        own: replacing that file retires the zygote, and the next one is
+        new (its start time differs)."""
+        def run():
+            # Not under /tmp, which every box covers with its own.
+            top = tempfile.mkdtemp(prefix="kiln-zygote-py-", dir="/var/tmp")
+            self.cleanup.append(top)
+            os.chmod(top, 0o755)
+            pydir = os.path.join(top, "bin")
+            os.makedirs(pydir)
+            py = os.path.join(pydir, "python3")
+            shutil.copy2("/usr/bin/python3", py)
+            os.chmod(py, 0o755)
+            cfg_path = os.path.join(self.scratch, "cfg-interp.json")
+            with open(self.base_config) as f:
+                cfg = json.load(f)
+            cfg["sandbox"]["languages"] = {"python": {"argv": [py, "{file}"],
+                                                      "file": "snippet.py"}}
+            cfg["sandbox"]["zygotePreload"] = ["json"]
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            srv = Server(self.kiln, cfg_path, self.env, log=cfg_path + ".log")
+            try:
+                if not srv.wait_ready():
+                    return "no zygote with the copied interpreter"
+                probe = MARK + "import sys\nprint(sys.modules['kiln_zygote'].STARTED_NS)\n"
+                out, err, _, _ = srv.run(probe)
+                first = out.splitlines()
+                os.unlink(py)
+                shutil.copy(sys.executable if os.path.realpath(sys.executable).startswith("/usr/")
+                            else "/usr/bin/python3", py)
+                os.chmod(py, 0o755)
+                out2, _, _, _ = srv.run(probe)
+                if out2.startswith("KILN-ZYGOTE 1"):
+                    return "the old zygote served a run after its interpreter changed"
+                if not srv.wait_ready():
+                    return "no new zygote after the interpreter changed"
+                out3, _, _, _ = srv.run(probe)
+                second = out3.splitlines()
+                if len(first) < 2 or len(second) < 2 or first[1] == second[1]:
+                    return "not a new zygote: %r then %r (%r)" % (first, second, err[-200:])
+                return None
+            finally:
+                rc = srv.stop()
+                if rc != 0:
+                    print("interpreter case: its server exited %s" % rc, flush=True)
+
+        return run
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kiln", required=True)
+    ap.add_argument("--attack", required=True)
+    ap.add_argument("--only", action="append")
+    args = ap.parse_args()
+    args.kiln_release = None
+    args.no_box = False
+    s = ZygoteSuite(args)
+    s.listing = True
+    s.all_cases()
+    s.fork_safety_cases()
+    s.listing = False
+    want = [n for n in s.listed if not s.only or n in s.only]
+    try:
+        s.start()
+        s.all_cases()
+        s.fork_safety_cases()
+    except Exception:
+        traceback.print_exc()
+        print("not ok the suite itself: stopped on an exception", flush=True)
+        s.failed += 1
+    if s.server:
+        rc = s.server.stop()
+        if rc != 0:
+            print("not ok server-exit: the server exited %s" % rc, flush=True)
+            s.failed += 1
+    for n in want:
+        if n not in s.ran and n != "no-user-namespaces-refuses":
+            print("not ok %s: not run (the suite stopped before it)" % n, flush=True)
+            s.failed += 1
+    sys.exit(s.finish())
+
+
+if __name__ == "__main__":
+    main()
