@@ -45,6 +45,19 @@
 
 static void maybe_finish(struct run *run);
 
+/* A session's run: hand the session's workspace picture back (see
+ * run_private.h), the new one or, when the layer was not read, the old. */
+static void give_snap(struct sandbox *s, const char *sess_id, unsigned gen, bool *lent,
+                      struct sbx_ws_snap *snap)
+{
+	if (!*lent) {
+		sbx_ws_snap_free(snap);
+		return;
+	}
+	*lent = false;
+	sbx_session_take_snap(s, sess_id, gen, snap);
+}
+
 const char *run_id(const struct run *run)
 {
 	return run->id;
@@ -331,6 +344,8 @@ static void finish_run(struct run *run, const struct sbx_artifacts *found,
 			*ss[i] = sess[i];
 		}
 	if (run->in_session) {
+		give_snap(run->sbx, run->sess_id, run->snap_gen, &run->snap_lent,
+		          steal_pointer(&run->snap));
 		run_done_fn d = run->done;
 		void *dd = run->done_data;
 		run_free(run);
@@ -366,17 +381,32 @@ struct collect {
 	char **only; /* a session's run: the names it changed */
 	struct sbx_artifact_opts opts;
 	struct sbx_artifacts found;
+	/* A session's run: its session, the picture of the layer at the
+	 * last run's end and the one taken now (run_private.h). */
+	bool in_session, lent;
+	struct sandbox *sbx;
+	char sess_id[24];
+	unsigned gen;
+	struct sbx_ws_snap *since, *snap;
 };
 
 static void collect_work(void *data, const atomic_bool *cancel)
 {
 	struct collect *c = data;
-	int r = sbx_artifacts_collect(c->work_fd, c->run_id, &c->opts, cancel, &c->found);
+	int r = 0;
+	/* A session's /work/out holds every run's files: only those this
+	 * run changed are its artifacts. */
+	if (c->work_fd >= 0 && (!c->in_session || c->only))
+		r = sbx_artifacts_collect(c->work_fd, c->run_id, &c->opts, cancel, &c->found);
 	if (r < 0 && r != -ECANCELED)
 		log_warn("run %s: cannot read the workspace back: %s", c->run_id, strerror(-r));
 	if (c->upper_fd < 0 || !c->ws_root || (cancel && atomic_load(cancel)))
 		return;
-	r = sbx_ws_diff(c->upper_fd, c->ws_root, NULL, cancel, &c->changes);
+	if (c->in_session)
+		r = sbx_ws_diff_since(c->upper_fd, c->ws_root, NULL, c->since, cancel, &c->changes,
+		                      &c->snap);
+	else
+		r = sbx_ws_diff(c->upper_fd, c->ws_root, NULL, cancel, &c->changes);
 	if (r < 0 && r != -ECANCELED)
 		log_warn("run %s: cannot compare the workspace: %s", c->run_id, strerror(-r));
 	c->have_changes = r >= 0;
@@ -386,6 +416,8 @@ static void collect_done(void *data)
 {
 	struct collect *c = data;
 	c->run->job = NULL;
+	/* Before finish_run, whose done may start the session's next run. */
+	give_snap(c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
 	finish_run(c->run, &c->found, c->have_changes ? &c->changes : NULL);
 }
 
@@ -394,8 +426,12 @@ static void collect_free(void *data)
 	struct collect *c = data;
 	sbx_artifacts_release(&c->found);
 	sbx_ws_changes_release(&c->changes);
+	/* Cancelled: the session compares its whole layer next time. */
+	give_snap(c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
+	sbx_ws_snap_free(c->since);
 	/* Closing the last fd of the workspace frees its tmpfs. */
-	close(c->work_fd);
+	if (c->work_fd >= 0)
+		close(c->work_fd);
 	if (c->upper_fd >= 0)
 		close(c->upper_fd);
 	free(c->ws_root);
@@ -427,9 +463,16 @@ static int start_collecting(struct run *run)
 	    .max_copy_bytes = cfg->artifact_max_bytes,
 	    .host_dir = c->host_dir,
 	};
+	c->sbx = run->sbx;
 	if (run->in_session) {
+		c->in_session = true;
 		c->only = steal_pointer(&run->only);
 		c->opts.only = (const char *const *)c->only;
+		snprintf(c->sess_id, sizeof(c->sess_id), "%s", run->sess_id);
+		c->gen = run->snap_gen;
+		c->since = steal_pointer(&run->snap);
+		c->lent = run->snap_lent;
+		run->snap_lent = false;
 	}
 	c->work_fd = steal_fd(&run->box.work_fd);
 	c->upper_fd = steal_fd(&run->box.upper_fd);
@@ -439,6 +482,11 @@ static int start_collecting(struct run *run)
 		run->box.work_fd = c->work_fd;
 		run->box.upper_fd = c->upper_fd;
 		run->collecting = false;
+		run->snap = c->since;
+		run->snap_lent = c->lent;
+		for (size_t i = 0; c->only && c->only[i]; i++)
+			free(c->only[i]);
+		free(c->only);
 		free(c->ws_root);
 		free(c->host_dir);
 		free(c);
@@ -601,13 +649,24 @@ void run_session_end(struct run *run, const struct run_session_end *e)
 	}
 	run->end_ms = loop_now_ms();
 	run->outcome = o;
-	/* What the run changed under /work/out, off the loop, then the end. */
+	/* What the run changed under /work/out and in the workspace, off
+	 * the loop, then the end. */
 	run->box.work_fd = e->work_fd;
 	if (e->nchanged && (run->only = calloc(e->nchanged + 1, sizeof(char *))))
 		for (size_t i = 0; i < e->nchanged; i++)
 			if (!(run->only[i] = strdup(e->changed[i])))
 				break;
-	if (run->only && run->only[0] && run->box.work_fd >= 0 && start_collecting(run) == 0)
+	if (e->upper_fd >= 0) {
+		run->box.upper_fd = e->upper_fd;
+		run->snap = e->snap;
+		run->snap_gen = e->snap_gen;
+		run->snap_lent = true;
+		if (!(run->workspace = strdup(e->ws_host))) {
+			close(steal_fd(&run->box.upper_fd));
+		}
+	}
+	if (((run->only && run->only[0] && run->box.work_fd >= 0) || run->box.upper_fd >= 0) &&
+	    start_collecting(run) == 0)
 		return;
 	finish_run(run, NULL, NULL);
 }
@@ -860,6 +919,8 @@ void run_free(struct run *run)
 	/* Kills what is left of the box and waits for it. */
 	sbx_box_release(run->sbx, &run->box);
 	buf_release(&run->pending);
+	give_snap(run->sbx, run->sess_id, run->snap_gen, &run->snap_lent,
+	          steal_pointer(&run->snap));
 	free(run->workspace);
 	for (size_t i = 0; run->only && run->only[i]; i++)
 		free(run->only[i]);
