@@ -29,6 +29,7 @@
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
+#include "sandbox/display.h"
 #include "sandbox/job.h"
 #include "sandbox/limits.h"
 #include "sandbox/plan.h"
@@ -312,8 +313,25 @@ static void fill_outcome(const struct run *run, struct run_outcome *o)
 /* The end of a run whose program has ended: hand over the artifacts
  * found (or none), free the run, then tell its owner. */
 static void finish_run(struct run *run, const struct sbx_artifacts *found,
-                       const struct sbx_ws_changes *changes)
+                       const struct sbx_ws_changes *changes, const struct sbx_displays *shown)
 {
+	/* A one-shot run's displays (display.h): after its output, before
+	 * its artifacts and its end. */
+	if (shown && shown->dropped) {
+		char marker[160];
+		int m =
+		    snprintf(marker, sizeof(marker),
+		             "\n[kiln: %zu display%s of this run did not fit in its output limit "
+		             "or could not be read]\n",
+		             shown->dropped, shown->dropped == 1 ? "" : "s");
+		add_text(run, ERR, marker, (size_t)m, true);
+		flush_output(run);
+	}
+	for (size_t i = 0; shown && i < shown->n && run->sink->display; i++) {
+		struct run_display d = {
+		    .run_id = run->id, .data = shown->data[i], .metadata = shown->metadata[i]};
+		run->sink->display(run->sink_data, run, &d);
+	}
 	for (size_t i = 0; found && i < found->n; i++)
 		run->sink->artifact(run->sink_data, run, &found->items[i]);
 	/* Free the run before calling done (which may start another run);
@@ -381,6 +399,9 @@ struct collect {
 	char **only; /* a session's run: the names it changed */
 	struct sbx_artifact_opts opts;
 	struct sbx_artifacts found;
+	/* A one-shot run's displays, within what is left of its output. */
+	uint64_t display_budget;
+	struct sbx_displays shown;
 	/* A session's run: its session, the picture of the layer at the
 	 * last run's end and the one taken now (run_private.h). */
 	bool in_session, lent;
@@ -400,6 +421,10 @@ static void collect_work(void *data, const atomic_bool *cancel)
 		r = sbx_artifacts_collect(c->work_fd, c->run_id, &c->opts, cancel, &c->found);
 	if (r < 0 && r != -ECANCELED)
 		log_warn("run %s: cannot read the workspace back: %s", c->run_id, strerror(-r));
+	if (c->work_fd >= 0 && !c->in_session &&
+	    (r = sbx_displays_read(c->work_fd, c->display_budget, cancel, &c->shown)) < 0 &&
+	    r != -ECANCELED)
+		log_warn("run %s: cannot read its displays: %s", c->run_id, strerror(-r));
 	if (c->upper_fd < 0 || !c->ws_root || (cancel && atomic_load(cancel)))
 		return;
 	if (c->in_session)
@@ -418,7 +443,7 @@ static void collect_done(void *data)
 	c->run->job = NULL;
 	/* Before finish_run, whose done may start the session's next run. */
 	give_snap(c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
-	finish_run(c->run, &c->found, c->have_changes ? &c->changes : NULL);
+	finish_run(c->run, &c->found, c->have_changes ? &c->changes : NULL, &c->shown);
 }
 
 static void collect_free(void *data)
@@ -426,6 +451,7 @@ static void collect_free(void *data)
 	struct collect *c = data;
 	sbx_artifacts_release(&c->found);
 	sbx_ws_changes_release(&c->changes);
+	sbx_displays_release(&c->shown);
 	/* Cancelled: the session compares its whole layer next time. */
 	give_snap(c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
 	sbx_ws_snap_free(c->since);
@@ -464,6 +490,9 @@ static int start_collecting(struct run *run)
 	    .host_dir = c->host_dir,
 	};
 	c->sbx = run->sbx;
+	c->display_budget = run->limits.output_bytes > run->out_bytes
+	                        ? run->limits.output_bytes - run->out_bytes
+	                        : 0;
 	if (run->in_session) {
 		c->in_session = true;
 		c->only = steal_pointer(&run->only);
@@ -530,7 +559,7 @@ static void maybe_finish(struct run *run)
 	sbx_box_reap_later(run->sbx, &run->box);
 	if (run->box.work_fd >= 0 && start_collecting(run) == 0)
 		return;
-	finish_run(run, NULL, NULL);
+	finish_run(run, NULL, NULL, NULL);
 }
 
 /* --- a session's run (session.c) ------------------------------------------ */
@@ -668,7 +697,7 @@ void run_session_end(struct run *run, const struct run_session_end *e)
 	if (((run->only && run->only[0] && run->box.work_fd >= 0) || run->box.upper_fd >= 0) &&
 	    start_collecting(run) == 0)
 		return;
-	finish_run(run, NULL, NULL);
+	finish_run(run, NULL, NULL, NULL);
 }
 
 /* --- boxes ---------------------------------------------------------------- */

@@ -28,6 +28,7 @@
 #include "core/util.h"
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/display.h"
 #include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
@@ -227,41 +228,6 @@ static void write_out(struct sbx_session *ss)
 	loop_modify(ss->loop, ss->box.ctl_fd, ctl_events(ss));
 }
 
-static bool mime_name_ok(const char *k)
-{
-	size_t n = strlen(k);
-	const char *slash = strchr(k, '/');
-	if (n == 0 || n > 100 || !slash || slash == k || !slash[1] || strchr(slash + 1, '/'))
-		return false;
-	for (const char *p = k; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || strchr("/.+-_", *p)))
-			return false;
-	return true;
-}
-
-static bool json_mime(const char *k)
-{
-	size_t n = strlen(k);
-	return strcmp(k, "application/json") == 0 || (n > 5 && strcmp(k + n - 5, "+json") == 0);
-}
-
-/* A display frame's data: an object of MIME types with text/plain, each
- * a string but the JSON types. */
-static bool bundle_ok(json_object *data)
-{
-	if (!json_object_is_type(data, json_type_object) || json_object_object_length(data) > 16 ||
-	    !json_object_is_type(json_get(data, "text/plain"), json_type_string))
-		return false;
-	json_object_object_foreach(data, k, v)
-	{
-		if (!mime_name_ok(k) ||
-		    (!json_mime(k) && !json_object_is_type(v, json_type_string)))
-			return false;
-	}
-	return true;
-}
-
 static void drain_pipes(struct sbx_session *ss);
 
 /* A copy of the box's /work for a run's artifacts (run.c reads them off
@@ -361,7 +327,8 @@ static bool handle_frame(struct sbx_session *ss, const char *body, size_t len, c
 	json_get_string(msg, "op", &op);
 	if (strcmp(op, "display") == 0) {
 		json_object *data = json_get(msg, "data"), *md = json_get(msg, "metadata");
-		if (!bundle_ok(data) || (md && !json_object_is_type(md, json_type_object))) {
+		if (!sbx_display_bundle_ok(data) ||
+		    (md && !json_object_is_type(md, json_type_object))) {
 			snprintf(why, whysz, "its channel carried a display kiln cannot read");
 			return false;
 		}

@@ -9,6 +9,7 @@ and the host's process table after a session ends (no driver left). Prints
 one "ok"/"not ok"/"skip" line per check and "N passed, N failed" last.
 A skip says why (a Debian package the check needs is not installed here).
 """
+import base64
 import json
 import shutil
 import os
@@ -269,7 +270,57 @@ def workspace_checks():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def oneshot_checks():
+    """A one-shot Python run (no sessionId) displays its last expression
+    and its open figures as run/display, as a session's run does, and
+    otherwise runs as `python3 FILE` would (server/sandbox/oneshot.py)."""
+    s = S()
+    r, n = s.run({"language": "python", "code": "print('a')\n2+2"})
+    d = displays(n)
+    check("a one-shot run displays its last expression, stdout untouched",
+          stdout(n) == "a\n" and stderr(n) == "" and len(d) == 1 and
+          d[0]["data"] == {"text/plain": "4"} and d[0]["runId"] == r["result"]["runId"] and
+          r["result"]["exitCode"] == 0, json.dumps([r, n])[:600])
+    r, n = s.run({"language": "python", "code": "x = 1\nNone"})
+    check("a one-shot statement or None displays nothing", not displays(n) and
+          r["result"]["exitCode"] == 0, json.dumps(n)[:300])
+    r, n = s.run({"language": "python", "code":
+                  "import sys\nprint(sys.argv, __name__, __file__, sys.path[0])\n"
+                  "def f():\n    1/0\nf()"})
+    err = stderr(n)
+    check("a one-shot run is python3 FILE: argv, __main__, its path, its traceback",
+          stdout(n) == "['/code/snippet.py'] __main__ /code/snippet.py /code\n" and
+          err.startswith("Traceback (most recent call last):\n  File \"/code/snippet.py\"") and
+          "<string>" not in err and "ZeroDivisionError" in err and
+          r["result"]["exitCode"] == 1 and not displays(n), json.dumps([r, n])[:800])
+    r, n = s.run({"language": "python", "code": "import sys\nsys.exit(3)"})
+    check("a one-shot sys.exit keeps its status", r["result"]["exitCode"] == 3 and
+          stderr(n) == "", json.dumps([r, n])[:400])
+    r, n = s.run({"language": "python", "code": "display('x')\nprint('b')"})
+    d = displays(n)
+    check("display() works in a one-shot run",
+          len(d) == 1 and d[0]["data"]["text/plain"] == "'x'" and stdout(n) == "b\n",
+          json.dumps(n)[:400])
+    r, n = s.run({"language": "python", "code": "print('y' * 20)\n'z' * 2000",
+                  "limits": {"outputBytes": 1024}})
+    check("a one-shot display past the output limit is dropped, and said so",
+          not displays(n) and "did not fit" in stderr(n), json.dumps(n)[:400])
+    if host_has("matplotlib"):
+        r, n = s.run({"language": "python", "code":
+                      "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n"
+                      "plt.figure()\nplt.plot([2, 1])\nprint('drawn')"}, timeout=120)
+        pngs = [x for x in displays(n) if "image/png" in x["data"]]
+        check("a one-shot plt.show() and a figure left open each display once as PNG",
+              len(pngs) == 2 and stdout(n) == "drawn\n" and
+              all(base64.b64decode(x["data"]["image/png"])[:4] == b"\x89PNG" for x in pngs),
+              json.dumps([r, [x["data"].keys() for x in displays(n)]], default=list)[:600])
+    else:
+        skip("one-shot figures", "python3-matplotlib is not installed (make deps installs it)")
+    s.close()
+
+
 def main():
+    oneshot_checks()
     workspace_checks()
     s = S()
     sid = s.open()
