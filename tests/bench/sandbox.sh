@@ -127,6 +127,12 @@ wcode="n = open('out.txt', 'w').write('x' * 4096)"
 none=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" python "n = open('/work/out.txt', 'w').write('x' * 4096)" "$RUNS" 0.05 || echo nan)
 with=$(KILN_BENCH_WORKSPACE=$ws python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" python "$wcode" "$RUNS" 0.05 || echo nan)
 python3 -c 'import sys; n, w = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx no workspace (%.2f ms)" % ("writing a file, with the workspace", w, w / n, n))' "$none" "$with"
+# A session's run now also compares its layer with the host folder
+# (only what changed since the last run): print(x) in a warm session,
+# with the workspace and without.
+none=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" --session "$RUNS" 0.05 || echo nan)
+with=$(KILN_BENCH_WORKSPACE=$ws python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" --session "$RUNS" 0.05 || echo nan)
+python3 -c 'import sys; n, w = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx no workspace (%.2f ms)" % ("print(x) in a session, with the workspace", w, w / n, n))' "$none" "$with"
 
 MB=${MB:-200}
 echo "output throughput ($MB MB to stdout):"
