@@ -562,16 +562,19 @@ def main():
     sid3 = s.open()
     s.run({"sessionId": sid3, "code": "x = 1"})
     pid = s.p.pid
-    had = len(drivers(pid))
+    before = drivers(pid)
+    had = len(before)
     s.p.stdin.close()
     try:
         s.p.wait(timeout=10)
     except subprocess.TimeoutExpired:
         s.p.kill()
+    # This server's drivers, by pid: other servers on the machine (other
+    # suites running at once) may have drivers of their own.
     left = []
-    for q in os.listdir("/proc"):
+    for q in before:
         try:
-            if q.isdigit() and b"kiln_session.py" in open("/proc/%s/cmdline" % q, "rb").read():
+            if b"kiln_session.py" in open("/proc/%d/cmdline" % q, "rb").read():
                 left.append(q)
         except OSError:
             pass
