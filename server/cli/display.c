@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include "cli/cache_dir.h"
+#include "cli/image.h"
+#include "cli/save.h"
 #include "cli/term.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -115,10 +117,21 @@ void term_display(struct term *t, json_object *params)
 		if (r >= 0)
 			r = write_file(path, b.data ? b.data : "", b.len);
 		buf_release(&b);
-		if (r < 0)
+		if (r < 0) {
 			term_info(t, "display %s not saved: %s", kinds[i].mime, strerror(-r));
-		else
-			term_info(t, "display %s saved: %s", kinds[i].mime, path);
+		} else {
+			/* The path as a link where the terminal takes OSC 8. */
+			term_status_clear(t);
+			fprintf(t->ui, "%sdisplay %s saved: ", term_dim(t), kinds[i].mime);
+			cli_print_path(t->ui, path, cli_links_ok(fileno(t->ui)));
+			fprintf(t->ui, "%s\n", term_reset(t));
+			fflush(t->ui);
+		}
+		if (r >= 0 && strcmp(kinds[i].mime, "image/png") == 0 &&
+		    json_object_is_type(v, json_type_string))
+			cli_image_show(t->ui, cli_image_protocol(fileno(t->ui)),
+			               json_object_get_string(v),
+			               (size_t)json_object_get_string_len(v));
 		rich = rich || kinds[i].base64;
 	}
 	/* An image's text/plain ("<Figure size 640x480 with 1 Axes>") says

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/display.h"
+#include "cli/image.h"
 #include "cli/save.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -81,10 +82,13 @@ void term_status(struct term *t, const char *text)
 {
 	if (!t->status_ok || t->quiet || !t->at_bol)
 		return;
-	if (strcmp(text, t->status_text) != 0) {
-		snprintf(t->status_text, sizeof(t->status_text), "%s", text);
+	/* The time is the stage's ("writing", "running"): a detail after
+	 * ':' or '(' may change without resetting it. */
+	size_t stage = strcspn(text, ":(");
+	if (stage != strcspn(t->status_text, ":(") || strncmp(text, t->status_text, stage) != 0)
 		t->status_since_ms = now_ms();
-	}
+	if (strcmp(text, t->status_text) != 0)
+		snprintf(t->status_text, sizeof(t->status_text), "%s", text);
 	fprintf(stderr, "\r\033[K%s", C_DIM);
 	/* Status lines are on a terminal, hence always in colour. */
 	vis_fputs(stderr, t->status_text, VIS_COLOR);
@@ -107,6 +111,16 @@ __attribute__((format(printf, 2, 0))) static bool show_fmt(struct term *t, const
 	if (n >= 0)
 		show_n(t, t->ui, text, (size_t)n, VIS_NEWLINE | VIS_TAB);
 	return n > 0 && text[n - 1] == '\n';
+}
+
+const char *term_dim(const struct term *t)
+{
+	return c(t, C_DIM);
+}
+
+const char *term_reset(const struct term *t)
+{
+	return c(t, C_RESET);
 }
 
 void term_info(struct term *t, const char *fmt, ...)
@@ -245,6 +259,46 @@ void term_proposal(struct term *t, json_object *p)
 		term_info(t, "%s", expl);
 }
 
+/* The code as the model writes it, on the status line: how many lines,
+ * and the last one (cut to fit one line of a narrow terminal). */
+static void partial_status(struct term *t, json_object *params)
+{
+	const char *text = "";
+	bool reset = false;
+	json_get_string(params, "text", &text);
+	json_get_bool(params, "reset", &reset);
+	/* A new answer (the status was another stage) starts from nothing. */
+	if (reset || strncmp(t->status_text, "writing", 7) != 0) {
+		t->partial_lines = 0;
+		t->partial_last[0] = '\0';
+	}
+	for (const char *p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+		size_t lead = strspn(p, " \t");
+		if (lead < n) {
+			size_t keep = n - lead;
+			if (keep >= sizeof(t->partial_last))
+				keep = sizeof(t->partial_last) - 1;
+			/* Never half a UTF-8 character. */
+			while (keep && keep < n - lead &&
+			       ((unsigned char)p[lead + keep] & 0xC0) == 0x80)
+				keep--;
+			memcpy(t->partial_last, p + lead, keep);
+			t->partial_last[keep] = '\0';
+		}
+		if (p[n] == '\n')
+			t->partial_lines++;
+		p += n + (p[n] == '\n');
+	}
+	char status[sizeof(t->status_text)];
+	if (t->partial_last[0])
+		snprintf(status, sizeof(status), "writing (%u line%s): %s", t->partial_lines,
+		         t->partial_lines == 1 ? "" : "s", t->partial_last);
+	else
+		snprintf(status, sizeof(status), "writing");
+	term_status(t, status);
+}
+
 void term_note(void *data, const char *method, json_object *params)
 {
 	struct term *t = data;
@@ -313,6 +367,8 @@ void term_note(void *data, const char *method, json_object *params)
 			fprintf(t->ui, " not saved: %s", strerror(-sr));
 		}
 		fprintf(t->ui, "%s\n", c(t, C_RESET));
+		if (b64 && strcmp(mime, "image/png") == 0)
+			cli_image_show(t->ui, cli_image_protocol(fileno(t->ui)), b64, strlen(b64));
 		fflush(t->ui);
 	} else if (strcmp(method, "run/display") == 0) {
 		term_display(t, params);
@@ -354,7 +410,7 @@ void term_note(void *data, const char *method, json_object *params)
 		if (strcmp(kind, "end") != 0 && json_get_string(v, "message", &msg) == 0)
 			term_status(t, msg);
 	} else if (strcmp(method, "intent/partial") == 0) {
-		term_status(t, "writing");
+		partial_status(t, params);
 	} else if (strcmp(method, "intent/explanation") == 0) {
 		const char *text = "";
 		json_get_string(params, "text", &text);

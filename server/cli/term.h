@@ -25,12 +25,20 @@ struct term {
 	 * that lasts shows how long it has lasted. */
 	char status_text[96];
 	uint64_t status_since_ms;
+	/* The code as the model writes it (intent/partial): its lines so far
+	 * and the last of them, shown on the status line. */
+	unsigned partial_lines;
+	char partial_last[64];
 	/* run/output of the stdout and stderr streams, filtered apart: a
 	 * sequence may be split across two chunks of one stream. */
 	struct vis_filter out[2];
 };
 
 void term_init(struct term *t);
+/* The escapes that start and end kiln's dim lines on t->ui ("" without
+ * colour). */
+const char *term_dim(const struct term *t);
+const char *term_reset(const struct term *t);
 /* kiln's own lines (proposals, results, notes) go to stderr, so that
  * stdout carries only the program's output (kiln ask). */
 void term_ui_stderr(struct term *t);

@@ -26,7 +26,11 @@
 static const char *const py_aliases[] = {"py", "python3", "py3", NULL};
 static const char *const py_ext[] = {".py", ".pyw", NULL};
 static const char *const py_interp[] = {"python3", "python", NULL};
-static const char *const py_argv[] = {"/usr/bin/python3", "{file}", NULL};
+/* A one-shot run goes through kiln's runner (server/sandbox/oneshot.py):
+ * the code runs as `python3 FILE` would run it, and its last expression
+ * and open figures are displayed. */
+static const char *const py_argv[] = {"/usr/bin/python3",  "-c",     "{kiln:oneshot.py}",
+                                      "{kiln:display.py}", "{file}", NULL};
 
 static const char *const sh_aliases[] = {"sh", "shell", "shellscript", NULL};
 static const char *const sh_ext[] = {".sh", ".bash", NULL};

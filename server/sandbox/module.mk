@@ -1,15 +1,22 @@
-# server/sandbox/module.mk: the session driver (session_driver.py) is
-# embedded into a generated C file, so kiln needs no install step to write
-# it into a session's box. ($(BUILD)/gen/%.o rules: validate/module.mk.)
+# server/sandbox/module.mk: kiln's Python programs for the box are
+# embedded into a generated C file, so kiln needs no install step to
+# write them into a box: the session driver (kiln_display.py, then
+# session_driver.py) and the one-shot runner (oneshot.py, given
+# kiln_display.py as an argument). ($(BUILD)/gen/%.o rules:
+# validate/module.mk.)
 
-SBX_DRIVER_SRC := server/sandbox/session_driver.py
+SBX_DRIVER_SRC := server/sandbox/kiln_display.py server/sandbox/session_driver.py \
+                  server/sandbox/oneshot.py
 SBX_DRIVER_C   := $(BUILD)/gen/sandbox/driver_embed.c
 
 MODULE_OBJS += gen/sandbox/driver_embed.o
 
 $(SBX_DRIVER_C): $(SBX_DRIVER_SRC) server/sandbox/embed-driver.sh
 	@mkdir -p $(dir $@)
-	@sh server/sandbox/embed-driver.sh $@ $(SBX_DRIVER_SRC)
+	@sh server/sandbox/embed-driver.sh $@ \
+		sbx_session_driver server/sandbox/kiln_display.py server/sandbox/session_driver.py \
+		-- sbx_oneshot_runner server/sandbox/oneshot.py \
+		-- sbx_display_module server/sandbox/kiln_display.py
 
 # The zygote's program (zygote.py), embedded the same way.
 SBX_ZYGOTE_SRC := server/sandbox/zygote.py
@@ -19,4 +26,4 @@ MODULE_OBJS += gen/sandbox/zygote_embed.o
 
 $(SBX_ZYGOTE_C): $(SBX_ZYGOTE_SRC) server/sandbox/embed-driver.sh
 	@mkdir -p $(dir $@)
-	@sh server/sandbox/embed-driver.sh $@ $(SBX_ZYGOTE_SRC) sbx_zygote_program
+	@sh server/sandbox/embed-driver.sh $@ sbx_zygote_program $(SBX_ZYGOTE_SRC)

@@ -248,7 +248,13 @@ static int env_from(struct ctx *c, json_object *obj, const char *where)
 	return 0;
 }
 
-/* argv with "{file}" replaced by the code's path inside the box. */
+/* kiln's one-shot Python runner and the display module it is given
+ * (oneshot.py, kiln_display.py; embedded by sandbox/module.mk). */
+extern const char sbx_oneshot_runner[], sbx_display_module[];
+
+/* argv with "{file}" replaced by the code's path inside the box, and
+ * "{kiln:oneshot.py}" and "{kiln:display.py}" by those programs' text
+ * (python's argv in core/lang.c: `python3 -c RUNNER DISPLAY FILE`). */
 static int set_argv(struct ctx *c, const char *const *argv, size_t n, const char *file)
 {
 	if (n == 0 || n >= ARRAY_SIZE(c->po->argv))
@@ -258,6 +264,10 @@ static int set_argv(struct ctx *c, const char *const *argv, size_t n, const char
 		if (strcmp(argv[i], "{file}") == 0) {
 			if (asprintf(&a, "/" CODE_DIR "/%s", file) < 0)
 				return -ENOMEM;
+		} else if (strcmp(argv[i], "{kiln:oneshot.py}") == 0) {
+			a = strdup(sbx_oneshot_runner);
+		} else if (strcmp(argv[i], "{kiln:display.py}") == 0) {
+			a = strdup(sbx_display_module);
 		} else {
 			a = strdup(argv[i]);
 		}

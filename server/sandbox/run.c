@@ -29,6 +29,7 @@
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
+#include "sandbox/display.h"
 #include "sandbox/job.h"
 #include "sandbox/limits.h"
 #include "sandbox/plan.h"
@@ -45,6 +46,19 @@
 #define GRACE_MS 2000
 
 static void maybe_finish(struct run *run);
+
+/* A session's run: hand the session's workspace picture back (see
+ * run_private.h), the new one or, when the layer was not read, the old. */
+static void give_snap(struct sandbox *s, const char *sess_id, unsigned gen, bool *lent,
+                      struct sbx_ws_snap *snap)
+{
+	if (!*lent) {
+		sbx_ws_snap_free(snap);
+		return;
+	}
+	*lent = false;
+	sbx_session_take_snap(s, sess_id, gen, snap);
+}
 
 const char *run_id(const struct run *run)
 {
@@ -324,8 +338,25 @@ static void fill_outcome(const struct run *run, struct run_outcome *o)
 /* The end of a run whose program has ended: hand over the artifacts
  * found (or none), free the run, then tell its owner. */
 static void finish_run(struct run *run, const struct sbx_artifacts *found,
-                       const struct sbx_ws_changes *changes)
+                       const struct sbx_ws_changes *changes, const struct sbx_displays *shown)
 {
+	/* A one-shot run's displays (display.h): after its output, before
+	 * its artifacts and its end. */
+	if (shown && shown->dropped) {
+		char marker[160];
+		int m =
+		    snprintf(marker, sizeof(marker),
+		             "\n[kiln: %zu display%s of this run did not fit in its output limit "
+		             "or could not be read]\n",
+		             shown->dropped, shown->dropped == 1 ? "" : "s");
+		add_text(run, ERR, marker, (size_t)m, true, false);
+		flush_output(run);
+	}
+	for (size_t i = 0; shown && i < shown->n && run->sink->display; i++) {
+		struct run_display d = {
+		    .run_id = run->id, .data = shown->data[i], .metadata = shown->metadata[i]};
+		run->sink->display(run->sink_data, run, &d);
+	}
 	for (size_t i = 0; found && i < found->n; i++)
 		run->sink->artifact(run->sink_data, run, &found->items[i]);
 	/* Free the run before calling done (which may start another run);
@@ -356,6 +387,8 @@ static void finish_run(struct run *run, const struct sbx_artifacts *found,
 			*ss[i] = sess[i];
 		}
 	if (run->in_session) {
+		give_snap(run->sbx, run->sess_id, run->snap_gen, &run->snap_lent,
+		          steal_pointer(&run->snap));
 		run_done_fn d = run->done;
 		void *dd = run->done_data;
 		run_free(run);
@@ -395,17 +428,39 @@ struct collect {
 	char **only; /* a session's run: the names it changed */
 	struct sbx_artifact_opts opts;
 	struct sbx_artifacts found;
+	/* A one-shot run's displays, within what is left of its output. */
+	uint64_t display_budget;
+	struct sbx_displays shown;
+	/* A session's run: its session, the picture of the layer at the
+	 * last run's end and the one taken now (run_private.h). */
+	bool in_session, lent;
+	struct sandbox *sbx;
+	char sess_id[24];
+	unsigned gen;
+	struct sbx_ws_snap *since, *snap;
 };
 
 static void collect_work(void *data, const atomic_bool *cancel)
 {
 	struct collect *c = data;
-	int r = sbx_artifacts_collect(c->work_fd, c->run_id, &c->opts, cancel, &c->found);
+	int r = 0;
+	/* A session's /work/out holds every run's files: only those this
+	 * run changed are its artifacts. */
+	if (c->work_fd >= 0 && (!c->in_session || c->only))
+		r = sbx_artifacts_collect(c->work_fd, c->run_id, &c->opts, cancel, &c->found);
 	if (r < 0 && r != -ECANCELED)
 		log_warn("run %s: cannot read the workspace back: %s", c->run_id, strerror(-r));
+	if (c->work_fd >= 0 && !c->in_session &&
+	    (r = sbx_displays_read(c->work_fd, c->display_budget, cancel, &c->shown)) < 0 &&
+	    r != -ECANCELED)
+		log_warn("run %s: cannot read its displays: %s", c->run_id, strerror(-r));
 	if (c->upper_fd < 0 || !c->ws_root || (cancel && atomic_load(cancel)))
 		return;
-	r = sbx_ws_diff(c->upper_fd, c->ws_root, NULL, cancel, &c->changes);
+	if (c->in_session)
+		r = sbx_ws_diff_since(c->upper_fd, c->ws_root, NULL, c->since, cancel, &c->changes,
+		                      &c->snap);
+	else
+		r = sbx_ws_diff(c->upper_fd, c->ws_root, NULL, cancel, &c->changes);
 	if (r < 0 && r != -ECANCELED)
 		log_warn("run %s: cannot compare the workspace: %s", c->run_id, strerror(-r));
 	c->have_changes = r >= 0;
@@ -415,7 +470,9 @@ static void collect_done(void *data)
 {
 	struct collect *c = data;
 	c->run->job = NULL;
-	finish_run(c->run, &c->found, c->have_changes ? &c->changes : NULL);
+	/* Before finish_run, whose done may start the session's next run. */
+	give_snap(c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
+	finish_run(c->run, &c->found, c->have_changes ? &c->changes : NULL, &c->shown);
 }
 
 static void collect_free(void *data)
@@ -423,8 +480,13 @@ static void collect_free(void *data)
 	struct collect *c = data;
 	sbx_artifacts_release(&c->found);
 	sbx_ws_changes_release(&c->changes);
+	sbx_displays_release(&c->shown);
+	/* Cancelled: the session compares its whole layer next time. */
+	give_snap(c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
+	sbx_ws_snap_free(c->since);
 	/* Closing the last fd of the workspace frees its tmpfs. */
-	close(c->work_fd);
+	if (c->work_fd >= 0)
+		close(c->work_fd);
 	if (c->upper_fd >= 0)
 		close(c->upper_fd);
 	free(c->ws_root);
@@ -456,9 +518,19 @@ static int start_collecting(struct run *run)
 	    .max_copy_bytes = cfg->artifact_max_bytes,
 	    .host_dir = c->host_dir,
 	};
+	c->sbx = run->sbx;
+	c->display_budget = run->limits.output_bytes > run->out_bytes
+	                        ? run->limits.output_bytes - run->out_bytes
+	                        : 0;
 	if (run->in_session) {
+		c->in_session = true;
 		c->only = steal_pointer(&run->only);
 		c->opts.only = (const char *const *)c->only;
+		snprintf(c->sess_id, sizeof(c->sess_id), "%s", run->sess_id);
+		c->gen = run->snap_gen;
+		c->since = steal_pointer(&run->snap);
+		c->lent = run->snap_lent;
+		run->snap_lent = false;
 	}
 	c->work_fd = steal_fd(&run->box.work_fd);
 	c->upper_fd = steal_fd(&run->box.upper_fd);
@@ -468,6 +540,11 @@ static int start_collecting(struct run *run)
 		run->box.work_fd = c->work_fd;
 		run->box.upper_fd = c->upper_fd;
 		run->collecting = false;
+		run->snap = c->since;
+		run->snap_lent = c->lent;
+		for (size_t i = 0; c->only && c->only[i]; i++)
+			free(c->only[i]);
+		free(c->only);
 		free(c->ws_root);
 		free(c->host_dir);
 		free(c);
@@ -511,7 +588,7 @@ static void maybe_finish(struct run *run)
 	sbx_box_reap_later(run->sbx, &run->box);
 	if (run->box.work_fd >= 0 && start_collecting(run) == 0)
 		return;
-	finish_run(run, NULL, NULL);
+	finish_run(run, NULL, NULL, NULL);
 }
 
 /* --- a session's run (session.c) ------------------------------------------ */
@@ -630,15 +707,26 @@ void run_session_end(struct run *run, const struct run_session_end *e)
 	}
 	run->end_ms = loop_now_ms();
 	run->outcome = o;
-	/* What the run changed under /work/out, off the loop, then the end. */
+	/* What the run changed under /work/out and in the workspace, off
+	 * the loop, then the end. */
 	run->box.work_fd = e->work_fd;
 	if (e->nchanged && (run->only = calloc(e->nchanged + 1, sizeof(char *))))
 		for (size_t i = 0; i < e->nchanged; i++)
 			if (!(run->only[i] = strdup(e->changed[i])))
 				break;
-	if (run->only && run->only[0] && run->box.work_fd >= 0 && start_collecting(run) == 0)
+	if (e->upper_fd >= 0) {
+		run->box.upper_fd = e->upper_fd;
+		run->snap = e->snap;
+		run->snap_gen = e->snap_gen;
+		run->snap_lent = true;
+		if (!(run->workspace = strdup(e->ws_host))) {
+			close(steal_fd(&run->box.upper_fd));
+		}
+	}
+	if (((run->only && run->only[0] && run->box.work_fd >= 0) || run->box.upper_fd >= 0) &&
+	    start_collecting(run) == 0)
 		return;
-	finish_run(run, NULL, NULL);
+	finish_run(run, NULL, NULL, NULL);
 }
 
 /* --- boxes ---------------------------------------------------------------- */
@@ -892,6 +980,8 @@ void run_free(struct run *run)
 	/* Kills what is left of the box and waits for it. */
 	sbx_box_release(run->sbx, &run->box);
 	buf_release(&run->pending);
+	give_snap(run->sbx, run->sess_id, run->snap_gen, &run->snap_lent,
+	          steal_pointer(&run->snap));
 	free(run->workspace);
 	for (size_t i = 0; run->only && run->only[i]; i++)
 		free(run->only[i]);

@@ -47,6 +47,11 @@ struct run {
 	 * are copies held here. */
 	bool in_session;
 	char **only;
+	/* The session's workspace picture this run holds (see struct
+	 * run_session_end), to hand back when it has compared the layer. */
+	struct sbx_ws_snap *snap;
+	unsigned snap_gen;
+	bool snap_lent;
 	char sess_id[24], sess_why[320], err_name[128], err_value[1024];
 	char language[64]; /* the box's language */
 	char *workspace;   /* the host folder its box shows, or NULL */
@@ -120,6 +125,14 @@ struct run_session_end {
 	const char *why; /* the session ended, and why; or NULL */
 	const char *error_name, *error_value;
 	int work_fd; /* the session's /work (a dup, taken), or -1 */
+	/* The session's workspace: its upper layer (a dup, taken) or -1,
+	 * the host folder (borrowed), and the picture of the layer at the
+	 * previous run's end (taken; NULL for an empty layer), which goes
+	 * back to the session with snap_gen (sbx_session_take_snap). */
+	int upper_fd;
+	const char *ws_host;
+	struct sbx_ws_snap *snap;
+	unsigned snap_gen;
 	/* The names under /work/out the run changed (borrowed), or NULL. */
 	const char *const *changed;
 	size_t nchanged;

@@ -28,6 +28,7 @@
 #include "core/util.h"
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
+#include "sandbox/display.h"
 #include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
@@ -74,6 +75,16 @@ struct sbx_session {
 	struct run *run; /* the run under way, or NULL */
 	struct loop_timer *idle_timer, *kill_timer;
 	json_object *vars;
+
+	/* The workspace (the host folder, or NULL) and the picture of the
+	 * box's upper layer at the last run's end (wsdiff.h): each run
+	 * reports what it changed itself. Lent to the run reading the layer
+	 * back (snap_lent) until sbx_session_take_snap; gen tells a reset's
+	 * box from the one before. */
+	char *ws_host;
+	struct sbx_ws_snap *snap;
+	bool snap_lent;
+	unsigned gen;
 };
 
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data);
@@ -217,41 +228,6 @@ static void write_out(struct sbx_session *ss)
 	loop_modify(ss->loop, ss->box.ctl_fd, ctl_events(ss));
 }
 
-static bool mime_name_ok(const char *k)
-{
-	size_t n = strlen(k);
-	const char *slash = strchr(k, '/');
-	if (n == 0 || n > 100 || !slash || slash == k || !slash[1] || strchr(slash + 1, '/'))
-		return false;
-	for (const char *p = k; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || strchr("/.+-_", *p)))
-			return false;
-	return true;
-}
-
-static bool json_mime(const char *k)
-{
-	size_t n = strlen(k);
-	return strcmp(k, "application/json") == 0 || (n > 5 && strcmp(k + n - 5, "+json") == 0);
-}
-
-/* A display frame's data: an object of MIME types with text/plain, each
- * a string but the JSON types. */
-static bool bundle_ok(json_object *data)
-{
-	if (!json_object_is_type(data, json_type_object) || json_object_object_length(data) > 16 ||
-	    !json_object_is_type(json_get(data, "text/plain"), json_type_string))
-		return false;
-	json_object_object_foreach(data, k, v)
-	{
-		if (!mime_name_ok(k) ||
-		    (!json_mime(k) && !json_object_is_type(v, json_type_string)))
-			return false;
-	}
-	return true;
-}
-
 static void drain_pipes(struct sbx_session *ss);
 
 /* A copy of the box's /work for a run's artifacts (run.c reads them off
@@ -273,7 +249,8 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 	struct run_session_end e = {.cpu_ms = cpu > 0 ? (uint64_t)cpu : 0,
 	                            .max_rss_kb = rss > 0 ? rss : 0,
 	                            .session_id = ss->id,
-	                            .work_fd = -1};
+	                            .work_fd = -1,
+	                            .upper_fd = -1};
 	if (strcmp(status, "error") == 0) {
 		e.status = RUN_SESSION_ERROR;
 		json_object *err = json_get(msg, "error");
@@ -321,6 +298,16 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 	}
 	e.changed = changed;
 	e.work_fd = e.nchanged ? work_dup(ss) : -1;
+	/* The workspace's layer, to compare with the host and the picture of
+	 * the last run's end; the session takes no run until it is back. */
+	e.upper_fd = -1;
+	if (ss->ws_host && ss->box.upper_fd >= 0 &&
+	    (e.upper_fd = fcntl(ss->box.upper_fd, F_DUPFD_CLOEXEC, 3)) >= 0) {
+		e.ws_host = ss->ws_host;
+		e.snap = steal_pointer(&ss->snap);
+		e.snap_gen = ss->gen;
+		ss->snap_lent = true;
+	}
 	/* Last: done may start the next run in this session. */
 	run_session_end(run, &e);
 }
@@ -340,7 +327,8 @@ static bool handle_frame(struct sbx_session *ss, const char *body, size_t len, c
 	json_get_string(msg, "op", &op);
 	if (strcmp(op, "display") == 0) {
 		json_object *data = json_get(msg, "data"), *md = json_get(msg, "metadata");
-		if (!bundle_ok(data) || (md && !json_object_is_type(md, json_type_object))) {
+		if (!sbx_display_bundle_ok(data) ||
+		    (md && !json_object_is_type(md, json_type_object))) {
 			snprintf(why, whysz, "its channel carried a display kiln cannot read");
 			return false;
 		}
@@ -482,7 +470,8 @@ static void end_session(struct sbx_session *ss, const char *why, int wstatus, bo
 		                            .wstatus = have_status ? wstatus : SIGKILL,
 		                            .session_id = ss->id,
 		                            .why = ss->why,
-		                            .work_fd = -1};
+		                            .work_fd = -1,
+		                            .upper_fd = -1};
 		run_session_end(run, &e);
 	}
 }
@@ -558,6 +547,19 @@ void sbx_session_interrupt(struct sbx_session *ss)
 	ss->kill_timer = loop_timer_start(ss->loop, SESSION_GRACE_MS, on_kill_timer, ss);
 }
 
+void sbx_session_take_snap(struct sandbox *s, const char *id, unsigned gen,
+                           struct sbx_ws_snap *snap)
+{
+	struct sbx_session *ss = sbx_session_find(s, id);
+	if (!ss || ss->gen != gen) {
+		sbx_ws_snap_free(snap);
+		return;
+	}
+	sbx_ws_snap_free(ss->snap);
+	ss->snap = snap;
+	ss->snap_lent = false;
+}
+
 void sbx_session_forget_run(struct sbx_session *ss, struct run *run)
 {
 	if (ss->run != run)
@@ -614,6 +616,12 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 		sbx_plan_free(po);
 		return r;
 	}
+	/* A fresh box: a fresh, empty upper layer. */
+	ss->gen++;
+	sbx_ws_snap_free(steal_pointer(&ss->snap));
+	ss->snap_lent = false;
+	free(ss->ws_host);
+	ss->ws_host = po->plan.ws_host ? strdup(po->plan.ws_host) : NULL;
 	if (ss->box.cg && (r = sbx_cgroup_set_limits(ss->box.cg, ss->life.memory_bytes,
 	                                             ss->life.processes, ss->life.cpu_cores)) < 0)
 		log_warn("session %s: the cgroup took only some limits: %s", ss->id, strerror(-r));
@@ -659,7 +667,8 @@ static void end_run_now(struct run *run, const char *id, const char *why)
 	                            .wstatus = SIGKILL,
 	                            .session_id = id,
 	                            .why = why,
-	                            .work_fd = -1};
+	                            .work_fd = -1,
+	                            .upper_fd = -1};
 	run_session_end(run, &e);
 }
 
@@ -682,6 +691,8 @@ static void session_free(struct sbx_session *ss)
 	buf_release(&ss->outq);
 	json_object_put(ss->vars);
 	json_object_put(ss->limits_req);
+	sbx_ws_snap_free(ss->snap);
+	free(ss->ws_host);
 	free(ss);
 }
 
@@ -792,11 +803,14 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 		         ss->id, ss->why);
 		return -EPIPE;
 	}
-	if (ss->run || ss->interrupting) {
+	if (ss->run || ss->interrupting || ss->snap_lent) {
 		snprintf(err, errsz,
 		         "session %s is busy with run %s: wait for it, or cancel it "
 		         "($/cancelRequest)",
-		         ss->id, ss->run ? run_id(ss->run) : "(being interrupted)");
+		         ss->id,
+		         ss->run            ? run_id(ss->run)
+		         : ss->interrupting ? "(being interrupted)"
+		                            : "(reading back what the last run wrote)");
 		return -EBUSY;
 	}
 	if (!code || strlen(code) > SBX_CODE_MAX) {

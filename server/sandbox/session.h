@@ -80,3 +80,10 @@ void sbx_sessions_free(struct sandbox *s);
 void sbx_session_interrupt(struct sbx_session *ss);
 void sbx_session_pause_io(struct sbx_session *ss, bool pause);
 void sbx_session_forget_run(struct sbx_session *ss, struct run *run);
+/* For run.c: the picture of session id's workspace layer after a run
+ * (taken; NULL when there is none: the next run then compares the whole
+ * layer), for the box of generation gen (an older one's is dropped). Until
+ * it comes back the session takes no run. */
+struct sbx_ws_snap;
+void sbx_session_take_snap(struct sandbox *s, const char *id, unsigned gen,
+                           struct sbx_ws_snap *snap);

@@ -1,6 +1,8 @@
 # session_driver.py: the program a kiln session runs in its box (see
 # server/sandbox/session.h and docs/sandbox.md, "Sessions"). kiln embeds
-# this file in its binary and writes it read-only into the box.
+# this file, after kiln_display.py (rich output, shared with the one-shot
+# runner oneshot.py), in its binary and writes both as one read-only file
+# into the box.
 #
 # It keeps one namespace alive between runs, as a notebook kernel does.
 # The channel to kiln is the socket kiln gave as stdin; it is moved to a
@@ -15,10 +17,8 @@
 # Nothing here is trusted by kiln: the code could write to the channel,
 # and kiln caps and checks every frame it reads.
 import ast
-import base64
 import builtins
 import fcntl
-import io
 import json
 import linecache
 import os
@@ -33,7 +33,6 @@ import traceback
 import types
 
 FRAME_MAX = 8 << 20  # what kiln sends is at most 1 MiB of code
-TEXT_MAX = 256 << 10  # a display's text/plain
 VARS_MAX = 60
 
 _ch = socket.socket(fileno=os.dup(0))  # os.dup: not inherited by children
@@ -74,88 +73,7 @@ def _flush():
             pass
 
 
-# --- rich output ------------------------------------------------------------
-
-_REPRS = (("image/png", "_repr_png_"), ("image/jpeg", "_repr_jpeg_"),
-          ("image/svg+xml", "_repr_svg_"), ("text/html", "_repr_html_"),
-          ("text/markdown", "_repr_markdown_"), ("text/latex", "_repr_latex_"),
-          ("application/json", "_repr_json_"))
-
-
-def _figure_png(fig):
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png", bbox_inches="tight")
-    # Shown as it is now: only a later change displays it again.
-    fig.stale = False
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _is_instance(obj, module, name):
-    mod = sys.modules.get(module)
-    cls = getattr(mod, name, None) if mod else None
-    return isinstance(cls, type) and isinstance(obj, cls)
-
-
-def _text(value):
-    if isinstance(value, bytes):
-        return base64.b64encode(value).decode("ascii")
-    if not isinstance(value, str):
-        return None
-    return value
-
-
-def _bundle(obj):
-    """A Jupyter-style MIME bundle: text/plain always."""
-    data = {}
-    if _is_instance(obj, "matplotlib.figure", "Figure"):
-        data["image/png"] = _figure_png(obj)
-    else:
-        if _is_instance(obj, "pandas.core.series", "Series"):
-            try:
-                data["text/html"] = obj.to_frame()._repr_html_()
-            except Exception:
-                pass
-        try:
-            mb = getattr(obj, "_repr_mimebundle_", None)
-            got = mb() if callable(mb) else None
-            if isinstance(got, tuple):
-                got = got[0]
-            if isinstance(got, dict):
-                for k, v in got.items():
-                    if isinstance(k, str) and k != "text/plain":
-                        t = v if k == "application/json" else _text(v)
-                        if t is not None:
-                            data[k] = t
-        except Exception:
-            pass
-        for mime, meth in _REPRS:
-            if mime in data:
-                continue
-            try:
-                f = getattr(obj, meth, None)
-                v = f() if callable(f) else None
-            except Exception:
-                v = None
-            if isinstance(v, tuple):
-                v = v[0]
-            if v is None:
-                continue
-            if mime == "application/json":
-                if isinstance(v, (dict, list)):
-                    data[mime] = v
-                continue
-            t = _text(v)
-            if t is not None:
-                data[mime] = t
-    try:
-        plain = repr(obj)
-    except Exception as e:
-        plain = "<%s object (repr failed: %s)>" % (type(obj).__name__, e)
-    if len(plain) > TEXT_MAX:
-        plain = plain[:TEXT_MAX] + "\n[... %d more characters]" % (len(plain) - TEXT_MAX)
-    data["text/plain"] = plain
-    return data
-
+# --- rich output: displays go over the channel (kiln_display.py) ------------
 
 def _unread(fd, req):
     buf = bytearray(4)
@@ -181,65 +99,15 @@ def _wait_read(channel):
         time.sleep(0.0005)
 
 
-def display(*objs, **kwargs):
-    """Show each object as rich output (as IPython's display())."""
-    for obj in objs:
-        data = _bundle(obj)
-        _flush()
-        _wait_read(False)
-        _send({"op": "display", "data": data, "metadata": kwargs.get("metadata") or {}})
-        _wait_read(True)
+def _channel_emit(data, metadata):
+    _flush()
+    _wait_read(False)
+    _send({"op": "display", "data": data, "metadata": metadata})
+    _wait_read(True)
 
 
-def _show_figures(only_stale):
-    """Display the open matplotlib figures: all of them (plt.show()), or
-    those changed since they were last drawn (the end of a run)."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return
-    for num in list(plt.get_fignums()):
-        fig = plt.figure(num)
-        if only_stale and not getattr(fig, "stale", True):
-            continue
-        try:
-            display(fig)
-        except Exception as e:
-            print("kiln: cannot display figure %s: %s" % (num, e), file=sys.stderr)
-
-
-class _BackendFinder:
-    """Provides the matplotlib backend "module://kiln_mpl": Agg, whose
-    show() displays the figures instead of doing nothing."""
-
-    def find_spec(self, name, path=None, target=None):
-        if name != "kiln_mpl":
-            return None
-        import importlib.machinery
-        return importlib.machinery.ModuleSpec(name, self)
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module):
-        from matplotlib.backends import backend_agg
-        module.FigureCanvas = backend_agg.FigureCanvasAgg
-        module.FigureManager = getattr(backend_agg, "FigureManager",
-                                       backend_agg.FigureManagerBase)
-
-        def show(*args, **kwargs):
-            _show_figures(False)
-        module.show = show
-
-
-sys.meta_path.append(_BackendFinder())
-os.environ["MPLBACKEND"] = "module://kiln_mpl"
-# Debian's matplotlib reads /etc/matplotlibrc; where the box does not
-# show it, the packaged copy of the same defaults does.
-_RC = "/usr/share/matplotlib/mpl-data/matplotlibrc"
-if "MATPLOTLIBRC" not in os.environ and not os.path.exists("/etc/matplotlibrc") \
-        and os.path.exists(_RC):
-    os.environ["MATPLOTLIBRC"] = _RC
-
+_emit = _channel_emit
+_install_backend()
 
 # --- what the session holds ---------------------------------------------------
 

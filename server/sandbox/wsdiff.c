@@ -40,14 +40,92 @@ const char *sbx_ws_kind_name(enum sbx_ws_kind k)
 	return k == SBX_WS_CREATED ? "created" : k == SBX_WS_MODIFIED ? "modified" : "deleted";
 }
 
+/* One entry of an upper layer, as it was. */
+struct snap_entry {
+	char *rel;
+	ino_t ino;
+	mode_t mode;
+	off_t size;
+	struct timespec mtime, ctime;
+};
+
+struct sbx_ws_snap {
+	struct snap_entry *items; /* sorted by rel once taken */
+	size_t n, cap;
+};
+
+void sbx_ws_snap_free(struct sbx_ws_snap *snap)
+{
+	if (!snap)
+		return;
+	for (size_t i = 0; i < snap->n; i++)
+		free(snap->items[i].rel);
+	free(snap->items);
+	free(snap);
+}
+
+static int snap_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct snap_entry *)a)->rel, ((const struct snap_entry *)b)->rel);
+}
+
 struct diff {
 	const struct sbx_ws_diff_opts *o;
+	const struct sbx_ws_snap *since; /* report only what differs from it */
+	struct sbx_ws_snap *snap;        /* the layer as walked, or NULL */
 	const atomic_bool *cancel;
 	struct sbx_ws_changes *out;
 	size_t cap;
 	size_t entries;
 	int err; /* -ENOMEM or -ECANCELED: stop */
 };
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* Was the upper entry rel, now ust, already so in the picture taken
+ * before (the previous run's end)? Then that run reported it. */
+static bool unchanged(const struct diff *d, const char *rel, const struct stat *ust)
+{
+	if (!d->since || !d->since->n)
+		return false;
+	struct snap_entry key = {.rel = (char *)rel};
+	const struct snap_entry *e =
+	    bsearch(&key, d->since->items, d->since->n, sizeof(key), snap_cmp);
+	return e && e->ino == ust->st_ino && e->mode == ust->st_mode && e->size == ust->st_size &&
+	       same_time(&e->mtime, &ust->st_mtim) && same_time(&e->ctime, &ust->st_ctim);
+}
+
+/* Note the upper entry rel in the picture being taken; on OOM there is
+ * no picture (the next diff compares everything). */
+static void record(struct diff *d, const char *rel, const struct stat *ust)
+{
+	struct sbx_ws_snap *s = d->snap;
+	if (!s)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 32;
+		struct snap_entry *items = realloc(s->items, cap * sizeof(*items));
+		if (!items)
+			goto oom;
+		s->items = items;
+		s->cap = cap;
+	}
+	char *copy = strdup(rel);
+	if (!copy)
+		goto oom;
+	s->items[s->n++] = (struct snap_entry){.rel = copy,
+	                                       .ino = ust->st_ino,
+	                                       .mode = ust->st_mode,
+	                                       .size = ust->st_size,
+	                                       .mtime = ust->st_mtim,
+	                                       .ctime = ust->st_ctim};
+	return;
+oom:
+	sbx_ws_snap_free(steal_pointer(&d->snap));
+}
 
 static bool stop(struct diff *d)
 {
@@ -213,10 +291,17 @@ static bool opaque(int udir, const char *name)
 
 static void walk(struct diff *d, const char *root, const char *rel, int udir, int ldir, int depth);
 
+/* A directory fd of its own: a dup would share the position of the
+ * caller's, which a session walks again after every run. */
+static int reopen_dir(int dirfd)
+{
+	return openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 /* Each host entry of ldir that udir does not have was deleted. */
 static void deleted_below(struct diff *d, const char *root, const char *rel, int udir, int ldir)
 {
-	int fd = dup(ldir);
+	int fd = reopen_dir(ldir);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		if (fd >= 0)
@@ -244,7 +329,7 @@ static void deleted_below(struct diff *d, const char *root, const char *rel, int
 
 static void walk(struct diff *d, const char *root, const char *rel, int udir, int ldir, int depth)
 {
-	int fd = dup(udir);
+	int fd = reopen_dir(udir);
 	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		if (fd >= 0)
@@ -267,6 +352,12 @@ static void walk(struct diff *d, const char *root, const char *rel, int udir, in
 		struct stat ust, lst;
 		if (fstatat(udir, name, &ust, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
+		record(d, sub, &ust);
+		/* Unchanged since the last picture: reported then. A directory
+		 * is walked all the same (a file in it may have changed). */
+		bool same = unchanged(d, sub, &ust);
+		if (same && !S_ISDIR(ust.st_mode))
+			continue;
 		bool in_host = ldir >= 0 && fstatat(ldir, name, &lst, AT_SYMLINK_NOFOLLOW) == 0;
 		if (S_ISCHR(ust.st_mode) && ust.st_rdev == makedev(0, 0)) {
 			if (in_host)
@@ -280,7 +371,7 @@ static void walk(struct diff *d, const char *root, const char *rel, int udir, in
 				d->out->incomplete = true;
 				continue;
 			}
-			if (in_host && !S_ISDIR(lst.st_mode))
+			if (in_host && !S_ISDIR(lst.st_mode) && !same)
 				add(d, root, sub, SBX_WS_DELETED, (uint64_t)lst.st_size, false,
 				    NULL, 0);
 			int u = openat(udir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -289,7 +380,7 @@ static void walk(struct diff *d, const char *root, const char *rel, int udir, in
 			                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			            : -1;
 			if (u >= 0) {
-				if (l >= 0 && opaque(udir, name))
+				if (l >= 0 && !same && opaque(udir, name))
 					deleted_below(d, root, sub, u, l);
 				walk(d, root, sub, u, l, depth + 1);
 				close(u);
@@ -305,22 +396,44 @@ static void walk(struct diff *d, const char *root, const char *rel, int udir, in
 	closedir(dir);
 }
 
-int sbx_ws_diff(int upper_fd, const char *host_root, const struct sbx_ws_diff_opts *o,
-                const atomic_bool *cancel, struct sbx_ws_changes *ret)
+int sbx_ws_diff_since(int upper_fd, const char *host_root, const struct sbx_ws_diff_opts *o,
+                      const struct sbx_ws_snap *since, const atomic_bool *cancel,
+                      struct sbx_ws_changes *ret, struct sbx_ws_snap **ret_snap)
 {
 	*ret = (struct sbx_ws_changes){0};
-	struct diff d = {.o = o ? o : &sbx_ws_diff_defaults, .cancel = cancel, .out = ret};
+	struct diff d = {
+	    .o = o ? o : &sbx_ws_diff_defaults, .since = since, .cancel = cancel, .out = ret};
+	if (ret_snap) {
+		*ret_snap = NULL;
+		if (!(d.snap = calloc(1, sizeof(*d.snap))))
+			return -ENOMEM;
+	}
 	int lower = open(host_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (opaque(upper_fd, ".") && lower >= 0)
+	/* The root's own opaqueness is reported at the first run only: a
+	 * later one would report the same deletions again. */
+	if (!(since && since->n) && opaque(upper_fd, ".") && lower >= 0)
 		deleted_below(&d, host_root, "", upper_fd, lower);
 	walk(&d, host_root, "", upper_fd, lower, 0);
 	if (lower >= 0)
 		close(lower);
-	if (d.err) {
-		sbx_ws_changes_release(ret);
-		return d.err;
+	if (d.err || ret->incomplete) {
+		sbx_ws_snap_free(steal_pointer(&d.snap));
+		if (d.err) {
+			sbx_ws_changes_release(ret);
+			return d.err;
+		}
 	}
+	if (d.snap && d.snap->n)
+		qsort(d.snap->items, d.snap->n, sizeof(*d.snap->items), snap_cmp);
+	if (d.snap)
+		*ret_snap = steal_pointer(&d.snap);
 	return (int)ret->n;
+}
+
+int sbx_ws_diff(int upper_fd, const char *host_root, const struct sbx_ws_diff_opts *o,
+                const atomic_bool *cancel, struct sbx_ws_changes *ret)
+{
+	return sbx_ws_diff_since(upper_fd, host_root, o, NULL, cancel, ret, NULL);
 }
 
 void sbx_ws_changes_release(struct sbx_ws_changes *c)

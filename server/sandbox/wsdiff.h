@@ -45,6 +45,13 @@ struct sbx_ws_diff_opts {
 	uint64_t max_compare;  /* files of the same size larger than this are "modified" unread */
 };
 
+/* A picture of an upper layer: each entry's path and what changes when
+ * the entry does (inode, type, size, times). A session keeps the one
+ * taken at its last run's end, so that the next run reports only what it
+ * changed itself (docs/protocol.md, "workspaceChanges in a session"). */
+struct sbx_ws_snap;
+void sbx_ws_snap_free(struct sbx_ws_snap *snap);
+
 /* The defaults: 1000 changes, 100 000 entries, 1 MiB a text file, 4 MiB
  * of text, 64 MiB compared. */
 extern const struct sbx_ws_diff_opts sbx_ws_diff_defaults;
@@ -55,4 +62,13 @@ extern const struct sbx_ws_diff_opts sbx_ws_diff_defaults;
  * either way (empty on error). Safe on any thread. */
 int sbx_ws_diff(int upper_fd, const char *host_root, const struct sbx_ws_diff_opts *o,
                 const atomic_bool *cancel, struct sbx_ws_changes *ret);
+
+/* The same, for an upper layer that lives on between runs: only the
+ * entries that differ from since (NULL: an empty layer) are compared and
+ * reported, each as it differs from the host folder now. ret_snap, when
+ * not NULL, gets the picture of the layer as walked (NULL when the walk
+ * was cut short: the next diff then compares everything again). */
+int sbx_ws_diff_since(int upper_fd, const char *host_root, const struct sbx_ws_diff_opts *o,
+                      const struct sbx_ws_snap *since, const atomic_bool *cancel,
+                      struct sbx_ws_changes *ret, struct sbx_ws_snap **ret_snap);
 void sbx_ws_changes_release(struct sbx_ws_changes *c);

@@ -322,12 +322,11 @@ static void build_zygote(struct sandbox *s, const char *key)
 		 * runs' code goes to /code/<file> in boxes of their own. */
 		static char zfile[] = "code/" ZYGOTE_FILE;
 		static char zpath[] = "/code/" ZYGOTE_FILE;
-		char snippet[128];
-		snprintf(snippet, sizeof(snippet), "/code/%s", l->file);
 		po->plan.files[po->plan.nfiles - 1].path = zfile;
-		for (size_t i = 0; po->argv[i]; i++)
-			if (strcmp(po->argv[i], snippet) == 0)
-				po->argv[i] = zpath;
+		/* The zygote runs as `python3 ZYGOTE`, never through the
+		 * one-shot runner (oneshot.py) that python's argv names. */
+		po->argv[1] = zpath;
+		po->argv[2] = NULL;
 		po->plan.zygote = true;
 		po->plan.seccomp = &zygote_filter;
 		zygote_rlimits(&po->plan);

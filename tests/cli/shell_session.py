@@ -168,6 +168,24 @@ def elapsed_checks():
     p.wait()
 
 
+def streaming_checks(url, tmp):
+    """With a status line, the code shows as the model writes it."""
+    env = env_for(tmp, KILN_LLM_URL=url, KILN_MODEL="fake-slow", TERM="xterm")
+    env.pop("NO_COLOR")
+    p = Pty([KILN, "shell"], env)
+    p.read_until(r"kiln> ", 30)
+    ok, out = step(p, "add up the numbers [[answer:plot]]", r"\[r/e/s\]", 60)
+    # The plot answer's lines, one after the other, each on the status line.
+    seen = re.findall(r"writing \((\d+) lines?\): ([^\x1b\r\n]*)", out)
+    check("the status line streams the code as the model writes it (lines so far, the last)",
+          ok and any(t.startswith("import pandas") for _, t in seen) and
+          any(t.startswith("monthly.plot") for _, t in seen) and
+          [int(n) for n, _ in seen] == sorted(int(n) for n, _ in seen), repr(seen)[-600:])
+    step(p, "s", r"skipped")
+    p.send(":quit\r")
+    p.wait()
+
+
 def answer_history_checks():
     tmp = tempfile.mkdtemp()
     fake = subprocess.Popen(["/usr/bin/python3", os.path.join(_here, "..", "fake-model",
@@ -215,6 +233,7 @@ def answer_history_checks():
         check("the edited code is what runs", ok and "\nedited by me\n" in out, out)
         p.send(":quit\r")
         p.wait()
+        streaming_checks(url, tmp)
         ask_checks(url, tmp)
     finally:
         fake.kill()
@@ -271,7 +290,64 @@ def ask_checks(url, tmp):
           repr([r.returncode, r.stderr]))
 
 
+# A 1x1 grey PNG and 10 KiB more (kitty takes it in several chunks),
+# displayed through an object's _repr_png_: a display image/png without
+# matplotlib's start-up.
+PNG_HEX = ("89504e470d0a1a0a0000000d49484452000000010000000108000000003a7e9b55"
+           "0000000a49444154789c636000000002000148afa4710000000049454e44ae426082")
+PNG_LINE = ("P = type('P', (), {'_repr_png_': lambda self: bytes.fromhex('%s') + "
+            "bytes(range(256)) * 40}); P()" % PNG_HEX)
+
+
+def image_run(extra_env):
+    """kiln shell on a pty with extra_env, displaying the PNG: (the raw
+    bytes written to the terminal, the saved file's path or None)."""
+    tmp = tempfile.mkdtemp()
+    env = env_for(tmp, KILN_LLM_URL="http://127.0.0.1:9", **extra_env)
+    env.pop("NO_COLOR", None)
+    p = Pty([KILN, "shell"], env)
+    p.read_until(r"kiln python> ")
+    p.mark()
+    p.send(PNG_LINE + "\r")
+    p.read_until(r"ok: exit 0", 60)
+    raw = p.out[p.start:]
+    p.send(":quit\r")
+    p.wait()
+    m = re.search(rb"display image/png saved: (?:\x1b\]8;;file://[^\x1b]*\x1b\\)?([^\x1b\r\n]+\.png)",
+                  raw)
+    return raw, (m.group(1).decode() if m else None)
+
+
+def image_checks():
+    import base64
+    png = bytes.fromhex(PNG_HEX) + bytes(range(256)) * 40
+    raw, path = image_run({"TERM": "xterm-kitty"})
+    chunks = re.findall(rb"\x1b_G([^;]*);([A-Za-z0-9+/=]*)\x1b\\", raw)
+    check("on kitty the PNG is drawn inline (kitty graphics protocol, no reply asked)",
+          len(chunks) > 1 and chunks[0][0].startswith(b"f=100,a=T,q=2,") and
+          all(c[0].endswith(b"m=1") for c in chunks[:-1]) and chunks[-1][0] == b"m=0" and
+          base64.b64decode(b"".join(c[1] for c in chunks)) == png and
+          path and open(path, "rb").read() == png, repr(raw[-600:]))
+    check("the saved path is a clickable OSC 8 link where the terminal takes it",
+          re.search(rb"saved: \x1b\]8;;file://[^\x1b]*\.png\x1b\\[^\x1b]*\.png\x1b\]8;;\x1b\\", raw)
+          is not None, repr(raw[-600:]))
+    raw, path = image_run({"TERM": "xterm-256color", "TERM_PROGRAM": "iTerm.app"})
+    m = re.search(rb"\x1b\]1337;File=inline=1;size=(\d+);preserveAspectRatio=1:([A-Za-z0-9+/=]+)\x07",
+                  raw)
+    check("on iTerm2 the PNG is drawn inline (iTerm2 inline images)",
+          m is not None and int(m.group(1)) == len(png) and base64.b64decode(m.group(2)) == png,
+          repr(raw[-600:]))
+    raw, path = image_run({"TERM": "xterm-kitty", "TMUX": "/tmp/tmux-0/default,1,0"})
+    check("inside tmux no image escape is written (the path is still printed)",
+          b"\x1b_G" not in raw and b"1337;File" not in raw and path is not None, repr(raw[-600:]))
+    raw, path = image_run({"TERM": "dumb"})
+    check("a dumb terminal gets the path only: no image, no link",
+          b"\x1b_G" not in raw and b"1337;File" not in raw and b"\x1b]8;;" not in raw and
+          path is not None, repr(raw[-600:]))
+
+
 def main():
+    image_checks()
     typed_code_checks()
     elapsed_checks()
     answer_history_checks()

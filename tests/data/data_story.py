@@ -15,6 +15,7 @@ Prints "ok NAME" or "FAIL NAME: why" per check; last line
 import base64
 import hashlib
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -146,12 +147,11 @@ try:
     plain = [n["params"]["data"]["text/plain"] for n in notes if n["method"] == "run/display"]
     check("head-shows-5-rows", plain and plain[-1].count("2026-") == 5, plain)
 
-    # 3. A file the code writes comes back as a change; the host is untouched.
+    # 3. A file the code writes in the session (with the DataFrame loaded
+    # before) comes back as that run's change; the host is untouched.
     del notes[:]
-    r = call("snippet/run", {"language": "python",
-                             "code": "import pandas as pd\n"
-                                     "df = pd.read_csv('sales.csv')\n"
-                                     "open('total.txt', 'w').write(str(df.amount.sum()) + '\\n')\n"})
+    r = call("snippet/run", {"language": "python", "sessionId": sid,
+                             "code": "open('total.txt', 'w').write(str(df.amount.sum()) + '\\n')\n"})
     res = r.get("result") or {}
     ch = {c.get("path"): c for c in res.get("workspaceChanges") or []}
     total = sum(int(x.split(",")[1]) for x in rows[1:])
@@ -175,6 +175,64 @@ try:
 except Exception as e:  # a harness error is a failure, never a pass
     check("no-harness-error", False, repr(e))
     p.kill()
+
+
+def shell_story():
+    """The same story through `kiln shell` on a pty, in the project folder:
+    the shell's session, the PNG saved under $XDG_CACHE_HOME/kiln/ with its
+    path printed, the written file offered (and declined), .env refused."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+    import shell_session as sh  # noqa: E402  (its Pty; argv[1] is kiln here too)
+    cache = os.path.join(tmp, "shell-cache")
+    env = {"PATH": "/usr/bin:/bin", "HOME": tmp, "TERM": "dumb", "NO_COLOR": "1",
+           "LANG": "C.UTF-8", "XDG_CACHE_HOME": cache,
+           "XDG_STATE_HOME": os.path.join(tmp, "shell-state"),
+           "XDG_CONFIG_HOME": os.path.join(tmp, "shell-config"),
+           "KILN_LLM_URL": model_url, "KILN_MODEL": "fake-coder"}
+    cwd = os.getcwd()
+    os.chdir(proj)  # kiln shell's workspace is the current directory
+    try:
+        t = sh.Pty([os.path.abspath(os.path.join(cwd, kiln)), "shell"], env)
+    finally:
+        os.chdir(cwd)
+    try:
+        check("shell-starts", t.read_until(r"kiln> ", 60), t.text()[-600:])
+        sh.step(t, "plot monthly totals from sales.csv [[answer:plot]]", r"\[r/e/s\]", 60)
+        ok, out = sh.step(t, "r", r"ok: exit 0|exit [1-9]", 120)
+        m = re.search(r"display image/png saved: (\S+\.png)", out)
+        png = m.group(1) if m else ""
+        check("shell-plot-reads-the-csv-by-relative-path", ok and "months 3" in out, out)
+        check("shell-plot-png-saved-under-the-cache",
+              png.startswith(cache + "/kiln/") and os.path.isfile(png) and
+              open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n", out)
+        sh.step(t, "show the first 5 rows [[answer:head]]", r"\[r/e/s\]", 60)
+        ok, out = sh.step(t, "r", r"ok: exit 0|exit [1-9]", 120)
+        check("shell-head-uses-the-session's-dataframe",
+              ok and out.count("2026-") == 5 and "amount" in out and "NameError" not in out, out)
+        ok, out = sh.step(t, ":run open('total.txt', 'w').write(str(df.amount.sum()) + '\\n')",
+                          r"\[y/N\]", 120)
+        total = sum(int(x.split(",")[1]) for x in rows[1:])
+        check("shell-written-file-offered-as-a-change",
+              ok and "total.txt" in out and "created" in out, out)
+        ok, out = sh.step(t, "n", r"not applied")
+        check("shell-host-folder-unchanged", ok and tree(proj) == before and
+              not os.path.exists(os.path.join(proj, "total.txt")),
+              sorted(set(tree(proj)) ^ set(before)))
+        ok, out = sh.step(t, ":run print(open('total.txt').read(), end='')", r"ok: exit 0|exit [1-9]")
+        check("shell-session-reads-its-own-write", ok and "%d\n" % total in out, out)
+        ok, out = sh.step(t, ":run print(open('.env').read())", r"exit [0-9]")
+        check("shell-env-cannot-be-read", ok and SECRET not in out and
+              ("FileNotFoundError" in out or "PermissionError" in out), out)
+        t.send(":quit\r")
+        st = t.wait()
+        check("shell-quits-cleanly", st is not None and os.WIFEXITED(st) and
+              os.WEXITSTATUS(st) == 0, "status %s" % st)
+    except Exception as e:  # a harness error is a failure, never a pass
+        check("shell-no-harness-error", False, repr(e))
+
+
+try:
+    shell_story()
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 print("data-story: %d passed, %d failed" % (passed, failed))

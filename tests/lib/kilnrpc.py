@@ -34,12 +34,14 @@ def recv(f):
 class Server:
     """A kiln server on pipes, initialized with capabilities."""
 
-    def __init__(self, kiln, env=None, capabilities=None, args=()):
+    def __init__(self, kiln, env=None, capabilities=None, args=(), root=None):
         self.p = subprocess.Popen([kiln, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, env=env)
         self.id = 0
-        self.init = self.call("initialize", {"processId": None,
-                                             "capabilities": capabilities or {}})
+        params = {"processId": None, "capabilities": capabilities or {}}
+        if root is not None:  # the workspace: a folder's path
+            params["rootPath"] = root
+        self.init = self.call("initialize", params)
         self.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
 
     def send(self, msg):

@@ -9,7 +9,9 @@ and the host's process table after a session ends (no driver left). Prints
 one "ok"/"not ok"/"skip" line per check and "N passed, N failed" last.
 A skip says why (a Debian package the check needs is not installed here).
 """
+import base64
 import json
+import shutil
 import os
 import subprocess
 import sys
@@ -44,14 +46,14 @@ def host_has(module):
 
 
 class S(kilnrpc.Server):
-    def __init__(self, config=None):
+    def __init__(self, config=None, root=None):
         args = ()
         if config is not None:
             self.cfg = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
             json.dump(config, self.cfg)
             self.cfg.close()
             args = ("--config", self.cfg.name)
-        super().__init__(KILN, args=args)
+        super().__init__(KILN, args=args, root=root)
 
     def run(self, params, timeout=60):
         """snippet/run: (response, [notifications]) ."""
@@ -201,7 +203,134 @@ def intent_checks():
         fake.wait()
 
 
+def folder_state(p):
+    """Every name under p with its bytes: the host folder's state."""
+    out = {}
+    for d, dirs, files in os.walk(p):
+        for n in dirs + files:
+            q = os.path.join(d, n)
+            out[os.path.relpath(q, p)] = open(q, "rb").read() if os.path.isfile(q) else "dir"
+    return out
+
+
+def workspace_checks():
+    """A session's runs each report the workspace changes they made
+    themselves (docs/protocol.md, "workspaceChanges in a session"), as the
+    files differ from the host folder; the host folder is never written."""
+    tmp = tempfile.mkdtemp(prefix="kiln-session-ws-")
+    os.chmod(tmp, 0o755)  # as root, the box runs as nobody and must read it
+    try:
+        proj = os.path.join(tmp, "proj")
+        os.makedirs(os.path.join(proj, "sub"))
+        open(os.path.join(proj, "a.txt"), "w").write("host\n")
+        open(os.path.join(proj, "sub", "keep.txt"), "w").write("keep\n")
+        # As root the box runs as nobody: the code may change these (in
+        # its own layer) only if they are nobody's (root is not mapped
+        # in the box, and its files cannot be copied up).
+        for d, _, fs in os.walk(proj):
+            for q in [d] + [os.path.join(d, f) for f in fs]:
+                if os.getuid() == 0:
+                    os.chown(q, 65534, 65534)
+        before = folder_state(proj)
+        s = S(root=proj)
+        sid = s.open()
+
+        def changes(r):
+            res = r.get("result") or {}
+            return {os.path.relpath(c["path"], proj): (c["kind"], c["size"])
+                    for c in res.get("workspaceChanges") or []}, res
+
+        r, _ = s.run({"sessionId": sid, "code":
+                      "open('new.txt', 'w').write('one\\n')\n"
+                      "open('a.txt', 'a').write('more\\n')"})
+        ch1, res1 = changes(r)
+        check("a session's run reports the files it wrote in workspaceChanges",
+              ch1 == {"new.txt": ("created", 4), "a.txt": ("modified", 10)} and
+              res1.get("workspace") == proj and "one" in json.dumps(res1.get("workspaceEdit")),
+              json.dumps(r)[:800])
+        r, _ = s.run({"sessionId": sid, "code": "x = 1"})
+        ch2, res2 = changes(r)
+        check("a later run that writes nothing reports no change (not the last run's again)",
+              ch2 == {} and res2.get("workspaceChanges") == [], json.dumps(r)[:600])
+        r, n = s.run({"sessionId": sid, "code":
+                      "import os\nopen('new.txt', 'a').write('two\\n')\n"
+                      "os.remove('sub/keep.txt')\nprint(open('a.txt').read(), end='')"})
+        ch3, _ = changes(r)
+        check("each run reports only what it changed, as it differs from the host folder",
+              ch3 == {"new.txt": ("created", 8), "sub/keep.txt": ("deleted", 5)},
+              repr(ch3))
+        check("the session sees its own earlier writes", stdout(n) == "host\nmore\n",
+              json.dumps(n)[:400])
+        check("the host folder is unchanged by a session's writes",
+              folder_state(proj) == before, repr(folder_state(proj)))
+        r, _ = s.run({"sessionId": sid, "code": "1/0"})
+        ch4, res4 = changes(r)
+        check("a run that raises still reports (no) changes", ch4 == {} and
+              res4.get("workspaceChanges") == [], json.dumps(r)[:600])
+        rr = s.call("session/reset", {"sessionId": sid})
+        r, n = s.run({"sessionId": sid, "code": "import os\n"
+                      "print(open('a.txt').read(), os.path.exists('new.txt'), end='')"})
+        ch5, _ = changes(r)
+        check("a reset session starts from the host folder again",
+              "result" in rr and stdout(n) == "host\n False" and ch5 == {},
+              json.dumps([rr, r, n])[:600])
+        s.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def oneshot_checks():
+    """A one-shot Python run (no sessionId) displays its last expression
+    and its open figures as run/display, as a session's run does, and
+    otherwise runs as `python3 FILE` would (server/sandbox/oneshot.py)."""
+    s = S()
+    r, n = s.run({"language": "python", "code": "print('a')\n2+2"})
+    d = displays(n)
+    check("a one-shot run displays its last expression, stdout untouched",
+          stdout(n) == "a\n" and stderr(n) == "" and len(d) == 1 and
+          d[0]["data"] == {"text/plain": "4"} and d[0]["runId"] == r["result"]["runId"] and
+          r["result"]["exitCode"] == 0, json.dumps([r, n])[:600])
+    r, n = s.run({"language": "python", "code": "x = 1\nNone"})
+    check("a one-shot statement or None displays nothing", not displays(n) and
+          r["result"]["exitCode"] == 0, json.dumps(n)[:300])
+    r, n = s.run({"language": "python", "code":
+                  "import sys\nprint(sys.argv, __name__, __file__, sys.path[0])\n"
+                  "def f():\n    1/0\nf()"})
+    err = stderr(n)
+    check("a one-shot run is python3 FILE: argv, __main__, its path, its traceback",
+          stdout(n) == "['/code/snippet.py'] __main__ /code/snippet.py /code\n" and
+          err.startswith("Traceback (most recent call last):\n  File \"/code/snippet.py\"") and
+          "<string>" not in err and "ZeroDivisionError" in err and
+          r["result"]["exitCode"] == 1 and not displays(n), json.dumps([r, n])[:800])
+    r, n = s.run({"language": "python", "code": "import sys\nsys.exit(3)"})
+    check("a one-shot sys.exit keeps its status", r["result"]["exitCode"] == 3 and
+          stderr(n) == "", json.dumps([r, n])[:400])
+    r, n = s.run({"language": "python", "code": "display('x')\nprint('b')"})
+    d = displays(n)
+    check("display() works in a one-shot run",
+          len(d) == 1 and d[0]["data"]["text/plain"] == "'x'" and stdout(n) == "b\n",
+          json.dumps(n)[:400])
+    r, n = s.run({"language": "python", "code": "print('y' * 20)\n'z' * 2000",
+                  "limits": {"outputBytes": 1024}})
+    check("a one-shot display past the output limit is dropped, and said so",
+          not displays(n) and "did not fit" in stderr(n), json.dumps(n)[:400])
+    if host_has("matplotlib"):
+        r, n = s.run({"language": "python", "code":
+                      "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n"
+                      "plt.figure()\nplt.plot([2, 1])\nprint('drawn')"}, timeout=120)
+        pngs = [x for x in displays(n) if "image/png" in x["data"]]
+        check("a one-shot plt.show() and a figure left open each display once as PNG",
+              len(pngs) == 2 and stdout(n) == "drawn\n" and
+              all(base64.b64decode(x["data"]["image/png"])[:4] == b"\x89PNG" for x in pngs),
+              json.dumps([r, [x["data"].keys() for x in displays(n)]], default=list)[:600])
+    else:
+        skip("one-shot figures", "python3-matplotlib is not installed (make deps installs it)")
+    s.close()
+
+
 def main():
+    oneshot_checks()
+    workspace_checks()
     s = S()
     sid = s.open()
 

@@ -1,13 +1,17 @@
 #!/bin/sh
 # 70-session.sh: sessions that keep state (docs/sandbox.md, "Sessions"),
-# through the real server: names kept between runs, displays of the last
+# through the real server: one-shot Python's displays,
+# each session run's own workspaceChanges, names kept between runs,
+# displays of the last
 # expression, of DataFrames and of matplotlib figures (skipped, saying
 # why, when Debian's python3-pandas or python3-matplotlib is missing),
 # interrupts at the wall clock, a session whose program dies, reset,
 # close, idle close, isolation, a forged channel frame, and no process
 # left behind (tests/sandbox/session.py); then `kiln shell` on a pty with
-# its session, saved displays, :reset/:new, Ctrl-C at the prompt and the
-# line history (tests/cli/shell_session.py). As root, the session checks
+# its session, saved displays, inline images (kitty, iTerm2) and OSC 8
+# links, :reset/:new, Ctrl-C at the prompt, the line history, the edit
+# path, the code streamed on the status line, and kiln ask
+# (tests/cli/shell_session.py). As root, the session checks
 # run again as the unprivileged user nobody (setpriv), from a private copy
 # of the binaries. Last line:
 # "70-session: N passed, N failed".

@@ -504,7 +504,8 @@ of the order between streams make the rules ready first."
 (ert-deftest kiln-run-region-and-streams-apart ()
   "`kiln-run' of a region runs only it; lines of two streams never splice."
   (kiln-test--with ()
-    (kiln-test--buffer "raise SystemExit(9)\nimport sys\nsys.stdout.write('a'); sys.stdout.flush(); sys.stderr.write('b\\n')\n"
+    ;; "n =": a bare last expression would be displayed (its value, 2).
+    (kiln-test--buffer "raise SystemExit(9)\nimport sys\nsys.stdout.write('a'); sys.stdout.flush(); n = sys.stderr.write('b\\n')\n"
       (forward-line 1)
       (kiln-test--settle)
       (kiln-test--run-and-wait (point) (point-max))

@@ -78,7 +78,8 @@ test('artifacts: images and HTML the program wrote reach the webview', needKiln,
   vscode.openEditor(tmpFile('art.py'), 'python', [
     'import base64',
     `open("/work/out/dot.png", "wb").write(base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="))`,
-    'open("/work/out/t.html", "w").write("<table><tr><td>7</td></tr></table>")',
+    // "n =": a bare last expression would be displayed too (its value).
+    'n = open("/work/out/t.html", "w").write("<table><tr><td>7</td></tr></table>")',
     ''].join('\n'));
   const end = await vscode.commands.executeCommand('kiln.run');
   assert.equal(end.result.exitCode, 0, s.kiln.runner.text);
