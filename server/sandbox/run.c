@@ -365,6 +365,7 @@ struct collect {
 	char *host_dir;
 	char **only; /* a session's run: the names it changed */
 	struct sbx_artifact_opts opts;
+	uint64_t dir_max_bytes, dir_max_age_ms;
 	struct sbx_artifacts found;
 };
 
@@ -374,6 +375,12 @@ static void collect_work(void *data, const atomic_bool *cancel)
 	int r = sbx_artifacts_collect(c->work_fd, c->run_id, &c->opts, cancel, &c->found);
 	if (r < 0 && r != -ECANCELED)
 		log_warn("run %s: cannot read the workspace back: %s", c->run_id, strerror(-r));
+	/* Something was copied: older runs' copies make room for it. */
+	if (c->found.copy_dir &&
+	    (r = sbx_artifact_dir_prune(c->host_dir, c->dir_max_bytes, c->dir_max_age_ms,
+	                                c->found.copy_dir)) > 0)
+		log_info("run %s: removed the copies of %d older runs (sandbox.artifactDirMax*)",
+		         c->run_id, r);
 	if (c->upper_fd < 0 || !c->ws_root || (cancel && atomic_load(cancel)))
 		return;
 	r = sbx_ws_diff(c->upper_fd, c->ws_root, NULL, cancel, &c->changes);
@@ -424,9 +431,11 @@ static int start_collecting(struct run *run)
 	c->opts = (struct sbx_artifact_opts){
 	    .inline_bytes = cfg->artifact_inline_bytes,
 	    .max_files = cfg->artifact_max_files,
-	    .max_copy_bytes = cfg->artifact_max_bytes,
+	    .max_bytes = cfg->artifact_max_bytes,
 	    .host_dir = c->host_dir,
 	};
+	c->dir_max_bytes = cfg->artifact_dir_max_bytes;
+	c->dir_max_age_ms = cfg->artifact_dir_max_age_ms;
 	if (run->in_session) {
 		c->only = steal_pointer(&run->only);
 		c->opts.only = (const char *const *)c->only;

@@ -42,6 +42,10 @@ struct sbx_config {
 	bool warm_boxes;
 	char *artifact_dir; /* where large artifacts are copied; NULL: nowhere */
 	uint64_t artifact_inline_bytes, artifact_max_files, artifact_max_bytes;
+	/* The copy directory's caps (artifact.h's prune): what the runs'
+	 * copies in artifact_dir may hold on disk, and for how long; 0: no
+	 * cap. Kept after each run that copied, and at start. */
+	uint64_t artifact_dir_max_bytes, artifact_dir_max_age_ms;
 	/* sandbox.workspace: whether a run sees the workspace (mode
 	 * "overlay", the default, or "none") and which names are hidden
 	 * from it (shell patterns matched against each entry's name at any
