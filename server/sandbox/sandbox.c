@@ -44,6 +44,7 @@ static const char *const known[] = {
     "sessionIdleMs",
     "artifactDirMaxBytes",
     "artifactDirMaxAgeMs",
+    "maxConcurrentRuns",
 };
 
 /* Credentials and keys that a project folder (or a home folder) often
@@ -249,6 +250,16 @@ int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, 
 	    (r = count(section, "artifactDirMaxAgeMs", 7ull * 24 * 3600 * 1000,
 	               &c.artifact_dir_max_age_ms, err, errsz)) < 0)
 		return r;
+	/* Boxes are mostly waiting on something (I/O, a sleep, the client):
+	 * two a core keeps the cores busy without a box per request. */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	if ((r = count(section, "maxConcurrentRuns", cores > 1 ? 2 * (uint64_t)cores : 2,
+	               &c.max_concurrent_runs, err, errsz)) < 0)
+		return r;
+	if (c.max_concurrent_runs < 1 || c.max_concurrent_runs > 4096) {
+		snprintf(err, errsz, "sandbox.maxConcurrentRuns must be 1 to 4096");
+		return -EINVAL;
+	}
 	if ((r = check_plans(section, &c.limits, err, errsz)) < 0)
 		return r;
 	if ((r = workspace_config(section, &c, err, errsz)) < 0)
@@ -482,6 +493,9 @@ void sandbox_free(struct sandbox *s)
 	sbx_sessions_free(s);
 	while (s->runs)
 		run_cancel(s->runs);
+	/* Cancelling a run that held a slot asked for the queue's turn. */
+	if (s->queue_timer)
+		loop_timer_stop(s->loop, s->queue_timer);
 	while (s->dying) {
 		struct sbx_dying *d = s->dying;
 		loop_unwatch(s->loop, d->pidfd);

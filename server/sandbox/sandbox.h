@@ -54,6 +54,10 @@ struct sbx_config {
 	char **hide; /* ws_nhide patterns, owned */
 	size_t nhide;
 	uint64_t session_idle_ms; /* sandbox.sessionIdleMs; 0: never */
+	/* sandbox.maxConcurrentRuns: runs that hold a box at once; more
+	 * wait in the queue (run.h). Default: twice the online cores, at
+	 * least 2. */
+	uint64_t max_concurrent_runs;
 };
 
 /* The default sandbox.workspace.hide. */
@@ -92,6 +96,11 @@ struct sandbox {
 	const struct sbx_host *host; /* sbx_host_get() */
 	struct sbx_config config;
 	struct run *runs; /* alive, newest first */
+	/* The run queue (run.c): runs holding a slot, those waiting for one
+	 * (oldest first) and the turn that starts the next ones. */
+	unsigned long active;
+	struct run *queue, *queue_tail;
+	struct loop_timer *queue_timer;
 	unsigned long next_id;
 	/* The warm-box cache (warm.c): boxes built ahead of the next run.
 	 * Off unless config.warm_boxes. */

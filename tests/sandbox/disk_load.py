@@ -2,7 +2,7 @@
 """disk_load.py: what a box costs the host's disk and the server's time
 (issue 11): artifact copies (a budget per run, holes kept, hard links
 copied once, the copy directory's size and age caps, the copy off the
-event loop). Every
+event loop) and the run queue (sandbox.maxConcurrentRuns). Every
 case ends with a check of the host: no process of a box left, and the
 disk use of the artifact directory.
 
@@ -330,6 +330,90 @@ class Suite:
                 "the request sent during the copy was answered after it: %r" % order
         self.case("artifacts-copy-off-the-loop", off_loop)
 
+    # --- the run queue -----------------------------------------------------
+
+    def queue_cases(self):
+        def five_on_two():
+            # sandbox.maxConcurrentRuns 2, five runs at once: three wait
+            # (run/status "queued", then "running"), all end with their
+            # output, and no more than two programs ever ran at once
+            # (each prints its start and end on the shared clock).
+            code = ("import time\nprint('start %%r' %% time.time(), flush=True)\n"
+                    "time.sleep(0.7)\nprint('tag-%d')\nprint('end %%r' %% time.time())\n")
+            s = Server(self, {"maxConcurrentRuns": 2})
+            try:
+                ids = [s.run(code % i) for i in range(5)]
+                replies, runs, _ = s.collect(ids)
+            finally:
+                rc = s.close()
+            spans, queued = [], 0
+            for i, rid in enumerate(ids):
+                rep = replies.get(rid)
+                if not rep or "result" not in rep or rep["result"]["exitCode"] != 0:
+                    return "run %d: %r" % (i, rep)
+                run = runs.get(rep["result"]["runId"], {"stdout": "", "states": []})
+                if "tag-%d\n" % i not in run["stdout"]:
+                    return "run %d lost its output: %r" % (i, run["stdout"])
+                states = [st["state"] for st in run["states"]]
+                if states not in ([], ["queued", "running"]):
+                    return "run %d states: %r" % (i, run["states"])
+                if states:
+                    queued += 1
+                    q = run["states"][0]
+                    if q["maxConcurrentRuns"] != 2 or q["running"] != 2 or q["position"] < 1:
+                        return "a queued status: %r" % q
+                t = {ln.split()[0]: float(ln.split()[1]) for ln in run["stdout"].splitlines()
+                     if ln.startswith(("start ", "end "))}
+                spans.append((t["start"], t["end"]))
+            if queued != 3:
+                return "%d runs said they waited, not 3" % queued
+            most = max(sum(1 for a, b in spans if a <= t < b) for t, _ in spans)
+            if most > 2:
+                return "%d programs ran at once" % most
+            return None if rc == 0 else "the server exited %s" % rc
+        self.case("queue-five-runs-two-slots", five_on_two)
+
+        def cancel_queued():
+            # With one slot, a queued run that is cancelled is answered
+            # at once (-32800, before the running one ends), never runs,
+            # and gives back nothing it did not hold: the runs after it
+            # still start and end.
+            s = Server(self, {"maxConcurrentRuns": 1})
+            try:
+                first = s.run("import time\nprint('first', flush=True)\ntime.sleep(2)\n")
+                second = s.run("print('SECOND RAN')\n")
+                got = []
+
+                def on_message(m):
+                    got.append(m)
+                    if m.get("method") == "run/status" and m["params"]["state"] == "queued":
+                        s.send({"jsonrpc": "2.0", "method": "$/cancelRequest",
+                                "params": {"id": second}})
+                replies, runs, order = s.collect([first, second], on_message=on_message)
+                third = s.run("print('third')\n")
+                r3, runs3, _ = s.collect([third], timeout=60)
+            finally:
+                rc = s.close()
+            if replies.get(second, {}).get("error", {}).get("code") != -32800:
+                return "the queued run was not cancelled: %r" % replies.get(second)
+            if order != [second, first]:
+                return "the cancel waited for the running run: %r" % order
+            if any("SECOND RAN" in r["stdout"] for r in runs.values()):
+                return "the cancelled run ran"
+            res3 = r3.get(third, {}).get("result")
+            if not res3 or runs3.get(res3["runId"], {}).get("stdout") != "third\n":
+                return "the run after the cancel: %r" % r3.get(third)
+            return None if rc == 0 else "the server exited %s" % rc
+        self.case("queue-cancel-waiting-run", cancel_queued)
+
+        def config_checked():
+            try:
+                Server(self, {"maxConcurrentRuns": 0}).close()
+            except AssertionError as e:
+                return None if "maxConcurrentRuns" in str(e) else str(e)
+            return "maxConcurrentRuns 0 was taken"
+        self.case("queue-config-checked", config_checked)
+
     def finish(self):
         shutil.rmtree(self.dir, ignore_errors=True)
         print("%d passed, %d failed" % (self.passed, self.failed))
@@ -343,6 +427,7 @@ def main():
     s = Suite(ap.parse_args())
     try:
         s.artifact_cases()
+        s.queue_cases()
     finally:
         rc = s.finish()
     sys.exit(rc)
