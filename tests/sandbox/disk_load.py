@@ -2,7 +2,8 @@
 """disk_load.py: what a box costs the host's disk and the server's time
 (issue 11): artifact copies (a budget per run, holes kept, hard links
 copied once, the copy directory's size and age caps, the copy off the
-event loop) and the run queue (sandbox.maxConcurrentRuns). Every
+event loop), the run queue (sandbox.maxConcurrentRuns) and a small load
+test (many runs from several clients' worth of requests at once). Every
 case ends with a check of the host: no process of a box left, and the
 disk use of the artifact directory.
 
@@ -20,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
@@ -28,6 +30,23 @@ import kilnrpc  # noqa: E402
 
 MiB = 1 << 20
 BUDGET = "over the run's artifact budget (artifactMaxBytes)"
+
+
+def rss_kb(pid, field="VmRSS:"):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return -1
+
+
+def hwm_kb(pid):
+    return rss_kb(pid, "VmHWM:")
+
+
+def base64_of(text):
+    import base64
+    return base64.b64encode(text.encode()).decode()
 
 
 def disk_use(path):
@@ -414,6 +433,89 @@ class Suite:
             return "maxConcurrentRuns 0 was taken"
         self.case("queue-config-checked", config_checked)
 
+    # --- load ----------------------------------------------------------------
+
+    def load(self, n, clients, sandbox=None):
+        """n runs through one server, clients requests in flight at any
+        time; each prints 64 KiB of its own text and leaves a small
+        artifact. Returns (why or None, figures): RSS idle (after
+        initialize, and after one run), after the load, the peak."""
+        s = Server(self, sandbox)
+        figures = {"idle_kb": rss_kb(s.p.pid)}
+        rid = s.run("print('warm')\n")
+        s.collect([rid])
+        time.sleep(0.5)
+        figures["warm_kb"] = rss_kb(s.p.pid)
+        first = s.next_id + 1
+        body = "import sys\nsys.stdout.write(('%d:' + 'x' * 1021 + '\\n') * 64)\n" \
+               "open('/work/out/a.txt', 'w').write('%d')\n"
+        sent, pending, results, runs = 0, set(), {}, {}
+        t0 = time.time()
+        # A server that stops answering (a queue that never moves) is
+        # killed after 60 s without a message; the count below says so.
+        last = [time.time()]
+
+        def watchdog():
+            while s.p.poll() is None:
+                if time.time() - last[0] > 60:
+                    s.p.kill()
+                    return
+                time.sleep(1)
+        threading.Thread(target=watchdog, daemon=True).start()
+        try:
+            while (sent < n or pending) and time.time() - t0 < 600:
+                while sent < n and len(pending) < clients:
+                    pending.add(s.run(body % (sent, sent)))
+                    sent += 1
+                m = s.read()
+                if m is None:
+                    break
+                last[0] = time.time()
+                meth = m.get("method")
+                if meth in ("run/output", "run/artifact"):
+                    p = m["params"]
+                    r = runs.setdefault(p["runId"], {"out": [], "art": []})
+                    (r["out"] if meth == "run/output" else r["art"]).append(
+                        p.get("text") or p.get("data"))
+                elif m.get("id") in pending:
+                    pending.discard(m["id"])
+                    results[m["id"]] = m
+            figures["seconds"] = time.time() - t0
+            time.sleep(0.5)
+            figures["after_kb"] = rss_kb(s.p.pid)
+            figures["peak_kb"] = hwm_kb(s.p.pid)
+        finally:
+            rc = s.close()
+        if len(results) != n:
+            return "%d of %d runs answered" % (len(results), n), figures
+        left = self.check_host()
+        if left:
+            return left, figures
+        for rid, m in results.items():
+            i = rid - first
+            res = m.get("result")
+            if not res or res["exitCode"] != 0:
+                return "run %d: %r" % (i, m), figures
+            r = runs.get(res["runId"], {"out": [], "art": []})
+            want = ("%d:" % i + "x" * 1021 + "\n") * 64
+            if "".join(r["out"]) != want:
+                return "run %d lost output (%d of %d bytes)" % (
+                    i, len("".join(r["out"])), len(want)), figures
+            if r["art"] != [base64_of(str(i))]:
+                return "run %d artifacts: %r" % (i, r["art"]), figures
+        return (None if rc == 0 else "the server exited %s" % rc), figures
+
+    def load_cases(self):
+        def small_load():
+            # Four slots, whatever the cores: some runs always wait.
+            why, f = self.load(40, 8, {"maxConcurrentRuns": 4})
+            if why is None:
+                print("# 40 runs, 8 in flight: %.1f s; server RSS idle %d KiB (after one run "
+                      "%d KiB), after %d KiB, peak %d KiB" % (
+                          f["seconds"], f["idle_kb"], f["warm_kb"], f["after_kb"], f["peak_kb"]))
+            return why
+        self.case("load-40-runs-8-in-flight", small_load)
+
     def finish(self):
         shutil.rmtree(self.dir, ignore_errors=True)
         print("%d passed, %d failed" % (self.passed, self.failed))
@@ -424,10 +526,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--only", action="append")
-    s = Suite(ap.parse_args())
+    ap.add_argument("--bench", nargs=2, type=int, metavar=("RUNS", "IN_FLIGHT"),
+                    help="make bench: the load only; print its figures as JSON")
+    ap.add_argument("--max-concurrent", type=int, help="with --bench: maxConcurrentRuns")
+    a = ap.parse_args()
+    s = Suite(a)
+    if a.bench:
+        cfg = {"maxConcurrentRuns": a.max_concurrent} if a.max_concurrent else None
+        try:
+            why, f = s.load(a.bench[0], a.bench[1], cfg)
+        finally:
+            shutil.rmtree(s.dir, ignore_errors=True)
+        f["error"] = why
+        print(json.dumps(f))
+        sys.exit(1 if why else 0)
     try:
         s.artifact_cases()
         s.queue_cases()
+        s.load_cases()
     finally:
         rc = s.finish()
     sys.exit(rc)

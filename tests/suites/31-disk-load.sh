@@ -2,7 +2,8 @@
 # 31-disk-load.sh: what a box costs the host's disk and the server's time
 # (issue 11), tests/sandbox/disk_load.py: artifact copies (a budget per
 # run, holes kept, hard links copied once, the copy directory's caps, the
-# copy off the loop) and the run queue (sandbox.maxConcurrentRuns). As
+# copy off the loop), the run queue (sandbox.maxConcurrentRuns) and a
+# small load test (correctness only: `make bench` has the figures). As
 # root it runs twice: as root, and as the unprivileged user nobody
 # (setpriv), from a private copy nobody can read. KILN_TEST_ONLY="case..."
 # runs those cases, as the current user. Last line:
