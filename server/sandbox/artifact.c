@@ -477,11 +477,36 @@ int sbx_artifacts_collect(int workfd, const char *run_id, const struct sbx_artif
 
 /* --- the directory of copies ----------------------------------------------- */
 
+static bool digits(const char **n, size_t min, size_t max)
+{
+	size_t k = 0;
+	while (**n >= '0' && **n <= '9')
+		(*n)++, k++;
+	return k >= min && k <= max;
+}
+
+/* A run folder of the terminal (cli/cache_dir.c):
+ * YYYYMMDD-HHMMSS-PID-ID, the id's characters letters, digits or '_'. */
+static bool terminal_dir_name(const char *n)
+{
+	if (!digits(&n, 8, 8) || *n++ != '-' || !digits(&n, 6, 6) || *n++ != '-' ||
+	    !digits(&n, 1, 10) || *n++ != '-' || !*n || strlen(n) > 24)
+		return false;
+	for (; *n; n++)
+		if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') ||
+		      (*n >= '0' && *n <= '9') || *n == '_'))
+			return false;
+	return true;
+}
+
 /* A name this module gives a run's copy directory: "r" digits "-" and
- * mkdtemp's six letters or digits. Nothing else in the directory is
- * kiln's to remove (artifactDir may be any folder). */
+ * mkdtemp's six letters or digits; or the terminal's run folder. Nothing
+ * else in the directory is kiln's to remove (artifactDir may be any
+ * folder). */
 static bool copy_dir_name(const char *n)
 {
+	if (terminal_dir_name(n))
+		return true;
 	if (*n++ != 'r' || *n < '0' || *n > '9')
 		return false;
 	while (*n >= '0' && *n <= '9')

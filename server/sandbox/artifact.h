@@ -50,9 +50,10 @@ int sbx_artifacts_collect(int workfd, const char *run_id, const struct sbx_artif
 void sbx_artifacts_release(struct sbx_artifacts *a);
 
 /* The run's copy directory is made under o->host_dir as RUNID-XXXXXX
- * (mkdtemp). Remove such directories under dir (and nothing else: a
- * name of another shape is left alone, as is anything that is not a
- * directory) older than max_age_ms (by their mtime; 0: no age cap), then
+ * (mkdtemp); the terminal's run folders (cli/cache_dir.h) are named
+ * YYYYMMDD-HHMMSS-PID-RUNID. Remove such directories under dir (and
+ * nothing else: a name of another shape is left alone, as is anything
+ * that is not a directory) older than max_age_ms (by their mtime; 0: no age cap), then
  * the oldest until what the rest hold on disk (st_blocks) is at most
  * max_bytes (0: no size cap). keep (a full path, or NULL) is never
  * removed. Returns the number of directories removed, or -errno when dir

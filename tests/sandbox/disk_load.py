@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """disk_load.py: what a box costs the host's disk and the server's time
 (issue 11): artifact copies (a budget per run, holes kept, hard links
-copied once, the copy directory's size and age caps, the copy off the
-event loop), the run queue (sandbox.maxConcurrentRuns) and a small load
+copied once, the copy directory's size and age caps, the terminal's run
+folders under the same caps, the copy off the event loop), the run queue (sandbox.maxConcurrentRuns) and a small load
 test (many runs from several clients' worth of requests at once). Every
 case ends with a check of the host: no process of a box left, and the
 disk use of the artifact directory.
@@ -348,6 +348,45 @@ class Suite:
             return None if order == [500, rid] else \
                 "the request sent during the copy was answered after it: %r" % order
         self.case("artifacts-copy-off-the-loop", off_loop)
+
+        def terminal_folder():
+            # The terminal's run folders (kiln run saves inline artifacts
+            # there) are kept under the same caps: a 30-day-old run folder
+            # goes when the next is made; a folder of another shape and a
+            # young one stay.
+            cache = os.path.join(self.dir, "cache")
+            runs = os.path.join(cache, "kiln", "runs")
+            old = os.path.join(runs, "20250101-000000-1-r1")
+            young = os.path.join(runs, "20250102-000000-2-r9")
+            other = os.path.join(runs, "notes")
+            for d in (old, young, other):
+                os.makedirs(d)
+                with open(os.path.join(d, "x"), "w") as f:
+                    f.write("x")
+            t = time.time() - 30 * 86400
+            for d in (old, other):
+                os.utime(d, (t, t))
+            cfg = os.path.join(self.dir, "terminal.json")
+            with open(cfg, "w") as f:
+                json.dump({"sandbox": {"env": {"KILN_TEST_MARK": self.token},
+                                       "workspace": {"mode": "none"},
+                                       "artifactDirMaxAgeMs": 86400 * 1000}}, f)
+            code = os.path.join(self.dir, "t.py")
+            with open(code, "w") as f:
+                f.write("open('/work/out/a.txt', 'w').write('hi')\n")
+            env = dict(self.env, XDG_CACHE_HOME=cache)
+            p = subprocess.run([self.kiln, "run", "--config", cfg, code], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=90,
+                               cwd=self.dir)
+            if p.returncode != 0 or b"saved at" not in p.stderr:
+                return "kiln run: %d %r" % (p.returncode, p.stderr[-300:])
+            if os.path.exists(old):
+                return "a run folder older than the age cap was kept"
+            if not os.path.exists(young) or not os.path.exists(other):
+                return "a young run folder or a folder of another shape was removed"
+            made = [d for d in os.listdir(runs) if d not in ("notes", "20250102-000000-2-r9")]
+            return None if len(made) == 1 else "run folders: %r" % os.listdir(runs)
+        self.case("artifacts-terminal-folder-capped", terminal_folder)
 
     # --- the run queue -----------------------------------------------------
 
