@@ -824,6 +824,7 @@ static void on_queue_turn(struct loop *loop, void *data)
 			s->queue_tail = NULL;
 		run->qnext = NULL;
 		run->queued = false;
+		s->nqueued--;
 		struct sbx_plan_owned *po = steal_pointer(&run->qplan);
 		_cleanup_free_ char *layout = steal_pointer(&run->qlayout);
 		_cleanup_free_ char *code = steal_pointer(&run->qcode);
@@ -853,8 +854,21 @@ static void queue_kick(struct sandbox *s)
 static int enqueue(struct run *run, struct sbx_plan_owned **po, char **layout, const char *code)
 {
 	struct sandbox *s = run->sbx;
+	/* Each waiting run holds its code (up to 1 MiB) and its plan: the
+	 * queue is bounded too. */
+	if (s->nqueued >= s->config.max_queued_runs) {
+		snprintf(
+		    run->errmsg, sizeof(run->errmsg),
+		    "kiln will not run this code now: %lu runs already wait for a slot "
+		    "(sandbox.maxConcurrentRuns %llu, sandbox.maxQueuedRuns %llu); send it again "
+		    "when some have ended",
+		    s->nqueued, (unsigned long long)s->config.max_concurrent_runs,
+		    (unsigned long long)s->config.max_queued_runs);
+		return -EAGAIN;
+	}
 	if (!(run->qcode = strdup(code)))
 		return -ENOMEM;
+	s->nqueued++;
 	run->qplan = steal_pointer(po);
 	run->qlayout = steal_pointer(layout);
 	run->queued = true;
@@ -886,6 +900,7 @@ static void dequeue(struct run *run)
 				s->queue = run->qnext;
 			if (s->queue_tail == run)
 				s->queue_tail = prev;
+			s->nqueued--;
 			break;
 		}
 	run->queued = false;

@@ -45,6 +45,7 @@ static const char *const known[] = {
     "artifactDirMaxBytes",
     "artifactDirMaxAgeMs",
     "maxConcurrentRuns",
+    "maxQueuedRuns",
 };
 
 /* Credentials and keys that a project folder (or a home folder) often
@@ -258,6 +259,12 @@ int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, 
 		return r;
 	if (c.max_concurrent_runs < 1 || c.max_concurrent_runs > 4096) {
 		snprintf(err, errsz, "sandbox.maxConcurrentRuns must be 1 to 4096");
+		return -EINVAL;
+	}
+	if ((r = count(section, "maxQueuedRuns", 64, &c.max_queued_runs, err, errsz)) < 0)
+		return r;
+	if (c.max_queued_runs > 65536) {
+		snprintf(err, errsz, "sandbox.maxQueuedRuns must be 0 to 65536");
 		return -EINVAL;
 	}
 	if ((r = check_plans(section, &c.limits, err, errsz)) < 0)

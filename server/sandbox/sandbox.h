@@ -58,6 +58,9 @@ struct sbx_config {
 	 * wait in the queue (run.h). Default: twice the online cores, at
 	 * least 2. */
 	uint64_t max_concurrent_runs;
+	/* sandbox.maxQueuedRuns: runs that may wait; one more is refused
+	 * (-EAGAIN, with the reason). Default 64. */
+	uint64_t max_queued_runs;
 };
 
 /* The default sandbox.workspace.hide. */
@@ -98,7 +101,7 @@ struct sandbox {
 	struct run *runs; /* alive, newest first */
 	/* The run queue (run.c): runs holding a slot, those waiting for one
 	 * (oldest first) and the turn that starts the next ones. */
-	unsigned long active;
+	unsigned long active, nqueued;
 	struct run *queue, *queue_tail;
 	struct loop_timer *queue_timer;
 	unsigned long next_id;

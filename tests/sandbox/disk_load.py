@@ -464,6 +464,29 @@ class Suite:
             return None if rc == 0 else "the server exited %s" % rc
         self.case("queue-cancel-waiting-run", cancel_queued)
 
+        def bounded():
+            # The queue is bounded too (sandbox.maxQueuedRuns): with one
+            # slot and room for one waiting run, a third is refused at
+            # once with the reason (-32803), and the other two end well.
+            s = Server(self, {"maxConcurrentRuns": 1, "maxQueuedRuns": 1})
+            try:
+                a = s.run("import time\nprint('a', flush=True)\ntime.sleep(2)\n")
+                b = s.run("print('b')\n")
+                c = s.run("print('C RAN')\n")
+                replies, runs, order = s.collect([a, b, c])
+            finally:
+                rc = s.close()
+            err = replies.get(c, {}).get("error", {})
+            if err.get("code") != -32803 or "maxQueuedRuns" not in err.get("message", ""):
+                return "the run past the queue: %r" % replies.get(c)
+            if order[0] != c:
+                return "the refusal waited: %r" % order
+            outs = sorted(r["stdout"] for r in runs.values())
+            if outs != ["a\n", "b\n"]:
+                return "outputs: %r" % outs
+            return None if rc == 0 else "the server exited %s" % rc
+        self.case("queue-bounded", bounded)
+
         def config_checked():
             try:
                 Server(self, {"maxConcurrentRuns": 0}).close()
