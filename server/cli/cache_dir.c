@@ -2,12 +2,29 @@
 #include "cli/cache_dir.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "core/json.h"
+#include "core/log.h"
+#include "sandbox/artifact.h"
+
+static uint64_t max_bytes = 1ull << 30, max_age_ms = 7ull * 24 * 3600 * 1000;
+
+void cli_run_folder_caps(json_object *sandbox)
+{
+	json_object *v = json_get(sandbox, "artifactDirMaxBytes");
+	if (v && json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0)
+		max_bytes = (uint64_t)json_object_get_int64(v);
+	v = json_get(sandbox, "artifactDirMaxAgeMs");
+	if (v && json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0)
+		max_age_ms = (uint64_t)json_object_get_int64(v);
+}
 
 static int mkdirs(char *path)
 {
@@ -53,6 +70,9 @@ int cli_run_folder(const char *run_id, char *ret, size_t size)
 	int r = mkdirs(dir);
 	if (r < 0)
 		return r;
+	/* The older runs' folders past the caps make room for this one. */
+	if ((r = sbx_artifact_dir_prune(base, max_bytes, max_age_ms, dir)) > 0)
+		log_info("removed %d old run folders from %s (sandbox.artifactDirMax*)", r, base);
 	snprintf(last_id, sizeof(last_id), "%s", run_id);
 	snprintf(last_dir, sizeof(last_dir), "%s", dir);
 	snprintf(ret, size, "%s", dir);

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 
+#include "cli/cache_dir.h"
 #include "cli/cli.h"
 #include "config.h"
 #include "core/json.h"
@@ -15,6 +16,7 @@ int cli_languages_load(const char *config_path, char *err, size_t errsz)
 	if (r < 0)
 		return r;
 	r = lang_configure(json_get(config_section(config, "sandbox"), "languages"), err, errsz);
+	cli_run_folder_caps(config_section(config, "sandbox"));
 	json_object_put(config);
 	return r;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli/apply.h"
+#include "cli/cache_dir.h"
 #include "cli/cli.h"
 #include "cli/save.h"
 #include "config.h"
@@ -298,6 +299,7 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		fputc('\n', stderr);
 		goto out;
 	}
+	cli_run_folder_caps(config_section(k.config, "sandbox"));
 	if ((r = lang_configure(json_get(config_section(k.config, "sandbox"), "languages"), detail,
 	                        sizeof(detail))) < 0) {
 		cli_error("kiln run", detail);

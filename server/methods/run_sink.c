@@ -97,9 +97,30 @@ static void notify_display(void *data, struct run *run, const struct run_display
 		rpc_notify(n->k->rpc, "run/display", run_display_json(d));
 }
 
+/* run/status: a run that waits for a slot (sandbox.maxConcurrentRuns)
+ * says so, and says when it starts. */
+static void notify_status(void *data, struct run *run, const struct run_status *st)
+{
+	(void)run;
+	struct run_notify *n = data;
+	if (!n->k->rpc)
+		return;
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "runId", json_object_new_string(st->run_id));
+	json_object_object_add(
+	    p, "state", json_object_new_string(st->state == RUN_QUEUED ? "queued" : "running"));
+	if (st->state == RUN_QUEUED)
+		json_object_object_add(p, "position", json_object_new_int64((int64_t)st->position));
+	json_object_object_add(p, "running", json_object_new_int64((int64_t)st->running));
+	json_object_object_add(p, "maxConcurrentRuns",
+	                       json_object_new_int64((int64_t)st->max_running));
+	rpc_notify(n->k->rpc, "run/status", p);
+}
+
 static const struct run_sink notify_sink = {.output = notify_output,
                                             .artifact = notify_artifact,
                                             .display = notify_display,
+                                            .status = notify_status,
                                             .measure = json_string_fit};
 
 int run_notify_start(struct run_notify *n, struct kiln *k, const char *language, const char *code,

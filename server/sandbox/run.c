@@ -427,6 +427,7 @@ struct collect {
 	char *host_dir;
 	char **only; /* a session's run: the names it changed */
 	struct sbx_artifact_opts opts;
+	uint64_t dir_max_bytes, dir_max_age_ms;
 	struct sbx_artifacts found;
 	/* A one-shot run's displays, within what is left of its output. */
 	uint64_t display_budget;
@@ -454,6 +455,12 @@ static void collect_work(void *data, const atomic_bool *cancel)
 	    (r = sbx_displays_read(c->work_fd, c->display_budget, cancel, &c->shown)) < 0 &&
 	    r != -ECANCELED)
 		log_warn("run %s: cannot read its displays: %s", c->run_id, strerror(-r));
+	/* Something was copied: older runs' copies make room for it. */
+	if (c->found.copy_dir &&
+	    (r = sbx_artifact_dir_prune(c->host_dir, c->dir_max_bytes, c->dir_max_age_ms,
+	                                c->found.copy_dir)) > 0)
+		log_info("run %s: removed the copies of %d older runs (sandbox.artifactDirMax*)",
+		         c->run_id, r);
 	if (c->upper_fd < 0 || !c->ws_root || (cancel && atomic_load(cancel)))
 		return;
 	if (c->in_session)
@@ -515,13 +522,15 @@ static int start_collecting(struct run *run)
 	c->opts = (struct sbx_artifact_opts){
 	    .inline_bytes = cfg->artifact_inline_bytes,
 	    .max_files = cfg->artifact_max_files,
-	    .max_copy_bytes = cfg->artifact_max_bytes,
+	    .max_bytes = cfg->artifact_max_bytes,
 	    .host_dir = c->host_dir,
 	};
 	c->sbx = run->sbx;
 	c->display_budget = run->limits.output_bytes > run->out_bytes
 	                        ? run->limits.output_bytes - run->out_bytes
 	                        : 0;
+	c->dir_max_bytes = cfg->artifact_dir_max_bytes;
+	c->dir_max_age_ms = cfg->artifact_dir_max_age_ms;
 	if (run->in_session) {
 		c->in_session = true;
 		c->only = steal_pointer(&run->only);
@@ -866,6 +875,162 @@ static void on_start_failed(struct loop *loop, void *data)
 	done(done_data, NULL, err, msg);
 }
 
+/* Give the run its box (the warm one, or one built now) and send pid 1
+ * GO: the part of a start that waits for a slot. The run holds one from
+ * here until it is freed. -ENOMEM; another -errno with errmsg set when
+ * the box could not be built (the caller fails the run). */
+static int launch(struct run *run, struct sbx_plan_owned *po, const char *layout, const char *code)
+{
+	struct sandbox *s = run->sbx;
+	run->holds_slot = true;
+	s->active++;
+	run->start_ms = loop_now_ms();
+	int r;
+	if (sbx_zygote_take(s, run->language, po, layout, &run->limits, code, &run->box) >= 0) {
+		run->from_zygote = true;
+		r = run_watch_box(run);
+	} else if (warm_take(s, layout, &run->box)) {
+		run->from_warm = true;
+		r = run_watch_box(run);
+	} else {
+		r = run_start_box(run, po);
+	}
+	/* No warm box is built while this run starts: after it (maybe_finish). */
+	warm_hold(s);
+	if (r < 0)
+		return r;
+	if (run->box.cg &&
+	    (r = sbx_cgroup_set_limits(run->box.cg, run->limits.memory_bytes, run->limits.processes,
+	                               run->limits.cpu_cores)) < 0)
+		log_warn("run %s: the cgroup took only some limits: %s", run->id, strerror(-r));
+	if (!run->from_zygote && (r = send_go(run, po, code)) < 0) {
+		/* The run fails as a setup step would: pid 1 goes, and the
+		 * answer says why. */
+		log_warn("run %s: cannot hand the program to pid 1: %s", run->id, strerror(-r));
+		run->box.failed = true;
+		run->box.fail_step = SBX_STEP_CODE;
+		run->box.fail_err = -r;
+		signal_box(run, SIGKILL);
+	}
+	if (!(run->wall_timer = loop_timer_start(s->loop, run->limits.wall_ms, on_wall, run)))
+		return -ENOMEM;
+	log_debug("run %s: pid %d, %s", run->id, (int)run->box.pid, run->language);
+	return 0;
+}
+
+static void report_status(struct run *run, enum run_state state, size_t position)
+{
+	if (!run->sink->status)
+		return;
+	struct run_status st = {.run_id = run->id,
+	                        .state = state,
+	                        .position = position,
+	                        .running = run->sbx->active,
+	                        .max_running = run->sbx->config.max_concurrent_runs};
+	run->sink->status(run->sink_data, run, &st);
+}
+
+/* Start the runs waiting for a slot, oldest first, while there are
+ * slots: on a turn of the loop of its own, never inside run_free's
+ * caller. */
+static void on_queue_turn(struct loop *loop, void *data)
+{
+	struct sandbox *s = data;
+	s->queue_timer = NULL;
+	while (s->queue && s->active < s->config.max_concurrent_runs) {
+		struct run *run = s->queue;
+		s->queue = run->qnext;
+		if (!s->queue)
+			s->queue_tail = NULL;
+		run->qnext = NULL;
+		run->queued = false;
+		s->nqueued--;
+		struct sbx_plan_owned *po = steal_pointer(&run->qplan);
+		_cleanup_free_ char *layout = steal_pointer(&run->qlayout);
+		_cleanup_free_ char *code = steal_pointer(&run->qcode);
+		report_status(run, RUN_STARTED, 0);
+		int r = launch(run, po, layout, code);
+		sbx_plan_free(po);
+		if (r < 0) {
+			if (r == -ENOMEM && !run->errmsg[0])
+				snprintf(run->errmsg, sizeof(run->errmsg), "out of memory");
+			run->err = r;
+			/* Its owner hears of it now: this is a turn of the
+			 * loop, not run_start. done may start or cancel
+			 * runs; the loop takes the queue afresh. */
+			on_start_failed(loop, run);
+		}
+	}
+}
+
+/* A slot was freed: the queue's turn comes on the next loop turn. */
+static void queue_kick(struct sandbox *s)
+{
+	if (s->queue && !s->queue_timer && s->loop)
+		s->queue_timer = loop_timer_start(s->loop, 0, on_queue_turn, s);
+}
+
+/* Put run (its plan, layout and code taken) at the end of the queue. */
+static int enqueue(struct run *run, struct sbx_plan_owned **po, char **layout, const char *code)
+{
+	struct sandbox *s = run->sbx;
+	/* Each waiting run holds its code (up to 1 MiB) and its plan: the
+	 * queue is bounded too. */
+	if (s->nqueued >= s->config.max_queued_runs) {
+		snprintf(
+		    run->errmsg, sizeof(run->errmsg),
+		    "kiln will not run this code now: %lu runs already wait for a slot "
+		    "(sandbox.maxConcurrentRuns %llu, sandbox.maxQueuedRuns %llu); send it again "
+		    "when some have ended",
+		    s->nqueued, (unsigned long long)s->config.max_concurrent_runs,
+		    (unsigned long long)s->config.max_queued_runs);
+		return -EAGAIN;
+	}
+	if (!(run->qcode = strdup(code)))
+		return -ENOMEM;
+	s->nqueued++;
+	run->qplan = steal_pointer(po);
+	run->qlayout = steal_pointer(layout);
+	run->queued = true;
+	if (s->queue_tail)
+		s->queue_tail->qnext = run;
+	else
+		s->queue = run;
+	s->queue_tail = run;
+	size_t position = 0;
+	for (struct run *q = s->queue; q; q = q->qnext)
+		position++;
+	log_debug("run %s: waits for a slot (%zu queued, %lu of %llu running)", run->id, position,
+	          s->active, (unsigned long long)s->config.max_concurrent_runs);
+	report_status(run, RUN_QUEUED, position);
+	if (s->active < s->config.max_concurrent_runs)
+		queue_kick(s);
+	return 0;
+}
+
+static void dequeue(struct run *run)
+{
+	struct sandbox *s = run->sbx;
+	struct run *prev = NULL;
+	for (struct run *q = s->queue; q; prev = q, q = q->qnext)
+		if (q == run) {
+			if (prev)
+				prev->qnext = run->qnext;
+			else
+				s->queue = run->qnext;
+			if (s->queue_tail == run)
+				s->queue_tail = prev;
+			s->nqueued--;
+			break;
+		}
+	run->queued = false;
+	sbx_plan_free(run->qplan);
+	run->qplan = NULL;
+	free(run->qlayout);
+	free(run->qcode);
+	run->qlayout = run->qcode = NULL;
+}
+
 int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, const char *language,
               const char *code, json_object *limits, run_done_fn done, void *data,
               struct run **ret_run)
@@ -902,52 +1067,28 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	} else if (!(layout = sbx_plan_layout(&po->plan)) ||
 	           (po->plan.ws_host && !(run->workspace = strdup(po->plan.ws_host)))) {
 		r = -ENOMEM;
-	} else if (sbx_zygote_take(s, language, po, layout, &run->limits, code, &run->box) >= 0) {
-		run->from_zygote = true;
-		r = run_watch_box(run);
-	} else if (warm_take(s, layout, &run->box)) {
-		run->from_warm = true;
-		r = run_watch_box(run);
+	} else if (s->active >= s->config.max_concurrent_runs || s->queue) {
+		/* Every slot is taken (or others wait already): wait. */
+		if ((r = enqueue(run, &po, &layout, code)) == 0) {
+			*ret_run = run;
+			return 0;
+		}
 	} else {
-		r = run_start_box(run, po);
+		r = launch(run, po, layout, code);
 	}
-	/* No warm box is built while this run starts: after it (maybe_finish). */
-	warm_hold(s);
+	sbx_plan_free(po);
 	if (r == -ENOMEM) {
-		sbx_plan_free(po);
 		run_free(run);
 		return r;
 	}
 	if (r < 0) {
-		sbx_plan_free(po);
 		run->err = r;
 		run->start_timer = loop_timer_start(s->loop, 0, on_start_failed, run);
 		if (!run->start_timer) {
 			run_free(run);
 			return -ENOMEM;
 		}
-		*ret_run = run;
-		return 0;
 	}
-	if (run->box.cg &&
-	    (r = sbx_cgroup_set_limits(run->box.cg, run->limits.memory_bytes, run->limits.processes,
-	                               run->limits.cpu_cores)) < 0)
-		log_warn("run %s: the cgroup took only some limits: %s", run->id, strerror(-r));
-	if (!run->from_zygote && (r = send_go(run, po, code)) < 0) {
-		/* The run fails as a setup step would: pid 1 goes, and the
-		 * answer says why. */
-		log_warn("run %s: cannot hand the program to pid 1: %s", run->id, strerror(-r));
-		run->box.failed = true;
-		run->box.fail_step = SBX_STEP_CODE;
-		run->box.fail_err = -r;
-		signal_box(run, SIGKILL);
-	}
-	sbx_plan_free(po);
-	if (!(run->wall_timer = loop_timer_start(s->loop, run->limits.wall_ms, on_wall, run))) {
-		run_cancel(run);
-		return -ENOMEM;
-	}
-	log_debug("run %s: pid %d, %s", run->id, (int)run->box.pid, language);
 	*ret_run = run;
 	return 0;
 }
@@ -964,6 +1105,12 @@ void run_free(struct run *run)
 			*pp = run->next;
 			break;
 		}
+	if (run->queued)
+		dequeue(run);
+	if (run->holds_slot) {
+		run->sbx->active--;
+		queue_kick(run->sbx);
+	}
 	/* A collection under way stops at its next chunk; its thread cleans
 	 * up after itself. */
 	sbx_job_cancel(run->job);

@@ -49,6 +49,18 @@ struct run_display {
 	json_object *metadata;
 };
 
+/* Where a run stands, when it had to wait for a slot
+ * (sandbox.maxConcurrentRuns): queued behind position - 1 others while
+ * running runs hold every slot of max_running; then started. A run that
+ * found a slot at once reports nothing. */
+enum run_state { RUN_QUEUED, RUN_STARTED };
+struct run_status {
+	const char *run_id;
+	enum run_state state;
+	size_t position; /* RUN_QUEUED: 1 for the next to start */
+	size_t running, max_running;
+};
+
 /* Where a run's output and artifacts go. Output text is valid UTF-8, len
  * bytes, and comes in the order kiln read it: a chunk of one stream is
  * never held back behind a later chunk of the other. A callback must not
@@ -66,6 +78,8 @@ struct run_sink {
 	 * as the client receives it, escapes included). May be NULL: a byte
 	 * of text costs one. */
 	size_t (*measure)(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost);
+	/* May be NULL. RUN_QUEUED may come from within run_start. */
+	void (*status)(void *data, struct run *run, const struct run_status *status);
 };
 
 /* Read the run's output again after its sink answered RUN_PAUSE. Not from
@@ -117,7 +131,12 @@ typedef void (*run_done_fn)(void *data, const struct run_outcome *outcome, int e
 
 /* Start a run: output and artifacts go to sink (sink_data is its data)
  * while it runs; done is called once at the end (never synchronously from
- * run_start). limits: the request's limits object or NULL (borrowed),
+ * run_start). When sandbox.maxConcurrentRuns runs already hold a box (from
+ * their start until their artifacts are handed over; a session's runs
+ * hold none), the run waits in a queue, first come first served, and
+ * its sink hears RUN_QUEUED, then RUN_STARTED when it gets its slot; its
+ * wall clock and durationMs start then. run_cancel of a waiting run takes
+ * it out of the queue. limits: the request's limits object or NULL (borrowed),
  * laid over the config's. Returns -ENOMEM only; every other failure goes
  * through done. */
 int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, const char *language,

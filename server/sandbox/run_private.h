@@ -54,7 +54,14 @@ struct run {
 	bool snap_lent;
 	char sess_id[24], sess_why[320], err_name[128], err_value[1024];
 	char language[64]; /* the box's language */
-	char *workspace;   /* the host folder its box shows, or NULL */
+	/* Waiting for a slot (sandbox.maxConcurrentRuns): the plan, layout
+	 * and code it will start with, all owned, and the next in the
+	 * queue. holds_slot: it counts in the sandbox's active runs. */
+	bool queued, holds_slot;
+	struct run *qnext;
+	struct sbx_plan_owned *qplan;
+	char *qlayout, *qcode;
+	char *workspace; /* the host folder its box shows, or NULL */
 	bool timed_out, truncated, killing;
 	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */
 	/* At the end: how it ended, and the job copying its artifacts back

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
+#include "sandbox/artifact.h"
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
@@ -30,10 +31,24 @@
 /* Members of the section, so that a misspelt one is an error rather
  * than a setting silently not applied. */
 static const char *const known[] = {
-    "limits",           "maxLimits",        "env",         "warmBoxes",
-    "cgroup",           "languages",        "artifactDir", "artifactInlineBytes",
-    "artifactMaxFiles", "artifactMaxBytes", "workspace",   "sessionIdleMs",
-    "zygote",           "zygotePreload",
+    "limits",
+    "maxLimits",
+    "env",
+    "warmBoxes",
+    "cgroup",
+    "languages",
+    "artifactDir",
+    "artifactInlineBytes",
+    "artifactMaxFiles",
+    "artifactMaxBytes",
+    "workspace",
+    "sessionIdleMs",
+    "artifactDirMaxBytes",
+    "artifactDirMaxAgeMs",
+    "maxConcurrentRuns",
+    "maxQueuedRuns",
+    "zygote",
+    "zygotePreload",
 };
 
 /* Credentials and keys that a project folder (or a home folder) often
@@ -270,8 +285,28 @@ int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, 
 	    (r = count(section, "artifactMaxBytes", 256u << 20, &c.artifact_max_bytes, err,
 	               errsz)) < 0 ||
 	    (r = count(section, "sessionIdleMs", 30 * 60 * 1000, &c.session_idle_ms, err, errsz)) <
-	        0)
+	        0 ||
+	    (r = count(section, "artifactDirMaxBytes", 1ull << 30, &c.artifact_dir_max_bytes, err,
+	               errsz)) < 0 ||
+	    (r = count(section, "artifactDirMaxAgeMs", 7ull * 24 * 3600 * 1000,
+	               &c.artifact_dir_max_age_ms, err, errsz)) < 0)
 		return r;
+	/* Boxes are mostly waiting on something (I/O, a sleep, the client):
+	 * two a core keeps the cores busy without a box per request. */
+	long cores = sysconf(_SC_NPROCESSORS_ONLN);
+	if ((r = count(section, "maxConcurrentRuns", cores > 1 ? 2 * (uint64_t)cores : 2,
+	               &c.max_concurrent_runs, err, errsz)) < 0)
+		return r;
+	if (c.max_concurrent_runs < 1 || c.max_concurrent_runs > 4096) {
+		snprintf(err, errsz, "sandbox.maxConcurrentRuns must be 1 to 4096");
+		return -EINVAL;
+	}
+	if ((r = count(section, "maxQueuedRuns", 64, &c.max_queued_runs, err, errsz)) < 0)
+		return r;
+	if (c.max_queued_runs > 65536) {
+		snprintf(err, errsz, "sandbox.maxQueuedRuns must be 0 to 65536");
+		return -EINVAL;
+	}
 	if ((r = check_plans(section, &c.limits, err, errsz)) < 0)
 		return r;
 	if ((r = workspace_config(section, &c, err, errsz)) < 0)
@@ -296,6 +331,45 @@ void sbx_config_release(struct sbx_config *c)
 	free(c->artifact_dir);
 	free_hide(c->hide, c->nhide);
 	*c = (struct sbx_config){0};
+}
+
+/* The copies of earlier runs (of this server or another) past the
+ * artifact directory's caps go at start, off the loop. */
+struct prune {
+	char *dir;
+	uint64_t max_bytes, max_age_ms;
+};
+
+static void prune_work(void *data, const atomic_bool *cancel)
+{
+	(void)cancel;
+	struct prune *p = data;
+	int r = sbx_artifact_dir_prune(p->dir, p->max_bytes, p->max_age_ms, NULL);
+	if (r > 0)
+		log_info("sandbox: removed the artifact copies of %d old runs from %s", r, p->dir);
+}
+
+static void prune_free(void *data)
+{
+	struct prune *p = data;
+	free(p->dir);
+	free(p);
+}
+
+static void prune_at_start(struct sandbox *s)
+{
+	const struct sbx_config *c = &s->config;
+	if (!c->artifact_dir || (!c->artifact_dir_max_bytes && !c->artifact_dir_max_age_ms))
+		return;
+	struct prune *p = calloc(1, sizeof(*p));
+	if (!p || !(p->dir = strdup(c->artifact_dir))) {
+		free(p);
+		return;
+	}
+	p->max_bytes = c->artifact_dir_max_bytes;
+	p->max_age_ms = c->artifact_dir_max_age_ms;
+	if (sbx_job_start(s, prune_work, NULL, prune_free, p, NULL) < 0)
+		prune_free(p);
 }
 
 int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sandbox, char *err,
@@ -328,6 +402,7 @@ int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sa
 			return r;
 		}
 		log_debug("sandbox: %s", why);
+		prune_at_start(s);
 	}
 	*ret_sandbox = s;
 	return 0;
@@ -465,6 +540,9 @@ void sandbox_free(struct sandbox *s)
 	sbx_sessions_free(s);
 	while (s->runs)
 		run_cancel(s->runs);
+	/* Cancelling a run that held a slot asked for the queue's turn. */
+	if (s->queue_timer)
+		loop_timer_stop(s->loop, s->queue_timer);
 	sbx_zygote_free(s);
 	while (s->dying) {
 		struct sbx_dying *d = s->dying;

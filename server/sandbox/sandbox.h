@@ -43,6 +43,10 @@ struct sbx_config {
 	bool warm_boxes;
 	char *artifact_dir; /* where large artifacts are copied; NULL: nowhere */
 	uint64_t artifact_inline_bytes, artifact_max_files, artifact_max_bytes;
+	/* The copy directory's caps (artifact.h's prune): what the runs'
+	 * copies in artifact_dir may hold on disk, and for how long; 0: no
+	 * cap. Kept after each run that copied, and at start. */
+	uint64_t artifact_dir_max_bytes, artifact_dir_max_age_ms;
 	/* sandbox.workspace: whether a run sees the workspace (mode
 	 * "overlay", the default, or "none") and which names are hidden
 	 * from it (shell patterns matched against each entry's name at any
@@ -54,6 +58,13 @@ struct sbx_config {
 	/* sandbox.zygote: Python runs fork from a zygote (zygote.h), whose
 	 * modules are sandbox.zygotePreload (read from section). */
 	bool zygote;
+	/* sandbox.maxConcurrentRuns: runs that hold a box at once; more
+	 * wait in the queue (run.h). Default: twice the online cores, at
+	 * least 2. */
+	uint64_t max_concurrent_runs;
+	/* sandbox.maxQueuedRuns: runs that may wait; one more is refused
+	 * (-EAGAIN, with the reason). Default 64. */
+	uint64_t max_queued_runs;
 };
 
 /* The default sandbox.workspace.hide. */
@@ -92,6 +103,11 @@ struct sandbox {
 	const struct sbx_host *host; /* sbx_host_get() */
 	struct sbx_config config;
 	struct run *runs; /* alive, newest first */
+	/* The run queue (run.c): runs holding a slot, those waiting for one
+	 * (oldest first) and the turn that starts the next ones. */
+	unsigned long active, nqueued;
+	struct run *queue, *queue_tail;
+	struct loop_timer *queue_timer;
 	unsigned long next_id;
 	/* The warm-box cache (warm.c): boxes built ahead of the next run.
 	 * Off unless config.warm_boxes. */
