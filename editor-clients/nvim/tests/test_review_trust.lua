@@ -60,6 +60,39 @@ local function answer_select(pattern)
   return asked
 end
 
+-- The fake-long program in a buffer between '# before' and '# after', with
+-- lines 2, 12 and the last changed by the user, under review of its
+-- proposal (three hunks: those lines put back). Returns the program, the
+-- buffer.
+local function long_review()
+  h.setup_model('fake-long')
+  local want = h.long_program()
+  local mine = vim.deepcopy(want)
+  mine[2] = '# one'
+  mine[12] = "print('kept line 12')"
+  mine[#mine] = '# three'
+  local lines = { '# before' }
+  vim.list_extend(lines, mine)
+  table.insert(lines, '# after')
+  local buf = h.buffer(lines)
+  local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
+  h.eq(3, #rv.hunks, 'three hunks')
+  return want, buf
+end
+
+-- The output window after :KilnRun of long_review's buffer with hunks 1
+-- and 3 accepted and 2 rejected: range (a pattern) is the lines that ran,
+-- printed what the kept line 12 printed.
+local function kept_ran(range, printed)
+  lines_match({
+    'kiln run: lines ' .. range .. ' of %[buffer%] as you kept them %(proposal p1: hunks 1, 3 accepted; 2 rejected%)',
+    printed,
+    '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
+    'median of means 11%.25',
+    '%[exit 0, %d+ ms%]',
+  }, require('kiln.output').lines(), 'the output window')
+end
+
 local WRONG = { 'total = 0', 'for n in range(3):', '    total += n', 'print(totl)' }
 local RIGHT = { 'total = 0', 'for n in range(3):', '    total += n', 'print(total)' }
 
@@ -129,18 +162,7 @@ return {
   end },
 
   { 'trust: :KilnRun after a review runs what was kept, and says so', function()
-    h.setup_model('fake-long')
-    local want = h.long_program()
-    local mine = vim.deepcopy(want)
-    mine[2] = '# one'
-    mine[12] = "print('kept line 12')"
-    mine[#mine] = '# three'
-    local lines = { '# before' }
-    vim.list_extend(lines, mine)
-    table.insert(lines, '# after')
-    local buf = h.buffer(lines)
-    local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
-    h.eq(3, #rv.hunks, 'three hunks')
+    local want, buf = long_review()
     -- Accept 1, reject 2, accept 3, with the review's keys.
     vim.api.nvim_win_set_cursor(0, { 3, 0 })
     vim.cmd('normal ga')
@@ -158,13 +180,7 @@ return {
     h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
     vim.cmd('KilnRun')
     h.wait_run()
-    lines_match({
-      'kiln run: lines 2%-31 of %[buffer%] as you kept them %(proposal p1: hunks 1, 3 accepted; 2 rejected%)',
-      'kept line 12',
-      '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
-      'median of means 11%.25',
-      '%[exit 0, %d+ ms%]',
-    }, require('kiln.output').lines(), 'the output window')
+    kept_ran('2%-31', 'kept line 12')
     h.ok(h.message('^kiln: running lines 2%-31 of %[buffer%] as you kept them'), 'the plugin says what runs')
   end },
 
@@ -225,18 +241,7 @@ return {
   end },
 
   { 'trust: an edit away from the hunks keeps them; a touched hunk goes stale, marked', function()
-    h.setup_model('fake-long')
-    local want = h.long_program()
-    local mine = vim.deepcopy(want)
-    mine[2] = '# one'
-    mine[12] = "print('kept line 12')"
-    mine[#mine] = '# three'
-    local lines = { '# before' }
-    vim.list_extend(lines, mine)
-    table.insert(lines, '# after')
-    local buf = h.buffer(lines)
-    local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
-    h.eq(3, #rv.hunks, 'three hunks')
+    local want, buf = long_review()
     -- Away from every hunk: a line above them all, and the last line.
     vim.cmd('normal! ggOimport os')
     vim.cmd('normal! GA, edited')
@@ -276,13 +281,7 @@ return {
     h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
     vim.cmd('KilnRun')
     h.wait_run()
-    lines_match({
-      'kiln run: lines 3%-32 of %[buffer%] as you kept them %(proposal p1: hunks 1, 3 accepted; 2 rejected%)',
-      'edited',
-      '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
-      'median of means 11%.25',
-      '%[exit 0, %d+ ms%]',
-    }, require('kiln.output').lines(), 'the output window')
+    kept_ran('3%-32', 'edited')
   end },
 
   { 'trust: "the buffer changed while the model wrote" stays at the review', function()
