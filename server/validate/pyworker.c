@@ -438,6 +438,16 @@ void val_pyworker_drop(struct val_pyworker *w)
 	worker_stop(w);
 }
 
+/* The worker did not answer in time (the caller has stopped it): keep the
+ * reason for val_pyworker_why() and log it. Returns -ETIMEDOUT. */
+static int timed_out(struct val_pyworker *w)
+{
+	snprintf(w->why, sizeof(w->why), "it did not answer within %d ms", w->timeout_ms);
+	log_warn("validator: the Python syntax worker took over %d ms; restarting it",
+	         w->timeout_ms);
+	return -ETIMEDOUT;
+}
+
 int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *argv0,
                        const char *code, size_t len, const volatile size_t *cancel,
                        struct val_pyerror *ret_err)
@@ -457,14 +467,8 @@ int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *ar
 		worker_stop(w);
 		if (r == -ECANCELED)
 			return r;
-		if (r == -ETIMEDOUT) {
-			snprintf(w->why, sizeof(w->why), "it did not answer within %d ms",
-			         w->timeout_ms);
-			log_warn(
-			    "validator: the Python syntax worker took over %d ms; restarting it",
-			    w->timeout_ms);
-			return r;
-		}
+		if (r == -ETIMEDOUT)
+			return timed_out(w);
 	}
 	/* A worker that died since the last request gets one restart. */
 	for (int attempt = 0; attempt < 2; attempt++) {
@@ -501,14 +505,8 @@ int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *ar
 			return r;
 		}
 		worker_stop(w);
-		if (r == -ETIMEDOUT) {
-			snprintf(w->why, sizeof(w->why), "it did not answer within %d ms",
-			         w->timeout_ms);
-			log_warn(
-			    "validator: the Python syntax worker took over %d ms; restarting it",
-			    w->timeout_ms);
-			return r;
-		}
+		if (r == -ETIMEDOUT)
+			return timed_out(w);
 	}
 	snprintf(w->why, sizeof(w->why), "it kept failing (ending before it answered)");
 	log_warn("validator: the Python syntax worker keeps failing; using tree-sitter alone");

@@ -119,6 +119,51 @@ function h.fake_model()
   return h.fake_url
 end
 
+--- The plugin set up against the fake model server with model (extra:
+--- more options), and the server's intent/run checked.
+function h.setup_model(model, extra)
+  local url = h.fake_model()
+  h.setup(vim.tbl_deep_extend('force', {
+    llm = { provider = 'ollama', url = url, model = model },
+  }, extra or {}))
+  h.need('intent/run')
+end
+
+--- The fake model's 30-line program (fake-long), from the fake itself.
+function h.long_program()
+  local text = vim.fn.system({ 'python3', '-c',
+    'import sys; sys.path.insert(0, sys.argv[1]); import fake_model; sys.stdout.write(fake_model.long_program())',
+    h.repo .. '/tests/fake-model' })
+  h.ok(vim.v.shell_error == 0, 'reading the fake program: ' .. text)
+  local lines = vim.split(text, '\n', { plain = true })
+  -- kiln's extraction drops the blank lines that end a code block.
+  while lines[#lines] == '' do
+    table.remove(lines)
+  end
+  return lines
+end
+
+--- Wait (up to ms, default 60 s) for the current run to end; returns
+--- kiln.run's record of it.
+function h.wait_run(ms)
+  local run = require('kiln.run')
+  h.wait(ms or 60000, function() return run.current == nil end, 'the run to end')
+  return run.last
+end
+
+--- A file's bytes, or nil when it cannot be opened. Read here with io.open
+--- on purpose, not with kiln.changes' reader: the tests check what the
+--- plugin wrote, so they must not read it through the plugin's own code.
+function h.read_file(path)
+  local f = io.open(path, 'rb')
+  if not f then
+    return nil
+  end
+  local s = f:read('*a')
+  f:close()
+  return s
+end
+
 -- Between tests: no server, no windows or buffers, no messages.
 local function reset()
   pcall(function() require('kiln.client').stop_sync(3000) end)

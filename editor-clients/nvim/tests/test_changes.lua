@@ -3,22 +3,6 @@
 -- :KilnValidate's diagnostics kept fresh on change (validate_on_change).
 local h = _G.h
 
-local function wait_run(ms)
-  local run = require('kiln.run')
-  h.wait(ms or 30000, function() return run.current == nil end, 'the run to end')
-  return run.last
-end
-
-local function read(path)
-  local f = io.open(path, 'rb')
-  if not f then
-    return nil
-  end
-  local s = f:read('*a')
-  f:close()
-  return s
-end
-
 local function write(path, s)
   local f = assert(io.open(path, 'wb'))
   f:write(s)
@@ -71,7 +55,7 @@ return {
       h.need('snippet/run')
       h.buffer(CODE)
       vim.cmd('KilnRun')
-      local last = wait_run()
+      local last = h.wait_run()
       h.eq(dir, last.run.workspace, 'the run saw the project')
       local lines = require('kiln.output').lines()
       h.eq({
@@ -86,9 +70,9 @@ return {
         'the offer')
       h.eq({ '  created  report.txt', '  deleted  old.txt', '  modified data.txt' }, listed, 'the files')
       -- Nothing written yet.
-      h.eq('a\n', read(dir .. '/data.txt'), 'data.txt untouched')
-      h.eq('x\n', read(dir .. '/old.txt'), 'old.txt still there')
-      h.eq(nil, read(dir .. '/report.txt'), 'no report.txt yet')
+      h.eq('a\n', h.read_file(dir .. '/data.txt'), 'data.txt untouched')
+      h.eq('x\n', h.read_file(dir .. '/old.txt'), 'old.txt still there')
+      h.eq(nil, h.read_file(dir .. '/report.txt'), 'no report.txt yet')
       -- The review.
       vim.cmd('KilnChanges')
       local list = h.lines(0)
@@ -107,11 +91,11 @@ return {
       vim.cmd('execute "normal \\<CR>"')
       h.eq('kiln://changes/data.txt', vim.api.nvim_buf_get_name(0), 'the new content buffer')
       h.eq({ 'a', 'b' }, h.lines(0), 'the new content of data.txt')
-      h.eq('a\n', read(dir .. '/data.txt'), 'still untouched after the review')
+      h.eq('a\n', h.read_file(dir .. '/data.txt'), 'still untouched after the review')
       vim.cmd('KilnChanges apply')
-      h.eq('total 3\n', read(dir .. '/report.txt'), 'report.txt created')
-      h.eq('a\nb\n', read(dir .. '/data.txt'), 'data.txt modified')
-      h.eq(nil, read(dir .. '/old.txt'), 'old.txt deleted')
+      h.eq('total 3\n', h.read_file(dir .. '/report.txt'), 'report.txt created')
+      h.eq('a\nb\n', h.read_file(dir .. '/data.txt'), 'data.txt modified')
+      h.eq(nil, h.read_file(dir .. '/old.txt'), 'old.txt deleted')
       h.ok(h.message('applied 3 changes to ' .. vim.pesc(dir)), 'reported: ' .. vim.inspect(h.messages))
     end)
   end },
@@ -122,26 +106,26 @@ return {
       h.need('snippet/run')
       h.buffer(CODE)
       vim.cmd('KilnRun')
-      wait_run()
+      h.wait_run()
       -- The user edits data.txt after the run.
       write(dir .. '/data.txt', 'a\nmine\n')
       h.messages = {}
       vim.cmd('KilnChanges apply')
       h.ok(h.message('nothing applied, a file is stale: data.txt: changed on disk since the run'),
         'refused: ' .. vim.inspect(h.messages))
-      h.eq('a\nmine\n', read(dir .. '/data.txt'), 'the user\'s data.txt kept')
-      h.eq('x\n', read(dir .. '/old.txt'), 'old.txt not deleted')
-      h.eq(nil, read(dir .. '/report.txt'), 'report.txt not created')
+      h.eq('a\nmine\n', h.read_file(dir .. '/data.txt'), 'the user\'s data.txt kept')
+      h.eq('x\n', h.read_file(dir .. '/old.txt'), 'old.txt not deleted')
+      h.eq(nil, h.read_file(dir .. '/report.txt'), 'report.txt not created')
       -- A file open and modified in a buffer is stale too.
       write(dir .. '/data.txt', 'a\n')
       vim.cmd('KilnRun')
-      wait_run()
+      h.wait_run()
       vim.cmd('edit ' .. vim.fn.fnameescape(dir .. '/data.txt'))
       vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'unsaved' })
       h.messages = {}
       vim.cmd('KilnChanges apply')
       h.ok(h.message('data.txt: modified in a buffer'), 'refused: ' .. vim.inspect(h.messages))
-      h.eq('a\n', read(dir .. '/data.txt'), 'data.txt unchanged on disk')
+      h.eq('a\n', h.read_file(dir .. '/data.txt'), 'data.txt unchanged on disk')
       vim.cmd('KilnChanges discard')
       h.messages = {}
       vim.cmd('KilnChanges apply')

@@ -4,22 +4,6 @@
 -- a missing one a message, never a Lua error.
 local h = _G.h
 
-local function wait_run(ms)
-  local run = require('kiln.run')
-  h.wait(ms or 30000, function() return run.current == nil end, 'the run to end')
-  return run.last
-end
-
-local function read_bytes(path)
-  local f = io.open(path, 'rb')
-  if not f then
-    return nil
-  end
-  local s = f:read('*a')
-  f:close()
-  return s
-end
-
 -- The summary line's duration varies: compare it by shape.
 local function summary_ok(line)
   return line ~= nil and line:find('^%[exit 0, %d+ ms%]$') ~= nil
@@ -52,7 +36,7 @@ return {
       '    f.write(b"\\x89PNG\\r\\n\\x1a\\n" + bytes(range(256)))',
     })
     vim.cmd('KilnRun')
-    local last = wait_run()
+    local last = h.wait_run()
     local lines = section()
     h.eq('kiln run: [buffer]', lines[1], 'the header')
     h.eq(6, #lines, 'header, 2 + 1 + 2 lines, summary:\n' .. table.concat(lines, '\n'))
@@ -73,10 +57,10 @@ return {
       rows['table.csv'].n, csv.path, rows['table.csv'].n), lines[rows['table.csv'].i], 'the csv line')
     h.eq('  | a,b', lines[rows['table.csv'].i + 1], 'its first line shown')
     h.eq('  | 1,2', lines[rows['table.csv'].i + 2], 'its second line shown')
-    h.eq('a,b\n1,2\n', read_bytes(csv.path), 'the csv bytes')
+    h.eq('a,b\n1,2\n', h.read_file(csv.path), 'the csv bytes')
     h.eq(('artifact %d: blob.png (image/png, 264 bytes) saved to %s  [:KilnArtifact %d opens it]'):format(
       rows['blob.png'].n, png.path, rows['blob.png'].n), lines[rows['blob.png'].i], 'the png line')
-    h.ok(read_bytes(png.path) == png_bytes(), 'the png bytes decoded exactly')
+    h.ok(h.read_file(png.path) == png_bytes(), 'the png bytes decoded exactly')
   end },
 
   { 'artifacts: :KilnArtifact opens with open_cmd; a missing opener is a message', function()
@@ -88,7 +72,7 @@ return {
     h.need('snippet/run')
     h.buffer({ 'open("/work/out/a.txt", "w").write("x")' })
     vim.cmd('KilnRun')
-    local last = wait_run()
+    local last = h.wait_run()
     vim.cmd('KilnArtifact 1')
     h.wait(5000, function() return vim.fn.filereadable(log) == 1 end, 'the opener to run')
     h.eq({ last.artifacts[1].path }, vim.fn.readfile(log), 'the opener got the saved path')
@@ -133,10 +117,10 @@ return {
     h.need('session/open')
     h.buffer({ 'x = 5' })
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     h.buffer({ 'x * 2' })
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     local lines = section()
     h.eq('kiln run: [buffer]', lines[1], 'the header')
     h.eq('10', lines[2], 'the value displayed')
@@ -145,7 +129,7 @@ return {
     -- A DataFrame: its table as text, its HTML saved.
     h.buffer({ 'import pandas as pd', 'pd.DataFrame({"a": [1, 2], "b": [3, 4]})' })
     vim.cmd('KilnRun')
-    local last = wait_run()
+    local last = h.wait_run()
     lines = section()
     local html = last.artifacts[1]
     h.ok(html and html.mimeType == 'text/html', 'the html part: ' .. vim.inspect(last.artifacts))
@@ -157,17 +141,17 @@ return {
       '1  2  4',
     }, vim.list_slice(lines, 1, 5), 'the table as text')
     h.ok(summary_ok(lines[6]), 'the summary: ' .. tostring(lines[6]))
-    h.ok(read_bytes(html.path):find('<table', 1, true), 'the html file')
+    h.ok(h.read_file(html.path):find('<table', 1, true), 'the html file')
     -- A figure: saved as PNG.
     h.buffer({ 'import matplotlib.pyplot as plt', 'plt.plot([1, 2, 3])', 'plt.show()' })
     vim.cmd('KilnRun')
-    last = wait_run(60000)
+    last = h.wait_run(60000)
     lines = section()
     local png = last.artifacts[1]
     h.ok(png and png.mimeType == 'image/png', 'a png: ' .. vim.inspect(last.artifacts))
     h.eq(('display 1: image/png (%d bytes) saved to %s  [:KilnArtifact 1 opens it]'):format(png.size, png.path),
       lines[2], 'the figure line')
-    h.eq('\137PNG\r\n\26\n', read_bytes(png.path):sub(1, 8), 'a PNG file')
-    h.eq(png.size, #read_bytes(png.path), 'all of it')
+    h.eq('\137PNG\r\n\26\n', h.read_file(png.path):sub(1, 8), 'a PNG file')
+    h.eq(png.size, #h.read_file(png.path), 'all of it')
   end },
 }

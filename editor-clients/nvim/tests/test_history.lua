@@ -5,11 +5,7 @@
 local h = _G.h
 
 local function setup(model, extra)
-  local url = h.fake_model()
-  h.setup(vim.tbl_deep_extend('force', {
-    llm = { provider = 'ollama', url = url, model = model },
-  }, extra or {}))
-  h.need('intent/run')
+  h.setup_model(model, extra)
   require('kiln.history').clear()
 end
 
@@ -19,12 +15,6 @@ local function intent(text, buf)
   h.wait(30000, function() return done ~= nil end, 'the proposal')
   h.eq(nil, done.err, 'intent error')
   return done.rv
-end
-
-local function wait_run(ms)
-  local run = require('kiln.run')
-  h.wait(ms or 60000, function() return run.current == nil end, 'the run to end')
-  return run.last
 end
 
 -- The pane's lines, with run durations made comparable.
@@ -60,11 +50,11 @@ return {
     intent('sum 0..2', buf)
     require('kiln.intent').accept_all(buf)
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     -- A later run, of another buffer: the first one's output stays.
     h.buffer({ 'print("later")' })
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     vim.cmd('KilnHistory')
     local want = concat({
       '#1 intent: sum 0..2',

@@ -4,29 +4,6 @@
 -- server of tests/fake-model.
 local h = _G.h
 
--- The fake model's 30-line program (fake-long), from the fake itself.
-local function long_program()
-  local script = h.repo .. '/tests/fake-model'
-  local text = vim.fn.system({ 'python3', '-c',
-    'import sys; sys.path.insert(0, sys.argv[1]); import fake_model; sys.stdout.write(fake_model.long_program())',
-    script })
-  h.ok(vim.v.shell_error == 0, 'reading the fake program: ' .. text)
-  local lines = vim.split(text, '\n', { plain = true })
-  -- kiln's extraction drops the blank lines that end a code block.
-  while lines[#lines] == '' do
-    table.remove(lines)
-  end
-  return lines
-end
-
-local function setup(model, extra)
-  local url = h.fake_model()
-  h.setup(vim.tbl_deep_extend('force', {
-    llm = { provider = 'ollama', url = url, model = model },
-  }, extra or {}))
-  h.need('intent/run')
-end
-
 local function intent(opts)
   local done
   opts.on_done = function(err, rv) done = { err = err, rv = rv } end
@@ -39,7 +16,7 @@ end
 
 return {
   { 'intent: code streams into the preview, then a reviewable proposal', function()
-    setup('fake-slow')
+    h.setup_model('fake-slow')
     local buf = h.buffer({ 'x = 1', 'y = 2' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
     local intent_mod = require('kiln.intent')
@@ -85,8 +62,8 @@ return {
   end },
 
   { 'intent: per-hunk accept and reject, and one undo restores the buffer', function()
-    setup('fake-long')
-    local want = long_program()
+    h.setup_model('fake-long')
+    local want = h.long_program()
     local mine = vim.deepcopy(want)
     mine[6] = '    n = 0  # mine'
     mine[#mine] = "    print('mine')"
@@ -111,8 +88,8 @@ return {
   end },
 
   { 'intent: accept-all of several hunks is one undo step (split diff)', function()
-    setup('fake-long', { diff_style = 'split' })
-    local want = long_program()
+    h.setup_model('fake-long', { diff_style = 'split' })
+    local want = h.long_program()
     local mine = vim.deepcopy(want)
     mine[2] = '# one'
     mine[12] = '# two'
@@ -131,7 +108,7 @@ return {
   end },
 
   { 'intent: reject leaves the buffer as it was', function()
-    setup('fake-coder')
+    h.setup_model('fake-coder')
     local buf = h.buffer({ 'a = 1' })
     intent({ text = 'greet' })
     require('kiln.intent').reject_all(buf)
@@ -142,7 +119,7 @@ return {
   end },
 
   { 'intent: a buffer changed since the request is never overwritten', function()
-    setup('fake-coder')
+    h.setup_model('fake-coder')
     local buf = h.buffer({ 'a = 1', 'b = 2' })
     intent({ text = 'greet' })
     -- The change spans the place the proposal goes (below line 1).
@@ -153,7 +130,7 @@ return {
   end },
 
   { 'intent: the server refuses to run a proposal whose buffer changed', function()
-    setup('fake-coder')
+    h.setup_model('fake-coder')
     h.need('intent/approve')
     local buf = h.buffer({ 'a = 1' })
     intent({ text = 'greet' })
@@ -169,7 +146,7 @@ return {
   end },
 
   { 'intent: after a run the model explains the result (explain = true)', function()
-    setup('fake-coder', { explain = true })
+    h.setup_model('fake-coder', { explain = true })
     h.need('intent/approve')
     local buf = h.buffer({ '' })
     intent({ text = 'greet' })
@@ -183,7 +160,7 @@ return {
   end },
 
   { 'intent: a denied proposal cannot be run', function()
-    setup('fake-deny')
+    h.setup_model('fake-deny')
     local buf = h.buffer({ '' })
     local rv = intent({ text = 'fetch a page' })
     h.eq('deny', rv.proposal.verdict, 'verdict')
@@ -195,7 +172,7 @@ return {
   end },
 
   { 'intent: :KilnRun approves the proposal; repair attempts are shown', function()
-    setup('fake-repair', { repair_attempts = 3 })
+    h.setup_model('fake-repair', { repair_attempts = 3 })
     h.need('intent/approve')
     local buf = h.buffer({ '' })
     intent({ text = 'sum 0..2' })
@@ -211,7 +188,7 @@ return {
   end },
 
   { 'intent: :KilnCancel stops an intent while the model writes', function()
-    setup('fake-slow')
+    h.setup_model('fake-slow')
     local buf = h.buffer({ 'x = 1' })
     local intent_mod = require('kiln.intent')
     local called = false
@@ -229,7 +206,7 @@ return {
   end },
 
   { 'intent: a model failure is explained and changes nothing', function()
-    setup('fake-500')
+    h.setup_model('fake-500')
     local buf = h.buffer({ 'x = 1' })
     local done
     require('kiln').intent({ text = 'greet', on_done = function(err, rv) done = { err = err, rv = rv } end })

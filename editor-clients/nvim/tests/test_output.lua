@@ -4,12 +4,6 @@
 -- buffer's lines; the status line and the death of the server.
 local h = _G.h
 
-local function wait_run(ms)
-  local run = require('kiln.run')
-  h.wait(ms or 20000, function() return run.current == nil end, 'the run to end')
-  return run.last
-end
-
 local function has_line(pat)
   for _, l in ipairs(require('kiln.output').lines()) do
     if l:find(pat, 1, true) then
@@ -64,7 +58,7 @@ return {
     h.eq(1, vim.api.nvim_win_get_cursor(w)[1], 'the cursor stayed where the user put it')
     -- Back at the end: it follows again.
     vim.api.nvim_win_set_cursor(w, { vim.api.nvim_buf_line_count(output.buf()), 0 })
-    wait_run()
+    h.wait_run()
     h.eq(vim.api.nvim_buf_line_count(output.buf()), vim.api.nvim_win_get_cursor(w)[1],
       'the cursor followed to the last line')
     local lines = output.lines()
@@ -76,7 +70,7 @@ return {
     h.need('snippet/run')
     h.buffer({ 'for i in range(100):', '    print("n", i)' })
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     local lines = require('kiln.output').lines()
     -- header + 100 lines + summary = 102; 19 kept under the marker.
     h.eq(20, #lines, 'lines kept')
@@ -92,10 +86,10 @@ return {
     h.need('snippet/run')
     h.buffer({ 'print("first run")' })
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     h.buffer({ 'print("second run")' })
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     local lines = require('kiln.output').lines()
     h.eq('kiln run: [buffer]', lines[1], 'the first header')
     h.eq('first run', lines[2], 'the first output')
@@ -119,7 +113,7 @@ return {
     })
     vim.api.nvim_buf_set_name(buf, vim.fn.tempname() .. '/calc.py')
     vim.cmd('3,5KilnRun')
-    wait_run()
+    h.wait_run()
     local output = require('kiln.output')
     local lines = output.lines()
     -- The selection's line 2 is the buffer's line 4; its line 3 is line 5.
@@ -162,15 +156,13 @@ return {
     h.eq('kiln: running', kiln.status(), 'while it runs')
     h.wait(2000, function() return ev.count > 0 end, 'a KilnStatus event at the start')
     local before = ev.count
-    wait_run()
+    h.wait_run()
     h.wait(2000, function() return ev.count > before end, 'a KilnStatus event after the end')
     h.eq('', kiln.status(), 'after the run')
   end },
 
   { 'status: killing the server mid-run and mid-intent clears the status with one message', function()
-    local url = h.fake_model()
-    h.setup({ llm = { provider = 'ollama', url = url, model = 'fake-stall' } })
-    h.need('intent/run')
+    h.setup_model('fake-stall')
     local ev = status_events()
     local kiln = require('kiln')
     h.buffer({ 'echo started', 'sleep 60' }, 'sh')
@@ -193,9 +185,7 @@ return {
   end },
 
   { 'status: cancelling an intent while the model writes clears "writing"', function()
-    local url = h.fake_model()
-    h.setup({ llm = { provider = 'ollama', url = url, model = 'fake-stall' } })
-    h.need('intent/run')
+    h.setup_model('fake-stall')
     local kiln = require('kiln')
     local buf = h.buffer({ 'x = 1' })
     kiln.intent({ buf = buf, text = 'print x' })

@@ -7,14 +7,6 @@ local h = _G.h
 
 local review_ns = vim.api.nvim_create_namespace('kiln.review')
 
-local function setup(model, extra)
-  local url = h.fake_model()
-  h.setup(vim.tbl_deep_extend('force', {
-    llm = { provider = 'ollama', url = url, model = model },
-  }, extra or {}))
-  h.need('intent/run')
-end
-
 -- :KilnIntent TEXT (with an optional range), waiting for its review.
 local function intent_cmd(cmd, buf)
   local intent = require('kiln.intent')
@@ -23,12 +15,6 @@ local function intent_cmd(cmd, buf)
   local rv = intent.review(buf)
   h.ok(rv, 'a review: ' .. vim.inspect(h.messages))
   return rv
-end
-
-local function wait_run()
-  local run = require('kiln.run')
-  h.wait(60000, function() return run.current == nil end, 'the run')
-  return run.last
 end
 
 -- Each expected line is a Lua pattern matched against the whole line.
@@ -56,19 +42,6 @@ local function virt_text(buf)
   return out
 end
 
--- The fake model's 30-line program (fake-long), from the fake itself.
-local function long_program()
-  local text = vim.fn.system({ 'python3', '-c',
-    'import sys; sys.path.insert(0, sys.argv[1]); import fake_model; sys.stdout.write(fake_model.long_program())',
-    h.repo .. '/tests/fake-model' })
-  h.ok(vim.v.shell_error == 0, 'reading the fake program: ' .. text)
-  local lines = vim.split(text, '\n', { plain = true })
-  while lines[#lines] == '' do
-    table.remove(lines)
-  end
-  return lines
-end
-
 local proposal_ns = vim.api.nvim_create_namespace('kiln.proposal')
 
 -- vim.ui.select answered with the item that matches pattern (nil: cancel);
@@ -87,19 +60,52 @@ local function answer_select(pattern)
   return asked
 end
 
+-- The fake-long program in a buffer between '# before' and '# after', with
+-- lines 2, 12 and the last changed by the user, under review of its
+-- proposal (three hunks: those lines put back). Returns the program, the
+-- buffer.
+local function long_review()
+  h.setup_model('fake-long')
+  local want = h.long_program()
+  local mine = vim.deepcopy(want)
+  mine[2] = '# one'
+  mine[12] = "print('kept line 12')"
+  mine[#mine] = '# three'
+  local lines = { '# before' }
+  vim.list_extend(lines, mine)
+  table.insert(lines, '# after')
+  local buf = h.buffer(lines)
+  local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
+  h.eq(3, #rv.hunks, 'three hunks')
+  return want, buf
+end
+
+-- The output window after :KilnRun of long_review's buffer with hunks 1
+-- and 3 accepted and 2 rejected: range (a pattern) is the lines that ran,
+-- printed what the kept line 12 printed.
+local function kept_ran(range, printed)
+  lines_match({
+    'kiln run: lines ' .. range .. ' of %[buffer%] as you kept them %(proposal p1: hunks 1, 3 accepted; 2 rejected%)',
+    printed,
+    '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
+    'median of means 11%.25',
+    '%[exit 0, %d+ ms%]',
+  }, require('kiln.output').lines(), 'the output window')
+end
+
 local WRONG = { 'total = 0', 'for n in range(3):', '    total += n', 'print(totl)' }
 local RIGHT = { 'total = 0', 'for n in range(3):', '    total += n', 'print(total)' }
 
 return {
   { 'trust: after a repair the review holds, and ga writes, the code that ran', function()
-    setup('fake-repair', { repair_attempts = 3 })
+    h.setup_model('fake-repair', { repair_attempts = 3 })
     h.need('intent/approve')
     local buf = h.buffer({ '# the average' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
     local rv = intent_cmd('KilnIntent print the average of 3, 4 and 5', buf)
     h.eq(WRONG, rv.hunks[1].lines, 'the first proposal (it fails)')
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     -- The traceback's own lines are the output helper's business: from its
     -- last line on, every line.
     local out = require('kiln.output').lines()
@@ -132,7 +138,7 @@ return {
   end },
 
   { 'trust: a repair after the proposal was accepted opens a review of the repaired code', function()
-    setup('fake-repair', { repair_attempts = 3 })
+    h.setup_model('fake-repair', { repair_attempts = 3 })
     h.need('intent/approve')
     local buf = h.buffer({ '# sum' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
@@ -140,7 +146,7 @@ return {
     vim.cmd('normal gA')
     h.eq({ '# sum', unpack(WRONG) }, h.lines(buf), 'the failing code written')
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     local rv = require('kiln.intent').review(buf)
     h.ok(rv, 'a new review')
     h.eq(1, #rv.hunks, 'one hunk: the changed line')
@@ -149,25 +155,14 @@ return {
     h.eq({ '# sum', unpack(RIGHT) }, h.lines(buf), 'the buffer holds the code that ran')
     -- Now the buffer is the repaired proposal: :KilnRun approves it (p2).
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     local out = require('kiln.output').section_lines()
     lines_match({ 'kiln run: proposal p2.*' }, { out[1] }, 'what runs')
     h.ok(vim.tbl_contains(out, '3'), 'p2 ran:\n' .. table.concat(out, '\n'))
   end },
 
   { 'trust: :KilnRun after a review runs what was kept, and says so', function()
-    setup('fake-long')
-    local want = long_program()
-    local mine = vim.deepcopy(want)
-    mine[2] = '# one'
-    mine[12] = "print('kept line 12')"
-    mine[#mine] = '# three'
-    local lines = { '# before' }
-    vim.list_extend(lines, mine)
-    table.insert(lines, '# after')
-    local buf = h.buffer(lines)
-    local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
-    h.eq(3, #rv.hunks, 'three hunks')
+    local want, buf = long_review()
     -- Accept 1, reject 2, accept 3, with the review's keys.
     vim.api.nvim_win_set_cursor(0, { 3, 0 })
     vim.cmd('normal ga')
@@ -184,19 +179,13 @@ return {
     h.eq(expect, h.lines(buf), 'the buffer: hunks 1 and 3 written, 2 not')
     h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
     vim.cmd('KilnRun')
-    wait_run()
-    lines_match({
-      'kiln run: lines 2%-31 of %[buffer%] as you kept them %(proposal p1: hunks 1, 3 accepted; 2 rejected%)',
-      'kept line 12',
-      '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
-      'median of means 11%.25',
-      '%[exit 0, %d+ ms%]',
-    }, require('kiln.output').lines(), 'the output window')
+    h.wait_run()
+    kept_ran('2%-31', 'kept line 12')
     h.ok(h.message('^kiln: running lines 2%-31 of %[buffer%] as you kept them'), 'the plugin says what runs')
   end },
 
   { 'trust: a denied proposal looks denied, keeps its diagnostics, and asks before it is written', function()
-    setup('fake-deny')
+    h.setup_model('fake-deny')
     local buf = h.buffer({ '# fetch' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
     local rv = intent_cmd('KilnIntent fetch a page', buf)
@@ -239,7 +228,7 @@ return {
   end },
 
   { 'trust: split view: a denied hunk has a badge in the proposal window', function()
-    setup('fake-deny', { diff_style = 'split' })
+    h.setup_model('fake-deny', { diff_style = 'split' })
     local buf = h.buffer({ '# fetch' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
     local rv = intent_cmd('KilnIntent fetch a page', buf)
@@ -252,18 +241,7 @@ return {
   end },
 
   { 'trust: an edit away from the hunks keeps them; a touched hunk goes stale, marked', function()
-    setup('fake-long')
-    local want = long_program()
-    local mine = vim.deepcopy(want)
-    mine[2] = '# one'
-    mine[12] = "print('kept line 12')"
-    mine[#mine] = '# three'
-    local lines = { '# before' }
-    vim.list_extend(lines, mine)
-    table.insert(lines, '# after')
-    local buf = h.buffer(lines)
-    local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
-    h.eq(3, #rv.hunks, 'three hunks')
+    local want, buf = long_review()
     -- Away from every hunk: a line above them all, and the last line.
     vim.cmd('normal! ggOimport os')
     vim.cmd('normal! GA, edited')
@@ -302,18 +280,12 @@ return {
     vim.cmd('normal gr')
     h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
     vim.cmd('KilnRun')
-    wait_run()
-    lines_match({
-      'kiln run: lines 3%-32 of %[buffer%] as you kept them %(proposal p1: hunks 1, 3 accepted; 2 rejected%)',
-      'edited',
-      '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
-      'median of means 11%.25',
-      '%[exit 0, %d+ ms%]',
-    }, require('kiln.output').lines(), 'the output window')
+    h.wait_run()
+    kept_ran('3%-32', 'edited')
   end },
 
   { 'trust: "the buffer changed while the model wrote" stays at the review', function()
-    setup('fake-slow')
+    h.setup_model('fake-slow')
     local buf = h.buffer({ 'x = 1', 'y = 2' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
     local intent = require('kiln.intent')
@@ -327,14 +299,14 @@ return {
     lines_match({ warn, "print%('hello from kiln'%)" }, virt_text(buf), 'the warning at the hunk')
     -- Other messages come and go; the warning stays where the review is.
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     vim.cmd('normal ga')
     h.eq({ 'x = 1', 'y = 2', 'z = 3' }, h.lines(buf), 'nothing written')
     lines_match({ warn, "print%('hello from kiln'%)" }, virt_text(buf), 'the warning is still there')
   end },
 
   { 'trust: the hint lists every key, and g? shows them all (inline)', function()
-    setup('fake-coder')
+    h.setup_model('fake-coder')
     local buf = h.buffer({ 'x = 1' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
     intent_cmd('KilnIntent greet', buf)
@@ -361,7 +333,7 @@ return {
   end },
 
   { 'trust: the split view names its keys and has g? too', function()
-    setup('fake-coder', { diff_style = 'split' })
+    h.setup_model('fake-coder', { diff_style = 'split' })
     local buf = h.buffer({ 'x = 1' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
     local rv = intent_cmd('KilnIntent greet', buf)
@@ -378,7 +350,7 @@ return {
   end },
 
   { 'trust: the inline diff marks changed words with DiffText', function()
-    setup('fake-coder')
+    h.setup_model('fake-coder')
     local buf = h.buffer({ 'x = 1', 'print(x)' })
     intent_cmd('2KilnIntent greet', buf)
     local marks = vim.api.nvim_buf_get_extmarks(buf, review_ns, 0, -1, { details = true })
@@ -401,7 +373,7 @@ return {
   end },
 
   { 'trust: accepting into an empty buffer leaves no blank line', function()
-    setup('fake-coder')
+    h.setup_model('fake-coder')
     local buf = h.buffer({ '' })
     intent_cmd('KilnIntent greet', buf)
     vim.cmd('normal ga')
@@ -415,7 +387,7 @@ return {
     h.need('snippet/run')
     h.buffer({ 'import socket', 'import ctypes', 'print(1)' })
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     local msg = 'the validator denied this code: ' ..
       'PY%-IMPORT%-NETWORK %(line 1: imports a network module: the sandbox has no network%); ' ..
       'PY%-IMPORT%-NATIVE %(line 2: [^)]*%)%. It does not run%. What the validator refuses is set by its ' ..

@@ -1,12 +1,6 @@
 -- :KilnValidate, :KilnRun and :KilnCancel against the real server.
 local h = _G.h
 
-local function wait_run(ms)
-  local run = require('kiln.run')
-  h.wait(ms or 20000, function() return run.current == nil end, 'the run to end')
-  return run.last
-end
-
 local function output_text()
   return table.concat(require('kiln.output').lines(), '\n')
 end
@@ -57,7 +51,7 @@ return {
     h.ok(run.current, 'a run in flight')
     h.wait(15000, function() return output_text():find('first', 1, true) ~= nil end, 'the first line')
     h.ok(run.current ~= nil, 'output arrives while the run is still going')
-    local last = wait_run()
+    local last = h.wait_run()
     h.ok(last and last.result, 'a result: ' .. vim.inspect(last))
     local text = output_text()
     local a, b, c = text:find('out 0', 1, true), text:find('out 1', 1, true), text:find('out 2', 1, true)
@@ -79,7 +73,7 @@ return {
     h.buffer({ 'const xs = [1, 2, 3];', 'console.log("js sum", xs.reduce((a, b) => a + b, 0));' },
       'javascript')
     vim.cmd('KilnRun')
-    local last = wait_run()
+    local last = h.wait_run()
     local text = output_text()
     h.ok(text:find('js sum 6', 1, true), 'node ran the buffer:\n' .. text)
     h.ok(last and last.result and last.result.exitCode == 0, 'exit 0: ' .. vim.inspect(last))
@@ -96,7 +90,7 @@ return {
     h.eq('zsh', doc.language_of_filetype('zsh'), 'zsh is not bash')
     h.buffer({ 'puts 1' }, 'ruby')
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     local text = output_text()
     local found = text:find("unknown language 'ruby' (kiln knows python", 1, true)
       or h.message("unknown language 'ruby' %(kiln knows python")
@@ -108,7 +102,7 @@ return {
     h.need('snippet/run')
     h.buffer({ 'print("not me")', 'print("only me")', 'print("nor me")' }, 'python')
     vim.cmd('2KilnRun')
-    wait_run()
+    h.wait_run()
     local text = output_text()
     h.ok(text:find('only me', 1, true), 'the selection ran:\n' .. text)
     h.ok(not text:find('not me', 1, true), 'the rest did not:\n' .. text)
@@ -119,7 +113,7 @@ return {
     h.need('snippet/run')
     h.buffer({ 'with open("/work/out/result.txt", "w") as f:', '    f.write("42\\n")', 'print("wrote")' })
     vim.cmd('KilnRun')
-    local last = wait_run()
+    local last = h.wait_run()
     local text = output_text()
     h.ok(text:find('wrote', 1, true), 'ran:\n' .. text)
     h.eq(1, #last.artifacts, 'one artifact: ' .. vim.inspect(last))
@@ -134,13 +128,13 @@ return {
     vim.cmd('KilnRun')
     h.wait(15000, function() return output_text():find('started', 1, true) ~= nil end, 'the program to start')
     vim.cmd('KilnCancel')
-    local last = wait_run(10000)
+    local last = h.wait_run(10000)
     h.ok(last.cancelled, 'the run ended as cancelled: ' .. vim.inspect(last))
     -- The server killed it: a new run starts at once and the old one
     -- never prints again.
     h.buffer({ 'echo second' }, 'sh')
     vim.cmd('KilnRun')
-    wait_run()
+    h.wait_run()
     h.ok(output_text():find('second', 1, true), 'the next run works')
     h.ok(not output_text():find('never', 1, true), 'the cancelled program was stopped')
   end },

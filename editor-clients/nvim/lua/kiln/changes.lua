@@ -8,6 +8,7 @@
 -- in a buffer) stops the whole apply.
 local client = require('kiln.client')
 local compat = require('kiln.compat')
+local scratch = require('kiln.scratch')
 
 local M = {}
 
@@ -124,9 +125,7 @@ end
 --- :KilnChanges: the list of the last run's changes, in a split.
 function M.open()
   if not (list_buf and vim.api.nvim_buf_is_valid(list_buf)) then
-    list_buf = vim.api.nvim_create_buf(false, true)
-    pcall(vim.api.nvim_buf_set_name, list_buf, 'kiln://changes')
-    compat.set_buf(list_buf, { buftype = 'nofile', bufhidden = 'hide', swapfile = false, modifiable = false })
+    list_buf = scratch.buf('kiln://changes', { modifiable = false })
     vim.keymap.set('n', '<CR>', function() M.show(vim.api.nvim_win_get_cursor(0)[1] - 2) end,
       { buffer = list_buf, desc = "kiln: show this file's new content" })
   end

@@ -6,6 +6,7 @@
 -- long as Neovim; nothing here is ever cleared by a later run. The
 -- features call record_*(); this module never talks to the server.
 local compat = require('kiln.compat')
+local scratch = require('kiln.scratch')
 
 local M = {}
 
@@ -20,10 +21,7 @@ local function hbuf()
   if buf and vim.api.nvim_buf_is_valid(buf) then
     return buf
   end
-  buf = vim.api.nvim_create_buf(false, true)
-  pcall(vim.api.nvim_buf_set_name, buf, 'kiln://history')
-  compat.set_buf(buf, { buftype = 'nofile', bufhidden = 'hide', swapfile = false, filetype = 'kiln-history',
-    modifiable = false })
+  buf = scratch.buf('kiln://history', { filetype = 'kiln-history', modifiable = false })
   return buf
 end
 
@@ -31,12 +29,7 @@ function M.win()
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
     return nil
   end
-  for _, w in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(w) == buf then
-      return w
-    end
-  end
-  return nil
+  return scratch.win(buf)
 end
 
 local function split_lines(text)

@@ -10,6 +10,7 @@ local compat = require('kiln.compat')
 local config = require('kiln.config')
 local doc = require('kiln.doc')
 local edit = require('kiln.edit')
+local scratch = require('kiln.scratch')
 local validate = require('kiln.validate')
 
 local M = {}
@@ -35,17 +36,11 @@ local function preview_window(create)
     if not create then
       return nil
     end
-    preview_buf = vim.api.nvim_create_buf(false, true)
-    pcall(vim.api.nvim_buf_set_name, preview_buf, 'kiln://preview')
-    compat.set_buf(preview_buf, { buftype = 'nofile', bufhidden = 'hide', swapfile = false })
+    preview_buf = scratch.buf('kiln://preview')
   end
-  for _, w in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(w) == preview_buf then
-      return w
-    end
-  end
-  if not create then
-    return nil
+  local found = scratch.win(preview_buf)
+  if found or not create then
+    return found
   end
   local cur = vim.api.nvim_get_current_win()
   vim.cmd('belowright 10split')

@@ -7,6 +7,7 @@
 -- cursor is on the last line, as :terminal does.
 local compat = require('kiln.compat')
 local config = require('kiln.config')
+local scratch = require('kiln.scratch')
 
 local M = {}
 
@@ -26,10 +27,7 @@ function M.buf()
   if buf and vim.api.nvim_buf_is_valid(buf) then
     return buf
   end
-  buf = vim.api.nvim_create_buf(false, true)
-  pcall(vim.api.nvim_buf_set_name, buf, 'kiln://output')
-  compat.set_buf(buf, { buftype = 'nofile', bufhidden = 'hide', swapfile = false, filetype = 'kiln-output',
-    modifiable = false })
+  buf = scratch.buf('kiln://output', { filetype = 'kiln-output', modifiable = false })
   M.dropped, section_mark, open_stream = 0, nil, nil
   vim.keymap.set('n', '<CR>', function() M.jump() end,
     { buffer = buf, desc = 'kiln: jump to the buffer line of this traceback line' })
@@ -37,13 +35,7 @@ function M.buf()
 end
 
 function M.win()
-  local b = M.buf()
-  for _, w in ipairs(vim.api.nvim_list_wins()) do
-    if vim.api.nvim_win_get_buf(w) == b then
-      return w
-    end
-  end
-  return nil
+  return scratch.win(M.buf())
 end
 
 --- Show the output window (without moving the cursor into it).
