@@ -6,8 +6,10 @@ $/cancelRequest of a running snippet/run takes effect before the big check
 ends, a cancelled big check is answered -32800 at once, and a big
 snippet/run is checked on the validator's thread as well. The order of
 replies is asserted (robust on a loaded machine); the times are printed,
-with a generous bound. Usage: latency_check.py KILN. Prints one line per
-check and "latency: N passed, N failed"."""
+and no time is asserted against the clock: the one time checked (a
+cancelled big check) is compared with a whole big check in the same run.
+Usage: latency_check.py KILN. Prints one line per check and "latency: N
+passed, N failed"."""
 import os
 import sys
 import time
@@ -17,9 +19,9 @@ import kilnrpc  # noqa: E402
 
 kiln = sys.argv[1]
 passed = failed = 0
-# Generous: the issue's target is 50 ms; this machine is shared and the
-# sanitizer build is slow. The order of the replies is the real check.
-BOUND_MS = 1000
+# What a whole 4 MiB check took in this run (check 1): a cancelled one
+# must answer in well under that, whatever the machine's load.
+big_ms = None
 
 
 def ok(cond, what):
@@ -79,7 +81,6 @@ if "small1" in got and "big1" in got:
     big_ms = (got["big1"][0] - t0) * 1000
     print(f"info small check answered in {small_ms:.1f} ms while the 4 MiB check ran "
           f"(which took {big_ms:.0f} ms)")
-    ok(small_ms < BOUND_MS, f"the small check took {small_ms:.1f} ms (< {BOUND_MS})")
     res = got["big1"][1].get("result") or {}
     ok(res.get("verdict") in ("allow", "warn"),
        f"the 4 MiB check answers a verdict ({res.get('verdict')}, {str(got['big1'][1])[:200]})")
@@ -112,7 +113,6 @@ if started:
         cancel_ms = (got["run1"][0] - t0) * 1000
         print(f"info cancel of a running snippet took {cancel_ms:.1f} ms while a 4 MiB check ran")
         ok(got["run1"][1].get("error", {}).get("code") == -32800, "the run answers -32800")
-        ok(cancel_ms < BOUND_MS, f"the cancel took {cancel_ms:.1f} ms (< {BOUND_MS})")
 
 # 3. A big check can itself be cancelled, and the thread goes on serving.
 srv.send({"jsonrpc": "2.0", "id": "big3", "method": "snippet/validate",
@@ -122,8 +122,11 @@ srv.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": "big3"
 got, order = collect({"big3"})
 if "big3" in got:
     ms = (got["big3"][0] - t0) * 1000
-    ok(got["big3"][1].get("error", {}).get("code") == -32800 and ms < BOUND_MS,
-       f"a cancelled 4 MiB check answers -32800 in {ms:.1f} ms")
+    ok(got["big3"][1].get("error", {}).get("code") == -32800,
+       f"a cancelled 4 MiB check answers -32800 ({str(got['big3'][1])[:200]})")
+    ok(big_ms is not None and ms < big_ms / 2,
+       f"a cancelled 4 MiB check answers in {ms:.1f} ms, under half of a whole one's "
+       f"{big_ms if big_ms is None else round(big_ms)} ms")
 else:
     ok(False, "a cancelled 4 MiB check is answered")
 code = "import os\nos.system('id')\n" + "# padding\n" * 3000
