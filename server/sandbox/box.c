@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -355,4 +356,23 @@ const char *sbx_failure_hint(int step, int err)
 	if (step == SBX_STEP_EXEC && err == ENOENT)
 		return " The interpreter is missing inside the box.";
 	return "";
+}
+
+int sbx_code_memfd(const char *code, size_t len)
+{
+	int fd = memfd_create("kiln-code", MFD_CLOEXEC);
+	if (fd < 0)
+		return neg_errno();
+	for (size_t off = 0; off < len;) {
+		ssize_t w = write(fd, code + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int r = w < 0 ? neg_errno() : -EIO;
+			close(fd);
+			return r;
+		}
+		off += (size_t)w;
+	}
+	return fd;
 }

@@ -99,3 +99,8 @@ bool sbx_pidfd_reap(int pidfd);
 /* What to do about a box that failed at step with errno err: a sentence
  * starting with a space, or "" when there is nothing to add. */
 const char *sbx_failure_hint(int step, int err);
+
+/* A close-on-exec memfd holding code[0..len): the code a box's program
+ * runs, handed over with GO (run.c) or to a zygote (zygote.c). The fd,
+ * or -errno. */
+int sbx_code_memfd(const char *code, size_t len);

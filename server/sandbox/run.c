@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -789,17 +788,9 @@ int run_start_box(struct run *run, struct sbx_plan_owned *po)
 static int send_go_msg(int status_fd, struct sbx_go *go, const struct buf *strs, const char *code)
 {
 	size_t len = strlen(code);
-	_cleanup_close_ int fd = memfd_create("kiln-code", MFD_CLOEXEC);
+	_cleanup_close_ int fd = sbx_code_memfd(code, len);
 	if (fd < 0)
-		return neg_errno();
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, code + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? neg_errno() : -EIO;
-		off += (size_t)w;
-	}
+		return fd;
 	go->code_len = len;
 	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
 	                       {.iov_base = strs->data, .iov_len = strs->len}};

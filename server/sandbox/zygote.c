@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -456,25 +455,6 @@ static json_object *make_request(const struct sbx_plan_owned *po, const struct s
 	return req;
 }
 
-static int code_memfd(const char *code, size_t len)
-{
-	int fd = memfd_create("kiln-code", MFD_CLOEXEC);
-	if (fd < 0)
-		return neg_errno();
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, code + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int r = w < 0 ? neg_errno() : -EIO;
-			close(fd);
-			return r;
-		}
-		off += (size_t)w;
-	}
-	return fd;
-}
-
 /* The host pid behind a pidfd (for the log and the cgroup), or 0. */
 static pid_t pidfd_pid(int pidfd)
 {
@@ -568,7 +548,7 @@ static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_pl
 		r = neg_errno();
 		goto out;
 	}
-	if ((codefd = code_memfd(code, len)) < 0) {
+	if ((codefd = sbx_code_memfd(code, len)) < 0) {
 		r = codefd;
 		goto out;
 	}

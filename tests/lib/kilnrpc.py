@@ -5,7 +5,26 @@ LSP framing over a kiln server's stdin/stdout, and a small Server wrapper.
     import kilnrpc
 """
 import json
+import os
 import subprocess
+
+
+def marked_processes(token):
+    """Host pids whose environment carries KILN_TEST_MARK=token: the
+    processes of boxes a suite's server built with that mark in its
+    sandbox.env (a box's processes inherit it)."""
+    found = []
+    mark = ("KILN_TEST_MARK=" + token).encode()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                if mark in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
 
 
 def send(proc, msg):

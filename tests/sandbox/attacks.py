@@ -145,18 +145,7 @@ class Suite:
 
     def box_processes(self):
         """Host pids whose environment carries this suite's mark."""
-        found = []
-        mark = ("KILN_TEST_MARK=" + self.token).encode()
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open("/proc/%s/environ" % pid, "rb") as f:
-                    if mark in f.read():
-                        found.append(int(pid))
-            except OSError:
-                pass
-        return found
+        return rpcmod.marked_processes(self.token)
 
     def check_host(self):
         # A box's processes die with pid 1; give the kernel a moment.

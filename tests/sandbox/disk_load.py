@@ -156,18 +156,8 @@ class Suite:
                     "ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "detect_leaks=1")}
 
     def box_processes(self):
-        found = []
-        mark = ("KILN_TEST_MARK=" + self.token).encode()
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open("/proc/%s/environ" % pid, "rb") as f:
-                    if mark in f.read():
-                        found.append(int(pid))
-            except OSError:
-                pass
-        return found
+        """Host pids whose environment carries this suite's mark."""
+        return kilnrpc.marked_processes(self.token)
 
     def check_host(self):
         for _ in range(50):
