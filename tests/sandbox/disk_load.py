@@ -105,6 +105,21 @@ class Server:
         ids = set(ids)
         replies, runs, order = {}, {}, []
         deadline = time.time() + timeout
+        # A server that keeps silent (a run that never starts) must not
+        # hold the suite forever: past the deadline it is killed, and its
+        # output ends.
+        watchdog = threading.Timer(timeout, self.p.kill)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            self._collect(ids, deadline, on_message, replies, runs, order)
+        finally:
+            watchdog.cancel()
+        for r in runs.values():
+            r["stdout"] = "".join(r["stdout"])
+        return replies, runs, order
+
+    def _collect(self, ids, deadline, on_message, replies, runs, order):
         while ids - set(replies) and time.time() < deadline:
             m = self.read()
             if m is None:
@@ -124,9 +139,6 @@ class Server:
             elif "id" in m and m["id"] in ids:
                 replies[m["id"]] = m
                 order.append(m["id"])
-        for r in runs.values():
-            r["stdout"] = "".join(r["stdout"])
-        return replies, runs, order
 
     def close(self):
         try:
