@@ -14,30 +14,9 @@ cd "$(dirname "$0")/../.."
 name=32-workspace
 pass=0
 fail=0
-add() { # add LOGFILE PREFIX: count a sub-run's summary line
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$1" | tail -n 1)
-	sed -e "s/^/$2/" "$1" | grep -v -E '^[^ ]* ?[0-9]+ passed, [0-9]+ failed'
-	if [ -z "$line" ]; then
-		echo "${2}no summary line: counted as 1 failure"
-		fail=$((fail + 1))
-		return
-	fi
-	p=${line%% passed*}
-	f=${line#*passed, }
-	f=${f%% failed*}
-	pass=$((pass + p))
-	fail=$((fail + f))
-}
 
-KILN=${KILN:-}
-if [ -z "$KILN" ]; then
-	if [ -x build/asan/kiln ]; then KILN=build/asan/kiln; else KILN=build/kiln; fi
-fi
-if [ ! -x "$KILN" ]; then
-	echo "$name: no kiln binary (run make asan or make build/kiln first)"
-	echo "$name: 0 passed, 1 failed"
-	exit 1
-fi
+. tests/lib/suite.sh
+find_kiln
 
 tmp=$(mktemp -d /tmp/kiln-workspace-suite.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -19,15 +19,8 @@ set -u
 cd "$(dirname "$0")/../.."
 
 name=70-session
-KILN=${KILN:-}
-if [ -z "$KILN" ]; then
-	if [ -x build/asan/kiln ]; then KILN=build/asan/kiln; else KILN=build/kiln; fi
-fi
-if [ ! -x "$KILN" ]; then
-	echo "$name: no kiln binary (run make asan or make build/kiln first)"
-	echo "$name: 0 passed, 1 failed"
-	exit 1
-fi
+. tests/lib/suite.sh
+find_kiln
 
 pass=0
 fail=0
