@@ -142,4 +142,6 @@ format-check:
 clean:
 	rm -rf build
 
--include $(shell find build -name '*.d' -type f 2>/dev/null)
+# Header dependencies of every object tree, also one named on the command
+# line (make BUILD=/tmp/x): without them a changed header leaves stale objects.
+-include $(sort $(shell find build $(BUILD) $(ASAN) $(FUZZB) -name '*.d' -type f 2>/dev/null))
