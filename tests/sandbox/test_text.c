@@ -86,6 +86,21 @@ static void text_tests(void)
 	splits("bad then good", "\xe2\x28\xa1\xe2\x82\xac", 6, R "(" R "\xe2\x82\xac");
 	byte_by_byte("x\xe2\x82\xac\xf0\x9f\x98\x80\xff" "y", 11,
 		     "x\xe2\x82\xac\xf0\x9f\x98\x80" R "y");
+	/* A euro sign, then a bad byte, at each place of a 70-byte ASCII run:
+	 * the ASCII scan (core/scan.h) steps 32 bytes at a time and must stop
+	 * at the first byte that is not ASCII, wherever it is. */
+	for (size_t at = 0; at + 4 <= 70; at++) {
+		char in[71], want[80], name[32];
+		memset(in, 'a', 70);
+		in[70] = '\0';
+		memcpy(in + at, "\xe2\x82\xac\xff", 4);
+		memcpy(want, in, at);
+		memcpy(want + at, "\xe2\x82\xac" R, 6);
+		memcpy(want + at + 6, in + at + 4, 70 - at - 4);
+		want[70 + 2] = '\0';
+		snprintf(name, sizeof(name), "long run, at %zu", at);
+		splits(name, in, 70, want);
+	}
 
 	struct sbx_tail t = {.len = 0};
 	for (int i = 0; i < 8000; i++)
