@@ -40,7 +40,7 @@
 
 /* Output is sent at most this often per run, or when this much is held. */
 #define COALESCE_MS    20
-#define COALESCE_BYTES (64u * 1024)
+#define COALESCE_BYTES (256u * 1024)
 /* After asking pid 1 to end the box, how long before SIGKILL. */
 #define GRACE_MS 2000
 
@@ -215,7 +215,9 @@ static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 	int s = fd == run->box.fds[OUT] ? OUT : ERR;
 	if (run->paused)
 		return;
-	char buf[65536];
+	/* One read takes up to a notification's worth (COALESCE_BYTES) of
+	 * the box's 1 MiB pipe (box.c); static: the loop has one thread. */
+	static char buf[COALESCE_BYTES];
 	ssize_t n = read(fd, buf, sizeof(buf));
 	if (n > 0)
 		on_bytes(run, s, buf, (size_t)n);
