@@ -38,6 +38,11 @@ BWRAP="bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
   --symlink usr/sbin /sbin --ro-bind /etc/ld.so.cache /etc/ld.so.cache --proc /proc \
   --dev /dev --tmpfs /tmp --tmpfs /work --chdir /work"
 K="$KILN run --config $tmp/config.json"
+# The C client (tests/bench/sandbox_out.c): output throughput, and the
+# warm box's latency in turns with the same program run bare.
+mkdir -p build/bench
+cc -O2 -std=gnu17 -Wall -Wextra -Werror -D_GNU_SOURCE $(pkg-config --cflags json-c) \
+	-o build/bench/sandbox_out tests/bench/sandbox_out.c $(pkg-config --libs json-c)
 
 median() { # median COMMAND: median milliseconds, from hyperfine ("nan" if it failed)
 	if hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$tmp/h.json" "$1" >/dev/null 2>&1; then
@@ -83,6 +88,13 @@ for what in true python; do
 	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" || echo nan)
 	row "kiln server snippet/run, back to back" "$bare" "$srv"
 	python3 -c 'import sys; b, c, w = map(float, sys.argv[1:]); print("  bubblewrap / kiln server: %.2fx with a cold box, %.2fx with the warm box" % (b / c, b / w))' "$bwrap" "$cold" "$warm"
+	if [ $what = true ]; then
+		# The warm box through the server with a C client, in turns with
+		# /bin/true forked by the same client after the same pause: the
+		# target's figure (issue 16: at most 1.5x bare).
+		set -- $(build/bench/sandbox_out -n "$RUNS" -p 0.05 -b /bin/true "$KILN" "$tmp/config.json" true "" || echo nan nan nan)
+		python3 -c 'import sys; k, b, r = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx bare in turns (%.2f ms; target: at most 1.5)" % ("warm box, C client", k, r, b))' "$1" "$2" "$3"
+	fi
 done
 
 # A run in a session whose box and Python are up (print(x) after x = 5)
@@ -142,9 +154,6 @@ MB=${MB:-200}
 # (its own validating JSON parser, 8 bytes at a time as a browser's
 # JSON.parse; with -j json-c's tokener) and checks every byte of text. The
 # Python client's json.loads was the limit (docs/performance.md).
-mkdir -p build/bench
-cc -O2 -std=gnu17 -Wall -Wextra -Werror -D_GNU_SOURCE $(pkg-config --cflags json-c) \
-	-o build/bench/sandbox_out tests/bench/sandbox_out.c $(pkg-config --libs json-c)
 echo "output throughput ($MB MB to stdout):"
 cat_mbs() {
 	start=$(date +%s%N)

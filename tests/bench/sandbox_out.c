@@ -19,7 +19,19 @@
  * built), then a Python snippet that writes MB MiB of 'x' to stdout, and
  * prints one line: "MB_PER_S SERVER_CPU_S_PER_100MB CLIENT_CPU_S_PER_100MB"
  * (MB = 10^6 bytes of text received; CPU from /proc/PID/stat and
- * getrusage). Fails when the text received is not the bytes written. */
+ * getrusage). Fails when the text received is not the bytes written.
+ *
+ *        sandbox_out -n N -p PAUSE [-b PROGRAM] KILN CONFIG LANG CODE
+ * Runs CODE in LANG once, then N times, each after PAUSE seconds (not
+ * timed: the warm box is built meanwhile, as between a person's runs),
+ * and prints the median milliseconds from the request written to its
+ * reply parsed: the warm-box latency with a client as quick as
+ * hyperfine. With -b, PROGRAM (no arguments) also runs bare, forked and
+ * waited for by this client, after the same pause, in turns with the
+ * server's runs: then it prints "KILN_MS BARE_MS RATIO", RATIO the
+ * median of the pairs' ratios, so that neither side is measured on a
+ * CPU the pause let clock down while the other is not, and a load that
+ * drifts weighs on both. */
 #include <errno.h>
 #include <json-c/json.h>
 #include <signal.h>
@@ -507,19 +519,55 @@ static double self_cpu(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* A JSON string literal of s (quotes, backslashes and control bytes
+ * escaped), into out of size n. */
+static void json_quote(const char *s, char *out, size_t n)
+{
+	size_t o = 0;
+	out[o++] = '"';
+	for (; *s && o + 8 < n; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			o += (size_t)snprintf(out + o, n - o, "\\%c", c);
+		else if (c < 0x20)
+			o += (size_t)snprintf(out + o, n - o, "\\u%04x", c);
+		else
+			out[o++] = (char)c;
+	}
+	out[o++] = '"';
+	out[o] = '\0';
+}
+
 int main(int argc, char **argv)
 {
-	int a = 1;
-	if (a < argc && strcmp(argv[a], "-j") == 0) {
-		use_json_c = true;
-		a++;
+	int a = 1, runs = 0;
+	double pause = 0;
+	const char *bare = NULL;
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "-j") == 0)
+			use_json_c = true;
+		else if (strcmp(argv[a], "-n") == 0 && a + 1 < argc)
+			runs = atoi(argv[++a]);
+		else if (strcmp(argv[a], "-p") == 0 && a + 1 < argc)
+			pause = atof(argv[++a]);
+		else if (strcmp(argv[a], "-b") == 0 && a + 1 < argc)
+			bare = argv[++a];
+		else
+			break;
 	}
-	if (argc - a != 3 || atoi(argv[a + 2]) <= 0) {
-		fprintf(stderr, "usage: sandbox_out [-j] KILN CONFIG MB\n");
+	if (runs > 0 ? argc - a != 4 : argc - a != 3 || atoi(argv[a + 2]) <= 0) {
+		fprintf(stderr, "usage: sandbox_out [-j] KILN CONFIG MB\n"
+		                "       sandbox_out -n N -p PAUSE KILN CONFIG LANG CODE\n");
 		return 2;
 	}
 	const char *kiln = argv[a], *config = argv[a + 1];
-	int mb = atoi(argv[a + 2]);
+	int mb = runs > 0 ? 0 : atoi(argv[a + 2]);
 	signal(SIGPIPE, SIG_IGN);
 	inbuf = malloc(IN_MAX);
 	json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
@@ -550,6 +598,51 @@ int main(int argc, char **argv)
 	send_msg("{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
 	         "{\"processId\":null,\"capabilities\":{}}}");
 	recv_msg(tok, &m);
+	if (runs > 0) {
+		char lang[256], code[2048], params[4400];
+		json_quote(argv[a + 2], lang, sizeof(lang));
+		json_quote(argv[a + 3], code, sizeof(code));
+		snprintf(params, sizeof(params), "{\"language\":%s,\"code\":%s}", lang, code);
+		run(tok, 1, params, false);
+		double *ms = calloc((size_t)runs, sizeof(*ms)), *bms = calloc((size_t)runs, sizeof(*bms)),
+		       *ratio = calloc((size_t)runs, sizeof(*ratio));
+		if (!ms || !bms || !ratio)
+			die("calloc");
+		for (int i = 0; i < runs; i++) {
+			usleep((useconds_t)(pause * 1e6));
+			double t0 = now_s();
+			run(tok, i + 2, params, false);
+			ms[i] = (now_s() - t0) * 1000;
+			if (!bare)
+				continue;
+			usleep((useconds_t)(pause * 1e6));
+			t0 = now_s();
+			pid_t b = fork();
+			if (b == 0) {
+				execl(bare, bare, (char *)NULL);
+				_exit(127);
+			}
+			int st;
+			if (b < 0 || waitpid(b, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+				fail("the bare program failed");
+			bms[i] = (now_s() - t0) * 1000;
+			ratio[i] = ms[i] / bms[i];
+		}
+		qsort(ms, (size_t)runs, sizeof(*ms), cmp_double);
+		qsort(bms, (size_t)runs, sizeof(*bms), cmp_double);
+		qsort(ratio, (size_t)runs, sizeof(*ratio), cmp_double);
+#define MEDIAN(v) (runs % 2 ? (v)[runs / 2] : ((v)[runs / 2 - 1] + (v)[runs / 2]) / 2)
+		if (bare)
+			printf("%.2f %.2f %.3f\n", MEDIAN(ms), MEDIAN(bms), MEDIAN(ratio));
+		else
+			printf("%.2f\n", MEDIAN(ms));
+		free(ms);
+		free(bms);
+		free(ratio);
+		close(to_fd);
+		waitpid(pid, NULL, 0);
+		return 0;
+	}
 	run(tok, 1, "{\"language\":\"python\",\"code\":\"pass\"}", false);
 	char params[512];
 	snprintf(params, sizeof(params),
