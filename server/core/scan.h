@@ -35,7 +35,8 @@ static inline size_t scan_json_plain(const unsigned char *s, size_t n)
 		                          _mm_cmpeq_epi8(_mm_min_epu8(a, ctl), a));
 		__m128i mb = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(b, q), _mm_cmpeq_epi8(b, bs)),
 		                          _mm_cmpeq_epi8(_mm_min_epu8(b, ctl), b));
-		unsigned m = (unsigned)_mm_movemask_epi8(ma) | (unsigned)_mm_movemask_epi8(mb) << 16;
+		unsigned m = (unsigned)_mm_movemask_epi8(ma) | (unsigned)_mm_movemask_epi8(mb)
+		                                                   << 16;
 		if (m)
 			return i + (size_t)__builtin_ctz(m);
 	}

@@ -245,7 +245,8 @@ START_TEST(write_matches_compact)
 			char run[71];
 			memset(run, 'a', sizeof(run));
 			run[at] = (char)c;
-			_cleanup_json_ json_object *o = json_object_new_string_len(run, (int)sizeof(run));
+			_cleanup_json_ json_object *o =
+			    json_object_new_string_len(run, (int)sizeof(run));
 			struct buf b;
 			buf_init(&b, 1 << 20);
 			ck_assert_int_eq(json_write(&b, o), 0);
