@@ -10,6 +10,7 @@
 
 #include "core/buf.h"
 #include "core/position.h"
+#include "core/scan.h"
 
 json_object *json_get(json_object *obj, const char *key)
 {
@@ -117,34 +118,27 @@ static const unsigned char escaped_len[256] = {
     1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
 };
 
-/* Whether one of 8 bytes is below 0x20, '"' or '\\' (SWAR: a zero byte
- * of w ^ c, or a byte below 0x20, sets its high bit). */
-static inline bool needs_escape8(const unsigned char *s)
-{
-	uint64_t w;
-	memcpy(&w, s, 8);
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-	uint64_t hit = ((w - ones * 0x20) | (q - ones) | (b - ones)) & ~w & high;
-	return hit != 0;
-}
-
 size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost)
 {
 	const unsigned char *t = (const unsigned char *)text;
 	uint64_t cost = 0;
 	size_t i = 0;
-	/* Most text needs no escape: 8 bytes at a time while none is a
-	 * control byte, '"' or '\\' (each costs one then). */
-	while (i + 8 <= len && cost + 8 <= budget && !needs_escape8(t + i)) {
-		i += 8;
-		cost += 8;
-	}
-	for (; i < len; i++) {
+	/* Most text needs no escape: each run of it costs its length, found
+	 * by the fast scan; only the bytes that need one are looked up. */
+	while (i < len) {
+		size_t room = len - i;
+		if (room > budget - cost)
+			room = (size_t)(budget - cost);
+		size_t plain = scan_json_plain(t + i, room);
+		i += plain;
+		cost += plain;
+		if (i >= len)
+			break;
 		unsigned c = escaped_len[t[i]];
 		if (cost + c > budget)
 			break;
 		cost += c;
+		i++;
 	}
 	/* Never end inside a character: when t[i] continues one, drop
 	 * that character's bytes already counted (one each). */
@@ -164,15 +158,10 @@ static int write_string(struct buf *out, const char *str, size_t len)
 	size_t i = 0, start = 0;
 	int r = buf_append(out, "\"", 1);
 	while (r >= 0 && i < len) {
-		while (i + 8 <= len && !needs_escape8(s + i))
-			i += 8;
+		i += scan_json_plain(s + i, len - i);
 		if (i >= len)
 			break;
 		unsigned char c = s[i];
-		if (c >= 0x20 && c != '"' && c != '\\') {
-			i++;
-			continue;
-		}
 		char esc[6] = {'\\', 0};
 		size_t n = 2;
 		switch (c) {

@@ -7,6 +7,8 @@
 #include <glob.h>
 #include <stdarg.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,21 +166,84 @@ static int mirror(struct ctx *c, const char *path, unsigned flags)
 	return add_bind(c, path, flags | SBX_BIND_FILE);
 }
 
+/* The matches of the last glob, kept while its directory's entries stay
+ * the same: glob() reads the whole directory, and /etc has hundreds of
+ * entries (half of a plan's 0.1-0.3 ms, docs/performance.md), while an
+ * entry added, removed or renamed there changes the directory's mtime and
+ * ctime. Plans are built on the loop and on job threads: a lock. */
+static struct {
+	pthread_mutex_t lock;
+	glob_t g;
+	bool has_g;    /* g holds a glob's result (to free) */
+	char *pattern; /* what g matched, when it may be used again; or NULL */
+	struct stat dir;
+} glob_cache = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static bool same_dir(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* glob_cache.g holds pattern's matches (sorted: the layout is compared),
+ * found again unless its directory is as when they were found. Called
+ * with the lock held; -ENOMEM. */
+static int glob_cached(const char *pattern)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(pattern, '/');
+	size_t dl = slash && slash > pattern ? (size_t)(slash - pattern) : 1;
+	struct stat st;
+	bool known = false;
+	/* Only a wildcard in the last component leaves the matches to the
+	 * directory's entries alone. */
+	if (slash && dl < sizeof(dir) && !memchr(pattern, '*', (size_t)(slash - pattern))) {
+		memcpy(dir, pattern, dl);
+		dir[dl] = '\0';
+		known = stat(dir, &st) == 0;
+	}
+	if (known && glob_cache.pattern && strcmp(glob_cache.pattern, pattern) == 0 &&
+	    same_dir(&glob_cache.dir, &st))
+		return 0;
+	if (glob_cache.has_g)
+		globfree(&glob_cache.g);
+	free(glob_cache.pattern);
+	glob_cache.pattern = NULL;
+	glob_cache.has_g = false;
+	int gr = glob(pattern, 0, NULL, &glob_cache.g);
+	if (gr == GLOB_NOMATCH)
+		glob_cache.g = (glob_t){.gl_pathc = 0};
+	else if (gr != 0)
+		return -ENOMEM;
+	glob_cache.has_g = gr == 0;
+	/* Without the directory's stat (or the memory to note the pattern)
+	 * the result serves this call only. */
+	if (known && (glob_cache.pattern = strdup(pattern)))
+		glob_cache.dir = st;
+	return 0;
+}
+
+int sbx_plan_glob_each(const char *pattern, int (*fn)(void *data, const char *path), void *data)
+{
+	pthread_mutex_lock(&glob_cache.lock);
+	int r = glob_cached(pattern);
+	for (size_t i = 0; r >= 0 && i < glob_cache.g.gl_pathc; i++)
+		r = fn(data, glob_cache.g.gl_pathv[i]);
+	pthread_mutex_unlock(&glob_cache.lock);
+	return r;
+}
+
+static int mirror_optional(void *data, const char *path)
+{
+	return mirror(data, path, SBX_BIND_OPTIONAL);
+}
+
 static int add_glob(struct ctx *c, const char *pattern)
 {
 	if (!strchr(pattern, '*'))
 		return mirror(c, pattern, SBX_BIND_OPTIONAL);
-	glob_t g;
-	int gr = glob(pattern, 0, NULL, &g); /* sorted: the layout is compared */
-	if (gr == GLOB_NOMATCH)
-		return 0;
-	if (gr != 0)
-		return -ENOMEM;
-	int r = 0;
-	for (size_t i = 0; i < g.gl_pathc && r >= 0; i++)
-		r = mirror(c, g.gl_pathv[i], SBX_BIND_OPTIONAL);
-	globfree(&g);
-	return r;
+	return sbx_plan_glob_each(pattern, mirror_optional, c);
 }
 
 static bool under_system_dirs(const char *path)

@@ -48,6 +48,14 @@ void sbx_plan_free(struct sbx_plan_owned *po);
  * NULL on OOM. */
 char *sbx_plan_layout(const struct sbx_plan *p);
 
+/* fn(data, path) for each match of pattern (glob(3), sorted), until fn
+ * returns < 0 (returned). The matches of a pattern whose wildcards are in
+ * its last component are kept, and found again only when that
+ * directory's mtime or ctime changed (an entry added, removed or renamed):
+ * a plan's /etc/python3* read all of /etc each time. Thread-safe (fn runs
+ * under a lock). -ENOMEM. */
+int sbx_plan_glob_each(const char *pattern, int (*fn)(void *data, const char *path), void *data);
+
 /* The rlimits lim asks for, into ret; returns how many. */
 size_t sbx_plan_rlimits(const struct sbx_limits *lim, struct sbx_rlimit ret[SBX_MAX_RLIMITS]);
 /* The same, and RLIMIT_AS (memoryBytes + SBX_AS_HEADROOM) when language

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/scan.h"
+
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 
 /* Length of a valid sequence at s (1..4), 0 when s starts an invalid one,
@@ -43,21 +45,12 @@ static int seq(const unsigned char *s, size_t avail)
 	return len;
 }
 
-/* Whether any of 8 bytes has its high bit set. */
-static inline bool any_high(const unsigned char *s)
-{
-	uint64_t w;
-	memcpy(&w, s, 8);
-	return (w & 0x8080808080808080ull) != 0;
-}
-
 static int emit(const unsigned char *s, size_t n, bool final, struct sbx_utf8 *u, struct buf *out)
 {
 	size_t i = 0, start = 0;
 	while (i < n) {
-		/* Output is mostly ASCII: skip it 8 bytes at a time. */
-		while (i + 8 <= n && !any_high(s + i))
-			i += 8;
+		/* Output is mostly ASCII: skipped by the fast scan. */
+		i += scan_ascii(s + i, n - i);
 		if (i >= n)
 			break;
 		int l = seq(s + i, n - i);

@@ -38,6 +38,11 @@ BWRAP="bwrap --unshare-all --die-with-parent --new-session --ro-bind /usr /usr \
   --symlink usr/sbin /sbin --ro-bind /etc/ld.so.cache /etc/ld.so.cache --proc /proc \
   --dev /dev --tmpfs /tmp --tmpfs /work --chdir /work"
 K="$KILN run --config $tmp/config.json"
+# The C client (tests/bench/sandbox_out.c): output throughput, and the
+# warm box's latency in turns with the same program run bare.
+mkdir -p build/bench
+cc -O2 -std=gnu17 -Wall -Wextra -Werror -D_GNU_SOURCE $(pkg-config --cflags json-c) \
+	-o build/bench/sandbox_out tests/bench/sandbox_out.c $(pkg-config --libs json-c)
 
 median() { # median COMMAND: median milliseconds, from hyperfine ("nan" if it failed)
 	if hyperfine -N --warmup 3 --runs "$RUNS" --export-json "$tmp/h.json" "$1" >/dev/null 2>&1; then
@@ -83,6 +88,13 @@ for what in true python; do
 	srv=$(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" || echo nan)
 	row "kiln server snippet/run, back to back" "$bare" "$srv"
 	python3 -c 'import sys; b, c, w = map(float, sys.argv[1:]); print("  bubblewrap / kiln server: %.2fx with a cold box, %.2fx with the warm box" % (b / c, b / w))' "$bwrap" "$cold" "$warm"
+	if [ $what = true ]; then
+		# The warm box through the server with a C client, in turns with
+		# /bin/true forked by the same client after the same pause: the
+		# target's figure (issue 16: at most 1.5x bare).
+		set -- $(build/bench/sandbox_out -n "$RUNS" -p 0.05 -b /bin/true "$KILN" "$tmp/config.json" true "" || echo nan nan nan)
+		python3 -c 'import sys; k, b, r = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx bare in turns (%.2f ms; target: at most 1.5)" % ("warm box, C client", k, r, b))' "$1" "$2" "$3"
+	fi
 done
 
 # A run in a session whose box and Python are up (print(x) after x = 5)
@@ -138,13 +150,32 @@ with=$(KILN_BENCH_WORKSPACE=$ws python3 tests/bench/sandbox_client.py "$KILN" "$
 python3 -c 'import sys; n, w = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx no workspace (%.2f ms)" % ("print(x) in a session, with the workspace", w, w / n, n))' "$none" "$with"
 
 MB=${MB:-200}
+# The client: tests/bench/sandbox_out.c, in C, parses every notification
+# (its own validating JSON parser, 8 bytes at a time as a browser's
+# JSON.parse; with -j json-c's tokener) and checks every byte of text. The
+# Python client's json.loads was the limit (docs/performance.md).
 echo "output throughput ($MB MB to stdout):"
-start=$(date +%s%N)
-$PY -c "import sys
+cat_mbs() {
+	start=$(date +%s%N)
+	$PY -c "import sys
 b = b'x' * (1 << 20)
 for _ in range($MB): sys.stdout.buffer.write(b)" | cat >/dev/null
-end=$(date +%s%N)
-cat_mbs=$(python3 -c 'import sys; mb, ns = int(sys.argv[1]), int(sys.argv[2]); print("%.1f" % (mb * 1.048576 / (ns / 1e9)))' "$MB" "$((end - start))")
-printf "  %-34s %8.1f MB/s\n" "python | cat" "$cat_mbs"
-set -- $(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/config.json" --throughput "$MB" || echo nan nan)
-python3 -c 'import sys; c, k, cpu = map(float, sys.argv[1:]); print("  %-34s %8.1f MB/s  %6.2fx python | cat (target: at least 0.5)\n  %-34s %8.3f s of the server'"'"'s CPU per 100 MB" % ("kiln server to client (JSON)", k, k / c, "", cpu))' "$cat_mbs" "$1" "$2"
+	end=$(date +%s%N)
+	python3 -c 'import sys; mb, ns = int(sys.argv[1]), int(sys.argv[2]); print("%.1f" % (mb * 1.048576 / (ns / 1e9)))' "$MB" "$((end - start))"
+}
+# cat, kiln, cat, kiln with json-c, cat: each kiln figure against the mean
+# of the cat runs around it, so that a load that drifts weighs on both.
+c1=$(cat_mbs)
+set -- $(build/bench/sandbox_out "$KILN" "$tmp/config.json" "$MB" || echo nan nan nan)
+k=$1 kcpu=$2 ccpu=$3
+c2=$(cat_mbs)
+set -- $(build/bench/sandbox_out -j "$KILN" "$tmp/config.json" "$MB" || echo nan nan nan)
+j=$1 jcpu=$3
+c3=$(cat_mbs)
+python3 -c 'import sys
+c1, c2, c3, k, kcpu, ccpu, j, jcpu = map(float, sys.argv[1:])
+print("  %-34s %8.1f MB/s (%.1f, %.1f, %.1f)" % ("python | cat", (c1 + c2 + c3) / 3, c1, c2, c3))
+print("  %-34s %8.1f MB/s  %6.2fx python | cat (target: at least 0.5)" % ("kiln server to a C client", k, 2 * k / (c1 + c2)))
+print("  %-34s %8.3f s of the server'"'"'s CPU per 100 MB, %.3f s of the client'"'"'s" % ("", kcpu, ccpu))
+print("  %-34s %8.1f MB/s  %6.2fx python | cat (client CPU %.3f s per 100 MB)" % ("the same, client parsing with json-c", j, 2 * j / (c2 + c3), jcpu))' \
+	"$c1" "$c2" "$c3" "$k" "$kcpu" "$ccpu" "$j" "$jcpu"

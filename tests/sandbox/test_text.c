@@ -1,6 +1,6 @@
 /* test_text.c: the UTF-8 repair of streamed output (server/sandbox/text.c)
  * and the limit resolution (limits.c), the config section's check
- * (sandbox.c) and artifact names (artifact.c), checked exhaustively where that is
+ * (sandbox.c), artifact names (artifact.c) and the plan's kept glob (plan.c), checked exhaustively where that is
  * cheap: every way of splitting a mixed valid/invalid stream in two reads
  * must give the same text as one read, and the text is always valid UTF-8.
  * Prints "N passed, N failed". Built and run by tests/suites/30-sandbox.sh. */
@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/json.h"
@@ -15,6 +17,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/artifact.h"
 #include "sandbox/limits.h"
+#include "sandbox/plan.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/text.h"
 
@@ -86,6 +89,21 @@ static void text_tests(void)
 	splits("bad then good", "\xe2\x28\xa1\xe2\x82\xac", 6, R "(" R "\xe2\x82\xac");
 	byte_by_byte("x\xe2\x82\xac\xf0\x9f\x98\x80\xff" "y", 11,
 		     "x\xe2\x82\xac\xf0\x9f\x98\x80" R "y");
+	/* A euro sign, then a bad byte, at each place of a 70-byte ASCII run:
+	 * the ASCII scan (core/scan.h) steps 32 bytes at a time and must stop
+	 * at the first byte that is not ASCII, wherever it is. */
+	for (size_t at = 0; at + 4 <= 70; at++) {
+		char in[71], want[80], name[32];
+		memset(in, 'a', 70);
+		in[70] = '\0';
+		memcpy(in + at, "\xe2\x82\xac\xff", 4);
+		memcpy(want, in, at);
+		memcpy(want + at, "\xe2\x82\xac" R, 6);
+		memcpy(want + at + 6, in + at + 4, 70 - at - 4);
+		want[70 + 2] = '\0';
+		snprintf(name, sizeof(name), "long run, at %zu", at);
+		splits(name, in, 70, want);
+	}
 
 	struct sbx_tail t = {.len = 0};
 	for (int i = 0; i < 8000; i++)
@@ -211,12 +229,88 @@ static void name_tests(void)
 	free(n);
 }
 
+static int add_name(void *data, const char *path)
+{
+	struct buf *b = data;
+	const char *slash = strrchr(path, '/');
+	return buf_printf(b, "%s ", slash ? slash + 1 : path);
+}
+
+/* The matches of pattern, as "name name ". */
+static void glob_names(const char *pattern, char *out, size_t n)
+{
+	struct buf b;
+	buf_init(&b, 4096);
+	int r = sbx_plan_glob_each(pattern, add_name, &b);
+	snprintf(out, n, "%s%s", r < 0 ? "error " : "", b.data ? b.data : "");
+	buf_release(&b);
+}
+
+static void touch(const char *dir, const char *name)
+{
+	char path[512];
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	FILE *f = fopen(path, "w");
+	if (f)
+		fclose(f);
+}
+
+/* A kept glob follows its directory: an entry added, renamed or removed
+ * shows at the next call; another pattern is not answered from the
+ * kept one; a wildcard in a middle component is never kept. The pauses
+ * only keep two changes out of one tick of a kernel's coarse file clock
+ * (older kernels): nothing here is timed. */
+static void glob_tests(void)
+{
+	char dir[] = "/tmp/kiln-glob-XXXXXX", pat[64], got[256], sub[128];
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp");
+		return;
+	}
+	snprintf(pat, sizeof(pat), "%s/py*", dir);
+	glob_names(pat, got, sizeof(got));
+	CHECK(strcmp(got, "") == 0, "no match: got '%s'", got);
+	touch(dir, "py3");
+	touch(dir, "other");
+	glob_names(pat, got, sizeof(got));
+	CHECK(strcmp(got, "py3 ") == 0, "one match: got '%s'", got);
+	glob_names(pat, got, sizeof(got));
+	CHECK(strcmp(got, "py3 ") == 0, "the same, kept: got '%s'", got);
+	usleep(20000);
+	touch(dir, "py3.11");
+	glob_names(pat, got, sizeof(got));
+	CHECK(strcmp(got, "py3 py3.11 ") == 0, "an entry added shows: got '%s'", got);
+	usleep(20000);
+	char a[256], b[256];
+	snprintf(a, sizeof(a), "%s/py3", dir);
+	snprintf(b, sizeof(b), "%s/px3", dir);
+	rename(a, b);
+	glob_names(pat, got, sizeof(got));
+	CHECK(strcmp(got, "py3.11 ") == 0, "an entry renamed shows: got '%s'", got);
+	snprintf(sub, sizeof(sub), "%s/o*", dir);
+	glob_names(sub, got, sizeof(got));
+	CHECK(strcmp(got, "other ") == 0, "another pattern: got '%s'", got);
+	usleep(20000);
+	snprintf(a, sizeof(a), "%s/py3.11", dir);
+	unlink(a);
+	glob_names(pat, got, sizeof(got));
+	CHECK(strcmp(got, "") == 0, "an entry removed shows: got '%s'", got);
+	snprintf(sub, sizeof(sub), "%s/*/x", dir);
+	glob_names(sub, got, sizeof(got));
+	CHECK(strcmp(got, "") == 0, "a wildcard in a middle component: got '%s'", got);
+	unlink(b);
+	snprintf(a, sizeof(a), "%s/other", dir);
+	unlink(a);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	text_tests();
 	limit_tests();
 	config_tests();
 	name_tests();
+	glob_tests();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed != 0;
 }

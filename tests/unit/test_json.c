@@ -172,11 +172,11 @@ START_TEST(string_cost)
 		ck_assert_uint_eq(json_string_fit(&c, 1, 100, &cost), 1);
 		ck_assert_uint_eq(cost, compact_len(&c, 1));
 	}
-	/* Each byte at each place of a 19-byte run (the 8-byte fast path, then
-	 * the rest). */
+	/* Each byte at each place of a 71-byte run (core/scan.h's 32-byte
+	 * steps twice, then the rest one at a time). */
 	for (int b = 1; b < 0x80; b++)
-		for (int at = 0; at < 19; at++) {
-			char run[19];
+		for (int at = 0; at < 71; at++) {
+			char run[71];
 			memset(run, 'a', sizeof(run));
 			run[at] = (char)b;
 			ck_assert_uint_eq(json_string_fit(run, sizeof(run), 1000, &cost),
@@ -238,6 +238,21 @@ START_TEST(write_matches_compact)
 		buf_release(&b);
 		json_object_put(o);
 	}
+	/* Each byte at each place of a 71-byte run (core/scan.h's 32-byte
+	 * steps, then the rest). */
+	for (int c = 1; c < 0x80; c++)
+		for (int at = 0; at < 71; at++) {
+			char run[71];
+			memset(run, 'a', sizeof(run));
+			run[at] = (char)c;
+			_cleanup_json_ json_object *o =
+			    json_object_new_string_len(run, (int)sizeof(run));
+			struct buf b;
+			buf_init(&b, 1 << 20);
+			ck_assert_int_eq(json_write(&b, o), 0);
+			ck_assert_str_eq(b.data, json_compact(o));
+			buf_release(&b);
+		}
 	char big[300];
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (char)(i % 7 == 3 ? i % 32 : 'a' + i % 26);
