@@ -134,7 +134,11 @@ class ZygoteSuite(attacks.Suite):
     def box_processes(self):
         """As attacks.py's, but the zygote itself is not a run's process:
         the one process of the mark whose parent is not the zygote's code
-        (its parent is its box's pid 1, a kiln)."""
+        (its parent is its box's pid 1, a kiln). Nor is the spare, the
+        next run's box made ahead: its pid 1 (a child of the zygote,
+        named kiln-spare until its run comes, which only the zygote's
+        code writes) and the one process it forks. A run's process can
+        name itself so, but its parent is then a run's pid 1 ("kiln")."""
         def cmd(pid):
             try:
                 with open("/proc/%s/cmdline" % pid, "rb") as f:
@@ -148,8 +152,15 @@ class ZygoteSuite(attacks.Suite):
                     return f.read().rsplit(")", 1)[1].split()[1]
             except (OSError, IndexError):
                 return "0"
+
+        def zygote(pid):
+            return b"kiln_zygote" in cmd(pid) and b"kiln_zygote" not in cmd(ppid(pid))
+
+        def spare_pid1(pid):
+            return cmd(pid).rstrip(b"\0") == b"kiln-spare" and zygote(ppid(pid))
         return [p for p in super().box_processes()
-                if not (b"kiln_zygote" in cmd(p) and b"kiln_zygote" not in cmd(ppid(p)))]
+                if not (zygote(p) or spare_pid1(p) or
+                        (cmd(p).rstrip(b"\0") == b"kiln-spare" and spare_pid1(ppid(p))))]
 
     def kiln_run(self, lang, code, timeout=None, wrap=None, extra_env=None):
         """attacks.py's `kiln run`, through the server's zygote."""
