@@ -227,7 +227,9 @@ def _box(req):
             continue
         _mnt("proc", b"/dev/null", f, None, MS_BIND)
         _mnt("proc", None, f, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+    global _SCRATCH
     size = int(req["tmpfs"])
+    _SCRATCH = (size, req["inodes"])
     _mnt("scratch", b"kiln", "/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
          b"size=%d,nr_inodes=%s,mode=1777" % (size, req["inodes"].encode()))
     _mnt("scratch", b"kiln", "/work", b"tmpfs", MS_NOSUID | MS_NODEV,
@@ -241,13 +243,18 @@ def _box(req):
     return workfd
 
 
+# The scratch tmpfs's size and inodes as B mounted them.
+_SCRATCH = None
+
+
 def _run_mounts(req, codefd):
     """B's setup once its run has come: the scratch mounts at the run's
     sizes, the code where a box's would be, read-only."""
     size = int(req["tmpfs"])
-    for d in ("/tmp", "/work"):
-        _mnt("scratch", None, d, None, MS_REMOUNT | MS_NOSUID | MS_NODEV,
-             b"size=%d,nr_inodes=%s" % (size, req["inodes"].encode()))
+    if (size, req["inodes"]) != _SCRATCH:
+        for d in ("/tmp", "/work"):
+            _mnt("scratch", None, d, None, MS_REMOUNT | MS_NOSUID | MS_NODEV,
+                 b"size=%d,nr_inodes=%s" % (size, req["inodes"].encode()))
     path = req["path"]
     n = int(req["codeLen"])
     _mnt("code", b"kiln", os.path.dirname(path), b"tmpfs", MS_NOSUID | MS_NODEV,
@@ -517,6 +524,7 @@ def _program(out, err, ch):
     # code make.
     if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0) < 0:
         _report(pfd, STEP["seccomp"], ctypes.get_errno())
+    _warm()
     # Locked down: wait for the run. The rlimits are lowered here, under
     # the filter (no capability is needed to lower one; prlimit64 is
     # refused only on pid 1).
@@ -537,6 +545,25 @@ def _program(out, err, ch):
     _set_cmdline(b"kiln")
     os.close(pfd)  # as a successful execve would
     _run_code(run["path"])
+
+
+def _warm():
+    """C, before its run: walk what _run_code walks first (reseeding,
+    the environment, compiling and running a module), so that the pages
+    it writes are this process's own copies before the run comes (each
+    first write to a page shared with the zygote is a copy-on-write
+    fault). Nothing of it stays: _run_code does it all again."""
+    try:
+        random.seed()
+        np = sys.modules.get("numpy")
+        if np is not None:
+            np.random.seed()
+        os.environ.clear()
+        os.environ.update(ENV)
+        main = types.ModuleType("__main__")
+        exec(compile("pass\n", "/code/warm.py", "exec"), main.__dict__)
+    except Exception:
+        pass
 
 
 def _report(pfd, step, err):

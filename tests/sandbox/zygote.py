@@ -208,6 +208,7 @@ class ZygoteSuite(attacks.Suite):
         self.case("zygote-child-has-no-thread-socket-or-secret", self.clean_case())
         self.case("zygote-rebuilt-when-the-interpreter-changes", self.interpreter_case())
         self.case("zygote-workspace-runs-take-a-box-of-their-own", self.workspace_case())
+        self.case("zygote-each-run-its-own-limits", self.limits_case())
 
     def workspace_case(self):
         """With a workspace, runs get the overlay in a built box, never a
@@ -238,6 +239,46 @@ class ZygoteSuite(attacks.Suite):
                 rc = srv.stop()
                 if rc != 0:
                     print("workspace case: its server exited %s" % rc, flush=True)
+        return run
+
+    def limits_case(self):
+        """A run's box is made before its run (the spare) with the
+        configured sizes: the run's own limits (smaller scratch tmpfs,
+        fewer processes, a smaller file size) are what its code sees, and
+        the next run, with the configured ones, does not keep them. Each
+        run also finds /tmp and /work empty of the last run's files."""
+        code = ("import os, resource\n"
+                "for d in ('/tmp', '/work'):\n"
+                "    v = os.statvfs(d)\n"
+                "    print(d, v.f_blocks * v.f_frsize, v.f_files)\n"
+                "print('NPROC', resource.getrlimit(resource.RLIMIT_NPROC)[0])\n"
+                "print('FSIZE', resource.getrlimit(resource.RLIMIT_FSIZE)[0])\n"
+                "print('LEFT', sorted(os.listdir('/tmp')), sorted(os.listdir('/work')))\n"
+                "open('/tmp/left', 'w').close()\n"
+                "open('/work/left', 'w').close()\n")
+        small = {"tmpfsBytes": 8 << 20, "processes": 17, "fileSizeBytes": 5 << 20}
+
+        def run():
+            with open(self.config) as f:
+                base = dict(json.load(f)["sandbox"].get("limits", {}))
+            want_default = base.get("tmpfsBytes", 64 << 20)
+            seen = []
+            for lim in (dict(base, **small), base, dict(base, **small)):
+                out, err, res, error = self.server.run(MARK + code, lim)
+                first, _, rest = out.partition("\n")
+                if error or first != "KILN-ZYGOTE 1":
+                    return "run: %r %r %r" % (out[:300], err[-300:], error)
+                seen.append(rest.splitlines())
+            for got, lim in zip(seen, (small, None, small)):
+                size = lim["tmpfsBytes"] if lim else want_default
+                want = ["/tmp %d %d" % (size, size // 4096), "/work %d %d" % (size, size // 4096),
+                        "LEFT [] ['out']"]
+                if lim:
+                    want += ["NPROC 17", "FSIZE %d" % (5 << 20)]
+                missing = [w for w in want if w not in got]
+                if missing:
+                    return "limits %r: missing %r in %r" % (lim, missing, got)
+            return None
         return run
 
     def random_case(self):
