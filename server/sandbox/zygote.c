@@ -697,8 +697,11 @@ static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_
 	size_t len = strlen(code);
 	int r = 0, codefd = -1;
 	if (sp->pidfd < 0) {
-		log_debug("sandbox: waiting for the zygote's box");
-		if ((r = spare_await_pidfd(s, sp)) < 0)
+		uint64_t t0 = loop_now_ms();
+		r = spare_await_pidfd(s, sp);
+		log_debug("sandbox: waited %llu ms for the zygote's box",
+		          (unsigned long long)(loop_now_ms() - t0));
+		if (r < 0)
 			return r;
 	}
 	json_object *req = run_request(po, lim, len);
