@@ -719,6 +719,8 @@ static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_
 	}
 	if ((r = send_fds(sp->status_fd, req, &codefd, 1)) < 0)
 		goto out;
+	log_debug("sandbox: a run takes the zygote's box (pid %d, %s)", (int)sp->pid,
+	          sp->work_fd >= 0 ? "ready" : "still being made");
 	loop_unwatch(s->loop, sp->status_fd);
 	loop_unwatch(s->loop, sp->pidfd);
 	*b = *sp;
