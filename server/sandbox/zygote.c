@@ -1,14 +1,16 @@
 /* zygote.c: the Python zygote (see zygote.h): its box, built after the
  * first Python run asks for it and kept while the configuration holds;
  * the hello that tells it what to import and how to lock its children
- * down; and, per run, the request that makes it fork a box for the run,
- * answered with that box's pid 1 as a pidfd on the run's status socket. */
+ * down; the spare, the next run's box, asked for ahead (its pid 1 sends
+ * its pidfd, then READY, on the run's status socket, watched on the
+ * loop); and, per run, the request that gives the spare its code. */
 #include "sandbox/zygote.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,9 @@ struct sbx_zygote {
 	struct sbx_box box; /* fds[0]: the channel */
 	char *key;
 	bool ready;
+	/* The next run's box, asked for ahead (ask_spare): NULL, or on its
+	 * way (pidfd -1 until its pid 1 reports), or waiting for its run. */
+	struct sbx_box *spare;
 };
 
 /* The zygote's filter, compiled once (the loop's thread only uses it). */
@@ -117,6 +122,9 @@ static char *zygote_key(const struct sandbox *s, const struct sbx_plan_owned *po
 
 /* --- the zygote's box --------------------------------------------------------- */
 
+static void drop_spare(struct sandbox *s, struct sbx_zygote *z);
+static void ask_spare(struct sandbox *s);
+
 static void retire(struct sandbox *s, bool failed)
 {
 	struct sbx_zygote *z = s->zygote;
@@ -127,6 +135,7 @@ static void retire(struct sandbox *s, bool failed)
 		s->zygote_failures++;
 	log_debug("sandbox: retiring the zygote (pid %d)%s", (int)z->box.pid,
 	          failed ? ", which failed" : "");
+	drop_spare(s, z);
 	loop_unwatch(s->loop, z->box.pidfd);
 	loop_unwatch(s->loop, z->box.fds[0]);
 	/* Its channel closes: the zygote waits for its runs, then ends,
@@ -191,6 +200,7 @@ static void on_zygote_msg(struct loop *loop, int fd, unsigned events, void *data
 	z->ready = true;
 	log_debug("sandbox: the Python zygote is ready (pid %d)", (int)z->box.pid);
 	json_object_put(msg);
+	ask_spare(s);
 }
 
 static int hex_append(json_object *o, const char *key, const void *data, size_t n)
@@ -376,21 +386,22 @@ static void start_later(struct sandbox *s, char *key)
 
 void sbx_zygote_idle(struct sandbox *s)
 {
+	ask_spare(s);
 	if (s->zygote_want && !s->zygote && !s->zygote_timer)
 		s->zygote_timer = loop_timer_start(s->loop, 10, on_start_timer, s);
 }
 
-/* --- a run ---------------------------------------------------------------------- */
+/* --- the spare: the next run's box, made ahead ---------------------------------- */
 
-/* The run's request and its four fds: stdout, stderr, status, code. */
-static int send_request(int ch, json_object *req, const int fds[4])
+/* The fds of a request, and its JSON; sent without blocking. */
+static int send_fds(int sock, json_object *req, const int *fds, size_t nfds)
 {
 	size_t len = 0;
 	const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
 	if (!text)
 		return -ENOMEM;
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(3 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof(u));
@@ -398,20 +409,56 @@ static int send_request(int ch, json_object *req, const int fds[4])
 	struct msghdr mh = {.msg_iov = &iov,
 	                    .msg_iovlen = 1,
 	                    .msg_control = u.buf,
-	                    .msg_controllen = sizeof(u.buf)};
+	                    .msg_controllen = CMSG_SPACE(nfds * sizeof(int))};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(4 * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, 4 * sizeof(int));
+	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	ssize_t n;
-	while ((n = sendmsg(ch, &mh, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
+	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
 		;
 	return n == (ssize_t)len ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 
-static json_object *make_request(const struct sbx_plan_owned *po, const struct sbx_limits *lim,
-                                 size_t code_len, bool go)
+/* What a spare's box needs that no run changes: the scratch tmpfs at the
+ * configured size (each run's size is set when it comes), the user
+ * namespace's quotas and the covered /proc files, as child.c has them. */
+static json_object *spare_request(const struct sandbox *s, bool go)
+{
+	json_object *req = json_object_new_object();
+	json_object *quotas = json_object_new_object();
+	json_object *hide = json_object_new_array();
+	if (!req || !quotas || !hide) {
+		json_object_put(req);
+		json_object_put(quotas);
+		json_object_put(hide);
+		return NULL;
+	}
+	char inodes[32];
+	snprintf(inodes, sizeof(inodes), "%llu",
+	         (unsigned long long)(s->config.limits.tmpfs_bytes / 4096));
+	json_object_object_add(req, "op", json_object_new_string("spare"));
+	json_object_object_add(req, "tmpfs",
+	                       json_object_new_int64((int64_t)s->config.limits.tmpfs_bytes));
+	json_object_object_add(req, "inodes", json_object_new_string(inodes));
+	json_object_object_add(quotas, "max_inotify_instances",
+	                       json_object_new_string(SBX_INOTIFY_INSTANCES));
+	json_object_object_add(quotas, "max_inotify_watches",
+	                       json_object_new_string(SBX_INOTIFY_WATCHES));
+	json_object_object_add(req, "userQuotas", quotas);
+	static const char *const hidden[] = SBX_PROC_HIDDEN;
+	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++)
+		json_object_array_add(hide, json_object_new_string(hidden[i]));
+	json_object_object_add(req, "procHidden", hide);
+	json_object_object_add(req, "go", json_object_new_boolean(go));
+	return req;
+}
+
+/* What a run sends its spare's pid 1: its code's path and size, its
+ * rlimits and scratch size; the code goes with it as a memfd. */
+static json_object *run_request(const struct sbx_plan_owned *po, const struct sbx_limits *lim,
+                                size_t code_len)
 {
 	json_object *req = json_object_new_object();
 	json_object *rls = json_object_new_array();
@@ -435,23 +482,8 @@ static json_object *make_request(const struct sbx_plan_owned *po, const struct s
 	json_object_object_add(req, "path", json_object_new_string(path));
 	json_object_object_add(req, "rlimits", rls);
 	json_object_object_add(req, "tmpfs", json_object_new_int64((int64_t)lim->tmpfs_bytes));
-	/* What child.c does for a box it builds, from the same facts: the
-	 * scratch tmpfs's inodes, the user namespace's quotas, the covered
-	 * /proc files. */
 	json_object_object_add(req, "inodes", json_object_new_string(po->plan.scratch_inodes));
-	json_object *quotas = json_object_new_object();
-	json_object_object_add(quotas, "max_inotify_instances",
-	                       json_object_new_string(SBX_INOTIFY_INSTANCES));
-	json_object_object_add(quotas, "max_inotify_watches",
-	                       json_object_new_string(SBX_INOTIFY_WATCHES));
-	json_object_object_add(req, "userQuotas", quotas);
-	static const char *const hidden[] = SBX_PROC_HIDDEN;
-	json_object *hide = json_object_new_array();
-	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++)
-		json_object_array_add(hide, json_object_new_string(hidden[i]));
-	json_object_object_add(req, "procHidden", hide);
 	json_object_object_add(req, "codeLen", json_object_new_int64((int64_t)code_len));
-	json_object_object_add(req, "go", json_object_new_boolean(go));
 	return req;
 }
 
@@ -469,9 +501,10 @@ static pid_t pidfd_pid(int pidfd)
 	return p ? (pid_t)atoi(p + 5) : 0;
 }
 
-/* A cgroup of its own for the run's pid 1, before it forks the program:
- * as a built box's, with the run's limits. Without one the rlimits hold. */
-static void join_cgroup(struct sandbox *s, struct sbx_box *b, const struct sbx_limits *lim)
+/* A cgroup of its own for the spare's pid 1, before it forks the
+ * program: as a built box's; the run's limits are set when it comes.
+ * Without one the rlimits hold. */
+static void join_cgroup(struct sandbox *s, struct sbx_box *b)
 {
 	char name[32];
 	snprintf(name, sizeof(name), "b%lu", ++s->next_box);
@@ -483,8 +516,6 @@ static void join_cgroup(struct sandbox *s, struct sbx_box *b, const struct sbx_l
 		int n = snprintf(text, sizeof(text), "%d\n", (int)b->pid);
 		r = fd < 0 ? neg_errno() : write(fd, text, (size_t)n) == n ? 0 : neg_errno();
 	}
-	if (r >= 0)
-		r = sbx_cgroup_set_limits(b->cg, lim->memory_bytes, lim->processes, lim->cpu_cores);
 	if (r < 0) {
 		log_warn("sandbox: a run from the zygote has no cgroup (%s); using rlimits only",
 		         strerror(-r));
@@ -493,102 +524,214 @@ static void join_cgroup(struct sandbox *s, struct sbx_box *b, const struct sbx_l
 	}
 }
 
-/* Wait for the run's pid 1 to send its pidfd. */
-static int await_pidfd(int st, int *ret_pidfd)
+/* Drop the spare: its pid 1 is killed (and with it its box) and reaped
+ * off the loop; without a pidfd yet, its status socket closes, and its
+ * pid 1 ends when it finds that out. */
+static void drop_spare(struct sandbox *s, struct sbx_zygote *z)
 {
-	uint64_t deadline = loop_now_ms() + ZYGOTE_ANSWER_MS;
-	for (;;) {
-		int r = fd_wait(st, POLLIN, deadline);
-		if (r < 0)
-			return r;
-		struct sbx_msg m;
-		struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-		int fd;
-		ssize_t n = sbx_status_recv(st, &iov, 1, MSG_DONTWAIT, &fd);
-		if (n < 0 && errno == EAGAIN)
-			continue;
-		if (n <= 0)
-			return n == 0 ? -EPIPE : neg_errno();
-		if (n > 1 && n < (ssize_t)sizeof(m) && ((char *)&m)[0] == 'E') {
-			/* A Python error of the zygote's child, as text. */
-			log_warn("sandbox: the zygote's child failed: %.*s", (int)n - 1,
-			         (char *)&m + 1);
-			return -EIO;
-		}
-		if (n == sizeof(m) && m.type == ZYG_MSG_PIDFD && fd >= 0) {
-			*ret_pidfd = fd;
-			return 0;
-		}
+	struct sbx_box *b = z->spare;
+	if (!b)
+		return;
+	z->spare = NULL;
+	loop_unwatch(s->loop, b->status_fd);
+	if (b->pidfd >= 0) {
+		loop_unwatch(s->loop, b->pidfd);
+		if (b->cg)
+			sbx_cgroup_kill(b->cg);
+		syscall(SYS_pidfd_send_signal, b->pidfd, SIGKILL, NULL, 0);
+		sbx_box_reap_later(s, b);
+	}
+	sbx_box_release(s, b);
+	free(b);
+}
+
+/* Its pid 1's first message: its pidfd. Then, with cgroups, it joins
+ * the run's cgroup and is told to go on. 1 when taken, 0 when not there
+ * yet, -errno when the spare failed. */
+static int spare_take_pidfd(struct sandbox *s, struct sbx_box *b, bool go)
+{
+	struct sbx_msg m;
+	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+	int fd;
+	ssize_t n = sbx_status_recv(b->status_fd, &iov, 1, MSG_DONTWAIT, &fd);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return n == 0 ? -EPIPE : neg_errno();
+	if (n > 1 && n < (ssize_t)sizeof(m) && ((char *)&m)[0] == 'E') {
+		/* A Python error of the zygote's child, as text. */
+		log_warn("sandbox: the zygote's child failed: %.*s", (int)n - 1, (char *)&m + 1);
+		return -EIO;
+	}
+	if (n != sizeof(m) || m.type != ZYG_MSG_PIDFD || fd < 0) {
 		if (fd >= 0)
 			close(fd);
-		if (n == sizeof(m) && m.type == SBX_MSG_FAIL)
-			return -(m.err ? m.err : EIO);
+		return n == sizeof(m) && m.type == SBX_MSG_FAIL && m.err ? -m.err : -EIO;
+	}
+	b->pidfd = fd;
+	b->pid = pidfd_pid(fd);
+	if (go && b->pid > 0)
+		join_cgroup(s, b);
+	/* GO: pid 1 forks the program only now, when it is in its cgroup. */
+	if (go && send(b->status_fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
+		return neg_errno();
+	return 1;
+}
+
+static void on_spare_dead(struct loop *loop, int fd, unsigned events, void *data);
+
+/* What the spare's pid 1 has said: its pidfd, then READY (with /work)
+ * once the program's process is locked down and waits. Anything else
+ * before its run is a failure of the zygote's. */
+static void on_spare_status(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)fd;
+	struct sandbox *s = data;
+	struct sbx_zygote *z = s->zygote;
+	struct sbx_box *b = z ? z->spare : NULL;
+	if (!b)
+		return;
+	int r = 0;
+	if (b->pidfd < 0) {
+		r = spare_take_pidfd(s, b, s->cgroups != NULL);
+		if (r > 0 && loop_watch(loop, b->pidfd, LOOP_READ, on_spare_dead, s) < 0)
+			r = -ENOMEM;
+		if (r == 0 && !(events & (LOOP_HUP | LOOP_ERR)))
+			return;
+	}
+	if (r >= 0 && !sbx_box_read_status(b) && !b->failed && !b->have_exit)
+		return;
+	log_warn("sandbox: the zygote could not make a box (%s)", r < 0 ? strerror(-r)
+	                                                          : b->failed
+	                                                              ? sbx_step_name(b->fail_step)
+	                                                              : "it ended");
+	retire(s, true);
+}
+
+static void on_spare_dead(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)events;
+	struct sandbox *s = data;
+	if (!s->zygote || !s->zygote->spare || !sbx_pidfd_reap(fd))
+		return;
+	s->zygote->spare->reaped = true;
+	log_warn("sandbox: a box made by the zygote ended before its run");
+	retire(s, true);
+}
+
+/* Ask the zygote for the next run's box, unless it has one on the way:
+ * the spare's pipes and status socket are made here; the zygote clones
+ * its pid 1, which reports on the loop (on_spare_status). */
+static void ask_spare(struct sandbox *s)
+{
+	struct sbx_zygote *z = s->zygote;
+	if (!z || !z->ready || z->spare)
+		return;
+	struct sbx_box *b = calloc(1, sizeof(*b));
+	json_object *req = spare_request(s, s->cgroups != NULL);
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1};
+	int r = b && req ? 0 : -ENOMEM;
+	if (r >= 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	               socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0))
+		r = neg_errno();
+	if (r >= 0) {
+		int theirs[3] = {out[1], err[1], st[1]};
+		r = send_fds(z->box.fds[0], req, theirs, 3);
+	}
+	json_object_put(req);
+	int *mine[] = {&out[1], &err[1], &st[1]};
+	for (size_t i = 0; i < ARRAY_SIZE(mine); i++)
+		if (*mine[i] >= 0)
+			close(steal_fd(mine[i]));
+	if (r >= 0) {
+		sbx_box_init(b);
+		b->status_fd = steal_fd(&st[0]);
+		b->fds[0] = steal_fd(&out[0]);
+		b->fds[1] = steal_fd(&err[0]);
+		fcntl(b->fds[0], F_SETFL, O_NONBLOCK);
+		fcntl(b->fds[1], F_SETFL, O_NONBLOCK);
+		z->spare = b;
+		if (loop_watch(s->loop, b->status_fd, LOOP_READ, on_spare_status, s) < 0)
+			r = -ENOMEM;
+	}
+	int *left[] = {&out[0], &err[0], &st[0]};
+	for (size_t i = 0; i < ARRAY_SIZE(left); i++)
+		if (*left[i] >= 0)
+			close(*left[i]);
+	if (r < 0) {
+		if (!z->spare)
+			free(b);
+		log_warn("sandbox: cannot ask the Python zygote for a box: %s", strerror(-r));
+		retire(s, true);
 	}
 }
 
-static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_plan_owned *po,
-                    const char *layout, const struct sbx_limits *lim, const char *code,
-                    struct sbx_box *b)
+/* --- a run ---------------------------------------------------------------------- */
+
+/* The spare's pid 1 has not sent its pidfd yet: the zygote is cloning
+ * it (a few milliseconds; a run came right after the last one). Wait
+ * for that one message, at most ZYGOTE_ANSWER_MS; the rest (its setup,
+ * READY) the run hears on the loop as from any box. */
+static int spare_await_pidfd(struct sandbox *s, struct sbx_box *b)
 {
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1}, codefd = -1, pidfd = -1;
-	json_object *req = NULL;
-	char *lay = strdup(layout);
+	uint64_t deadline = loop_now_ms() + ZYGOTE_ANSWER_MS;
+	for (;;) {
+		int r = spare_take_pidfd(s, b, s->cgroups != NULL);
+		if (r != 0)
+			return r < 0 ? r : 0;
+		if ((r = fd_wait(b->status_fd, POLLIN, deadline)) < 0)
+			return r;
+	}
+}
+
+/* Give the run the spare: its cgroup takes the run's limits, then its
+ * pid 1 the run (the code as a memfd). The next spare is asked for when
+ * this run is over (sbx_zygote_idle): made while it runs, its fork and
+ * setup would take CPU from it. */
+static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_plan_owned *po,
+                      const char *layout, const struct sbx_limits *lim, const char *code,
+                      struct sbx_box *b)
+{
+	struct sbx_box *sp = z->spare;
 	size_t len = strlen(code);
-	int r = 0;
-	/* With cgroups, the run's pid 1 waits for GO until it is in the
-	 * run's cgroup. Without, it goes on at once: if the server gives up
-	 * waiting for its pidfd, the zygote's box is killed, and it with it. */
-	bool go = s->cgroups != NULL;
-	if (!lay || !(req = make_request(po, lim, len, go))) {
+	int r = 0, codefd = -1;
+	if (sp->pidfd < 0) {
+		uint64_t t0 = loop_now_ms();
+		r = spare_await_pidfd(s, sp);
+		log_debug("sandbox: waited %llu ms for the zygote's box",
+		          (unsigned long long)(loop_now_ms() - t0));
+		if (r < 0)
+			return r;
+	}
+	json_object *req = run_request(po, lim, len);
+	char *lay = strdup(layout);
+	if (!req || !lay) {
 		r = -ENOMEM;
 		goto out;
 	}
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0) {
-		r = neg_errno();
+	if (sp->cg && (r = sbx_cgroup_set_limits(sp->cg, lim->memory_bytes, lim->processes,
+	                                         lim->cpu_cores)) < 0)
 		goto out;
-	}
 	if ((codefd = sbx_code_memfd(code, len)) < 0) {
 		r = codefd;
 		goto out;
 	}
-	int theirs[4] = {out[1], err[1], st[1], codefd};
-	if ((r = send_request(z->box.fds[0], req, theirs)) < 0)
+	if ((r = send_fds(sp->status_fd, req, &codefd, 1)) < 0)
 		goto out;
-	/* Ours only from here: its pid 1's end of the status socket tells us
-	 * when it is gone. */
-	close(steal_fd(&out[1]));
-	close(steal_fd(&err[1]));
-	close(steal_fd(&st[1]));
-	if ((r = await_pidfd(st[0], &pidfd)) < 0)
-		goto out;
-	sbx_box_init(b);
-	b->pidfd = steal_fd(&pidfd);
-	b->pid = pidfd_pid(b->pidfd);
-	if (go && b->pid > 0)
-		join_cgroup(s, b, lim);
-	/* GO: pid 1 forks the program only now, when it is in its cgroup. */
-	if (go && send(st[0], "g", 1, MSG_NOSIGNAL) != 1) {
-		r = neg_errno();
-		if (b->cg)
-			sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
-		sbx_box_kill(steal_fd(&b->pidfd));
-		sbx_box_init(b);
-		goto out;
-	}
-	b->status_fd = steal_fd(&st[0]);
-	b->fds[0] = steal_fd(&out[0]);
-	b->fds[1] = steal_fd(&err[0]);
-	fcntl(b->fds[0], F_SETFL, O_NONBLOCK);
-	fcntl(b->fds[1], F_SETFL, O_NONBLOCK);
+	log_debug("sandbox: a run takes the zygote's box (pid %d, %s)", (int)sp->pid,
+	          sp->work_fd >= 0 ? "ready" : "still being made");
+	loop_unwatch(s->loop, sp->status_fd);
+	loop_unwatch(s->loop, sp->pidfd);
+	*b = *sp;
 	b->layout = steal_pointer(&lay);
+	free(sp);
+	z->spare = NULL;
 out:
+	if (codefd >= 0)
+		close(codefd);
 	json_object_put(req);
 	free(lay);
-	int *fds[] = {&out[0], &out[1], &err[0], &err[1], &st[0], &st[1], &codefd, &pidfd};
-	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-		if (*fds[i] >= 0)
-			close(*fds[i]);
 	return r;
 }
 
@@ -619,7 +762,11 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
 	free(key);
 	if (!s->zygote->ready)
 		return -EAGAIN;
-	int r = fork_run(s, s->zygote, po, layout, lim, code, b);
+	if (!s->zygote->spare) {
+		ask_spare(s);
+		return -EAGAIN;
+	}
+	int r = take_spare(s, s->zygote, po, layout, lim, code, b);
 	if (r < 0) {
 		log_warn(
 		    "sandbox: the Python zygote could not start a run (%s); using a box of its "
@@ -642,6 +789,7 @@ void sbx_zygote_free(struct sandbox *s)
 	if (!z)
 		return;
 	s->zygote = NULL;
+	drop_spare(s, z);
 	loop_unwatch(s->loop, z->box.pidfd);
 	loop_unwatch(s->loop, z->box.fds[0]);
 	sbx_box_release(s, &z->box);

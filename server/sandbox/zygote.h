@@ -1,15 +1,19 @@
 /* zygote.h: the Python zygote. A box (box.h, SBX_BOX_ZYGOTE) runs kiln's
  * zygote program (zygote.py, embedded in the binary), a Python that has
  * already imported what data code needs (sandbox.zygotePreload). A Python
- * run then does not build a box and start an interpreter: the zygote
- * clones a child into fresh namespaces inside its box, which mounts the
- * run's own /proc, /tmp, /work and /code, and forks the program; that
- * process applies the run's rlimits, drops every capability, sets
- * no_new_privs, Landlock and the full seccomp filter, and only then runs
- * the code. The run's box is a struct sbx_box like any other: its pid 1
- * (by pidfd), its status socket (READY, FAIL, EXIT as child.h has them),
- * its stdout and stderr pipes; run.c watches it as it watches a box it
- * built. See docs/sandbox.md, "The zygote", and docs/security.md.
+ * run then does not build a box and start an interpreter: it takes the
+ * *spare*, a box the zygote made for the next run before it came. The
+ * zygote clones the spare's pid 1 into fresh namespaces inside its box;
+ * it mounts its own /proc, /tmp and /work, and forks the program's
+ * process, which drops every capability, sets no_new_privs, Landlock
+ * and the full seccomp filter, and waits. The run sends that pid 1 its
+ * code and rlimits: it writes the code to /code, the program's process
+ * sets the rlimits and runs the code. The run's box is a struct sbx_box
+ * like any other: its pid 1 (by pidfd), its status socket (READY, FAIL,
+ * EXIT as child.h has them), its stdout and stderr pipes; run.c watches
+ * it as it watches a box it built. The next spare is asked for when a
+ * run ends (as a warm box is built). See docs/sandbox.md, "The zygote",
+ * and docs/security.md.
  *
  * One zygote per configuration: its key is the run's box layout, the
  * program's argv and environment, the preload list and the interpreter
@@ -37,19 +41,23 @@ struct sbx_plan_owned;
 extern const char *const sbx_zygote_default_preload[];
 
 /* Give a run of language, whose box would be built from po (with layout
- * its sbx_plan_layout()), a box forked from the zygote: on success b
- * holds it (pidfd, status socket, pipes; a cgroup when the sandbox has
- * them) and the program is already on its way, so the caller watches b
- * and sends no GO. -EAGAIN when the zygote is not ready (it is being
- * built, or will be), -ENOTSUP when the run does not fit the zygote or
- * it is off, other -errno when the zygote failed this run (it is
- * retired); b is then untouched and the caller takes the normal path. */
+ * its sbx_plan_layout()), the zygote's spare box: on success b holds it
+ * (pidfd, status socket, pipes; a cgroup with the run's limits when the
+ * sandbox has them) and the program is already on its way, so the caller
+ * watches b and sends no GO. -EAGAIN when the zygote or its spare is not
+ * ready (being built, or asked for now), -ENOTSUP when the run does not
+ * fit the zygote or it is off, other -errno when the zygote failed this
+ * run (it is retired); b is then untouched and the caller takes the
+ * normal path. Waits on the loop only when the spare was asked for and
+ * its pid 1 has not reported yet (a run right after the last one): for
+ * that one message, a clone away. */
 int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
                     const char *layout, const struct sbx_limits *lim, const char *code,
                     struct sbx_box *b);
 
 /* A run has ended: build the zygote a run asked for, 10 ms from now
- * unless another run starts (as a warm box is built). */
+ * unless another run starts (as a warm box is built), or ask the zygote
+ * for the next run's spare. */
 void sbx_zygote_idle(struct sandbox *s);
 
 /* Drop the zygote: its box is killed (sandbox_free). */

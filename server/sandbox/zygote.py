@@ -3,13 +3,15 @@
 # this file in its binary and writes it read-only into the box.
 #
 # It imports what data code needs once (the modules kiln names in its
-# hello), then waits. For each Python run kiln sends one request; the
-# zygote clones a child into fresh user, mount, pid, network, IPC and UTS
-# namespaces (B, pid 1 of the run's box), which mounts the run's own
-# /proc, /tmp, /work and /code, reports to kiln on the run's status
-# socket as a box's pid 1 does (child.h: READY, FAIL, EXIT), and forks the
-# program (C), which locks itself down (rlimits, capabilities,
-# no_new_privs, Landlock, kiln's seccomp filter) and only then runs the
+# hello), then waits. kiln asks it for a *spare*, the next run's box made
+# ahead of its run: the zygote clones a child into fresh user, mount, pid,
+# network, IPC and UTS namespaces (B, pid 1 of the run's box), which
+# mounts the run's own /proc, /tmp and /work, reports to kiln on the
+# run's status socket as a box's pid 1 does (child.h: READY, FAIL, EXIT),
+# and forks the program's process (C), which locks itself down
+# (capabilities, no_new_privs, Landlock, kiln's seccomp filter) and waits.
+# When a run comes, kiln sends it to B alone: B writes the code to /code
+# and hands C the run's rlimits; C sets them and only then runs the
 # user's code in its copy of this interpreter. No user code ever runs in
 # the zygote or in B.
 #
@@ -18,11 +20,15 @@
 # one JSON object per datagram:
 #   kiln -> zygote  {"op": "hello", "preload": [...], "filter": BPF in hex,
 #                    "landlock": abi, "nr": {name: number}, "steps": {...}}
-#                   {"op": "run", "path", "rlimits": [[res, soft, hard]],
-#                    "tmpfs": bytes, "codeLen"} with four fds: the run's
-#                    stdout and stderr pipes, its status socket, the code
-#                    (a memfd)
+#                   {"op": "spare", "tmpfs": bytes, "inodes", "userQuotas",
+#                    "procHidden", "go"} with three fds: the run's stdout
+#                    and stderr pipes, its status socket
 #   zygote -> kiln  {"op": "ready", "imported": [...], "failed": [...]}
+# and on a spare's status socket, once B has sent its pidfd:
+#   kiln -> B       "g" (with cgroups: B is in the run's cgroup), then
+#                   {"op": "run", "path", "rlimits": [[res, soft, hard]],
+#                    "tmpfs": bytes, "inodes", "codeLen"} with the code
+#                    (a memfd)
 # The zygote holds no secret (its environment is the box's), no socket but
 # its channel and no thread when it forks; kiln checks the last two in
 # the tests (tests/sandbox/zygote.py).
@@ -140,19 +146,28 @@ def _mnt(step, src, dst, fstype, flags, data=None):
     _check(step, _mount(src, dst.encode(), fstype, flags, data))
 
 
-def _hide_cmdline():
+# Where this process's argv lies (arg_start, arg_end), which is what
+# /proc/PID/cmdline shows; set by B, inherited by C.
+_ARGV = None
+
+
+def _set_cmdline(name):
     """As child.c's hide_cmdline(): /proc/1/cmdline, which the program may
     read, says "kiln", not the zygote's argv. This process's own copy of
     its argv (arg_start, arg_end: fields 48 and 49 of /proc/self/stat)
-    is overwritten in place."""
+    is overwritten in place. A spare's processes say "kiln-spare" until
+    their run comes (the tests tell them from a run's that way)."""
+    global _ARGV
     try:
-        with open("/proc/self/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-        start, end = int(fields[45]), int(fields[46])
-        if end - start < 5:
+        if _ARGV is None:
+            with open("/proc/self/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            _ARGV = int(fields[45]), int(fields[46])
+        start, end = _ARGV
+        if end - start < len(name) + 1:
             raise OSError(22, "argv too short")
         ctypes.memset(start, 0, end - start)
-        ctypes.memmove(start, b"kiln", 4)
+        ctypes.memmove(start, name, len(name))
     except (OSError, IndexError, ValueError) as e:
         raise _Fail(STEP["cmdline"], getattr(e, "errno", None) or 22)
 
@@ -167,8 +182,9 @@ def _loopback_up():
         s.close()
 
 
-def _box(req, codefd):
-    """B's setup: the run's own mounts over the zygote box's."""
+def _box(req):
+    """B's setup, ahead of its run: the run's own mounts over the zygote
+    box's, but the code's."""
     uid, gid = IDS  # B's own are unmapped until it writes the maps
     try:
         _write("/proc/self/setgroups", "deny")
@@ -179,7 +195,7 @@ def _box(req, codefd):
     # As a box's pid 1: its /proc files belong to root from now on (the
     # program, which runs no exec, makes itself dumpable again).
     _prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    _hide_cmdline()
+    _set_cmdline(b"kiln-spare")
     # No namespace of any kind inside the run's (a layer under seccomp,
     # as child.c's forbid_namespaces()); through the zygote box's /proc,
     # before the run's read-only one covers it.
@@ -211,14 +227,34 @@ def _box(req, codefd):
             continue
         _mnt("proc", b"/dev/null", f, None, MS_BIND)
         _mnt("proc", None, f, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC)
+    global _SCRATCH
     size = int(req["tmpfs"])
+    _SCRATCH = (size, req["inodes"])
     _mnt("scratch", b"kiln", "/tmp", b"tmpfs", MS_NOSUID | MS_NODEV,
          b"size=%d,nr_inodes=%s,mode=1777" % (size, req["inodes"].encode()))
     _mnt("scratch", b"kiln", "/work", b"tmpfs", MS_NOSUID | MS_NODEV,
          b"size=%d,nr_inodes=%s,mode=0755" % (size, req["inodes"].encode()))
     os.mkdir("/work/out", 0o755)
     workfd = os.open("/work", os.O_RDONLY | os.O_DIRECTORY)
-    # The code, where a box's would be, read-only.
+    try:
+        _loopback_up()
+    except OSError as e:
+        raise _Fail(STEP["loopback"], e.errno or 1)
+    return workfd
+
+
+# The scratch tmpfs's size and inodes as B mounted them.
+_SCRATCH = None
+
+
+def _run_mounts(req, codefd):
+    """B's setup once its run has come: the scratch mounts at the run's
+    sizes, the code where a box's would be, read-only."""
+    size = int(req["tmpfs"])
+    if (size, req["inodes"]) != _SCRATCH:
+        for d in ("/tmp", "/work"):
+            _mnt("scratch", None, d, None, MS_REMOUNT | MS_NOSUID | MS_NODEV,
+                 b"size=%d,nr_inodes=%s" % (size, req["inodes"].encode()))
     path = req["path"]
     n = int(req["codeLen"])
     _mnt("code", b"kiln", os.path.dirname(path), b"tmpfs", MS_NOSUID | MS_NODEV,
@@ -237,22 +273,43 @@ def _box(req, codefd):
         raise _Fail(STEP["code"], e.errno or 5)
     _mnt("code", None, os.path.dirname(path), None,
          MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+def _await_run(st, bs):
+    """B, its box ready: wait for the run, make its mounts, hand C the
+    rest. What C said last (b"" once it runs the code, or a failure
+    record), or None when there is no run."""
     try:
-        _loopback_up()
-    except OSError as e:
-        raise _Fail(STEP["loopback"], e.errno or 1)
-    return workfd
+        msg, fds, _flags, _addr = socket.recv_fds(st, 1 << 16, 1)
+    except OSError:
+        msg, fds = b"", []
+    if not msg or len(fds) != 1:
+        # kiln dropped the spare (or is gone): nothing of the box stays.
+        return None
+    codefd = fds[0]
+    req = json.loads(msg.decode("utf-8"))
+    try:
+        _set_cmdline(b"kiln")
+        _run_mounts(req, codefd)
+    except _Fail as f:
+        _msg(st, SBX_MSG_FAIL, step=f.step, err=f.err)
+        return b""
+    finally:
+        os.close(codefd)
+    bs.send(json.dumps({"path": req["path"], "rlimits": req["rlimits"]}).encode())
+    return bs.recv(64)
 
 
 def _pid1(req, fds):
-    """B: report, build the run's mounts, start C, then only reap, forward
-    kiln's signals and report the end (child.c's reap(), in Python)."""
+    """B: report, build the run's mounts, start C, wait for the run, then
+    only reap, forward kiln's signals and report the end (child.c's
+    reap(), in Python)."""
     global _ST
-    out, err, stfd, codefd = fds
+    out, err, stfd = fds
     os.close(_ch.detach())
     st = _ST = socket.socket(fileno=stfd)
     pidfd = os.pidfd_open(os.getpid())
-    # The server gave up on this run (or is gone): no box, no code.
+    # The server gave up on this box (or is gone): no box, no code.
     sent = _msg(st, ZYG_MSG_PIDFD, fd=pidfd)
     os.close(pidfd)
     if not sent:
@@ -264,17 +321,15 @@ def _pid1(req, fds):
     signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
     try:
         _check("session", _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
-        workfd = _box(req, codefd)
-        os.close(codefd)
-        _msg(st, SBX_MSG_READY, fd=workfd)
-        os.close(workfd)
+        workfd = _box(req)
         # With a cgroup, GO: the server has put this process in the
-        # run's cgroup; without GO nothing runs. (Without one, the
-        # server holds this process's pidfd already, or gives up on the
-        # zygote and kills its box, this process with it.)
+        # run's cgroup; without GO nothing is forked. (Without one, the
+        # server holds this process's pidfd already.)
         if req.get("go") and st.recv(16) != b"g":
             os._exit(0)
-        rd, wr = os.pipe()
+        # C's channel: its "ready" once locked down, its run, and a
+        # failure of its own, as a record of two ints.
+        bs, cs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         prog = os.fork()
     except _Fail as f:
         _msg(st, SBX_MSG_FAIL, step=f.step, err=f.err)
@@ -284,16 +339,25 @@ def _pid1(req, fds):
         os._exit(127)
     if prog == 0:
         # Outside every try: nothing of B's may catch what the code raises.
-        os.close(rd)
-        _program(req, out, err, st, wr)
-    os.close(wr)
+        bs.detach()
+        _program(out, err, cs.detach())
+    cs.close()
     os.close(out)
     os.close(err)
-    rec = os.read(rd, 8)
-    os.close(rd)
+    rec = bs.recv(64)
+    if rec == b"r":
+        _msg(st, SBX_MSG_READY, fd=workfd)
+        os.close(workfd)
+        rec = _await_run(st, bs)
+        if rec is None:
+            os.kill(-1, signal.SIGKILL)
+            os._exit(0)
+    bs.close()
     if len(rec) == 8:
         step, errno_ = struct.unpack("ii", rec)
         _msg(st, SBX_MSG_FAIL, step=step, err=errno_)
+    elif rec:
+        _msg(st, SBX_MSG_FAIL, step=STEP["fork"], err=5)
     done, status = False, 0
     while True:
         try:
@@ -401,13 +465,17 @@ _IN_PROGRAM = False
 _ST = None  # B's status socket
 
 
-def _program(req, out, err, st, pfd):
-    """C: lock down as child.c's program() does, then run the code."""
+def _program(out, err, ch):
+    """C: lock down as child.c's program() does, wait for the run, then
+    run the code. ch is B's channel: "r" when locked down, the run's
+    rlimits and path back, a failure record if one fails; closed (as a
+    successful execve would close it) before the code runs."""
     global _IN_PROGRAM
     _IN_PROGRAM = True
     # Its fd is closed below with the rest: the object must not close
     # that number again later, when it may be the code's.
     _ST.detach()
+    pfd = ch
     try:
         _check("session", _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
         os.setsid()
@@ -415,7 +483,7 @@ def _program(req, out, err, st, pfd):
         os.dup2(nul, 0)
         os.dup2(out, 1)
         os.dup2(err, 2)
-        # Only the report pipe stays, close-on-exec as it is (at 3).
+        # Only B's channel stays, close-on-exec as it is (at 3).
         if pfd != 3:
             os.dup2(pfd, 3)
             pfd = 3
@@ -435,11 +503,6 @@ def _program(req, out, err, st, pfd):
     os.umask(0o022)
     if _syscall(NR["keyctl"], KEYCTL_JOIN_SESSION_KEYRING, 0) < 0:
         _report(pfd, STEP["keyring"], ctypes.get_errno())
-    try:
-        for res, soft, hard in req["rlimits"]:
-            resource.setrlimit(res, (soft, hard))
-    except (OSError, ValueError) as e:
-        _report(pfd, STEP["rlimit"], getattr(e, "errno", None) or 22)
     if _drop_caps() < 0:
         _report(pfd, STEP["caps"], ctypes.get_errno())
     if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
@@ -457,12 +520,50 @@ def _program(req, out, err, st, pfd):
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
     buf = ctypes.create_string_buffer(FILTER, len(FILTER))
     prog = _Fprog(len(FILTER) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    # Last: from here on the filter applies to every call this process
-    # and the code make.
+    # From here on the filter applies to every call this process and the
+    # code make.
     if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0) < 0:
         _report(pfd, STEP["seccomp"], ctypes.get_errno())
+    _warm()
+    # Locked down: wait for the run. The rlimits are lowered here, under
+    # the filter (no capability is needed to lower one; prlimit64 is
+    # refused only on pid 1).
+    try:
+        os.write(pfd, b"r")
+        msg = os.read(pfd, 1 << 16)
+    except OSError:
+        msg = b""
+    if not msg:
+        os._exit(0)  # no run for this box
+    run = json.loads(msg.decode("utf-8"))
+    try:
+        for res, soft, hard in run["rlimits"]:
+            resource.setrlimit(res, (soft, hard))
+    except (OSError, ValueError) as e:
+        _report(pfd, STEP["rlimit"], getattr(e, "errno", None) or 22)
+    # /proc/self/cmdline says "kiln", as pid 1's does.
+    _set_cmdline(b"kiln")
     os.close(pfd)  # as a successful execve would
-    _run_code(req["path"])
+    _run_code(run["path"])
+
+
+def _warm():
+    """C, before its run: walk what _run_code walks first (reseeding,
+    the environment, compiling and running a module), so that the pages
+    it writes are this process's own copies before the run comes (each
+    first write to a page shared with the zygote is a copy-on-write
+    fault). Nothing of it stays: _run_code does it all again."""
+    try:
+        random.seed()
+        np = sys.modules.get("numpy")
+        if np is not None:
+            np.random.seed()
+        os.environ.clear()
+        os.environ.update(ENV)
+        main = types.ModuleType("__main__")
+        exec(compile("pass\n", "/code/warm.py", "exec"), main.__dict__)
+    except Exception:
+        pass
 
 
 def _report(pfd, step, err):
@@ -579,7 +680,7 @@ def _clone():
 
 def _serve_one(msg, fds):
     req = json.loads(msg.decode("utf-8"))
-    if req.get("op") != "run" or len(fds) != 4:
+    if req.get("op") != "spare" or len(fds) != 3:
         for fd in fds:
             os.close(fd)
         return
@@ -651,7 +752,7 @@ def main():
            "pid": os.getpid()})
     while True:
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 4)
+            msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 3)
         except InterruptedError:
             continue
         except OSError:

@@ -134,7 +134,11 @@ class ZygoteSuite(attacks.Suite):
     def box_processes(self):
         """As attacks.py's, but the zygote itself is not a run's process:
         the one process of the mark whose parent is not the zygote's code
-        (its parent is its box's pid 1, a kiln)."""
+        (its parent is its box's pid 1, a kiln). Nor is the spare, the
+        next run's box made ahead: its pid 1 (a child of the zygote,
+        named kiln-spare until its run comes, which only the zygote's
+        code writes) and the one process it forks. A run's process can
+        name itself so, but its parent is then a run's pid 1 ("kiln")."""
         def cmd(pid):
             try:
                 with open("/proc/%s/cmdline" % pid, "rb") as f:
@@ -148,8 +152,15 @@ class ZygoteSuite(attacks.Suite):
                     return f.read().rsplit(")", 1)[1].split()[1]
             except (OSError, IndexError):
                 return "0"
+
+        def zygote(pid):
+            return b"kiln_zygote" in cmd(pid) and b"kiln_zygote" not in cmd(ppid(pid))
+
+        def spare_pid1(pid):
+            return cmd(pid).rstrip(b"\0") == b"kiln-spare" and zygote(ppid(pid))
         return [p for p in super().box_processes()
-                if not (b"kiln_zygote" in cmd(p) and b"kiln_zygote" not in cmd(ppid(p)))]
+                if not (zygote(p) or spare_pid1(p) or
+                        (cmd(p).rstrip(b"\0") == b"kiln-spare" and spare_pid1(ppid(p))))]
 
     def kiln_run(self, lang, code, timeout=None, wrap=None, extra_env=None):
         """attacks.py's `kiln run`, through the server's zygote."""
@@ -197,6 +208,7 @@ class ZygoteSuite(attacks.Suite):
         self.case("zygote-child-has-no-thread-socket-or-secret", self.clean_case())
         self.case("zygote-rebuilt-when-the-interpreter-changes", self.interpreter_case())
         self.case("zygote-workspace-runs-take-a-box-of-their-own", self.workspace_case())
+        self.case("zygote-each-run-its-own-limits", self.limits_case())
 
     def workspace_case(self):
         """With a workspace, runs get the overlay in a built box, never a
@@ -227,6 +239,46 @@ class ZygoteSuite(attacks.Suite):
                 rc = srv.stop()
                 if rc != 0:
                     print("workspace case: its server exited %s" % rc, flush=True)
+        return run
+
+    def limits_case(self):
+        """A run's box is made before its run (the spare) with the
+        configured sizes: the run's own limits (smaller scratch tmpfs,
+        fewer processes, a smaller file size) are what its code sees, and
+        the next run, with the configured ones, does not keep them. Each
+        run also finds /tmp and /work empty of the last run's files."""
+        code = ("import os, resource\n"
+                "for d in ('/tmp', '/work'):\n"
+                "    v = os.statvfs(d)\n"
+                "    print(d, v.f_blocks * v.f_frsize, v.f_files)\n"
+                "print('NPROC', resource.getrlimit(resource.RLIMIT_NPROC)[0])\n"
+                "print('FSIZE', resource.getrlimit(resource.RLIMIT_FSIZE)[0])\n"
+                "print('LEFT', sorted(os.listdir('/tmp')), sorted(os.listdir('/work')))\n"
+                "open('/tmp/left', 'w').close()\n"
+                "open('/work/left', 'w').close()\n")
+        small = {"tmpfsBytes": 8 << 20, "processes": 17, "fileSizeBytes": 5 << 20}
+
+        def run():
+            with open(self.config) as f:
+                base = dict(json.load(f)["sandbox"].get("limits", {}))
+            want_default = base.get("tmpfsBytes", 64 << 20)
+            seen = []
+            for lim in (dict(base, **small), base, dict(base, **small)):
+                out, err, res, error = self.server.run(MARK + code, lim)
+                first, _, rest = out.partition("\n")
+                if error or first != "KILN-ZYGOTE 1":
+                    return "run: %r %r %r" % (out[:300], err[-300:], error)
+                seen.append(rest.splitlines())
+            for got, lim in zip(seen, (small, None, small)):
+                size = lim["tmpfsBytes"] if lim else want_default
+                want = ["/tmp %d %d" % (size, size // 4096), "/work %d %d" % (size, size // 4096),
+                        "LEFT [] ['out']"]
+                if lim:
+                    want += ["NPROC 17", "FSIZE %d" % (5 << 20)]
+                missing = [w for w in want if w not in got]
+                if missing:
+                    return "limits %r: missing %r in %r" % (lim, missing, got)
+            return None
         return run
 
     def random_case(self):
