@@ -113,6 +113,8 @@ struct val_alias {
 	bool module;
 };
 
+struct val_memo;
+
 struct val_doc {
 	const char *code;
 	size_t len;
@@ -123,6 +125,7 @@ struct val_doc {
 	struct val_alias *aliases;
 	size_t naliases;
 	size_t caliases;
+	struct val_memo *memo; /* rules.c's, while the rules run; NULL otherwise */
 };
 
 /* The node's source text, copied into out (VAL_VALUE_MAX, cut). */

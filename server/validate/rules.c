@@ -326,6 +326,86 @@ static bool capture_node(const TSQueryMatch *m, uint32_t cap, TSNode *ret)
 	return false;
 }
 
+/* A node's qualified name and its value do not change once the aliases
+ * are collected, and every pattern that starts at a call asks for its
+ * name (a dozen in python.scm): the last answers are kept in a small
+ * direct-mapped table, one per check, of bounded size. Matches come in
+ * document order, so the patterns of one node hit it one after another. */
+#define MEMO_SLOTS 64
+
+enum memo_kind {
+	MEMO_QNAME = 1,
+	MEMO_VALUE,
+};
+
+struct memo_slot {
+	const void *id; /* the node's subtree */
+	uint32_t start; /* and where it is: together, which node */
+	uint8_t kind;   /* enum memo_kind; 0: empty */
+	bool ok;        /* qname: whether the node has one */
+	uint16_t len;
+	char s[VAL_VALUE_MAX];
+};
+
+struct val_memo {
+	struct memo_slot slot[MEMO_SLOTS];
+};
+
+static struct memo_slot *memo_slot(struct val_doc *d, TSNode n, enum memo_kind kind, bool *ret_hit)
+{
+	uint32_t start = ts_node_start_byte(n);
+	uintptr_t h = ((uintptr_t)n.id >> 4) ^ start ^ ((uintptr_t)kind << 5);
+	struct memo_slot *m = &d->memo->slot[(h ^ (h >> 7)) % MEMO_SLOTS];
+	*ret_hit = m->kind == kind && m->id == n.id && m->start == start;
+	return m;
+}
+
+static void memo_store(struct memo_slot *m, TSNode n, enum memo_kind kind, bool ok, const char *s)
+{
+	size_t l = strlen(s);
+	m->id = n.id;
+	m->start = ts_node_start_byte(n);
+	m->kind = (uint8_t)kind;
+	m->ok = ok;
+	m->len = (uint16_t)l;
+	memcpy(m->s, s, l + 1);
+}
+
+/* d->lang->qname(), remembered. */
+static bool node_qname(struct val_doc *d, TSNode n, char *out)
+{
+	if (!d->memo)
+		return d->lang->qname(d, n, out, 0);
+	bool hit;
+	struct memo_slot *m = memo_slot(d, n, MEMO_QNAME, &hit);
+	if (hit) {
+		memcpy(out, m->s, (size_t)m->len + 1);
+		return m->ok;
+	}
+	bool ok = d->lang->qname(d, n, out, 0);
+	if (!ok)
+		out[0] = '\0';
+	memo_store(m, n, MEMO_QNAME, ok, out);
+	return ok;
+}
+
+/* val_node_value(), remembered. */
+static void node_value(struct val_doc *d, TSNode n, char *out)
+{
+	if (!d->memo) {
+		val_node_value(d, n, out);
+		return;
+	}
+	bool hit;
+	struct memo_slot *m = memo_slot(d, n, MEMO_VALUE, &hit);
+	if (hit) {
+		memcpy(out, m->s, (size_t)m->len + 1);
+		return;
+	}
+	val_node_value(d, n, out);
+	memo_store(m, n, MEMO_VALUE, true, out);
+}
+
 static bool is_literal(struct val_doc *d, TSNode n)
 {
 	const char *t = ts_node_type(n);
@@ -338,7 +418,7 @@ static bool is_literal(struct val_doc *d, TSNode n)
 static bool is_module(struct val_doc *d, TSNode n)
 {
 	char q[VAL_VALUE_MAX];
-	if (!d->lang->qname(d, n, q, 0))
+	if (!node_qname(d, n, q))
 		return false;
 	for (size_t i = 0; i < d->naliases; i++)
 		if (d->aliases[i].module && strcmp(d->aliases[i].target, q) == 0)
@@ -432,12 +512,12 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 	switch (p->op) {
 	case VAL_P_EQ:
 	case VAL_P_NOT_EQ: {
-		val_node_value(d, n, val);
+		node_value(d, n, val);
 		bool eq;
 		if (p->cap2 >= 0) {
 			if (!capture_node(m, (uint32_t)p->cap2, &n2))
 				return true;
-			val_node_value(d, n2, val2);
+			node_value(d, n2, val2);
 			eq = strcmp(val, val2) == 0;
 		} else {
 			eq = strcmp(val, p->strs[0]) == 0;
@@ -446,17 +526,17 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 	}
 	case VAL_P_MATCH:
 	case VAL_P_NOT_MATCH:
-		val_node_value(d, n, val);
+		node_value(d, n, val);
 		return (regexec(&p->re, val, 0, NULL, 0) == 0) == (p->op == VAL_P_MATCH);
 	case VAL_P_ANY_OF:
-		val_node_value(d, n, val);
+		node_value(d, n, val);
 		for (size_t i = 0; i < p->nstrs; i++)
 			if (strcmp(val, p->strs[i]) == 0)
 				return true;
 		return false;
 	case VAL_P_QNAME_MATCH:
 	case VAL_P_NOT_QNAME_MATCH: {
-		bool ok = d->lang->qname(d, n, val, 0) && regexec(&p->re, val, 0, NULL, 0) == 0;
+		bool ok = node_qname(d, n, val) && regexec(&p->re, val, 0, NULL, 0) == 0;
 		return ok == (p->op == VAL_P_QNAME_MATCH);
 	}
 	case VAL_P_NOT_LITERAL:
@@ -464,7 +544,7 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 	case VAL_P_IS_MODULE:
 		return is_module(d, n);
 	case VAL_P_OUTSIDE:
-		val_node_value(d, n, val);
+		node_value(d, n, val);
 		return path_outside(d->workspace, val);
 	case VAL_P_NOT_CONTAINS:
 		return !contains_type(n, &p->re, &p->re2);
@@ -480,12 +560,25 @@ struct finding {
 int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
                   json_object *profile)
 {
+	/* Each rule's severity under the profile, once per check, not per
+	 * match (two JSON lookups each, a few hundred matches a snippet). */
+	_cleanup_free_ enum val_severity *sev = calloc(rs->nrules ? rs->nrules : 1, sizeof(*sev));
+	_cleanup_free_ struct val_memo *memo = malloc(sizeof(*memo));
 	TSQueryCursor *qc = ts_query_cursor_new();
-	if (!qc)
+	if (!sev || !memo || !qc) {
+		if (qc)
+			ts_query_cursor_delete(qc);
 		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rs->nrules; i++)
+		sev[i] = val_severity_for(profile, &rs->rules[i]);
+	for (size_t i = 0; i < MEMO_SLOTS; i++)
+		memo->slot[i].kind = 0;
 	ts_query_cursor_set_match_limit(qc, MATCH_LIMIT);
+	/* The memo only after collect: names resolve against its aliases. */
 	if (d->lang->collect)
 		d->lang->collect(d, root);
+	d->memo = memo;
 	struct finding found[MAX_FINDINGS];
 	size_t nfound = 0;
 	ts_query_cursor_exec(qc, rs->query, root);
@@ -509,8 +602,7 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 		if (rule < 0)
 			continue;
 		const struct val_rule *ru = &rs->rules[rule];
-		enum val_severity sev = val_severity_for(profile, ru);
-		if (sev == VAL_SEV_OFF)
+		if (sev[rule] == VAL_SEV_OFF)
 			continue;
 		bool ok = true;
 		for (size_t i = 0; ok && i < pat->npreds; i++)
@@ -525,9 +617,10 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 		if (dup)
 			continue;
 		found[nfound++] = (struct finding){(size_t)rule, s, e};
-		if ((r = val_add(d, s, e, sev, ru->id, ru->message, ru->explanation)) < 0)
+		if ((r = val_add(d, s, e, sev[rule], ru->id, ru->message, ru->explanation)) < 0)
 			break;
 	}
+	d->memo = NULL;
 	ts_query_cursor_delete(qc);
 	return r;
 }
