@@ -82,6 +82,11 @@ struct val_pred {
 	regex_t re;
 	regex_t re2;
 	int nre;
+	/* The bytes a match of re can start with, when rules.c could tell
+	 * (re anchored, never empty): a value starting otherwise does not
+	 * match, without regexec(). */
+	bool re_first_known;
+	uint64_t re_first[4];
 };
 
 struct val_pattern {

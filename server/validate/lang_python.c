@@ -2,6 +2,7 @@
  * grammar: which names imports and simple assignments bind (so that
  * "from os import system as s; s()" is os.system), constant strings
  * ('sys' + 'tem'), and words for syntax messages. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -277,7 +278,60 @@ static void collect_assign(struct val_doc *d, TSNode n)
 	val_alias_set(d, name, q, module);
 }
 
-static void py_visit(struct val_doc *d, TSNode n)
+/* Expressions: the grammar puts no statement and no assignment below
+ * them, so a walk that looks for those need not go in (most of a tree's
+ * nodes are inside expressions), unless the subtree holds a syntax error,
+ * where tree-sitter may nest anything. Indexed by symbol (every id of the
+ * name: a grammar may alias several). */
+static const char *const expression_types[] = {
+    "call",
+    "argument_list",
+    "attribute",
+    "subscript",
+    "binary_operator",
+    "unary_operator",
+    "comparison_operator",
+    "not_operator",
+    "boolean_operator",
+    "string",
+    "concatenated_string",
+    "list",
+    "tuple",
+    "set",
+    "dictionary",
+    "pair",
+    "list_comprehension",
+    "dictionary_comprehension",
+    "set_comprehension",
+    "generator_expression",
+    "parenthesized_expression",
+    "conditional_expression",
+    "lambda",
+    "keyword_argument",
+    "list_splat",
+    "dictionary_splat",
+    "await",
+    "slice",
+};
+#define PY_SYMBOLS_MAX 1024
+static bool py_expression[PY_SYMBOLS_MAX];
+static pthread_once_t py_expression_once = PTHREAD_ONCE_INIT;
+
+static void py_expression_init(void)
+{
+	const TSLanguage *l = tree_sitter_python();
+	uint32_t n = ts_language_symbol_count(l);
+	for (uint32_t s = 0; s < n && s < PY_SYMBOLS_MAX; s++) {
+		if (ts_language_symbol_type(l, (TSSymbol)s) != TSSymbolTypeRegular)
+			continue;
+		const char *name = ts_language_symbol_name(l, (TSSymbol)s);
+		for (size_t i = 0; i < sizeof(expression_types) / sizeof(expression_types[0]); i++)
+			if (strcmp(name, expression_types[i]) == 0)
+				py_expression[s] = true;
+	}
+}
+
+static bool py_visit(struct val_doc *d, TSNode n)
 {
 	const char *t = ts_node_type(n);
 	if (strcmp(t, "import_statement") == 0)
@@ -286,11 +340,14 @@ static void py_visit(struct val_doc *d, TSNode n)
 		collect_from(d, n);
 	else if (strcmp(t, "assignment") == 0)
 		collect_assign(d, n);
+	TSSymbol s = ts_node_symbol(n);
+	return s >= PY_SYMBOLS_MAX || !py_expression[s] || ts_node_has_error(n);
 }
 
 static void py_collect(struct val_doc *d, TSNode root)
 {
-	val_walk(d, root, py_visit);
+	pthread_once(&py_expression_once, py_expression_init);
+	val_walk_if(d, root, py_visit);
 }
 
 static const char *py_describe(const char *parent, const char *missing)
