@@ -100,6 +100,13 @@ void intent_audit_proposal(struct kiln *k, const struct intent_proposal *p, cons
 int intent_proposal_fill(struct kiln *k, struct intent_proposal *p, const char *answer, size_t len,
                          char *detail, size_t dsz)
 {
+	return intent_proposal_fill_checked(k, p, answer, len, NULL, NULL, detail, dsz);
+}
+
+int intent_proposal_fill_checked(struct kiln *k, struct intent_proposal *p, const char *answer,
+                                 size_t len, intent_checked_fn checked, void *data, char *detail,
+                                 size_t dsz)
+{
 	struct llm_code c;
 	int r = llm_extract_code(answer, len, p->language, &c);
 	if (r < 0) {
@@ -112,9 +119,20 @@ int intent_proposal_fill(struct kiln *k, struct intent_proposal *p, const char *
 	p->answer = strndup(answer, len);
 	llm_code_release(&c);
 	enum val_verdict verdict;
-	r = intent_validate(k, p->language, p->code, &p->diagnostics, &verdict, detail, dsz);
-	if (r < 0)
-		return r;
+	const struct val_report *rep = checked ? checked(data, p->code) : NULL;
+	if (rep) {
+		p->diagnostics = val_report_json(rep, p->code, strlen(p->code), k->encoding);
+		if (!p->diagnostics) {
+			snprintf(detail, dsz, "out of memory");
+			return -ENOMEM;
+		}
+		verdict = rep->verdict;
+	} else {
+		r = intent_validate(k, p->language, p->code, &p->diagnostics, &verdict, detail,
+		                    dsz);
+		if (r < 0)
+			return r;
+	}
 	p->verdict = verdict;
 	p->verdict_name = val_verdict_name(verdict);
 	r = intent_edit_build(p, k->encoding);

@@ -48,3 +48,12 @@ void intent_audit_proposal(struct kiln *k, const struct intent_proposal *p, cons
  * detail. */
 int intent_proposal_fill(struct kiln *k, struct intent_proposal *p, const char *answer, size_t len,
                          char *detail, size_t dsz);
+/* The report of code checked ahead (borrowed), when it is the one the
+ * validator would give now; NULL to check it now. */
+typedef const struct val_report *(*intent_checked_fn)(void *data, const char *code);
+/* intent_proposal_fill(), taking the validator's report from checked when
+ * it has one for the code extracted (intent/run checks the code as it
+ * streams in). checked may be NULL. */
+int intent_proposal_fill_checked(struct kiln *k, struct intent_proposal *p, const char *answer,
+                                 size_t len, intent_checked_fn checked, void *data, char *detail,
+                                 size_t dsz);

@@ -52,10 +52,44 @@ struct run_job {
 	struct sbx_survey_wait *survey;
 	char *selection, *before, *after;
 	json_object *files;
+	/* The check of the code so far, on the validator's thread, started
+	 * at each completed line (spec_start) so that the report of the final
+	 * code is ready, or nearly, when the answer ends. One runs at a time:
+	 * newer code waits in spec_next. */
+	struct val_job *spec_job; /* in flight; NULL when none */
+	char *spec_code;          /* the code spec_job checks, or spec_rep is of */
+	char *spec_next;          /* newer code, checked once spec_job ends */
+	bool spec_ready;          /* spec_rep holds spec_code's report */
+	struct val_report spec_rep;
+	uint64_t spec_generation; /* of the validator it ran on */
+	/* The answer, kept while finish() waits for spec_job. */
+	bool finishing;
+	char *answer;
+	size_t answer_len;
+	bool answer_cached;
+	int64_t prompt_tokens, completion_tokens;
+	struct loop_timer *finish_timer;
 };
+
+static void spec_drop(struct run_job *j)
+{
+	if (j->spec_job)
+		val_job_cancel(j->spec_job);
+	j->spec_job = NULL;
+	val_report_release(&j->spec_rep);
+	j->spec_ready = false;
+	free(j->spec_code);
+	j->spec_code = NULL;
+	free(j->spec_next);
+	j->spec_next = NULL;
+}
 
 static void run_job_free(struct run_job *j)
 {
+	spec_drop(j);
+	if (j->finish_timer)
+		loop_timer_stop(j->k->loop, j->finish_timer);
+	free(j->answer);
 	llm_config_release(&j->cfg);
 	json_object_put(j->messages);
 	json_object_put(j->token);
@@ -83,6 +117,83 @@ static void run_cancelled(void *data)
 	llm_chat_cancel(j->chat);
 	intent_progress(j->k, j->token, "end", "cancelled");
 	run_job_free(j);
+}
+
+static void spec_done(void *data, int r, struct val_report *report, const char *code, size_t len,
+                      const char *detail);
+
+/* Check code (owned) on the validator's thread, in place of the last. */
+static void spec_launch(struct run_job *j, char *code)
+{
+	struct kiln *k = j->k;
+	val_report_release(&j->spec_rep);
+	j->spec_ready = false;
+	free(j->spec_code);
+	j->spec_code = code;
+	j->spec_generation = val_generation(k->validator);
+	if (val_check_async(k->validator, k->loop, j->language, code, strlen(code),
+	                    intent_profile(k), spec_done, j, &j->spec_job) < 0) {
+		j->spec_job = NULL;
+		spec_drop(j);
+	}
+}
+
+/* The code so far changed: check it ahead, since the answer may end here
+ * (the model's closing fence adds no code). Nothing is lost when it does
+ * not: run_done checks what the code turns out to be, as without this. */
+static void spec_start(struct run_job *j, const char *code)
+{
+	const char *latest = j->spec_next ? j->spec_next : j->spec_code;
+	if (!j->k->validator || (latest && strcmp(latest, code) == 0))
+		return;
+	char *c = strdup(code);
+	if (!c)
+		return;
+	if (j->spec_job) {
+		free(j->spec_next);
+		j->spec_next = c;
+		return;
+	}
+	spec_launch(j, c);
+}
+
+static void finish(struct run_job *j);
+
+static void finish_later(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct run_job *j = data;
+	j->finish_timer = NULL;
+	finish(j);
+}
+
+static void spec_done(void *data, int r, struct val_report *report, const char *code, size_t len,
+                      const char *detail)
+{
+	(void)code;
+	(void)len;
+	(void)detail;
+	struct run_job *j = data;
+	j->spec_job = NULL;
+	if (r >= 0) {
+		j->spec_rep = *report;
+		j->spec_ready = true;
+	}
+	if (j->spec_next) {
+		char *next = j->spec_next;
+		j->spec_next = NULL;
+		spec_launch(j, next);
+	}
+	if (!j->finishing || j->spec_job)
+		return;
+	/* -ECANCELED comes from inside val_free() of a validator a config
+	 * change replaces: finish on the next turn, with the new one. */
+	if (r == -ECANCELED) {
+		j->finish_timer = loop_timer_start(j->k->loop, 0, finish_later, j);
+		if (j->finish_timer)
+			return;
+	}
+	finish(j);
 }
 
 /* Stream the code as it forms: at each completed line, extract from the
@@ -118,6 +229,7 @@ static void partial(struct run_job *j)
 		buf_reset(&j->sent);
 		buf_append(&j->sent, c.code, n);
 	}
+	spec_start(j, c.code);
 	llm_code_release(&c);
 }
 
@@ -137,6 +249,19 @@ static void run_delta(void *data, const char *text, size_t len)
 	partial(j);
 }
 
+/* The report checked ahead for code, when it is the one the validator
+ * would give now: the same code, and no configuration change since (the
+ * same validator). NULL otherwise. */
+static const struct val_report *spec_report(void *data, const char *code)
+{
+	struct run_job *j = data;
+	if (!j->spec_ready || !j->spec_code || strcmp(j->spec_code, code) != 0 ||
+	    !j->k->validator || val_generation(j->k->validator) != j->spec_generation)
+		return NULL;
+	log_debug("intent/run: the code was checked before the answer ended");
+	return &j->spec_rep;
+}
+
 static void run_done(void *data, const struct llm_answer *a, const struct llm_error *err)
 {
 	struct run_job *j = data;
@@ -149,6 +274,41 @@ static void run_done(void *data, const struct llm_answer *a, const struct llm_er
 		return;
 	}
 	intent_progress(k, j->token, "report", "validating");
+	j->answer = malloc(a->len + 1);
+	if (!j->answer) {
+		rpc_call_error(j->call, RPC_INTERNAL_ERROR, "out of memory", NULL);
+		run_job_free(j);
+		return;
+	}
+	memcpy(j->answer, a->text, a->len);
+	j->answer[a->len] = '\0';
+	j->answer_len = a->len;
+	j->answer_cached = a->cached;
+	j->prompt_tokens = a->prompt_tokens;
+	j->completion_tokens = a->completion_tokens;
+	/* The check of the final code may be running already: wait for it
+	 * (spec_done finishes). A check of other code is of no use now. */
+	struct llm_code c;
+	if (j->spec_job && llm_extract_code(j->answer, j->answer_len, j->language, &c) >= 0) {
+		const char *latest = j->spec_next ? j->spec_next : j->spec_code;
+		bool same = latest && strcmp(latest, c.code) == 0;
+		llm_code_release(&c);
+		if (same) {
+			j->finishing = true;
+			return;
+		}
+	}
+	if (j->spec_job) {
+		val_job_cancel(j->spec_job);
+		j->spec_job = NULL;
+	}
+	finish(j);
+}
+
+/* The answer is in and any check ahead of it done: the proposal. */
+static void finish(struct run_job *j)
+{
+	struct kiln *k = j->k;
 	struct intent_proposal *p = intent_proposal_new(k->intent);
 	if (!p) {
 		rpc_call_error(j->call, RPC_INTERNAL_ERROR, "out of memory", NULL);
@@ -164,14 +324,16 @@ static void run_done(void *data, const struct llm_answer *a, const struct llm_er
 	p->position = json_object_get(j->position);
 	p->messages = json_object_get(j->messages);
 	char detail[512] = "";
-	int r = intent_proposal_fill(k, p, a->text, a->len, detail, sizeof(detail));
+	int r = intent_proposal_fill_checked(k, p, j->answer, j->answer_len, spec_report, j, detail,
+	                                     sizeof(detail));
 	if (r < 0) {
 		intent_progress(k, j->token, "end", r == -ENOENT ? LLM_E_NO_CODE : "failed");
 		json_object *d = json_object_new_object();
 		if (r == -ENOENT) {
-			json_object_object_add(d, "answer",
-			                       json_object_new_string_len(
-			                           a->text, (int)(a->len < 2000 ? a->len : 2000)));
+			json_object_object_add(
+			    d, "answer",
+			    json_object_new_string_len(
+			        j->answer, (int)(j->answer_len < 2000 ? j->answer_len : 2000)));
 			intent_error(j->call, RPC_REQUEST_FAILED, LLM_E_NO_CODE, d,
 			             "the model answered without any %s code; rephrase the intent "
 			             "or check that the model '%s' writes code",
@@ -189,13 +351,13 @@ static void run_done(void *data, const struct llm_answer *a, const struct llm_er
 	intent_session_add(k->intent, j->session_id, "assistant", p->answer, j->cfg.history_tokens);
 	intent_audit_proposal(k, p, j->cfg.model);
 	json_object *res = intent_proposal_json(p);
-	if (a->cached)
+	if (j->answer_cached)
 		json_object_object_add(res, "cached", json_object_new_boolean(1));
-	if (a->prompt_tokens >= 0 || a->completion_tokens >= 0) {
+	if (j->prompt_tokens >= 0 || j->completion_tokens >= 0) {
 		json_object *u = json_object_new_object();
-		json_object_object_add(u, "promptTokens", json_object_new_int64(a->prompt_tokens));
+		json_object_object_add(u, "promptTokens", json_object_new_int64(j->prompt_tokens));
 		json_object_object_add(u, "completionTokens",
-		                       json_object_new_int64(a->completion_tokens));
+		                       json_object_new_int64(j->completion_tokens));
 		json_object_object_add(res, "usage", u);
 	}
 	intent_progress(k, j->token, "end", p->verdict_name);

@@ -82,6 +82,11 @@ struct val_pred {
 	regex_t re;
 	regex_t re2;
 	int nre;
+	/* The bytes a match of re can start with, when rules.c could tell
+	 * (re anchored, never empty): a value starting otherwise does not
+	 * match, without regexec(). */
+	bool re_first_known;
+	uint64_t re_first[4];
 };
 
 struct val_pattern {
@@ -113,6 +118,8 @@ struct val_alias {
 	bool module;
 };
 
+struct val_memo;
+
 struct val_doc {
 	const char *code;
 	size_t len;
@@ -123,6 +130,7 @@ struct val_doc {
 	struct val_alias *aliases;
 	size_t naliases;
 	size_t caliases;
+	struct val_memo *memo; /* rules.c's, while the rules run; NULL otherwise */
 };
 
 /* The node's source text, copied into out (VAL_VALUE_MAX, cut). */

@@ -80,8 +80,8 @@ static void sh_visit(struct val_doc *d, TSNode n)
 	char name[VAL_VALUE_MAX], val[VAL_VALUE_MAX];
 	if (!val_type_is(n, "variable_assignment"))
 		return;
-	TSNode k = ts_node_child_by_field_name(n, "name", 4);
-	TSNode v = ts_node_child_by_field_name(n, "value", 5);
+	TSNode k = val_field(n, "name");
+	TSNode v = val_field(n, "value");
 	if (!ts_node_is_null(k) && sh_fold(d, v, val, 0)) {
 		val_node_text(d, k, name);
 		val_alias_set(d, name, val, false);

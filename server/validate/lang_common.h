@@ -33,6 +33,33 @@ static inline void val_join(char *out, const char *a, const char *b)
 
 /* Call visit on root and every node below it, in document order. */
 void val_walk(struct val_doc *d, TSNode root, void (*visit)(struct val_doc *d, TSNode n));
+/* The same, going below a node only when visit returned true for it. */
+void val_walk_if(struct val_doc *d, TSNode root, bool (*visit)(struct val_doc *d, TSNode n));
+
+/* The child in field name[0..len), as ts_node_child_by_field_name() finds
+ * it, with the field's id looked up once per call site (*cache; 0 until
+ * known) instead of by name at every call: the name lookup was a tenth of
+ * a check's instructions. A call site sees one grammar (each lang_*.c file
+ * is one language's), so the cached id is that grammar's. Relaxed atomics:
+ * threads racing on the first lookup store the same id. */
+static inline TSNode val_child_by_field(TSNode n, const char *name, uint32_t len, TSFieldId *cache)
+{
+	if (ts_node_is_null(n))
+		return n;
+	TSFieldId id = __atomic_load_n(cache, __ATOMIC_RELAXED);
+	if (!id) {
+		id = ts_language_field_id_for_name(ts_tree_language(n.tree), name, len);
+		if (!id)
+			return ts_node_child_by_field_name(n, name, len);
+		__atomic_store_n(cache, id, __ATOMIC_RELAXED);
+	}
+	return ts_node_child_by_field_id(n, id);
+}
+#define val_field(n, name)                                                                         \
+	({                                                                                         \
+		static TSFieldId val_field_id_;                                                    \
+		val_child_by_field((n), (name), sizeof(name) - 1, &val_field_id_);                 \
+	})
 
 static inline bool val_type_is(TSNode n, const char *type)
 {

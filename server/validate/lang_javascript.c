@@ -35,22 +35,22 @@ static bool js_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
 	if (strcmp(t, "parenthesized_expression") == 0 && ts_node_named_child_count(n) == 1)
 		return js_fold_into(d, ts_node_named_child(n, 0), out, depth + 1);
 	if (strcmp(t, "binary_expression") == 0) {
-		TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+		TSNode op = val_field(n, "operator");
 		if (ts_node_is_null(op) || !val_type_is(op, "+"))
 			return false;
-		return js_fold_into(d, ts_node_child_by_field_name(n, "left", 4), out, depth + 1) &&
-		       js_fold_into(d, ts_node_child_by_field_name(n, "right", 5), out, depth + 1);
+		return js_fold_into(d, val_field(n, "left"), out, depth + 1) &&
+		       js_fold_into(d, val_field(n, "right"), out, depth + 1);
 	}
 	if (strcmp(t, "call_expression") == 0) {
 		/* ['child_', 'process'].join('') */
-		TSNode f = ts_node_child_by_field_name(n, "function", 8);
-		TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+		TSNode f = val_field(n, "function");
+		TSNode args = val_field(n, "arguments");
 		if (ts_node_is_null(f) || !val_type_is(f, "member_expression") ||
 		    ts_node_is_null(args))
 			return false;
-		TSNode obj = ts_node_child_by_field_name(f, "object", 6);
+		TSNode obj = val_field(f, "object");
 		char prop[VAL_VALUE_MAX], sep[VAL_VALUE_MAX] = "";
-		val_node_text(d, ts_node_child_by_field_name(f, "property", 8), prop);
+		val_node_text(d, val_field(f, "property"), prop);
 		if (strcmp(prop, "join") || !val_type_is(obj, "array"))
 			return false;
 		if (ts_node_named_child_count(args) == 1 &&
@@ -115,11 +115,11 @@ static bool js_qname(struct val_doc *d, TSNode n, char *out, int depth)
 	}
 	if (strcmp(t, "member_expression") == 0 || strcmp(t, "subscript_expression") == 0) {
 		bool member = t[0] == 'm';
-		if (!js_qname(d, ts_node_child_by_field_name(n, "object", 6), out, depth + 1))
+		if (!js_qname(d, val_field(n, "object"), out, depth + 1))
 			return false;
 		if (member)
-			val_node_text(d, ts_node_child_by_field_name(n, "property", 8), tmp);
-		else if (!js_fold(d, ts_node_child_by_field_name(n, "index", 5), tmp, depth + 1))
+			val_node_text(d, val_field(n, "property"), tmp);
+		else if (!js_fold(d, val_field(n, "index"), tmp, depth + 1))
 			return false;
 		return (!out[0] || val_cats(out, ".")) && val_cats(out, tmp);
 	}
@@ -128,8 +128,8 @@ static bool js_qname(struct val_doc *d, TSNode n, char *out, int depth)
 	if (strcmp(t, "await_expression") == 0 && ts_node_named_child_count(n) == 1)
 		return js_qname(d, ts_node_named_child(n, 0), out, depth + 1);
 	if (strcmp(t, "call_expression") == 0) {
-		TSNode f = ts_node_child_by_field_name(n, "function", 8);
-		TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+		TSNode f = val_field(n, "function");
+		TSNode args = val_field(n, "arguments");
 		if (ts_node_is_null(f) || ts_node_is_null(args) ||
 		    ts_node_named_child_count(args) < 1)
 			return false;
@@ -163,10 +163,10 @@ static void bind_pattern(struct val_doc *d, TSNode pat, const char *q)
 			val_join(full, q, name);
 			val_alias_set(d, name, full, false);
 		} else if (val_type_is(c, "pair_pattern")) {
-			TSNode v = ts_node_child_by_field_name(c, "value", 5);
+			TSNode v = val_field(c, "value");
 			if (!val_type_is(v, "identifier"))
 				continue;
-			val_node_text(d, ts_node_child_by_field_name(c, "key", 3), key);
+			val_node_text(d, val_field(c, "key"), key);
 			val_node_text(d, v, name);
 			val_join(full, q, key);
 			val_alias_set(d, name, full, false);
@@ -191,7 +191,7 @@ static void collect_binding(struct val_doc *d, TSNode pat, TSNode value)
 static void collect_import(struct val_doc *d, TSNode n)
 {
 	char src[VAL_VALUE_MAX], mod[VAL_VALUE_MAX], name[VAL_VALUE_MAX], full[VAL_VALUE_MAX];
-	if (!js_fold(d, ts_node_child_by_field_name(n, "source", 6), src, 0))
+	if (!js_fold(d, val_field(n, "source"), src, 0))
 		return;
 	module_name(src, mod);
 	uint32_t k = ts_node_named_child_count(n);
@@ -213,8 +213,8 @@ static void collect_import(struct val_doc *d, TSNode n)
 				uint32_t ks = ts_node_named_child_count(c);
 				for (uint32_t s = 0; s < ks; s++) {
 					TSNode spec = ts_node_named_child(c, s);
-					TSNode nm = ts_node_child_by_field_name(spec, "name", 4);
-					TSNode al = ts_node_child_by_field_name(spec, "alias", 5);
+					TSNode nm = val_field(spec, "name");
+					TSNode al = val_field(spec, "alias");
 					if (ts_node_is_null(nm))
 						continue;
 					val_node_text(d, nm, name);
@@ -232,11 +232,9 @@ static void js_visit(struct val_doc *d, TSNode n)
 {
 	const char *t = ts_node_type(n);
 	if (strcmp(t, "variable_declarator") == 0)
-		collect_binding(d, ts_node_child_by_field_name(n, "name", 4),
-		                ts_node_child_by_field_name(n, "value", 5));
+		collect_binding(d, val_field(n, "name"), val_field(n, "value"));
 	else if (strcmp(t, "assignment_expression") == 0)
-		collect_binding(d, ts_node_child_by_field_name(n, "left", 4),
-		                ts_node_child_by_field_name(n, "right", 5));
+		collect_binding(d, val_field(n, "left"), val_field(n, "right"));
 	else if (strcmp(t, "import_statement") == 0)
 		collect_import(d, n);
 }

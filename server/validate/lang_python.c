@@ -2,6 +2,7 @@
  * grammar: which names imports and simple assignments bind (so that
  * "from os import system as s; s()" is os.system), constant strings
  * ('sys' + 'tem'), and words for syntax messages. */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -77,12 +78,12 @@ static bool fold_string(struct val_doc *d, TSNode n, char *out)
 /* ''.join(['o', 's']) and 'sep'.join(...) of constants. */
 static bool fold_join(struct val_doc *d, TSNode n, char *out, int depth)
 {
-	TSNode f = ts_node_child_by_field_name(n, "function", 8);
-	TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+	TSNode f = val_field(n, "function");
+	TSNode args = val_field(n, "arguments");
 	if (ts_node_is_null(f) || !val_type_is(f, "attribute") || ts_node_is_null(args))
 		return false;
-	TSNode obj = ts_node_child_by_field_name(f, "object", 6);
-	TSNode attr = ts_node_child_by_field_name(f, "attribute", 9);
+	TSNode obj = val_field(f, "object");
+	TSNode attr = val_field(f, "attribute");
 	char sep[VAL_VALUE_MAX] = "", name[VAL_VALUE_MAX];
 	val_node_text(d, attr, name);
 	if (strcmp(name, "join") || !py_fold(d, obj, sep, depth + 1) ||
@@ -116,11 +117,11 @@ static bool py_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
 		return k > 0;
 	}
 	if (strcmp(t, "binary_operator") == 0) {
-		TSNode op = ts_node_child_by_field_name(n, "operator", 8);
+		TSNode op = val_field(n, "operator");
 		if (ts_node_is_null(op) || !val_type_is(op, "+"))
 			return false;
-		return py_fold_into(d, ts_node_child_by_field_name(n, "left", 4), out, depth + 1) &&
-		       py_fold_into(d, ts_node_child_by_field_name(n, "right", 5), out, depth + 1);
+		return py_fold_into(d, val_field(n, "left"), out, depth + 1) &&
+		       py_fold_into(d, val_field(n, "right"), out, depth + 1);
 	}
 	if (strcmp(t, "call") == 0)
 		return fold_join(d, n, out, depth);
@@ -136,8 +137,8 @@ static bool py_fold(struct val_doc *d, TSNode n, char *out, int depth)
 /* The module a call imports: __import__('os'), importlib.import_module('os'). */
 static bool call_qname(struct val_doc *d, TSNode n, char *out, int depth)
 {
-	TSNode f = ts_node_child_by_field_name(n, "function", 8);
-	TSNode args = ts_node_child_by_field_name(n, "arguments", 9);
+	TSNode f = val_field(n, "function");
+	TSNode args = val_field(n, "arguments");
 	char fq[VAL_VALUE_MAX], a[VAL_VALUE_MAX];
 	if (ts_node_is_null(args) || ts_node_named_child_count(args) < 1 ||
 	    !py_qname(d, f, fq, depth + 1))
@@ -180,14 +181,14 @@ static bool py_qname(struct val_doc *d, TSNode n, char *out, int depth)
 		return true;
 	}
 	if (strcmp(t, "attribute") == 0) {
-		if (!py_qname(d, ts_node_child_by_field_name(n, "object", 6), out, depth + 1))
+		if (!py_qname(d, val_field(n, "object"), out, depth + 1))
 			return false;
-		py_ident(d, ts_node_child_by_field_name(n, "attribute", 9), tmp);
+		py_ident(d, val_field(n, "attribute"), tmp);
 		return val_cats(out, ".") && val_cats(out, tmp);
 	}
 	if (strcmp(t, "subscript") == 0) {
-		if (!py_qname(d, ts_node_child_by_field_name(n, "value", 5), out, depth + 1) ||
-		    !py_fold(d, ts_node_child_by_field_name(n, "subscript", 9), tmp, depth + 1))
+		if (!py_qname(d, val_field(n, "value"), out, depth + 1) ||
+		    !py_fold(d, val_field(n, "subscript"), tmp, depth + 1))
 			return false;
 		/* sys.modules['os'] is the os module itself. */
 		if (strcmp(out, "sys.modules") == 0) {
@@ -219,8 +220,8 @@ static void collect_import(struct val_doc *d, TSNode n)
 				val_alias_set(d, name, name, true);
 			}
 		} else if (val_type_is(c, "aliased_import")) {
-			val_node_text(d, ts_node_child_by_field_name(c, "name", 4), name);
-			py_ident(d, ts_node_child_by_field_name(c, "alias", 5), alias);
+			val_node_text(d, val_field(c, "name"), name);
+			py_ident(d, val_field(c, "alias"), alias);
 			val_alias_set(d, alias, name, true);
 		}
 	}
@@ -229,7 +230,7 @@ static void collect_import(struct val_doc *d, TSNode n)
 static void collect_from(struct val_doc *d, TSNode n)
 {
 	char mod[VAL_VALUE_MAX], name[VAL_VALUE_MAX], alias[VAL_VALUE_MAX];
-	TSNode m = ts_node_child_by_field_name(n, "module_name", 11);
+	TSNode m = val_field(n, "module_name");
 	if (ts_node_is_null(m))
 		return;
 	val_node_text(d, m, mod);
@@ -241,8 +242,8 @@ static void collect_from(struct val_doc *d, TSNode n)
 		TSNode c = ts_node_child(n, i);
 		char full[VAL_VALUE_MAX];
 		if (val_type_is(c, "aliased_import")) {
-			val_node_text(d, ts_node_child_by_field_name(c, "name", 4), name);
-			py_ident(d, ts_node_child_by_field_name(c, "alias", 5), alias);
+			val_node_text(d, val_field(c, "name"), name);
+			py_ident(d, val_field(c, "alias"), alias);
 		} else {
 			val_node_text(d, c, name);
 			snprintf(alias, sizeof(alias), "%s", name);
@@ -254,8 +255,8 @@ static void collect_from(struct val_doc *d, TSNode n)
 
 static void collect_assign(struct val_doc *d, TSNode n)
 {
-	TSNode left = ts_node_child_by_field_name(n, "left", 4);
-	TSNode right = ts_node_child_by_field_name(n, "right", 5);
+	TSNode left = val_field(n, "left");
+	TSNode right = val_field(n, "right");
 	if (ts_node_is_null(left) || ts_node_is_null(right) || !val_type_is(left, "identifier"))
 		return;
 	const char *rt = ts_node_type(right);
@@ -277,7 +278,60 @@ static void collect_assign(struct val_doc *d, TSNode n)
 	val_alias_set(d, name, q, module);
 }
 
-static void py_visit(struct val_doc *d, TSNode n)
+/* Expressions: the grammar puts no statement and no assignment below
+ * them, so a walk that looks for those need not go in (most of a tree's
+ * nodes are inside expressions), unless the subtree holds a syntax error,
+ * where tree-sitter may nest anything. Indexed by symbol (every id of the
+ * name: a grammar may alias several). */
+static const char *const expression_types[] = {
+    "call",
+    "argument_list",
+    "attribute",
+    "subscript",
+    "binary_operator",
+    "unary_operator",
+    "comparison_operator",
+    "not_operator",
+    "boolean_operator",
+    "string",
+    "concatenated_string",
+    "list",
+    "tuple",
+    "set",
+    "dictionary",
+    "pair",
+    "list_comprehension",
+    "dictionary_comprehension",
+    "set_comprehension",
+    "generator_expression",
+    "parenthesized_expression",
+    "conditional_expression",
+    "lambda",
+    "keyword_argument",
+    "list_splat",
+    "dictionary_splat",
+    "await",
+    "slice",
+};
+#define PY_SYMBOLS_MAX 1024
+static bool py_expression[PY_SYMBOLS_MAX];
+static pthread_once_t py_expression_once = PTHREAD_ONCE_INIT;
+
+static void py_expression_init(void)
+{
+	const TSLanguage *l = tree_sitter_python();
+	uint32_t n = ts_language_symbol_count(l);
+	for (uint32_t s = 0; s < n && s < PY_SYMBOLS_MAX; s++) {
+		if (ts_language_symbol_type(l, (TSSymbol)s) != TSSymbolTypeRegular)
+			continue;
+		const char *name = ts_language_symbol_name(l, (TSSymbol)s);
+		for (size_t i = 0; i < sizeof(expression_types) / sizeof(expression_types[0]); i++)
+			if (strcmp(name, expression_types[i]) == 0)
+				py_expression[s] = true;
+	}
+}
+
+static bool py_visit(struct val_doc *d, TSNode n)
 {
 	const char *t = ts_node_type(n);
 	if (strcmp(t, "import_statement") == 0)
@@ -286,11 +340,14 @@ static void py_visit(struct val_doc *d, TSNode n)
 		collect_from(d, n);
 	else if (strcmp(t, "assignment") == 0)
 		collect_assign(d, n);
+	TSSymbol s = ts_node_symbol(n);
+	return s >= PY_SYMBOLS_MAX || !py_expression[s] || ts_node_has_error(n);
 }
 
 static void py_collect(struct val_doc *d, TSNode root)
 {
-	val_walk(d, root, py_visit);
+	pthread_once(&py_expression_once, py_expression_init);
+	val_walk_if(d, root, py_visit);
 }
 
 static const char *py_describe(const char *parent, const char *missing)

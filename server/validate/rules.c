@@ -7,6 +7,7 @@
  * #not-contains?). See docs/validator.md for the format. */
 #include "validate/internal.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -163,6 +164,158 @@ static const struct {
     {"not-contains?", VAL_P_NOT_CONTAINS, 2, 2, 2},
 };
 
+/* --- the first bytes of a regex ---------------------------------------------
+ *
+ * Most values a pattern tests fail its regex at the first byte ("print"
+ * against "^(os|posix|nt)\\.(system|...)$"), and glibc's regexec() costs
+ * about 2000 instructions even then. So the bytes a match can begin with
+ * are worked out once, for the extended regexes the rule files use:
+ * literals, escaped punctuation, bracket lists and ranges, groups,
+ * alternation, ? * +, and ^ at the start of each top-level alternative
+ * (a match begins at the value's first byte). Anything else (., {n},
+ * classes, back-references, no ^) leaves the set unknown and regexec()
+ * decides alone. A set is never smaller than the truth: it is only used
+ * to say no. */
+struct re_scan {
+	const char *p;
+	bool ok;
+};
+
+static void first_add(uint64_t *set, unsigned char c)
+{
+	set[c >> 6] |= 1ull << (c & 63);
+}
+
+static void scan_alt(struct re_scan *r, uint64_t *set, bool *nullable, bool top);
+
+/* One atom and its quantifier: the bytes it can begin with into set,
+ * *nullable when it can match nothing (or only the end, for $). */
+static void scan_atom(struct re_scan *r, uint64_t *set, bool *nullable)
+{
+	unsigned char c = (unsigned char)*r->p;
+	*nullable = false;
+	if (c == '(') {
+		r->p++;
+		scan_alt(r, set, nullable, false);
+		if (*r->p != ')') {
+			r->ok = false;
+			return;
+		}
+		r->p++;
+	} else if (c == '[') {
+		r->p++;
+		if (*r->p == '^') {
+			r->ok = false;
+			return;
+		}
+		for (bool first = true; *r->p && (*r->p != ']' || first); first = false) {
+			unsigned char a = (unsigned char)r->p[0], b = (unsigned char)r->p[2];
+			if (a == '[') { /* [:alpha:] and the like */
+				r->ok = false;
+				return;
+			}
+			if (r->p[1] == '-' && b && b != ']') {
+				if (b < a) {
+					r->ok = false;
+					return;
+				}
+				for (unsigned x = a; x <= b; x++)
+					first_add(set, (unsigned char)x);
+				r->p += 3;
+			} else {
+				first_add(set, a);
+				r->p++;
+			}
+		}
+		if (*r->p != ']') {
+			r->ok = false;
+			return;
+		}
+		r->p++;
+	} else if (c == '\\') {
+		unsigned char e = (unsigned char)r->p[1];
+		if (!e || !ispunct(e)) { /* \w, \1 and the like are not literals */
+			r->ok = false;
+			return;
+		}
+		first_add(set, e);
+		r->p += 2;
+	} else if (c == '$') {
+		*nullable = true;
+		r->p++;
+	} else if (c && !strchr("^.*+?{|)", c)) {
+		first_add(set, c);
+		r->p++;
+	} else {
+		r->ok = false;
+		return;
+	}
+	if (*r->p == '?' || *r->p == '*') {
+		*nullable = true;
+		r->p++;
+	} else if (*r->p == '+') {
+		r->p++;
+	}
+	if (*r->p && strchr("?*+{", *r->p))
+		r->ok = false;
+}
+
+/* Atoms up to | or ): the first bytes of those that can come first. */
+static void scan_seq(struct re_scan *r, uint64_t *set, bool *nullable)
+{
+	bool all_null = true;
+	while (r->ok && *r->p && *r->p != '|' && *r->p != ')') {
+		uint64_t s[4] = {0};
+		bool n;
+		scan_atom(r, s, &n);
+		if (all_null)
+			for (int i = 0; i < 4; i++)
+				set[i] |= s[i];
+		all_null = all_null && n;
+	}
+	*nullable = all_null;
+}
+
+static void scan_alt(struct re_scan *r, uint64_t *set, bool *nullable, bool top)
+{
+	*nullable = false;
+	for (;;) {
+		if (top) {
+			if (*r->p != '^') {
+				r->ok = false;
+				return;
+			}
+			r->p++;
+		}
+		bool n;
+		scan_seq(r, set, &n);
+		*nullable = *nullable || n;
+		if (!r->ok || *r->p != '|')
+			return;
+		r->p++;
+	}
+}
+
+/* p->re_first for regex src, when it can be known. */
+static void first_bytes(struct val_pred *p, const char *src)
+{
+	struct re_scan r = {.p = src, .ok = true};
+	uint64_t set[4] = {0};
+	bool nullable;
+	scan_alt(&r, set, &nullable, true);
+	if (!r.ok || *r.p || nullable)
+		return;
+	memcpy(p->re_first, set, sizeof(set));
+	p->re_first_known = true;
+}
+
+/* False when value cannot match p->re; true when regexec() must say. */
+static bool may_match(const struct val_pred *p, const char *value)
+{
+	unsigned char c = (unsigned char)value[0];
+	return !p->re_first_known || (c && (p->re_first[c >> 6] >> (c & 63) & 1));
+}
+
 /* One predicate: steps[0] is its name, then arguments up to Done. */
 static int compile_pred(struct val_ruleset *rs, const TSQueryPredicateStep *steps, size_t n,
                         struct val_pred *p, char *detail, size_t dsz)
@@ -218,6 +371,8 @@ static int compile_pred(struct val_ruleset *rs, const TSQueryPredicateStep *step
 			         rs->lang->name, pname);
 			return -EINVAL;
 		}
+		if (i == 0)
+			first_bytes(p, p->strs[0]);
 		p->nre++;
 	}
 	return 0;
@@ -326,6 +481,86 @@ static bool capture_node(const TSQueryMatch *m, uint32_t cap, TSNode *ret)
 	return false;
 }
 
+/* A node's qualified name and its value do not change once the aliases
+ * are collected, and every pattern that starts at a call asks for its
+ * name (a dozen in python.scm): the last answers are kept in a small
+ * direct-mapped table, one per check, of bounded size. Matches come in
+ * document order, so the patterns of one node hit it one after another. */
+#define MEMO_SLOTS 64
+
+enum memo_kind {
+	MEMO_QNAME = 1,
+	MEMO_VALUE,
+};
+
+struct memo_slot {
+	const void *id; /* the node's subtree */
+	uint32_t start; /* and where it is: together, which node */
+	uint8_t kind;   /* enum memo_kind; 0: empty */
+	bool ok;        /* qname: whether the node has one */
+	uint16_t len;
+	char s[VAL_VALUE_MAX];
+};
+
+struct val_memo {
+	struct memo_slot slot[MEMO_SLOTS];
+};
+
+static struct memo_slot *memo_slot(struct val_doc *d, TSNode n, enum memo_kind kind, bool *ret_hit)
+{
+	uint32_t start = ts_node_start_byte(n);
+	uintptr_t h = ((uintptr_t)n.id >> 4) ^ start ^ ((uintptr_t)kind << 5);
+	struct memo_slot *m = &d->memo->slot[(h ^ (h >> 7)) % MEMO_SLOTS];
+	*ret_hit = m->kind == kind && m->id == n.id && m->start == start;
+	return m;
+}
+
+static void memo_store(struct memo_slot *m, TSNode n, enum memo_kind kind, bool ok, const char *s)
+{
+	size_t l = strlen(s);
+	m->id = n.id;
+	m->start = ts_node_start_byte(n);
+	m->kind = (uint8_t)kind;
+	m->ok = ok;
+	m->len = (uint16_t)l;
+	memcpy(m->s, s, l + 1);
+}
+
+/* d->lang->qname(), remembered. */
+static bool node_qname(struct val_doc *d, TSNode n, char *out)
+{
+	if (!d->memo)
+		return d->lang->qname(d, n, out, 0);
+	bool hit;
+	struct memo_slot *m = memo_slot(d, n, MEMO_QNAME, &hit);
+	if (hit) {
+		memcpy(out, m->s, (size_t)m->len + 1);
+		return m->ok;
+	}
+	bool ok = d->lang->qname(d, n, out, 0);
+	if (!ok)
+		out[0] = '\0';
+	memo_store(m, n, MEMO_QNAME, ok, out);
+	return ok;
+}
+
+/* val_node_value(), remembered. */
+static void node_value(struct val_doc *d, TSNode n, char *out)
+{
+	if (!d->memo) {
+		val_node_value(d, n, out);
+		return;
+	}
+	bool hit;
+	struct memo_slot *m = memo_slot(d, n, MEMO_VALUE, &hit);
+	if (hit) {
+		memcpy(out, m->s, (size_t)m->len + 1);
+		return;
+	}
+	val_node_value(d, n, out);
+	memo_store(m, n, MEMO_VALUE, true, out);
+}
+
 static bool is_literal(struct val_doc *d, TSNode n)
 {
 	const char *t = ts_node_type(n);
@@ -338,7 +573,7 @@ static bool is_literal(struct val_doc *d, TSNode n)
 static bool is_module(struct val_doc *d, TSNode n)
 {
 	char q[VAL_VALUE_MAX];
-	if (!d->lang->qname(d, n, q, 0))
+	if (!node_qname(d, n, q))
 		return false;
 	for (size_t i = 0; i < d->naliases; i++)
 		if (d->aliases[i].module && strcmp(d->aliases[i].target, q) == 0)
@@ -432,12 +667,12 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 	switch (p->op) {
 	case VAL_P_EQ:
 	case VAL_P_NOT_EQ: {
-		val_node_value(d, n, val);
+		node_value(d, n, val);
 		bool eq;
 		if (p->cap2 >= 0) {
 			if (!capture_node(m, (uint32_t)p->cap2, &n2))
 				return true;
-			val_node_value(d, n2, val2);
+			node_value(d, n2, val2);
 			eq = strcmp(val, val2) == 0;
 		} else {
 			eq = strcmp(val, p->strs[0]) == 0;
@@ -446,17 +681,19 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 	}
 	case VAL_P_MATCH:
 	case VAL_P_NOT_MATCH:
-		val_node_value(d, n, val);
-		return (regexec(&p->re, val, 0, NULL, 0) == 0) == (p->op == VAL_P_MATCH);
+		node_value(d, n, val);
+		return (may_match(p, val) && regexec(&p->re, val, 0, NULL, 0) == 0) ==
+		       (p->op == VAL_P_MATCH);
 	case VAL_P_ANY_OF:
-		val_node_value(d, n, val);
+		node_value(d, n, val);
 		for (size_t i = 0; i < p->nstrs; i++)
 			if (strcmp(val, p->strs[i]) == 0)
 				return true;
 		return false;
 	case VAL_P_QNAME_MATCH:
 	case VAL_P_NOT_QNAME_MATCH: {
-		bool ok = d->lang->qname(d, n, val, 0) && regexec(&p->re, val, 0, NULL, 0) == 0;
+		bool ok = node_qname(d, n, val) && may_match(p, val) &&
+		          regexec(&p->re, val, 0, NULL, 0) == 0;
 		return ok == (p->op == VAL_P_QNAME_MATCH);
 	}
 	case VAL_P_NOT_LITERAL:
@@ -464,7 +701,7 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 	case VAL_P_IS_MODULE:
 		return is_module(d, n);
 	case VAL_P_OUTSIDE:
-		val_node_value(d, n, val);
+		node_value(d, n, val);
 		return path_outside(d->workspace, val);
 	case VAL_P_NOT_CONTAINS:
 		return !contains_type(n, &p->re, &p->re2);
@@ -480,12 +717,25 @@ struct finding {
 int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
                   json_object *profile)
 {
+	/* Each rule's severity under the profile, once per check, not per
+	 * match (two JSON lookups each, a few hundred matches a snippet). */
+	_cleanup_free_ enum val_severity *sev = calloc(rs->nrules ? rs->nrules : 1, sizeof(*sev));
+	_cleanup_free_ struct val_memo *memo = malloc(sizeof(*memo));
 	TSQueryCursor *qc = ts_query_cursor_new();
-	if (!qc)
+	if (!sev || !memo || !qc) {
+		if (qc)
+			ts_query_cursor_delete(qc);
 		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rs->nrules; i++)
+		sev[i] = val_severity_for(profile, &rs->rules[i]);
+	for (size_t i = 0; i < MEMO_SLOTS; i++)
+		memo->slot[i].kind = 0;
 	ts_query_cursor_set_match_limit(qc, MATCH_LIMIT);
+	/* The memo only after collect: names resolve against its aliases. */
 	if (d->lang->collect)
 		d->lang->collect(d, root);
+	d->memo = memo;
 	struct finding found[MAX_FINDINGS];
 	size_t nfound = 0;
 	ts_query_cursor_exec(qc, rs->query, root);
@@ -509,8 +759,7 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 		if (rule < 0)
 			continue;
 		const struct val_rule *ru = &rs->rules[rule];
-		enum val_severity sev = val_severity_for(profile, ru);
-		if (sev == VAL_SEV_OFF)
+		if (sev[rule] == VAL_SEV_OFF)
 			continue;
 		bool ok = true;
 		for (size_t i = 0; ok && i < pat->npreds; i++)
@@ -525,9 +774,10 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 		if (dup)
 			continue;
 		found[nfound++] = (struct finding){(size_t)rule, s, e};
-		if ((r = val_add(d, s, e, sev, ru->id, ru->message, ru->explanation)) < 0)
+		if ((r = val_add(d, s, e, sev[rule], ru->id, ru->message, ru->explanation)) < 0)
 			break;
 	}
+	d->memo = NULL;
 	ts_query_cursor_delete(qc);
 	return r;
 }

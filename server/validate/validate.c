@@ -44,6 +44,7 @@ struct validator {
 	struct val_text *text;   /* rules/text.json */
 	json_object *config;     /* a copy, for the thread's own validator */
 	struct val_async *async; /* NULL until val_check_async() */
+	uint64_t generation;     /* val_generation() */
 };
 
 const char *val_verdict_name(enum val_verdict v)
@@ -211,6 +212,8 @@ int val_new(json_object *config, struct validator **ret_val)
 		r = -EINVAL;
 		goto fail;
 	}
+	static uint64_t generations;
+	v->generation = __atomic_add_fetch(&generations, 1, __ATOMIC_RELAXED);
 	v->parser = ts_parser_new();
 	if (!v->parser)
 		goto fail;
@@ -336,6 +339,11 @@ int val_python_available(struct validator *v)
 		return 0;
 	struct val_pyerror e;
 	return val_pyworker_check(v->py, VAL_PARSE_PYTHON, NULL, "", 0, NULL, &e) >= 0;
+}
+
+uint64_t val_generation(const struct validator *v)
+{
+	return v->generation;
 }
 
 json_object *val_config(const struct validator *v)

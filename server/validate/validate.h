@@ -128,6 +128,11 @@ void val_job_cancel(struct val_job *job);
  * that leaves more to do. */
 int val_prepare(struct validator *v);
 
+/* A number no other validator of this process has: a report computed
+ * by v is what a validator of the same number would give (a
+ * configuration change builds a new one). */
+uint64_t val_generation(const struct validator *v);
+
 /* "allow", "warn", "deny". */
 const char *val_verdict_name(enum val_verdict v);
 

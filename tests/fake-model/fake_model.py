@@ -213,6 +213,12 @@ SHAPES = {
     "bare": "import sys\nprint('bare', file=sys.stdout)\n",
     "foreign": "```bash\necho wrong language\n```\n",
     "sleepy": "```python\nimport time\ntime.sleep(60)\nprint('woke')\n```\n",
+    # Cut off mid-line: the code at the last completed line (allowed) is
+    # not the final code (denied), so the check kiln ran ahead, at that
+    # line, is not its report. The last line is long: with fake-slow it
+    # streams for about a second, time for that check to end.
+    "taildeny": ("```python\nx = 1\nprint(x)\nimport socket; print('this last line never "
+                 "ends, so no check starts for it before the answer does')"),
     # A warn verdict (a loop the validator sees no way out of) that ends.
     "warnloop": ("```python\nimport os\nn = 0\nwhile True:\n    n += 1\n    if n > 3:\n"
                  "        print('looped', flush=True)\n        os._exit(0)\n```\n"),
