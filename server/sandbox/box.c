@@ -355,9 +355,13 @@ const char *sbx_failure_hint(int step, int err)
 		       "on tmpfs (Linux 6.6 and later can): set sandbox.workspace.mode to "
 		       "\"none\" to run without the workspace.";
 	if (step == SBX_STEP_HIDE && err == E2BIG)
-		return " The workspace has more entries (or secrets to hide) than kiln checks "
-		       "before a run (docs/sandbox.md): open a smaller folder, or set "
-		       "sandbox.workspace.mode to \"none\".";
+		return " The workspace has more secrets to hide than kiln masks (2048), or a "
+		       "file system mounted in it has more entries than pid 1 checks (100 000) "
+		       "(docs/sandbox.md): hide their folder whole in sandbox.workspace.hide, open "
+		       "a smaller folder, or set sandbox.workspace.mode to \"none\".";
+	if (step == SBX_STEP_HIDE && (err == ENOENT || err == ELOOP || err == ENOTDIR))
+		return " A hidden entry of the workspace moved or was replaced while the run "
+		       "started, so kiln cannot say where it is now: run it again.";
 	if (step == SBX_STEP_EXEC && err == ENOENT)
 		return " The interpreter is missing inside the box.";
 	return "";

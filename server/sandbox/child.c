@@ -6,6 +6,7 @@
 #include "sandbox/child.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -29,6 +30,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sandbox/hide.h"
 #include "sandbox/sandbox.h"
 
 /* Landlock bits newer than this system's headers. */
@@ -119,22 +121,26 @@ int sbx_landlock_abi(void)
 	return abi < 0 ? 0 : (int)abi;
 }
 
-ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd)
+ssize_t sbx_status_send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(SBX_STATUS_MAX_FDS * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {.msg_iov = iov, .msg_iovlen = iovcnt};
-	if (pass_fd >= 0) {
+	if (nfds > SBX_STATUS_MAX_FDS) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (nfds) {
 		memset(&u, 0, sizeof(u));
 		mh.msg_control = u.buf;
-		mh.msg_controllen = sizeof(u.buf);
+		mh.msg_controllen = CMSG_SPACE(nfds * sizeof(int));
 		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+		c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	}
 	ssize_t n;
 	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
@@ -142,10 +148,16 @@ ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd)
 	return n;
 }
 
-ssize_t sbx_status_recv(int sock, struct iovec *iov, size_t iovcnt, int flags, int *ret_fd)
+ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd)
+{
+	return sbx_status_send_fds(sock, iov, iovcnt, &pass_fd, pass_fd >= 0 ? 1 : 0);
+}
+
+ssize_t sbx_status_recv_fds(int sock, struct iovec *iov, size_t iovcnt, int flags, int *ret_fds,
+                            size_t nfds)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int))];
+		char buf[CMSG_SPACE(SBX_STATUS_MAX_FDS * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	struct msghdr mh = {.msg_iov = iov,
@@ -155,20 +167,41 @@ ssize_t sbx_status_recv(int sock, struct iovec *iov, size_t iovcnt, int flags, i
 	ssize_t n;
 	while ((n = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
 		;
-	*ret_fd = -1;
+	for (size_t i = 0; i < nfds; i++)
+		ret_fds[i] = -1;
 	if (n < 0)
 		return n;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-			memcpy(ret_fd, CMSG_DATA(c), sizeof(int));
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		if (*ret_fd >= 0)
-			close(*ret_fd);
-		*ret_fd = -1;
+	bool extra = false;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k; i++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+			if (i < nfds && ret_fds[i] < 0) {
+				ret_fds[i] = fd;
+			} else {
+				close(fd); /* more than the caller takes */
+				extra = true;
+			}
+		}
+	}
+	if (extra || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+		for (size_t i = 0; i < nfds; i++)
+			if (ret_fds[i] >= 0) {
+				close(ret_fds[i]);
+				ret_fds[i] = -1;
+			}
 		errno = EMSGSIZE;
 		return -1;
 	}
 	return n;
+}
+
+ssize_t sbx_status_recv(int sock, struct iovec *iov, size_t iovcnt, int flags, int *ret_fd)
+{
+	return sbx_status_recv_fds(sock, iov, iovcnt, flags, ret_fd, 1);
 }
 
 static void send_msg(int fd, const struct sbx_msg *m, int pass_fd)
@@ -514,8 +547,8 @@ static bool hidden_name(const struct sbx_plan *p, const char *name)
 	return false;
 }
 
-/* Mount a clone of mask "d" or "f" over name in dirfd. */
-static int mask(int dirfd, const char *name, bool dir, unsigned *nmasks)
+/* Mount a clone of mask "d" or "f" over tgt (an O_PATH fd). */
+static int mask_fd(int tgt, bool dir, unsigned *nmasks)
 {
 	if (++*nmasks > SBX_HIDE_MAX_MASKS) {
 		errno = E2BIG;
@@ -524,14 +557,22 @@ static int mask(int dirfd, const char *name, bool dir, unsigned *nmasks)
 	int src = open_tree(FD_MASK, dir ? "d" : "f", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (src < 0)
 		return -1;
-	int tgt = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-	int r = tgt < 0 ? -1
-	                : move_mount(src, "", tgt, "",
-	                             MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	int r = move_mount(src, "", tgt, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
 	int saved = errno;
-	if (tgt >= 0)
-		close(tgt);
 	close(src);
+	errno = saved;
+	return r;
+}
+
+/* Mount a clone of mask "d" or "f" over name in dirfd. */
+static int mask(int dirfd, const char *name, bool dir, unsigned *nmasks)
+{
+	int tgt = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (tgt < 0)
+		return -1;
+	int r = mask_fd(tgt, dir, nmasks);
+	int saved = errno;
+	close(tgt);
 	errno = saved;
 	return r;
 }
@@ -544,12 +585,15 @@ struct kiln_dirent64 {
 	char d_name[];
 };
 
-/* Walk the workspace as the program will see it and mask every entry
- * whose name matches a hide pattern; a directory is not entered once
- * masked, nor followed through a link. A directory the box cannot read
- * is skipped (the program cannot read it either). Past the entry or
- * mask cap the run fails with E2BIG: what was not checked is not shown. */
-static int hide_secrets(const struct sbx_plan *p)
+/* Walk the folder open as rootfd (taken) as the program will see it and
+ * mask every entry whose name matches a hide pattern; a directory is
+ * not entered once masked, nor followed through a link. A directory the
+ * box cannot read is skipped (the program cannot read it either). Past
+ * the entry or mask cap the run fails with E2BIG: what was not checked
+ * is not shown. Only for what the server could not walk itself (another
+ * file system mounted in the workspace: the overlay shows what lies
+ * under it); the rest comes listed (hide_listed). */
+static int walk_and_mask(const struct sbx_plan *p, int rootfd, unsigned *nmasks_io)
 {
 	static struct {
 		int fd;
@@ -557,11 +601,9 @@ static int hide_secrets(const struct sbx_plan *p)
 		char buf[8192] __attribute__((aligned(8)));
 	} stk[SBX_HIDE_DEPTH];
 	unsigned long entries = 0;
-	unsigned nmasks = 0;
+	unsigned nmasks = *nmasks_io;
 	int depth = 0;
-	stk[0].fd = open(p->ws_host, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (stk[0].fd < 0)
-		return -1;
+	stk[0].fd = rootfd;
 	stk[0].pos = stk[0].len = 0;
 	while (depth >= 0) {
 		if (stk[depth].pos >= stk[depth].len) {
@@ -580,7 +622,7 @@ static int hide_secrets(const struct sbx_plan *p)
 		const char *name = d->d_name;
 		if (name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2])))
 			continue;
-		if (++entries > SBX_HIDE_MAX_ENTRIES) {
+		if (++entries > SBX_HIDE_WALK_MAX_ENTRIES) {
 			errno = E2BIG;
 			goto fail;
 		}
@@ -609,6 +651,7 @@ static int hide_secrets(const struct sbx_plan *p)
 		stk[depth].fd = sub;
 		stk[depth].pos = stk[depth].len = 0;
 	}
+	*nmasks_io = nmasks;
 	return 0;
 fail:;
 	int saved = errno;
@@ -616,6 +659,93 @@ fail:;
 		close(stk[depth].fd);
 	errno = saved;
 	return -1;
+}
+
+/* One record of the server's list (hide.h) under the workspace ws. The
+ * path is opened without following any link. An entry that is not
+ * where the list says (gone, moved, or a link now on its path) fails
+ * the run: the folder changed as it started, and what moved may be
+ * anywhere. One the box cannot reach (EACCES) the program cannot
+ * either. */
+static int hide_one(const struct sbx_plan *p, int ws, char kind, const char *path, unsigned *nmasks)
+{
+	if (kind == SBX_HIDE_WALK) {
+		int fd = open_beneath(ws, path, O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			return errno == EACCES ? 0 : -1;
+		return walk_and_mask(p, fd, nmasks);
+	}
+	if (kind != SBX_HIDE_FILE && kind != SBX_HIDE_DIR) {
+		errno = EPROTO;
+		return -1;
+	}
+	int tgt = open_beneath(ws, path, O_PATH);
+	if (tgt < 0)
+		return errno == EACCES ? 0 : -1;
+	struct stat st;
+	int r = fstat(tgt, &st);
+	bool dir = kind == SBX_HIDE_DIR;
+	if (r == 0 && (dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))) {
+		errno = ENOENT; /* replaced by another kind of entry */
+		r = -1;
+	}
+	if (r == 0)
+		r = mask_fd(tgt, dir, nmasks);
+	int saved = errno;
+	close(tgt);
+	errno = saved;
+	return r;
+}
+
+/* Mask every entry the server's list names (listfd, a sealed memfd of
+ * records "<kind><path>\0"), read through a static buffer. */
+static int hide_listed(const struct sbx_plan *p, int listfd)
+{
+	static char buf[2 * (PATH_MAX + 2)];
+	int ws = open(p->ws_host, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (ws < 0)
+		return -1;
+	unsigned nmasks = 0;
+	off_t off = 0;
+	size_t have = 0;
+	int r = 0;
+	for (;;) {
+		ssize_t n = pread(listfd, buf + have, sizeof(buf) - have, off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -1;
+			break;
+		}
+		off += n;
+		have += (size_t)n;
+		size_t pos = 0;
+		char *end;
+		while (r == 0 && pos < have && (end = memchr(buf + pos, '\0', have - pos))) {
+			if (end == buf + pos) {
+				errno = EPROTO;
+				r = -1;
+				break;
+			}
+			r = hide_one(p, ws, buf[pos], buf + pos + 1, &nmasks);
+			pos = (size_t)(end - buf) + 1;
+		}
+		if (r < 0)
+			break;
+		memmove(buf, buf + pos, have - pos);
+		have -= pos;
+		if (n == 0 || (pos == 0 && have == sizeof(buf))) {
+			if (have) { /* a record cut short, or longer than a path */
+				errno = EPROTO;
+				r = -1;
+			}
+			break;
+		}
+	}
+	int saved = errno;
+	close(ws);
+	errno = saved;
+	return r;
 }
 
 static int loopback_up(void)
@@ -966,21 +1096,23 @@ static int split_go(const struct sbx_go *go, const char **ret_code_path)
 }
 
 /* Wait for the server's GO: the header in *go, its strings in
- * go_strings, the code's memfd in *ret_fd. Returns 0, or -1 with errno
+ * go_strings, the code's memfd in fds[0] and, with go->hide, the list
+ * of what to hide in fds[1] (else -1). Returns 0, or -1 with errno
  * (EPIPE: the server closed the socket, it does not need this box). */
-static int recv_go(struct sbx_go *go, int *ret_fd)
+static int recv_go(struct sbx_go *go, int fds[2])
 {
 	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
 	                       {.iov_base = go_strings, .iov_len = sizeof(go_strings)}};
-	ssize_t n = sbx_status_recv(FD_STATUS, iov, 2, 0, ret_fd);
+	ssize_t n = sbx_status_recv_fds(FD_STATUS, iov, 2, 0, fds, 2);
 	if (n <= 0) {
 		errno = n < 0 ? errno : EPIPE;
 		return -1;
 	}
-	if (*ret_fd < 0 || (size_t)n < sizeof(*go) || (size_t)n != sizeof(*go) + go->strings_len ||
-	    go->nrlimits > SBX_MAX_RLIMITS) {
-		if (*ret_fd >= 0)
-			close(*ret_fd);
+	if (fds[0] < 0 || (size_t)n < sizeof(*go) || (size_t)n != sizeof(*go) + go->strings_len ||
+	    go->nrlimits > SBX_MAX_RLIMITS || (go->hide != 0) != (fds[1] >= 0)) {
+		for (int i = 0; i < 2; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
 		errno = EPROTO;
 		return -1;
 	}
@@ -1187,9 +1319,9 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	                         .envp = p->envp};
 	struct sbx_go go;
 	if (p->await_go) {
-		int codefd;
+		int fds[2];
 		const char *code_path;
-		if (recv_go(&go, &codefd) < 0) {
+		if (recv_go(&go, fds) < 0) {
 			if (errno == EPIPE)
 				_exit(0);
 			fail(SBX_STEP_CODE);
@@ -1198,14 +1330,20 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 			errno = EPROTO;
 			fail(SBX_STEP_CODE);
 		}
-		STEP(SBX_STEP_CODE, write_code(code_path, codefd, go.code_len));
-		close(codefd);
+		STEP(SBX_STEP_CODE, write_code(code_path, fds[0], go.code_len));
+		close(fds[0]);
 		/* Now, not when the box was built: a warm box may have waited
-		 * while the folder changed. */
+		 * while the folder changed. The server's list is from a
+		 * pass made after the run was asked for (hide.h); without
+		 * one, nothing of the workspace is shown. */
 		if (p->ws_host) {
-			STEP(SBX_STEP_HIDE, hide_secrets(p));
+			if (fds[1] < 0)
+				errno = EPROTO;
+			STEP(SBX_STEP_HIDE, fds[1] < 0 ? -1 : hide_listed(p, fds[1]));
 			forbid_mnt_namespaces();
 		}
+		if (fds[1] >= 0)
+			close(fds[1]);
 		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
 		args.rlimits = go.rlimits;
 		args.nrlimits = go.nrlimits;

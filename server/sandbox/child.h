@@ -156,13 +156,17 @@ enum sbx_msg_type {
 	SBX_MSG_UPPER,     /* before READY: the workspace's upper layer (a dir fd) */
 };
 
-/* At most this many entries of a workspace are checked against the hide
- * patterns, and at most this many masked: past either, the run fails
- * (closed) rather than show what it could not check. Directories deeper
- * than SBX_HIDE_DEPTH are masked whole. */
-#define SBX_HIDE_MAX_ENTRIES 100000
-#define SBX_HIDE_MAX_MASKS   2048
-#define SBX_HIDE_DEPTH       24
+/* At most this many entries of the workspace are masked (the server's
+ * list, hide.h): past that, the run fails (closed) rather than show
+ * what it could not hide. Directories deeper than SBX_HIDE_TREE_DEPTH
+ * (the server's walk) are masked whole. What pid 1 walks itself (another
+ * file system mounted in the workspace) is checked for at most
+ * SBX_HIDE_WALK_MAX_ENTRIES entries, SBX_HIDE_DEPTH deep, and the run
+ * fails past the first; deeper directories are masked whole. */
+#define SBX_HIDE_MAX_MASKS        2048
+#define SBX_HIDE_TREE_DEPTH       64
+#define SBX_HIDE_WALK_MAX_ENTRIES 100000
+#define SBX_HIDE_DEPTH            24
 
 struct sbx_msg {
 	int type;
@@ -183,6 +187,10 @@ struct sbx_msg {
 #define SBX_GO_STRINGS (64 * 1024)
 struct sbx_go {
 	uint64_t code_len;
+	/* 1: a second fd, after the code's, is the list of what to hide in
+	 * the workspace (hide.h); a box with a workspace needs it. */
+	uint32_t hide;
+	uint32_t pad;
 	struct sbx_rlimit rlimits[SBX_MAX_RLIMITS];
 	uint32_t nrlimits;
 	uint32_t argc;
@@ -231,10 +239,21 @@ enum sbx_step {
  * and the rest, the server for GO); it allocates nothing. */
 ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd);
 
+/* The same with nfds (at most SBX_STATUS_MAX_FDS) fds attached: GO's
+ * code and, with a workspace, the list of what to hide (hide.h). */
+#define SBX_STATUS_MAX_FDS 2
+ssize_t sbx_status_send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds,
+                            size_t nfds);
+
 /* Its counterpart: one message into iov (recvmsg flags: MSG_DONTWAIT or
  * 0), the fd it carried in *ret_fd (-1 without one; close-on-exec).
  * -1 with EMSGSIZE for a message that did not fit (its fd closed). */
 ssize_t sbx_status_recv(int sock, struct iovec *iov, size_t iovcnt, int flags, int *ret_fd);
+/* The same for up to nfds fds, in ret_fds[0..nfds) in the order sent
+ * (-1 for those not sent). More fds than nfds: -1 with EMSGSIZE, every
+ * fd closed. */
+ssize_t sbx_status_recv_fds(int sock, struct iovec *iov, size_t iovcnt, int flags, int *ret_fds,
+                            size_t nfds);
 
 /* A sentence naming the step, for error messages. */
 const char *sbx_step_name(int step);

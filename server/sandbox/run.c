@@ -29,6 +29,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/display.h"
+#include "sandbox/hide.h"
 #include "sandbox/job.h"
 #include "sandbox/limits.h"
 #include "sandbox/plan.h"
@@ -304,6 +305,13 @@ static void on_wall(struct loop *loop, void *data)
 /* A sentence on why the box could not be built and what to do. */
 static void describe_failure(struct run *run, int step, int err)
 {
+	if (step == SBX_STEP_HIDE && run->hide_why[0]) {
+		/* The server's walk failed (hide.c): its own sentence. */
+		snprintf(run->errmsg, sizeof(run->errmsg), "kiln will not run this code: %s",
+		         run->hide_why);
+		run->err = -(err ? err : EPERM);
+		return;
+	}
 	snprintf(run->errmsg, sizeof(run->errmsg),
 	         "kiln will not run this code: the sandbox could not be built (%s failed: %s). "
 	         "Code never runs outside the sandbox.%s",
@@ -835,22 +843,27 @@ int run_start_box(struct run *run, struct sbx_plan_owned *po)
 	return r;
 }
 
-/* GO itself: the header, the strings, and a memfd holding the code. */
-static int send_go_msg(int status_fd, struct sbx_go *go, const struct buf *strs, const char *code)
+/* GO itself: the header, the strings, and a memfd holding the code (and
+ * the list of what to hide, hide_fd, unless it is -1). */
+static int send_go_msg(int status_fd, struct sbx_go *go, const struct buf *strs, const char *code,
+                       int hide_fd)
 {
 	size_t len = strlen(code);
 	_cleanup_close_ int fd = sbx_code_memfd(code, len);
 	if (fd < 0)
 		return fd;
 	go->code_len = len;
+	go->hide = hide_fd >= 0;
 	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
 	                       {.iov_base = strs->data, .iov_len = strs->len}};
-	ssize_t n = sbx_status_send(status_fd, iov, 2, fd);
+	int fds[2] = {fd, hide_fd};
+	ssize_t n = sbx_status_send_fds(status_fd, iov, 2, fds, hide_fd >= 0 ? 2 : 1);
 	return n == (ssize_t)(sizeof(*go) + strs->len) ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 
 int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const char *code_path,
-                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code)
+                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code,
+                    int hide_fd)
 {
 	/* The program: the code's path, argv, the environment. */
 	struct buf strs;
@@ -870,7 +883,7 @@ int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const ch
 		return r < 0 ? r : -E2BIG;
 	}
 	go.strings_len = (uint32_t)strs.len;
-	r = send_go_msg(b->status_fd, &go, &strs, code);
+	r = send_go_msg(b->status_fd, &go, &strs, code, hide_fd);
 	buf_release(&strs);
 	return r;
 }
@@ -878,11 +891,42 @@ int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const ch
 /* Send pid 1 GO: the program (code path, argv, environment), its code
  * and the rlimits. -errno when it cannot be sent; the caller fails the
  * run. */
-static int send_go(struct run *run, const struct sbx_plan_owned *po, const char *code)
+static int send_go(struct run *run, const struct sbx_plan_owned *po, const char *code, int hide_fd)
 {
 	struct sbx_rlimit rl[SBX_MAX_RLIMITS];
 	size_t nrl = sbx_plan_rlimits_for(&run->limits, run->language, rl);
-	return sbx_box_send_go(&run->box, po, po->code_path, po->plan.argv, rl, nrl, code);
+	return sbx_box_send_go(&run->box, po, po->code_path, po->plan.argv, rl, nrl, code, hide_fd);
+}
+
+/* GO could not be sent, or the workspace not checked: the run fails as
+ * a setup step would; pid 1 goes, and the answer says why. */
+static void go_failed(struct run *run, int step, int r)
+{
+	log_warn("run %s: cannot hand the program to pid 1: %s", run->id, strerror(-r));
+	run->box.failed = true;
+	run->box.fail_step = step;
+	run->box.fail_err = -r;
+	signal_box(run, SIGKILL);
+}
+
+/* The list of what to hide in the workspace is ready (hide.h): GO, with
+ * the plan and code launch kept. */
+static void on_hide_list(void *data, int fd, const char *why)
+{
+	struct run *run = data;
+	run->hide_req = NULL;
+	struct sbx_plan_owned *po = steal_pointer(&run->qplan);
+	_cleanup_free_ char *code = steal_pointer(&run->qcode);
+	int r = fd;
+	if (fd < 0)
+		snprintf(run->hide_why, sizeof(run->hide_why), "%s", why);
+	else if ((r = send_go(run, po, code, fd)) < 0)
+		run->hide_why[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	sbx_plan_free(po);
+	if (r < 0)
+		go_failed(run, fd < 0 ? SBX_STEP_HIDE : SBX_STEP_CODE, r);
 }
 
 struct run *run_new(struct sandbox *s)
@@ -921,8 +965,10 @@ static void on_start_failed(struct loop *loop, void *data)
  * GO: the part of a start that waits for a slot. The run holds one from
  * here until it is freed. -ENOMEM; another -errno with errmsg set when
  * the box could not be built (the caller fails the run). */
-static int launch(struct run *run, struct sbx_plan_owned *po, const char *layout, const char *code)
+static int launch(struct run *run, struct sbx_plan_owned **pop, const char *layout,
+                  const char *code)
 {
+	struct sbx_plan_owned *po = *pop;
 	struct sandbox *s = run->sbx;
 	run->holds_slot = true;
 	s->active++;
@@ -945,14 +991,17 @@ static int launch(struct run *run, struct sbx_plan_owned *po, const char *layout
 	    (r = sbx_cgroup_set_limits(run->box.cg, run->limits.memory_bytes, run->limits.processes,
 	                               run->limits.cpu_cores)) < 0)
 		log_warn("run %s: the cgroup took only some limits: %s", run->id, strerror(-r));
-	if (!run->from_zygote && (r = send_go(run, po, code)) < 0) {
-		/* The run fails as a setup step would: pid 1 goes, and the
-		 * answer says why. */
-		log_warn("run %s: cannot hand the program to pid 1: %s", run->id, strerror(-r));
-		run->box.failed = true;
-		run->box.fail_step = SBX_STEP_CODE;
-		run->box.fail_err = -r;
-		signal_box(run, SIGKILL);
+	if (!run->from_zygote && po->plan.ws_host) {
+		/* With the workspace, GO waits for the list of what to hide,
+		 * made on a job thread while the box builds; the plan and
+		 * the code wait with it. */
+		if (!(run->qcode = strdup(code)))
+			return -ENOMEM;
+		run->qplan = steal_pointer(pop);
+		if ((r = sbx_hide_request(s, on_hide_list, run, &run->hide_req)) < 0)
+			return r;
+	} else if (!run->from_zygote && (r = send_go(run, po, code, -1)) < 0) {
+		go_failed(run, SBX_STEP_CODE, r);
 	}
 	if (!(run->wall_timer = loop_timer_start(s->loop, run->limits.wall_ms, on_wall, run)))
 		return -ENOMEM;
@@ -991,7 +1040,7 @@ static void on_queue_turn(struct loop *loop, void *data)
 		_cleanup_free_ char *layout = steal_pointer(&run->qlayout);
 		_cleanup_free_ char *code = steal_pointer(&run->qcode);
 		report_status(run, RUN_STARTED, 0);
-		int r = launch(run, po, layout, code);
+		int r = launch(run, &po, layout, code);
 		sbx_plan_free(po);
 		if (r < 0) {
 			if (r == -ENOMEM && !run->errmsg[0])
@@ -1116,7 +1165,7 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 			return 0;
 		}
 	} else {
-		r = launch(run, po, layout, code);
+		r = launch(run, &po, layout, code);
 	}
 	sbx_plan_free(po);
 	if (r == -ENOMEM) {
@@ -1149,6 +1198,10 @@ void run_free(struct run *run)
 		}
 	if (run->queued)
 		dequeue(run);
+	/* Launched, and waiting for the list of what to hide. */
+	sbx_hide_cancel(run->sbx, run->hide_req);
+	sbx_plan_free(run->qplan);
+	free(run->qcode);
 	if (run->holds_slot) {
 		run->sbx->active--;
 		queue_kick(run->sbx);

@@ -19,6 +19,7 @@
 struct loop_timer;
 struct sandbox;
 struct sbx_cgroup;
+struct sbx_hide_req;
 struct sbx_job;
 
 enum { OUT, ERR };
@@ -61,6 +62,10 @@ struct run {
 	struct run *qnext;
 	struct sbx_plan_owned *qplan;
 	char *qlayout, *qcode;
+	/* Launched with the workspace: GO waits for the list of what to
+	 * hide (hide.h), holding qplan and qcode; why that failed. */
+	struct sbx_hide_req *hide_req;
+	char hide_why[512];
 	char *workspace; /* the host folder its box shows, or NULL */
 	bool timed_out, truncated, killing;
 	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */
@@ -99,9 +104,11 @@ int run_watch_box(struct run *run);
 
 /* GO for box b: the program at code_path (under the new root, no
  * leading '/'), argv, po's environment, the rlimits rl, code as the
- * file's contents. */
+ * file's contents; with a workspace, hide_fd is the list of what to
+ * hide there (hide.h; the caller's to close), else -1. */
 int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const char *code_path,
-                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code);
+                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code,
+                    int hide_fd);
 
 /* session.c's runs. A session's run is a struct run without a box of its
  * own: its output comes from the session (run_session_output), its

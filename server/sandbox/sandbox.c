@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "core/json.h"
@@ -21,6 +22,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/filter.h"
+#include "sandbox/hide.h"
 #include "sandbox/job.h"
 #include "sandbox/plan.h"
 #include "sandbox/run.h"
@@ -66,7 +68,8 @@ static void free_hide(char **hide, size_t n)
 	free(hide);
 }
 
-/* sandbox.workspace: {"mode": "overlay"|"none", "hide": [patterns]}. */
+/* sandbox.workspace: {"mode": "overlay"|"none", "hide": [patterns],
+ * "maxEntries": n}. */
 static int workspace_config(json_object *section, struct sbx_config *c, char *err, size_t errsz)
 {
 	json_object *ws = json_get(section, "workspace");
@@ -76,6 +79,7 @@ static int workspace_config(json_object *section, struct sbx_config *c, char *er
 		return -EINVAL;
 	}
 	json_object *hide = NULL;
+	c->hide_max_entries = SBX_HIDE_DEFAULT_MAX_ENTRIES;
 	if (ws) {
 		json_object_object_foreach(ws, key, v)
 		{
@@ -91,10 +95,21 @@ static int workspace_config(json_object *section, struct sbx_config *c, char *er
 				c->workspace_on = strcmp(m, "overlay") == 0;
 			} else if (strcmp(key, "hide") == 0) {
 				hide = v;
+			} else if (strcmp(key, "maxEntries") == 0) {
+				if (!json_object_is_type(v, json_type_int) ||
+				    json_object_get_int64(v) < 1 ||
+				    json_object_get_int64(v) > (int64_t)SBX_HIDE_MAX_MAX_ENTRIES) {
+					snprintf(err, errsz,
+					         "sandbox.workspace.maxEntries must be 1 to %lu",
+					         SBX_HIDE_MAX_MAX_ENTRIES);
+					return -EINVAL;
+				}
+				c->hide_max_entries = (unsigned long)json_object_get_int64(v);
 			} else {
 				snprintf(
 				    err, errsz,
-				    "sandbox.workspace.%s is not a workspace setting (mode, hide)",
+				    "sandbox.workspace.%s is not a workspace setting (mode, hide, "
+				    "maxEntries)",
 				    key);
 				return -EINVAL;
 			}
@@ -554,6 +569,7 @@ void sandbox_free(struct sandbox *s)
 	/* The cgroups of the runs and pid 1s above are removed by jobs: all
 	 * done before their root goes. */
 	sbx_jobs_stop(s);
+	sbx_hide_free(s);
 	sbx_cgroup_root_free(s->cgroups);
 	sbx_config_release(&s->config);
 	free(s->workspace);
@@ -567,6 +583,46 @@ static bool path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Whether nobody (the box's uid when kiln is root) has the permission
+ * bits want (4 read, 1 search) on st, as the kernel would decide: the
+ * owner's bits if it owns st, else the group's, else the others'. A
+ * POSIX ACL may grant more: with one, the box is left to try. */
+static bool nobody_may(const char *path, const struct stat *st, unsigned want)
+{
+	unsigned bits = st->st_uid == SBX_ROOT_MAPS_TO   ? (st->st_mode >> 6) & 7
+	                : st->st_gid == SBX_ROOT_MAPS_TO ? (st->st_mode >> 3) & 7
+	                                                 : st->st_mode & 7;
+	return (bits & want) == want || getxattr(path, "system.posix_acl_access", NULL, 0) >= 0;
+}
+
+/* When kiln is root the box runs as nobody, who may not reach the folder
+ * (a project under /root, a 0700 home): the first path that stops it in
+ * ret (a prefix of real), or false when nothing does. */
+static bool nobody_blocked(const char *real, char *ret, size_t retsz)
+{
+	char p[PATH_MAX];
+	size_t n = strlen(real);
+	if (n >= sizeof(p))
+		return false;
+	/* "/", then each longer prefix, up to real itself. */
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && real[i] != '/')
+			continue;
+		size_t len = i ? i : 1;
+		memcpy(p, real, len);
+		p[len] = '\0';
+		struct stat st;
+		bool last = i == n;
+		if (stat(p, &st) < 0)
+			continue;
+		if (!nobody_may(p, &st, last ? 5 : 1)) {
+			snprintf(ret, retsz, "%s", p);
+			return true;
+		}
+	}
+	return false;
 }
 
 int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t errsz)
@@ -616,6 +672,19 @@ int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t
 	if (strlen(real) > 1024 || strchr(real, '\n')) {
 		snprintf(err, errsz, "the workspace path is too long or holds a newline");
 		return -EINVAL;
+	}
+	/* Every run would fail at its overlay: runs go without the
+	 * workspace, and the log and `kiln run` say why and what to do. */
+	char stop[PATH_MAX];
+	if (s->host->euid == 0 && nobody_blocked(real, stop, sizeof(stop))) {
+		snprintf(err, errsz,
+		         "kiln runs as root, so its sandbox runs code as nobody (uid %d), who "
+		         "cannot %s %s: runs go without the workspace %s. Run kiln as the "
+		         "folder's owner, or let others read the folder (chmod o+rx on %s and "
+		         "o+x on its parents); sandbox.workspace.mode \"none\" says this is meant",
+		         SBX_ROOT_MAPS_TO, strcmp(stop, real) == 0 ? "read" : "enter", stop, real,
+		         real);
+		return -EACCES;
 	}
 	if (!(s->workspace = strdup(real)))
 		return -ENOMEM;

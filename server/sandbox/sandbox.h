@@ -26,6 +26,7 @@ struct loop_timer;
 struct sbx_dying;
 struct sbx_cgroup;
 struct sbx_cgroup_root;
+struct sbx_hide;
 struct sbx_job;
 struct sbx_box;
 struct sbx_session;
@@ -54,6 +55,9 @@ struct sbx_config {
 	bool workspace_on;
 	char **hide; /* ws_nhide patterns, owned */
 	size_t nhide;
+	/* sandbox.workspace.maxEntries: past this many entries in the
+	 * workspace, runs fail rather than show it unchecked (hide.h). */
+	unsigned long hide_max_entries;
 	uint64_t session_idle_ms; /* sandbox.sessionIdleMs; 0: never */
 	/* sandbox.zygote: Python runs fork from a zygote (zygote.h), whose
 	 * modules are sandbox.zygotePreload (read from section). */
@@ -125,7 +129,8 @@ struct sandbox {
 	/* The host folder the runs see, read-only under a private writable
 	 * layer, at its own path (sandbox_set_workspace); NULL: none. */
 	char *workspace;
-	char *survey_files; /* the workspace's files, from the last survey (survey.h) */
+	struct sbx_hide *hide; /* the workspace's secrets, remembered (hide.h) */
+	char *survey_files;    /* the workspace's files, from the last survey (survey.h) */
 	/* Sessions (session.h), open or ended, newest first. */
 	struct sbx_session *sessions;
 	unsigned long next_session;

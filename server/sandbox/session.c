@@ -29,6 +29,7 @@
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/display.h"
+#include "sandbox/hide.h"
 #include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
@@ -85,6 +86,12 @@ struct sbx_session {
 	struct sbx_ws_snap *snap;
 	bool snap_lent;
 	unsigned gen;
+	/* With a workspace, the driver's GO waits for the list of what to
+	 * hide (hide.h): the plan and rlimits it will go with. */
+	struct sbx_hide_req *hide_req;
+	struct sbx_plan_owned *go_plan;
+	struct sbx_rlimit go_rl[SBX_MAX_RLIMITS];
+	size_t go_nrl;
 };
 
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data);
@@ -432,6 +439,8 @@ static void stop_timers(struct sbx_session *ss)
  * handed to the sandbox to reap when pid 1 has reported. */
 static void drop_box(struct sbx_session *ss)
 {
+	sbx_hide_cancel(ss->sbx, steal_pointer(&ss->hide_req));
+	sbx_plan_free(steal_pointer(&ss->go_plan));
 	int fds[] = {ss->box.pidfd, ss->box.status_fd, ss->box.fds[OUT], ss->box.fds[ERR],
 	             ss->box.ctl_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
@@ -597,6 +606,35 @@ static void arm_idle(struct sbx_session *ss)
 
 /* --- open, run, reset, close ------------------------------------------------- */
 
+/* GO for the session's box: the driver. */
+static int send_driver_go(struct sbx_session *ss, const struct sbx_plan_owned *po,
+                          const struct sbx_rlimit *rl, size_t nrl, int hide_fd)
+{
+	char driver_arg[] = "/" DRIVER_PATH;
+	char *argv[] = {po->plan.argv[0], driver_arg, NULL};
+	return sbx_box_send_go(&ss->box, po, DRIVER_PATH, argv, rl, nrl, sbx_session_driver,
+	                       hide_fd);
+}
+
+/* The list of what to hide is ready: the driver starts, or the session
+ * ends saying why. */
+static void on_hide_list(void *data, int fd, const char *why)
+{
+	struct sbx_session *ss = data;
+	ss->hide_req = NULL;
+	struct sbx_plan_owned *po = steal_pointer(&ss->go_plan);
+	int r = fd < 0 ? fd : send_driver_go(ss, po, ss->go_rl, ss->go_nrl, fd);
+	sbx_plan_free(po);
+	if (fd >= 0)
+		close(fd);
+	if (r < 0) {
+		char msg[sizeof(ss->why)];
+		snprintf(msg, sizeof(msg), "kiln could not start the session: %s",
+		         fd < 0 ? why : strerror(-r));
+		end_session(ss, msg, 0, false);
+	}
+}
+
 /* Build the box and start the driver. */
 static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 {
@@ -633,13 +671,20 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	for (size_t i = 0; i < nrl; i++)
 		if (rl[i].resource == RLIMIT_CPU)
 			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;
-	char driver_arg[] = "/" DRIVER_PATH;
-	char *argv[] = {po->plan.argv[0], driver_arg, NULL};
-	r = sbx_box_send_go(&ss->box, po, DRIVER_PATH, argv, rl, nrl, sbx_session_driver);
-	sbx_plan_free(po);
+	if (po->plan.ws_host) {
+		/* GO when the list is ready; the box builds meanwhile. */
+		memcpy(ss->go_rl, rl, nrl * sizeof(*rl));
+		ss->go_nrl = nrl;
+		ss->go_plan = po;
+		r = sbx_hide_request(s, on_hide_list, ss, &ss->hide_req);
+	} else {
+		r = send_driver_go(ss, po, rl, nrl, -1);
+		sbx_plan_free(po);
+	}
 	if (r < 0) {
 		snprintf(err, errsz, "kiln cannot open the session: cannot start its program (%s)",
 		         strerror(-r));
+		sbx_plan_free(steal_pointer(&ss->go_plan));
 		sbx_box_release(s, &ss->box);
 		return r;
 	}

@@ -1,0 +1,55 @@
+/* hide.h: the workspace's secrets, found off the loop and remembered.
+ *
+ * Before a run with the workspace starts its program, every entry whose
+ * name matches sandbox.workspace.hide must be masked (child.c). Walking
+ * a big project (a node_modules of 300 000 files) for each run would cost
+ * seconds, so the server keeps a picture of the folder's directories:
+ * for each, its identity and times, its subdirectories and the names in
+ * it that are to be hidden. Each run asks for the list afresh; a job
+ * thread then stats every directory of the picture (a directory's mtime
+ * and ctime change when its entries do) and reads again only those that
+ * changed, are new, or changed too recently for their times to be
+ * trusted. The list goes to pid 1 as a sealed memfd of records; pid 1
+ * masks exactly those paths and fails the run if one is not where the
+ * list says (the folder changed as the run started).
+ *
+ * What was not checked is not shown: a request is answered only by a
+ * pass that began after it was made, so every secret that existed when
+ * the run was asked for is in its list (or the run fails). */
+#pragma once
+
+#include <stddef.h>
+
+struct sandbox;
+struct sbx_hide_req;
+
+/* The records of a list, each "<kind><path>\0" with path relative to
+ * the workspace (no leading '/'): */
+#define SBX_HIDE_FILE 'F' /* mask a file */
+#define SBX_HIDE_DIR  'D' /* mask a directory whole */
+#define SBX_HIDE_WALK 'W' /* another filesystem mounted there: pid 1 walks it */
+
+/* The default of sandbox.workspace.maxEntries: past this many entries
+ * (files, directories, links...) in the workspace, runs fail, saying
+ * so, rather than show what was not checked. */
+#define SBX_HIDE_DEFAULT_MAX_ENTRIES 4000000ul
+/* What it may be set to: the picture holds every directory in memory. */
+#define SBX_HIDE_MAX_MAX_ENTRIES 100000000ul
+
+/* On the loop's thread: the list is ready. fd: a sealed memfd of
+ * records (the callee's to close) or -errno, with a sentence in why. */
+typedef void (*sbx_hide_done_fn)(void *data, int fd, const char *why);
+
+/* Ask for the list of s's workspace (with s's hide patterns). done is
+ * called later, on a turn of the loop, never from here. -ENOMEM, or
+ * -EINVAL when s has no workspace. *ret identifies the request until
+ * done is called. */
+int sbx_hide_request(struct sandbox *s, sbx_hide_done_fn done, void *data,
+                     struct sbx_hide_req **ret);
+
+/* Forget a request whose done has not been called (it never will be). */
+void sbx_hide_cancel(struct sandbox *s, struct sbx_hide_req *req);
+
+/* Free the picture and the requests (sandbox_free, after its jobs are
+ * stopped). */
+void sbx_hide_free(struct sandbox *s);
