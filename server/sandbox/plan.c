@@ -212,10 +212,12 @@ static int glob_cached(const char *pattern)
 	glob_cache.pattern = NULL;
 	glob_cache.has_g = false;
 	int gr = glob(pattern, 0, NULL, &glob_cache.g);
-	if (gr == GLOB_NOMATCH)
+	if (gr != 0) {
+		globfree(&glob_cache.g); /* whatever glob() may have kept */
 		glob_cache.g = (glob_t){.gl_pathc = 0};
-	else if (gr != 0)
-		return -ENOMEM;
+		if (gr != GLOB_NOMATCH)
+			return -ENOMEM;
+	}
 	glob_cache.has_g = gr == 0;
 	/* Without the directory's stat (or the memory to note the pattern)
 	 * the result serves this call only. */

@@ -93,7 +93,7 @@ for what in true python; do
 		# /bin/true forked by the same client after the same pause: the
 		# target's figure (issue 16: at most 1.5x bare).
 		set -- $(build/bench/sandbox_out -n "$RUNS" -p 0.05 -b /bin/true "$KILN" "$tmp/config.json" true "" || echo nan nan nan)
-		python3 -c 'import sys; k, b, r = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx bare in turns (%.2f ms; target: at most 1.5)" % ("warm box, C client", k, r, b))' "$1" "$2" "$3"
+		python3 -c 'import sys; k, b, r = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx bare in turns (median of the pairs; target: at most 1.5)\n  %-40s %8.2f ms  %6.2fx (ratio of the medians)" % ("warm box, C client", k, r, "/bin/true forked by the same client", b, k / b))' "$1" "$2" "$3"
 	fi
 done
 
