@@ -6,15 +6,17 @@
 Drives a real kiln server over stdio with a project of N files (150 000
 by default) laid out like a node_modules, a .env deep inside. Checks: the
 run starts and the deep .env cannot be read; secrets created between two
-runs (at once, and after their folder's times can be trusted) are hidden
-in the next; sandbox.workspace.maxEntries fails the run with a sentence
-naming it. As root: a project nobody may enter gives runs without the
+runs (at once, after their folder's times can be trusted, in a folder
+renamed in) are hidden in the next; a session's driver waits for the same
+list; sandbox.workspace.maxEntries fails the run with a sentence naming
+it, and a bad one fails initialize. As root: a project nobody may enter gives runs without the
 workspace, and the log says why. Each case prints "ok NAME" or "not ok
 NAME: why"; the last line is "N passed, N failed". With --bench: the
 times of a first and warm runs, and of a small project (no check);
 --compare KILN2 runs the small project's in turns with another kiln.
 """
 import argparse
+import json
 import os
 import shutil
 import subprocess
@@ -123,6 +125,15 @@ def big_cases(kiln, tmp, files, bench):
         out = k.out["stdout"]
         check("secret-in-renamed-folder-hidden", res is not None and
               denied(out, ["node_modules/moved/x/.env.production"]), out + repr(err))
+        # A session's driver waits for the same list.
+        r = k.call("session/open", {"language": "python"})
+        sid = (r.get("result") or {}).get("sessionId")
+        r = k.call("snippet/run", {"language": "python", "sessionId": sid, "override": True,
+                                   "code": read_code([mid + "/.env", mid + "/ok.txt"])})
+        out = k.out["stdout"]
+        check("big-project-session-env-hidden", sid is not None and "result" in r and
+              denied(out, [mid + "/.env"]) and mid + "/ok.txt READ fine" in out,
+              json.dumps(r)[:300] + out)
         warms = []
         for _ in range(5 if bench else 0):
             warms.append(timed_run(k, "pass\n")[2])
@@ -131,6 +142,14 @@ def big_cases(kiln, tmp, files, bench):
             print("bench: %d entries: first run %.0f ms, after 3 new secrets %.0f ms, "
                   "warm %.0f ms, warm median of 5 %.0f ms" %
                   (npkg * (PER_PKG + 3), first, second, warm, warms[2]))
+    finally:
+        k.close()
+
+    k = Kiln(kiln, uri(p), config={"sandbox": {"workspace": {"maxEntries": 0}}})
+    try:
+        err = k.init.get("error") or {}
+        check("bad-max-entries-fails-initialize", err.get("code") == -32602 and
+              "maxEntries" in err.get("message", ""), repr(k.init)[:300])
     finally:
         k.close()
 
