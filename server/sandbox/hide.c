@@ -20,7 +20,6 @@
 
 #include "core/buf.h"
 #include "core/log.h"
-#include "core/loop.h"
 #include "core/util.h"
 #include "sandbox/child.h"
 #include "sandbox/job.h"
@@ -74,7 +73,6 @@ struct sbx_hide {
 	unsigned long max_entries;
 	struct hdir *tree;
 	bool busy;
-	struct loop_timer *start_timer; /* the next pass starts on its own turn */
 	/* Served by the pass under way; waiting for the next one (asked
 	 * after the pass under way began, so it cannot answer them). */
 	struct sbx_hide_req *cur, *next;
@@ -497,7 +495,7 @@ static void pass_work(void *data, const atomic_bool *cancel)
 		         "kiln could not check the workspace for secrets: %s", strerror(-r));
 }
 
-static void start_pass(struct sandbox *s);
+static void start_next(struct sandbox *s);
 
 static void pass_done(void *data)
 {
@@ -515,8 +513,8 @@ static void pass_done(void *data)
 		req->done(req->data, fd, fd < 0 ? (ps->why[0] ? ps->why : strerror(-fd)) : NULL);
 		free(req);
 	}
-	if (h->next)
-		start_pass(h->sbx);
+	if (h->next && !h->busy)
+		start_next(h->sbx);
 }
 
 static void pass_free(void *data)
@@ -570,14 +568,11 @@ static void fail_next(struct sbx_hide *h, int err, const char *why)
 	}
 }
 
-/* Start a pass for the requests waiting for one. */
-static void start_pass(struct sandbox *s)
+/* Start a pass for the requests waiting for one. -errno when it could
+ * not start (they still wait). */
+static int start_pass(struct sandbox *s)
 {
 	struct sbx_hide *h = s->hide;
-	if (!s->workspace) {
-		fail_next(h, -EINVAL, "the workspace was closed before the run started");
-		return;
-	}
 	struct hide_pass *ps = calloc(1, sizeof(*ps));
 	int r = ps ? sync_config(s, h) : -ENOMEM;
 	if (r >= 0) {
@@ -591,19 +586,19 @@ static void start_pass(struct sandbox *s)
 			h->next = steal_pointer(&h->cur);
 		}
 	}
-	if (r < 0) {
+	if (r < 0)
 		free(ps);
-		fail_next(h, r, "out of memory");
-	}
+	return r;
 }
 
-static void on_start_turn(struct loop *loop, void *data)
+/* After a pass: the next one, for the requests made while it ran. */
+static void start_next(struct sandbox *s)
 {
-	(void)loop;
-	struct sandbox *s = data;
-	s->hide->start_timer = NULL;
-	if (!s->hide->busy && s->hide->next)
-		start_pass(s);
+	struct sbx_hide *h = s->hide;
+	if (!s->workspace)
+		fail_next(h, -EINVAL, "the workspace was closed before the run started");
+	else if (start_pass(s) < 0)
+		fail_next(h, -ENOMEM, "out of memory");
 }
 
 int sbx_hide_request(struct sandbox *s, sbx_hide_done_fn done, void *data,
@@ -626,12 +621,12 @@ int sbx_hide_request(struct sandbox *s, sbx_hide_done_fn done, void *data,
 		pp = &(*pp)->next;
 	*pp = req;
 	*ret = req;
-	/* On a turn of its own: done is never called from here. */
-	if (!h->busy && !h->start_timer &&
-	    !(h->start_timer = loop_timer_start(s->loop, 0, on_start_turn, s))) {
+	/* The pass runs on a job thread: done is never called from here. */
+	int r = h->busy ? 0 : start_pass(s);
+	if (r < 0) {
 		*pp = NULL;
 		free(req);
-		return -ENOMEM;
+		return r;
 	}
 	return 0;
 }
@@ -656,8 +651,6 @@ void sbx_hide_free(struct sandbox *s)
 	struct sbx_hide *h = s->hide;
 	if (!h)
 		return;
-	if (h->start_timer)
-		loop_timer_stop(s->loop, h->start_timer);
 	for (struct sbx_hide_req *req = h->cur, *next; req; req = next) {
 		next = req->next;
 		free(req);
