@@ -31,6 +31,11 @@
 
 /* intent/partial covers the first this many bytes of an answer. */
 #define PARTIAL_MAX (256u << 10)
+/* Code is checked ahead while it streams up to this size. Checks run
+ * back to back on the validator's thread, each costing more as the code
+ * grows: past this (about 500 lines) a long answer would keep a core busy
+ * for its whole stream, for a check the end then makes anyway. */
+#define SPEC_MAX (16u << 10)
 
 struct run_job {
 	struct kiln *k;
@@ -144,7 +149,7 @@ static void spec_launch(struct run_job *j, char *code)
 static void spec_start(struct run_job *j, const char *code)
 {
 	const char *latest = j->spec_next ? j->spec_next : j->spec_code;
-	if (!j->k->validator || (latest && strcmp(latest, code) == 0))
+	if (!j->k->validator || strlen(code) > SPEC_MAX || (latest && strcmp(latest, code) == 0))
 		return;
 	char *c = strdup(code);
 	if (!c)

@@ -13,6 +13,7 @@ cd "$(dirname "$0")/../.."
 ITER=${ITER:-2000}   # in-process calls per snippet
 FRESH=${FRESH:-40}   # fresh python3 processes per snippet
 BANDIT=${BANDIT:-5}  # bandit runs per snippet
+CG_ITER=${CG_ITER:-20} # calls counted under callgrind, when valgrind is installed
 PY=${PY:-/usr/bin/python3} # the CPython a fresh `import ast` process runs (not a pyenv shim)
 out=build/bench
 mkdir -p "$out"
@@ -67,6 +68,21 @@ done
 echo "(kiln-ts: tree-sitter and rules; kiln+py: also CPython's compile in the persistent"
 echo " worker; ratios use kiln+py, the full check. Medians of $ITER calls; fresh"
 echo " processes are means of $FRESH (python3) and $BANDIT (bandit) runs.)"
+
+# Instructions per check, tree-sitter and rules (valgrind's callgrind
+# counts the timed calls only): the figure to compare before and after a
+# change on a shared machine, where times move with the load.
+if command -v valgrind >/dev/null 2>&1; then
+	echo
+	echo "instructions per check (callgrind, $CG_ITER calls, tree-sitter and rules):"
+	for s in s20 s200; do
+		rm -f "$tmp"/cg.*
+		valgrind --tool=callgrind --callgrind-out-file="$tmp/cg.%p" \
+			build/bench/validate_bench python "$tmp/$s.py" "$CG_ITER" nopython >/dev/null 2>&1 || true
+		ir=$(cat "$tmp"/cg.*.1 2>/dev/null | sed -n 's/^summary: //p' | head -n 1)
+		echo "$s ${ir:-0} $CG_ITER" | awk '{ printf "  %-5s %10.0f\n", $1, $2 / $3 }'
+	done
+fi
 
 # Findings on the hostile Python corpus.
 hostile=tests/validate/corpus/hostile
