@@ -556,16 +556,13 @@ def _program(out, err, ch):
 
 
 def _warm():
-    """C, before its run: walk what _run_code walks first (reseeding,
-    the environment, compiling and running a module), so that the pages
-    it writes are this process's own copies before the run comes (each
+    """C, before its run: walk what _run_code walks first (the
+    environment, compiling and running a module), so that the pages it
+    writes are this process's own copies before the run comes (each
     first write to a page shared with the zygote is a copy-on-write
-    fault). Nothing of it stays: _run_code does it all again."""
+    fault). Nothing of it stays: _run_code does it all again. Not the
+    reseeding: that stays _run_code's alone (one place to test)."""
     try:
-        random.seed()
-        np = sys.modules.get("numpy")
-        if np is not None:
-            np.random.seed()
         os.environ.clear()
         os.environ.update(ENV)
         main = types.ModuleType("__main__")
