@@ -29,9 +29,15 @@
 #                   {"op": "run", "path", "rlimits": [[res, soft, hard]],
 #                    "tmpfs": bytes, "inodes", "codeLen"} with the code
 #                    (a memfd)
+# The zygote clones the next spare's pid 1 ahead, as soon as it has passed
+# a request on: when kiln asks, the zygote sends it that child's pidfd at
+# once and hands the child the request (the child then says "kiln-spare"
+# as its command line, as the spare does until its run).
+#
 # The zygote holds no secret (its environment is the box's), no socket but
-# its channel and no thread when it forks; kiln checks the last two in
-# the tests (tests/sandbox/zygote.py).
+# its channel and the one to the child cloned ahead (closed in that
+# child), and no thread when it forks; kiln checks the last two in the
+# tests (tests/sandbox/zygote.py).
 import builtins
 import ctypes
 import fcntl
@@ -308,12 +314,14 @@ def _pid1(req, fds):
     out, err, stfd = fds
     os.close(_ch.detach())
     st = _ST = socket.socket(fileno=stfd)
-    pidfd = os.pidfd_open(os.getpid())
-    # The server gave up on this box (or is gone): no box, no code.
-    sent = _msg(st, ZYG_MSG_PIDFD, fd=pidfd)
-    os.close(pidfd)
-    if not sent:
-        os._exit(0)
+    if not req.get("pidfdSent"):
+        # (A child cloned ahead: the zygote sent it, _serve_one.)
+        pidfd = os.pidfd_open(os.getpid())
+        # The server gave up on this box (or is gone): no box, no code.
+        sent = _msg(st, ZYG_MSG_PIDFD, fd=pidfd)
+        os.close(pidfd)
+        if not sent:
+            os._exit(0)
     sigs = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1}
     # The kernel drops signals to a namespace's init that has no handler.
     for s in sigs:
@@ -548,16 +556,13 @@ def _program(out, err, ch):
 
 
 def _warm():
-    """C, before its run: walk what _run_code walks first (reseeding,
-    the environment, compiling and running a module), so that the pages
-    it writes are this process's own copies before the run comes (each
+    """C, before its run: walk what _run_code walks first (the
+    environment, compiling and running a module), so that the pages it
+    writes are this process's own copies before the run comes (each
     first write to a page shared with the zygote is a copy-on-write
-    fault). Nothing of it stays: _run_code does it all again."""
+    fault). Nothing of it stays: _run_code does it all again. Not the
+    reseeding: that stays _run_code's alone (one place to test)."""
     try:
-        random.seed()
-        np = sys.modules.get("numpy")
-        if np is not None:
-            np.random.seed()
         os.environ.clear()
         os.environ.update(ENV)
         main = types.ModuleType("__main__")
@@ -678,30 +683,84 @@ def _clone():
     return pid, e
 
 
+def _be_pid1(req, fds):
+    """The child's life as B; never returns."""
+    try:
+        _pid1(req, fds)
+    except BaseException:
+        if _IN_PROGRAM:
+            raise  # the code's own, in its process: up to the top level
+        # A bug of B's: said on the status socket, as text.
+        try:
+            os.write(fds[2], b"E" + traceback.format_exc()[-2000:].encode())
+        finally:
+            os._exit(127)
+    os._exit(127)
+
+
+# The zygote's end of its channel to the child it cloned ahead (the next
+# spare's pid 1, waiting for its request), or None; and its pid.
+_ahead = None
+_ahead_pid = 0
+
+
+def _clone_ahead():
+    """Clone the next spare's pid 1 now, while nothing waits for it: when
+    kiln asks for the spare, the request only has to be passed on, and
+    the pidfd kiln waits for comes back without a clone in between."""
+    global _ahead, _ahead_pid
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid, _e = _clone()
+    if pid == 0:
+        ours.close()
+        try:
+            _set_cmdline(b"kiln-spare")
+            msg, fds, _flags, _addr = socket.recv_fds(theirs, 1 << 16, 3)
+        except (OSError, _Fail):
+            os._exit(0)
+        theirs.close()
+        if not msg or len(fds) != 3:
+            os._exit(0)  # the zygote is ending
+        _be_pid1(json.loads(msg.decode("utf-8")), fds)
+    theirs.close()
+    if pid < 0:
+        ours.close()
+    else:
+        _ahead, _ahead_pid = ours, pid
+
+
 def _serve_one(msg, fds):
+    global _ahead
     req = json.loads(msg.decode("utf-8"))
     if req.get("op") != "spare" or len(fds) != 3:
         for fd in fds:
             os.close(fd)
         return
-    pid, e = _clone()
-    if pid == 0:
+    sent = False
+    if _ahead is not None:
+        # The pidfd kiln waits for, from here at once: the child may wait
+        # for a CPU before it runs (the last run's processes are ending).
         try:
-            _pid1(req, fds)
-        except BaseException:
-            if _IN_PROGRAM:
-                raise  # the code's own, in its process: up to the top level
-            # A bug of B's: said on the status socket, as text.
-            try:
-                os.write(fds[2], b"E" + traceback.format_exc()[-2000:].encode())
-            finally:
-                os._exit(127)
-        os._exit(127)
-    if pid < 0:
-        with socket.socket(fileno=os.dup(fds[2])) as st:
-            _msg(st, SBX_MSG_FAIL, step=0, err=e or 1)
+            pidfd = os.pidfd_open(_ahead_pid)
+            with socket.socket(fileno=os.dup(fds[2])) as st:
+                req["pidfdSent"] = _msg(st, ZYG_MSG_PIDFD, fd=pidfd)
+            os.close(pidfd)
+            socket.send_fds(_ahead, [json.dumps(req).encode("utf-8")], fds)
+            sent = True
+        except OSError:
+            pass  # it is gone: clone one now (kiln may hear of it as a failure)
+        _ahead.close()
+        _ahead = None
+    if not sent:
+        pid, e = _clone()
+        if pid == 0:
+            _be_pid1(req, fds)
+        if pid < 0:
+            with socket.socket(fileno=os.dup(fds[2])) as st:
+                _msg(st, SBX_MSG_FAIL, step=0, err=e or 1)
     for fd in fds:
         os.close(fd)
+    _clone_ahead()
 
 
 def _preload(names):
@@ -750,6 +809,7 @@ def main():
     threads = sum(1 for _ in os.scandir("/proc/self/task"))
     _send({"op": "ready", "imported": imported, "failed": failed, "threads": threads,
            "pid": os.getpid()})
+    _clone_ahead()
     while True:
         try:
             msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 3)
@@ -761,7 +821,9 @@ def main():
             break
         _serve_one(msg, fds)
     # kiln is done with this zygote: its runs still going end first (the
-    # box ends with its program).
+    # box ends with its program); the child cloned ahead ends now.
+    if _ahead is not None:
+        _ahead.close()
     try:
         os.wait()
     except ChildProcessError:

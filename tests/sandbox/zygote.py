@@ -137,7 +137,8 @@ class ZygoteSuite(attacks.Suite):
         (its parent is its box's pid 1, a kiln). Nor is the spare, the
         next run's box made ahead: its pid 1 (a child of the zygote,
         named kiln-spare until its run comes, which only the zygote's
-        code writes) and the one process it forks. A run's process can
+        code writes; so is the child the zygote clones ahead for the
+        spare after it) and the one process it forks. A run's process can
         name itself so, but its parent is then a run's pid 1 ("kiln")."""
         def cmd(pid):
             try:
