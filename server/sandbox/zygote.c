@@ -32,8 +32,11 @@
 #include "sandbox/plan.h"
 #include "sandbox/sandbox.h"
 
-/* The program's source, embedded at build time (embed-driver.sh). */
+/* The program's source, embedded at build time (embed-driver.sh), and
+ * the one-shot runner and display module its children run the code
+ * through (oneshot.py, kiln_display.py: sent in the hello). */
 extern const char sbx_zygote_program[];
+extern const char sbx_oneshot_runner[], sbx_display_module[];
 
 #define ZYGOTE_FILE "kiln_zygote.py"
 /* The message a run's pid 1 sends first: its own pidfd (zygote.py). */
@@ -236,6 +239,8 @@ static int send_hello(struct sandbox *s, int ch)
 		json_object_object_add(h, "preload", a);
 	}
 	json_object_object_add(h, "landlock", json_object_new_int(s->host->landlock_abi));
+	json_object_object_add(h, "oneshot", json_object_new_string(sbx_oneshot_runner));
+	json_object_object_add(h, "display", json_object_new_string(sbx_display_module));
 	const struct {
 		const char *name;
 		long nr;
@@ -382,15 +387,33 @@ void sbx_zygote_idle(struct sandbox *s)
 
 /* --- a run ---------------------------------------------------------------------- */
 
-/* The run's request and its four fds: stdout, stderr, status, code. */
-static int send_request(int ch, json_object *req, const int fds[4])
+/* What a run's program (C) runs (zygote.py, "mode"): the code through
+ * the one-shot runner, the code as `python3 FILE`, or a session's driver
+ * with its channel as stdin. */
+enum zyg_mode { ZYG_ONESHOT, ZYG_SCRIPT, ZYG_SESSION };
+static const char *const zyg_mode_names[] = {"oneshot", "script", "session"};
+
+/* A run's mode is the one its argv gives on the normal path: through the
+ * runner when python's argv names it (core/lang.c), else as a script (a
+ * configured argv such as `python3 {file}`). */
+static enum zyg_mode run_mode(const struct sbx_plan_owned *po)
+{
+	for (size_t i = 0; po->plan.argv[i]; i++)
+		if (strcmp(po->plan.argv[i], sbx_oneshot_runner) == 0)
+			return ZYG_ONESHOT;
+	return ZYG_SCRIPT;
+}
+
+/* The run's request and its fds: stdout, stderr, status, code, and a
+ * session's channel. */
+static int send_request(int ch, json_object *req, const int *fds, size_t nfds)
 {
 	size_t len = 0;
 	const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
 	if (!text)
 		return -ENOMEM;
 	union {
-		char buf[CMSG_SPACE(4 * sizeof(int))];
+		char buf[CMSG_SPACE(5 * sizeof(int))];
 		struct cmsghdr align;
 	} u;
 	memset(&u, 0, sizeof(u));
@@ -398,20 +421,21 @@ static int send_request(int ch, json_object *req, const int fds[4])
 	struct msghdr mh = {.msg_iov = &iov,
 	                    .msg_iovlen = 1,
 	                    .msg_control = u.buf,
-	                    .msg_controllen = sizeof(u.buf)};
+	                    .msg_controllen = CMSG_SPACE(nfds * sizeof(int))};
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(4 * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, 4 * sizeof(int));
+	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
+	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	ssize_t n;
 	while ((n = sendmsg(ch, &mh, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
 		;
 	return n == (ssize_t)len ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 
-static json_object *make_request(const struct sbx_plan_owned *po, const struct sbx_limits *lim,
-                                 size_t code_len, bool go)
+static json_object *make_request(const char *path, const struct sbx_plan_owned *po,
+                                 const struct sbx_limits *lim, size_t code_len, bool go,
+                                 enum zyg_mode mode)
 {
 	json_object *req = json_object_new_object();
 	json_object *rls = json_object_new_array();
@@ -423,15 +447,18 @@ static json_object *make_request(const struct sbx_plan_owned *po, const struct s
 	struct sbx_rlimit rl[SBX_MAX_RLIMITS];
 	size_t nrl = sbx_plan_rlimits_for(lim, "python", rl);
 	for (size_t i = 0; i < nrl; i++) {
+		/* A session lives longer than one run's CPU time: its driver
+		 * sets each run's (session.c's start_box, for a built box). */
+		if (mode == ZYG_SESSION && rl[i].resource == RLIMIT_CPU)
+			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;
 		json_object *one = json_object_new_array();
 		json_object_array_add(one, json_object_new_int(rl[i].resource));
 		json_object_array_add(one, json_object_new_int64((int64_t)rl[i].lim.rlim_cur));
 		json_object_array_add(one, json_object_new_int64((int64_t)rl[i].lim.rlim_max));
 		json_object_array_add(rls, one);
 	}
-	char path[128];
-	snprintf(path, sizeof(path), "/%s", po->code_path);
 	json_object_object_add(req, "op", json_object_new_string("run"));
+	json_object_object_add(req, "mode", json_object_new_string(zyg_mode_names[mode]));
 	json_object_object_add(req, "path", json_object_new_string(path));
 	json_object_object_add(req, "rlimits", rls);
 	json_object_object_add(req, "tmpfs", json_object_new_int64((int64_t)lim->tmpfs_bytes));
@@ -527,10 +554,11 @@ static int await_pidfd(int st, int *ret_pidfd)
 }
 
 static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_plan_owned *po,
-                    const char *layout, const struct sbx_limits *lim, const char *code,
-                    struct sbx_box *b)
+                    const char *layout, const struct sbx_limits *lim, const char *path,
+                    enum zyg_mode mode, const char *code, struct sbx_box *b)
 {
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1}, codefd = -1, pidfd = -1;
+	int chan[2] = {-1, -1}; /* a session's channel (box.c's plumb()) */
 	json_object *req = NULL;
 	char *lay = strdup(layout);
 	size_t len = strlen(code);
@@ -539,12 +567,13 @@ static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_pl
 	 * run's cgroup. Without, it goes on at once: if the server gives up
 	 * waiting for its pidfd, the zygote's box is killed, and it with it. */
 	bool go = s->cgroups != NULL;
-	if (!lay || !(req = make_request(po, lim, len, go))) {
+	if (!lay || !(req = make_request(path, po, lim, len, go, mode))) {
 		r = -ENOMEM;
 		goto out;
 	}
 	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0) {
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0 ||
+	    (mode == ZYG_SESSION && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0)) {
 		r = neg_errno();
 		goto out;
 	}
@@ -552,14 +581,16 @@ static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_pl
 		r = codefd;
 		goto out;
 	}
-	int theirs[4] = {out[1], err[1], st[1], codefd};
-	if ((r = send_request(z->box.fds[0], req, theirs)) < 0)
+	int theirs[5] = {out[1], err[1], st[1], codefd, chan[1]};
+	if ((r = send_request(z->box.fds[0], req, theirs, mode == ZYG_SESSION ? 5 : 4)) < 0)
 		goto out;
 	/* Ours only from here: its pid 1's end of the status socket tells us
 	 * when it is gone. */
 	close(steal_fd(&out[1]));
 	close(steal_fd(&err[1]));
 	close(steal_fd(&st[1]));
+	if (chan[1] >= 0)
+		close(steal_fd(&chan[1]));
 	if ((r = await_pidfd(st[0], &pidfd)) < 0)
 		goto out;
 	sbx_box_init(b);
@@ -581,24 +612,30 @@ static int fork_run(struct sandbox *s, struct sbx_zygote *z, const struct sbx_pl
 	b->fds[1] = steal_fd(&err[0]);
 	fcntl(b->fds[0], F_SETFL, O_NONBLOCK);
 	fcntl(b->fds[1], F_SETFL, O_NONBLOCK);
+	if (chan[0] >= 0) {
+		b->ctl_fd = steal_fd(&chan[0]);
+		fcntl(b->ctl_fd, F_SETFL, O_NONBLOCK);
+	}
 	b->layout = steal_pointer(&lay);
 out:
 	json_object_put(req);
 	free(lay);
-	int *fds[] = {&out[0], &out[1], &err[0], &err[1], &st[0], &st[1], &codefd, &pidfd};
+	int *fds[] = {&out[0], &out[1], &err[0], &err[1],  &st[0],
+	              &st[1],  &codefd, &pidfd,  &chan[0], &chan[1]};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (*fds[i] >= 0)
 			close(*fds[i]);
 	return r;
 }
 
-int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
-                    const char *layout, const struct sbx_limits *lim, const char *code,
-                    struct sbx_box *b)
+/* sbx_zygote_take and sbx_zygote_take_session: the run's program at path
+ * (in the box) runs code as mode says. */
+static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
+                const struct sbx_limits *lim, const char *path, enum zyg_mode mode,
+                const char *code, struct sbx_box *b)
 {
-	const struct lang *l = lang_find(language);
-	if (!s->loop || !s->config.zygote || !l || strcmp(l->name, "python") != 0 ||
-	    po->plan.ws_host || !po->code_path || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
+	if (!s->loop || !s->config.zygote || po->plan.ws_host ||
+	    s->zygote_failures >= ZYGOTE_MAX_FAILURES)
 		return -ENOTSUP;
 	char *key = zygote_key(s, po, layout);
 	if (!key)
@@ -619,7 +656,7 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
 	free(key);
 	if (!s->zygote->ready)
 		return -EAGAIN;
-	int r = fork_run(s, s->zygote, po, layout, lim, code, b);
+	int r = fork_run(s, s->zygote, po, layout, lim, path, mode, code, b);
 	if (r < 0) {
 		log_warn(
 		    "sandbox: the Python zygote could not start a run (%s); using a box of its "
@@ -628,6 +665,25 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
 		retire(s, true);
 	}
 	return r;
+}
+
+int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
+                    const char *layout, const struct sbx_limits *lim, const char *code,
+                    struct sbx_box *b)
+{
+	const struct lang *l = lang_find(language);
+	if (!l || strcmp(l->name, "python") != 0 || !po->code_path)
+		return -ENOTSUP;
+	char path[128];
+	snprintf(path, sizeof(path), "/%s", po->code_path);
+	return take(s, po, layout, lim, path, run_mode(po), code, b);
+}
+
+int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
+                            const struct sbx_limits *life, const char *path, const char *driver,
+                            struct sbx_box *b)
+{
+	return take(s, po, layout, life, path, ZYG_SESSION, driver, b);
 }
 
 void sbx_zygote_free(struct sandbox *s)

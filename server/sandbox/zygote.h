@@ -48,6 +48,15 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
                     const char *layout, const struct sbx_limits *lim, const char *code,
                     struct sbx_box *b);
 
+/* As sbx_zygote_take, for a session (session.h) whose box would be built
+ * from po: the box's program, at path (in the box), is the session driver
+ * (driver's text), with its channel (b->ctl_fd) as stdin, the session's
+ * life limits but no RLIMIT_CPU (the driver sets each run's), as
+ * session.c's own box has them. The same results. */
+int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
+                            const struct sbx_limits *life, const char *path, const char *driver,
+                            struct sbx_box *b);
+
 /* A run has ended: build the zygote a run asked for, 10 ms from now
  * unless another run starts (as a warm box is built). */
 void sbx_zygote_idle(struct sandbox *s);

@@ -17,11 +17,18 @@
 # stdout; it moves to a private fd and both become /dev/null. Messages are
 # one JSON object per datagram:
 #   kiln -> zygote  {"op": "hello", "preload": [...], "filter": BPF in hex,
-#                    "landlock": abi, "nr": {name: number}, "steps": {...}}
+#                    "landlock": abi, "nr": {name: number}, "steps": {...},
+#                    "oneshot": oneshot.py's text, "display": kiln_display.py's}
 #                   {"op": "run", "path", "rlimits": [[res, soft, hard]],
-#                    "tmpfs": bytes, "codeLen"} with four fds: the run's
-#                    stdout and stderr pipes, its status socket, the code
-#                    (a memfd)
+#                    "tmpfs": bytes, "codeLen", "mode"} with four fds: the
+#                    run's stdout and stderr pipes, its status socket, the
+#                    code (a memfd); with "mode": "session", a fifth: the
+#                    session driver's channel, its stdin
+# The mode says what C runs: "oneshot", the code through kiln's one-shot
+# runner (oneshot.py, as python's argv has it: last expression and
+# figures displayed); "script", the code as `python3 FILE` (a language
+# argv without the runner); "session", the session driver (the "code")
+# with its channel as stdin (session.h).
 #   zygote -> kiln  {"op": "ready", "imported": [...], "failed": [...]}
 # The zygote holds no secret (its environment is the box's), no socket but
 # its channel and no thread when it forks; kiln checks the last two in
@@ -89,6 +96,8 @@ _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
 NR = {}
 FILTER = b""
 LANDLOCK_ABI = 0
+ONESHOT = None  # oneshot.py, compiled once (the hello)
+DISPLAY_SRC = ""  # kiln_display.py's text: the runner's argument
 
 
 class _Fail(Exception):
@@ -248,7 +257,8 @@ def _pid1(req, fds):
     """B: report, build the run's mounts, start C, then only reap, forward
     kiln's signals and report the end (child.c's reap(), in Python)."""
     global _ST
-    out, err, stfd, codefd = fds
+    out, err, stfd, codefd = fds[:4]
+    chan = fds[4] if len(fds) > 4 else None  # a session's channel
     os.close(_ch.detach())
     st = _ST = socket.socket(fileno=stfd)
     pidfd = os.pidfd_open(os.getpid())
@@ -285,10 +295,12 @@ def _pid1(req, fds):
     if prog == 0:
         # Outside every try: nothing of B's may catch what the code raises.
         os.close(rd)
-        _program(req, out, err, st, wr)
+        _program(req, out, err, st, wr, chan)
     os.close(wr)
     os.close(out)
     os.close(err)
+    if chan is not None:
+        os.close(chan)
     rec = os.read(rd, 8)
     os.close(rd)
     if len(rec) == 8:
@@ -401,8 +413,9 @@ _IN_PROGRAM = False
 _ST = None  # B's status socket
 
 
-def _program(req, out, err, st, pfd):
-    """C: lock down as child.c's program() does, then run the code."""
+def _program(req, out, err, st, pfd, chan=None):
+    """C: lock down as child.c's program() does, then run the code. chan:
+    a session's channel, the program's stdin."""
     global _IN_PROGRAM
     _IN_PROGRAM = True
     # Its fd is closed below with the rest: the object must not close
@@ -411,7 +424,7 @@ def _program(req, out, err, st, pfd):
     try:
         _check("session", _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
         os.setsid()
-        nul = os.open("/dev/null", os.O_RDONLY)
+        nul = os.open("/dev/null", os.O_RDONLY) if chan is None else chan
         os.dup2(nul, 0)
         os.dup2(out, 1)
         os.dup2(err, 2)
@@ -462,7 +475,7 @@ def _program(req, out, err, st, pfd):
     if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0) < 0:
         _report(pfd, STEP["seccomp"], ctypes.get_errno())
     os.close(pfd)  # as a successful execve would
-    _run_code(req["path"])
+    _run_code(req["path"], req.get("mode", "script"))
 
 
 def _report(pfd, step, err):
@@ -501,14 +514,50 @@ def _exit_code(e):
     return 1
 
 
-def _run_code(path):
-    """The code as `python3 path` runs it: its own __main__, argv, the
-    environment of the box, fresh random state; an exception it does not
-    catch is printed by sys.excepthook and the exit status is what the
-    interpreter's would be. The end is the interpreter's, without its
-    teardown of every module (which would copy most of the zygote's
-    pages for nothing): threads joined, atexit handlers run, output
-    flushed, then _exit."""
+def _name_process(path):
+    """A session's driver shows as one in a built box does (`python3
+    /code/kiln_session.py` in ps): its copy of the argv area, which B set
+    to "kiln", is overwritten in place, as far as it goes."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])
+        text = (b"python3\0" + path.encode())[:end - start - 1]
+        ctypes.memset(start, 0, end - start)
+        ctypes.memmove(start, text, len(text))
+    except (OSError, IndexError, ValueError):
+        pass
+
+
+def _oneshot(path):
+    """The code through kiln's one-shot runner, as `python3 -c RUNNER
+    DISPLAY path` runs it (oneshot.py): the runner makes the code's
+    __main__, argv and path, and displays its last expression and open
+    figures; kiln_display, already a module here, is the one it uses."""
+    sys.argv = ["-c", DISPLAY_SRC, path]
+    exec(ONESHOT, {"__name__": "__main__", "__builtins__": builtins})
+
+
+def _script(path):
+    """The code as `python3 path` runs it: its own __main__, argv, path."""
+    with open(path, "rb") as f:
+        source = f.read()
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__builtins__": builtins, "__file__": path, "__cached__": None})
+    sys.modules["__main__"] = main
+    sys.argv = [path]
+    sys.path[0] = os.path.dirname(path)
+    exec(compile(source, path, "exec"), main.__dict__)
+
+
+def _run_code(path, mode):
+    """The code as the interpreter would run it, by mode (see the top of
+    this file): the environment of the box, fresh random state; an
+    exception it does not catch is printed by sys.excepthook and the exit
+    status is what the interpreter's would be. The end is the
+    interpreter's, without its teardown of every module (which would copy
+    most of the zygote's pages for nothing): threads joined, atexit
+    handlers run, output flushed, then _exit."""
     os.environ.clear()
     os.environ.update(ENV)
     # A child of a zygote must not replay its parent's random numbers:
@@ -520,17 +569,15 @@ def _run_code(path):
             np.random.seed()
         except Exception:
             pass
-    with open(path, "rb") as f:
-        source = f.read()
-    main = types.ModuleType("__main__")
-    main.__dict__.update({"__builtins__": builtins, "__file__": path, "__cached__": None})
-    sys.modules["__main__"] = main
-    sys.argv = [path]
-    sys.path[0] = os.path.dirname(path)
+    if mode == "session":
+        _name_process(path)
     sys.excepthook = _excepthook
     status, sigint = 0, False
     try:
-        exec(compile(source, path, "exec"), main.__dict__)
+        if mode == "oneshot":
+            _oneshot(path)
+        else:
+            _script(path)
     except SystemExit as e:
         status = _exit_code(e)
     except BaseException as e:
@@ -579,7 +626,7 @@ def _clone():
 
 def _serve_one(msg, fds):
     req = json.loads(msg.decode("utf-8"))
-    if req.get("op") != "run" or len(fds) != 4:
+    if req.get("op") != "run" or len(fds) != (5 if req.get("mode") == "session" else 4):
         for fd in fds:
             os.close(fd)
         return
@@ -622,6 +669,27 @@ def _preload(names):
     return imported, failed
 
 
+def _display_module(oneshot, display):
+    """oneshot.py compiled once, and kiln_display.py as the module
+    kiln_display: the runner and the session driver use it when they find
+    it (each sets its _emit). With pyplot preloaded, its backend is made
+    kiln's (module://kiln_mpl, Agg whose show() displays) here, once: a
+    switch in each child costs about 10 ms."""
+    global ONESHOT, DISPLAY_SRC
+    DISPLAY_SRC = display
+    ONESHOT = compile(oneshot, "<string>", "exec")
+    mod = types.ModuleType("kiln_display")
+    exec(compile(display, "<string>", "exec"), mod.__dict__)
+    sys.modules["kiln_display"] = mod
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        sys.meta_path.append(mod._BackendFinder())
+        try:
+            plt.switch_backend("module://kiln_mpl")
+        except Exception:
+            pass
+
+
 _STARTUP_SIGNALS = {}
 
 
@@ -639,6 +707,7 @@ def main():
     NR = {k: int(v) for k, v in hello["nr"].items()}
     STEP.update({k: int(v) for k, v in hello["steps"].items()})
     imported, failed = _preload(hello.get("preload", []))
+    _display_module(hello.get("oneshot", ""), hello.get("display", ""))
     sys.modules["kiln_zygote"] = sys.modules["__main__"]
     # Children are reaped by the kernel; nothing waits for them here.
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)
@@ -651,7 +720,7 @@ def main():
            "pid": os.getpid()})
     while True:
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 4)
+            msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 5)
         except InterruptedError:
             continue
         except OSError:
