@@ -32,6 +32,7 @@
 #include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/zygote.h"
 
 /* The driver's source, embedded at build time (session_embed.sh). */
 extern const char sbx_session_driver[];
@@ -309,7 +310,10 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 		ss->snap_lent = true;
 	}
 	/* Last: done may start the next run in this session. */
+	struct sandbox *s = ss->sbx;
 	run_session_end(run, &e);
+	/* A zygote a session asked for is built once the server is idle. */
+	sbx_zygote_idle(s);
 }
 
 /* One frame from the driver; false when it broke the protocol (why set). */
@@ -597,6 +601,21 @@ static void arm_idle(struct sbx_session *ss)
 
 /* --- open, run, reset, close ------------------------------------------------- */
 
+/* The driver forked from the Python zygote (zygote.h), when it is on and
+ * ready and the session has no workspace: its imports are the zygote's,
+ * its box is a fresh one like a built session box. 0, or -errno (then
+ * the box is built as below). */
+static int from_zygote(struct sbx_session *ss, const struct sbx_plan_owned *po)
+{
+	char *layout = sbx_plan_layout(&po->plan);
+	if (!layout)
+		return -ENOMEM;
+	int r = sbx_zygote_take_session(ss->sbx, po, layout, &ss->life, "/" DRIVER_PATH,
+	                                sbx_session_driver, &ss->box);
+	free(layout);
+	return r;
+}
+
 /* Build the box and start the driver. */
 static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 {
@@ -606,7 +625,8 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	if (r < 0)
 		return r;
 	int step = -1;
-	r = sbx_box_build(s, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
+	bool zygote = from_zygote(ss, po) >= 0;
+	r = zygote ? 0 : sbx_box_build(s, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
 	if (r < 0) {
 		if (step >= 0)
 			snprintf(err, errsz,
@@ -635,7 +655,9 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;
 	char driver_arg[] = "/" DRIVER_PATH;
 	char *argv[] = {po->plan.argv[0], driver_arg, NULL};
-	r = sbx_box_send_go(&ss->box, po, DRIVER_PATH, argv, rl, nrl, sbx_session_driver);
+	/* From the zygote, the driver is on its way already. */
+	if (!zygote)
+		r = sbx_box_send_go(&ss->box, po, DRIVER_PATH, argv, rl, nrl, sbx_session_driver);
 	sbx_plan_free(po);
 	if (r < 0) {
 		snprintf(err, errsz, "kiln cannot open the session: cannot start its program (%s)",
@@ -654,7 +676,8 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	ss->why[0] = '\0';
 	watch_io(ss);
 	arm_idle(ss);
-	log_debug("session %s: pid %d", ss->id, (int)ss->box.pid);
+	log_debug("session %s: pid %d%s", ss->id, (int)ss->box.pid,
+	          zygote ? ", from the zygote" : "");
 	return 0;
 }
 
