@@ -6,20 +6,24 @@
  * run's own /proc, /tmp, /work and /code, and forks the program; that
  * process applies the run's rlimits, drops every capability, sets
  * no_new_privs, Landlock and the full seccomp filter, and only then runs
- * the code. The run's box is a struct sbx_box like any other: its pid 1
- * (by pidfd), its status socket (READY, FAIL, EXIT as child.h has them),
- * its stdout and stderr pipes; run.c watches it as it watches a box it
- * built. See docs/sandbox.md, "The zygote", and docs/security.md.
+ * the code: through kiln's one-shot runner (oneshot.py, as the normal
+ * path's argv has it), as a script, or, for a session, the session
+ * driver with its channel as stdin. The run's box is a struct sbx_box
+ * like any other: its pid 1 (by pidfd), its status socket (READY, FAIL,
+ * EXIT as child.h has them), its stdout and stderr pipes (and a session's
+ * channel); run.c and session.c watch it as they watch a box they built.
+ * See docs/sandbox.md, "The zygote", and docs/security.md.
  *
  * One zygote per configuration: its key is the run's box layout, the
  * program's argv and environment, the preload list and the interpreter
  * file's identity; a run whose key differs retires the zygote (its runs
  * still going finish) and takes the normal path, and a new zygote is
  * built after it. Runs take the normal path whenever the zygote is not
- * ready, is off (sandbox.zygote), or cannot do what the run needs: a
- * workspace overlay (per-run overlay mounts in a nested namespace are not
- * done yet) and languages other than Python. The zygote is built once the
- * server is idle after the first Python run that could have used it. */
+ * ready, is off (sandbox.zygote, on by default), or cannot do what the
+ * run needs: a workspace overlay (per-run overlay mounts in a nested
+ * namespace are not done yet) and languages other than Python. The
+ * zygote is built once the server is idle after the first Python run or
+ * session that could have used it. */
 #pragma once
 
 #include <stdbool.h>
@@ -31,7 +35,7 @@ struct sbx_box;
 struct sbx_plan_owned;
 
 /* Whether sandbox.zygote is on when the config does not say. */
-#define SBX_ZYGOTE_DEFAULT false
+#define SBX_ZYGOTE_DEFAULT true
 
 /* The default sandbox.zygotePreload. */
 extern const char *const sbx_zygote_default_preload[];

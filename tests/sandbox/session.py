@@ -3,11 +3,12 @@
 
   session.py KILN [--zygote]
 
-With --zygote, every server has sandbox.zygote on and waits until its
-Python zygote serves runs before it opens a session: the same checks
-then hold for sessions whose driver is forked from the zygote
-(server/sandbox/zygote.h), and a check says each such session came from
-it (and that a session with a workspace did not).
+Without --zygote, every server has sandbox.zygote off (the normal path:
+a box built for each session). With --zygote, every server has it on
+and waits until its Python zygote serves runs before it opens a
+session: the same checks then hold for sessions whose driver is forked
+from the zygote (server/sandbox/zygote.h), and a check says each such
+session came from it (and that a session with a workspace did not).
 
 Each check drives a kiln server over stdio JSON-RPC: session/open, then
 snippet/run {sessionId} calls whose state, displays and ends are checked,
@@ -60,9 +61,9 @@ def host_has(module):
 class S(kilnrpc.Server):
     def __init__(self, config=None, root=None):
         args = ()
-        if ZYGOTE:
-            config = json.loads(json.dumps(config or {}))
-            config.setdefault("sandbox", {})["zygote"] = True
+        # Without --zygote, the normal path: a session box built for it.
+        config = json.loads(json.dumps(config or {}))
+        config.setdefault("sandbox", {})["zygote"] = ZYGOTE
         if config is not None:
             self.cfg = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
             json.dump(config, self.cfg)
