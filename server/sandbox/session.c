@@ -655,9 +655,10 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;
 	char driver_arg[] = "/" DRIVER_PATH;
 	char *argv[] = {po->plan.argv[0], driver_arg, NULL};
-	/* From the zygote, the driver is on its way already. */
-	if (!zygote)
-		r = sbx_box_send_go(&ss->box, po, DRIVER_PATH, argv, rl, nrl, sbx_session_driver);
+	/* From the zygote, the driver is on its way already (and r may hold
+	 * the cgroup's warning above). */
+	r = zygote ? 0
+	           : sbx_box_send_go(&ss->box, po, DRIVER_PATH, argv, rl, nrl, sbx_session_driver);
 	sbx_plan_free(po);
 	if (r < 0) {
 		snprintf(err, errsz, "kiln cannot open the session: cannot start its program (%s)",
