@@ -262,6 +262,16 @@ def workspace_checks():
                     os.chown(q, 65534, 65534)
         before = folder_state(proj)
         s = S(root=proj)
+        if ZYGOTE:
+            # Time for a zygote to be built and ready, were runs with a
+            # workspace to ask for one: none may come from it.
+            marks = []
+            for _ in range(4):
+                _, n = s.run({"language": "python", "code": MARK})
+                marks.append(stdout(n))
+                time.sleep(1.5)
+            check("one-shot runs with a workspace have built boxes, not the zygote's",
+                  marks == ["KILN-ZYGOTE 0\n"] * 4, repr(marks))
         sid = s.open()
 
         def changes(r):
