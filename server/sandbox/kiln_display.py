@@ -151,7 +151,12 @@ class _BackendFinder:
 
 def _install_backend():
     """matplotlib's backend is kiln_mpl (the environment is read when
-    matplotlib is imported)."""
+    matplotlib is imported). In a child of kiln's Python zygote, pyplot
+    has it already, from the zygote's module kiln_display: its displays
+    are this program's too."""
+    zd = sys.modules.get("kiln_display")
+    if zd is not None and zd.__dict__ is not globals():
+        zd._emit = lambda data, metadata: _emit(data, metadata)
     sys.meta_path.append(_BackendFinder())
     os.environ["MPLBACKEND"] = "module://kiln_mpl"
     # Debian's matplotlib reads /etc/matplotlibrc; where the box does not

@@ -45,11 +45,17 @@ def _file_emit(data, metadata):
 
 
 def _kiln_display():
-    """kiln_display.py's names, compiled on first use."""
+    """kiln_display.py's names, compiled on first use; in a child of
+    kiln's Python zygote, the module kiln_display it loaded (whose
+    matplotlib backend pyplot already has)."""
     global _rich
     if _rich is None:
-        g = {"__name__": "kiln_display", "__builtins__": __builtins__}
-        exec(compile(_display_src, "<string>", "exec"), g)
+        mod = sys.modules.get("kiln_display")
+        if mod is not None:
+            g = mod.__dict__
+        else:
+            g = {"__name__": "kiln_display", "__builtins__": __builtins__}
+            exec(compile(_display_src, "<string>", "exec"), g)
         g["_emit"] = _file_emit
         _rich = g
     return _rich
@@ -104,6 +110,10 @@ def _run(path):
     sys.excepthook = _excepthook
     sys.meta_path.append(_Backend())
     os.environ["MPLBACKEND"] = "module://kiln_mpl"
+    if "kiln_display" in sys.modules:
+        # A zygote's, whose backend pyplot has already: its displays
+        # are this run's from the start.
+        _kiln_display()
     with open(path, "rb") as f:
         code = f.read()
     body, last = _compile(code, path)

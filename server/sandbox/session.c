@@ -33,6 +33,7 @@
 #include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/zygote.h"
 
 /* The driver's source, embedded at build time (session_embed.sh). */
 extern const char sbx_session_driver[];
@@ -316,7 +317,10 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 		ss->snap_lent = true;
 	}
 	/* Last: done may start the next run in this session. */
+	struct sandbox *s = ss->sbx;
 	run_session_end(run, &e);
+	/* A zygote a session asked for is built once the server is idle. */
+	sbx_zygote_idle(s);
 }
 
 /* One frame from the driver; false when it broke the protocol (why set). */
@@ -635,6 +639,21 @@ static void on_hide_list(void *data, int fd, const char *why)
 	}
 }
 
+/* The driver forked from the Python zygote (zygote.h), when it is on and
+ * ready and the session has no workspace: its imports are the zygote's,
+ * its box is a fresh one like a built session box. 0, or -errno (then
+ * the box is built as below). */
+static int from_zygote(struct sbx_session *ss, const struct sbx_plan_owned *po)
+{
+	char *layout = sbx_plan_layout(&po->plan);
+	if (!layout)
+		return -ENOMEM;
+	int r = sbx_zygote_take_session(ss->sbx, po, layout, &ss->life, "/" DRIVER_PATH,
+	                                sbx_session_driver, &ss->box);
+	free(layout);
+	return r;
+}
+
 /* Build the box and start the driver. */
 static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 {
@@ -644,7 +663,8 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	if (r < 0)
 		return r;
 	int step = -1;
-	r = sbx_box_build(s, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
+	bool zygote = from_zygote(ss, po) >= 0;
+	r = zygote ? 0 : sbx_box_build(s, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
 	if (r < 0) {
 		if (step >= 0)
 			snprintf(err, errsz,
@@ -671,7 +691,12 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	for (size_t i = 0; i < nrl; i++)
 		if (rl[i].resource == RLIMIT_CPU)
 			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;
-	if (po->plan.ws_host) {
+	if (zygote) {
+		/* From the zygote, the driver is on its way already (and r may
+		 * hold the cgroup's warning above); its box has no workspace. */
+		r = 0;
+		sbx_plan_free(po);
+	} else if (po->plan.ws_host) {
 		/* GO when the list is ready; the box builds meanwhile. */
 		memcpy(ss->go_rl, rl, nrl * sizeof(*rl));
 		ss->go_nrl = nrl;
@@ -699,7 +724,8 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	ss->why[0] = '\0';
 	watch_io(ss);
 	arm_idle(ss);
-	log_debug("session %s: pid %d", ss->id, (int)ss->box.pid);
+	log_debug("session %s: pid %d%s", ss->id, (int)ss->box.pid,
+	          zygote ? ", from the zygote" : "");
 	return 0;
 }
 

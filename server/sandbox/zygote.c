@@ -34,8 +34,11 @@
 #include "sandbox/plan.h"
 #include "sandbox/sandbox.h"
 
-/* The program's source, embedded at build time (embed-driver.sh). */
+/* The program's source, embedded at build time (embed-driver.sh), and
+ * the one-shot runner and display module its children run the code
+ * through (oneshot.py, kiln_display.py: sent in the hello). */
 extern const char sbx_zygote_program[];
+extern const char sbx_oneshot_runner[], sbx_display_module[];
 
 #define ZYGOTE_FILE "kiln_zygote.py"
 /* The message a run's pid 1 sends first: its own pidfd (zygote.py). */
@@ -246,6 +249,8 @@ static int send_hello(struct sandbox *s, int ch)
 		json_object_object_add(h, "preload", a);
 	}
 	json_object_object_add(h, "landlock", json_object_new_int(s->host->landlock_abi));
+	json_object_object_add(h, "oneshot", json_object_new_string(sbx_oneshot_runner));
+	json_object_object_add(h, "display", json_object_new_string(sbx_display_module));
 	const struct {
 		const char *name;
 		long nr;
@@ -455,10 +460,29 @@ static json_object *spare_request(const struct sandbox *s, bool go)
 	return req;
 }
 
-/* What a run sends its spare's pid 1: its code's path and size, its
- * rlimits and scratch size; the code goes with it as a memfd. */
-static json_object *run_request(const struct sbx_plan_owned *po, const struct sbx_limits *lim,
-                                size_t code_len)
+/* What a run's program (C) runs (zygote.py, "mode"): the code through
+ * the one-shot runner, the code as `python3 FILE`, or a session's driver
+ * with its channel as stdin. */
+enum zyg_mode { ZYG_ONESHOT, ZYG_SCRIPT, ZYG_SESSION };
+static const char *const zyg_mode_names[] = {"oneshot", "script", "session"};
+
+/* A run's mode is the one its argv gives on the normal path: through the
+ * runner when python's argv names it (core/lang.c), else as a script (a
+ * configured argv such as `python3 {file}`). */
+static enum zyg_mode run_mode(const struct sbx_plan_owned *po)
+{
+	for (size_t i = 0; po->plan.argv[i]; i++)
+		if (strcmp(po->plan.argv[i], sbx_oneshot_runner) == 0)
+			return ZYG_ONESHOT;
+	return ZYG_SCRIPT;
+}
+
+/* What a run sends its spare's pid 1: its program's path (in the box)
+ * and size, its rlimits, scratch size and mode; the code goes with it as
+ * a memfd (and a session's channel as a second fd). */
+static json_object *run_request(const char *path, const struct sbx_plan_owned *po,
+                                const struct sbx_limits *lim, size_t code_len,
+                                enum zyg_mode mode)
 {
 	json_object *req = json_object_new_object();
 	json_object *rls = json_object_new_array();
@@ -470,15 +494,18 @@ static json_object *run_request(const struct sbx_plan_owned *po, const struct sb
 	struct sbx_rlimit rl[SBX_MAX_RLIMITS];
 	size_t nrl = sbx_plan_rlimits_for(lim, "python", rl);
 	for (size_t i = 0; i < nrl; i++) {
+		/* A session lives longer than one run's CPU time: its driver
+		 * sets each run's (session.c's start_box, for a built box). */
+		if (mode == ZYG_SESSION && rl[i].resource == RLIMIT_CPU)
+			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;
 		json_object *one = json_object_new_array();
 		json_object_array_add(one, json_object_new_int(rl[i].resource));
 		json_object_array_add(one, json_object_new_int64((int64_t)rl[i].lim.rlim_cur));
 		json_object_array_add(one, json_object_new_int64((int64_t)rl[i].lim.rlim_max));
 		json_object_array_add(rls, one);
 	}
-	char path[128];
-	snprintf(path, sizeof(path), "/%s", po->code_path);
 	json_object_object_add(req, "op", json_object_new_string("run"));
+	json_object_object_add(req, "mode", json_object_new_string(zyg_mode_names[mode]));
 	json_object_object_add(req, "path", json_object_new_string(path));
 	json_object_object_add(req, "rlimits", rls);
 	json_object_object_add(req, "tmpfs", json_object_new_int64((int64_t)lim->tmpfs_bytes));
@@ -690,12 +717,13 @@ static int spare_await_pidfd(struct sandbox *s, struct sbx_box *b)
  * this run is over (sbx_zygote_idle): made while it runs, its fork and
  * setup would take CPU from it. */
 static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_plan_owned *po,
-                      const char *layout, const struct sbx_limits *lim, const char *code,
-                      struct sbx_box *b)
+                      const char *layout, const struct sbx_limits *lim, const char *path,
+                      enum zyg_mode mode, const char *code, struct sbx_box *b)
 {
 	struct sbx_box *sp = z->spare;
 	size_t len = strlen(code);
 	int r = 0, codefd = -1;
+	int chan[2] = {-1, -1}; /* a session's channel (box.c's plumb()) */
 	if (sp->pidfd < 0) {
 		uint64_t t0 = loop_now_ms();
 		r = spare_await_pidfd(s, sp);
@@ -704,7 +732,7 @@ static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_
 		if (r < 0)
 			return r;
 	}
-	json_object *req = run_request(po, lim, len);
+	json_object *req = run_request(path, po, lim, len, mode);
 	char *lay = strdup(layout);
 	if (!req || !lay) {
 		r = -ENOMEM;
@@ -717,8 +745,17 @@ static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_
 		r = codefd;
 		goto out;
 	}
-	if ((r = send_fds(sp->status_fd, req, &codefd, 1)) < 0)
+	if (mode == ZYG_SESSION && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0) {
+		r = neg_errno();
 		goto out;
+	}
+	int theirs[2] = {codefd, chan[1]};
+	if ((r = send_fds(sp->status_fd, req, theirs, mode == ZYG_SESSION ? 2 : 1)) < 0)
+		goto out;
+	if (chan[0] >= 0) {
+		sp->ctl_fd = steal_fd(&chan[0]);
+		fcntl(sp->ctl_fd, F_SETFL, O_NONBLOCK);
+	}
 	log_debug("sandbox: a run takes the zygote's box (pid %d, %s)", (int)sp->pid,
 	          sp->work_fd >= 0 ? "ready" : "still being made");
 	loop_unwatch(s->loop, sp->status_fd);
@@ -728,20 +765,23 @@ static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_
 	free(sp);
 	z->spare = NULL;
 out:
-	if (codefd >= 0)
-		close(codefd);
 	json_object_put(req);
 	free(lay);
+	int *fds[] = {&codefd, &chan[0], &chan[1]};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (*fds[i] >= 0)
+			close(*fds[i]);
 	return r;
 }
 
-int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
-                    const char *layout, const struct sbx_limits *lim, const char *code,
-                    struct sbx_box *b)
+/* sbx_zygote_take and sbx_zygote_take_session: the run's program at path
+ * (in the box) runs code as mode says. */
+static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
+                const struct sbx_limits *lim, const char *path, enum zyg_mode mode,
+                const char *code, struct sbx_box *b)
 {
-	const struct lang *l = lang_find(language);
-	if (!s->loop || !s->config.zygote || !l || strcmp(l->name, "python") != 0 ||
-	    po->plan.ws_host || !po->code_path || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
+	if (!s->loop || !s->config.zygote || po->plan.ws_host ||
+	    s->zygote_failures >= ZYGOTE_MAX_FAILURES)
 		return -ENOTSUP;
 	char *key = zygote_key(s, po, layout);
 	if (!key)
@@ -766,7 +806,7 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
 		ask_spare(s);
 		return -EAGAIN;
 	}
-	int r = take_spare(s, s->zygote, po, layout, lim, code, b);
+	int r = take_spare(s, s->zygote, po, layout, lim, path, mode, code, b);
 	if (r < 0) {
 		log_warn(
 		    "sandbox: the Python zygote could not start a run (%s); using a box of its "
@@ -775,6 +815,25 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
 		retire(s, true);
 	}
 	return r;
+}
+
+int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
+                    const char *layout, const struct sbx_limits *lim, const char *code,
+                    struct sbx_box *b)
+{
+	const struct lang *l = lang_find(language);
+	if (!l || strcmp(l->name, "python") != 0 || !po->code_path)
+		return -ENOTSUP;
+	char path[128];
+	snprintf(path, sizeof(path), "/%s", po->code_path);
+	return take(s, po, layout, lim, path, run_mode(po), code, b);
+}
+
+int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
+                            const struct sbx_limits *life, const char *path, const char *driver,
+                            struct sbx_box *b)
+{
+	return take(s, po, layout, life, path, ZYG_SESSION, driver, b);
 }
 
 void sbx_zygote_free(struct sandbox *s)

@@ -7,23 +7,27 @@
  * it mounts its own /proc, /tmp and /work, and forks the program's
  * process, which drops every capability, sets no_new_privs, Landlock
  * and the full seccomp filter, and waits. The run sends that pid 1 its
- * code and rlimits: it writes the code to /code, the program's process
- * sets the rlimits and runs the code. The run's box is a struct sbx_box
- * like any other: its pid 1 (by pidfd), its status socket (READY, FAIL,
- * EXIT as child.h has them), its stdout and stderr pipes; run.c watches
- * it as it watches a box it built. The next spare is asked for when a
- * run ends (as a warm box is built). See docs/sandbox.md, "The zygote",
- * and docs/security.md.
+ * code, rlimits and mode (and a session's channel): it writes the code to
+ * /code, the program's process sets the rlimits and runs the code:
+ * through kiln's one-shot runner (oneshot.py, as the normal path's argv
+ * has it), as a script, or, for a session, the session driver with its
+ * channel as stdin. The run's box is a struct sbx_box like any other: its
+ * pid 1 (by pidfd), its status socket (READY, FAIL, EXIT as child.h has
+ * them), its stdout and stderr pipes (and a session's channel); run.c and
+ * session.c watch it as they watch a box they built. The next spare is
+ * asked for when a run ends (as a warm box is built). See
+ * docs/sandbox.md, "The zygote", and docs/security.md.
  *
  * One zygote per configuration: its key is the run's box layout, the
  * program's argv and environment, the preload list and the interpreter
  * file's identity; a run whose key differs retires the zygote (its runs
  * still going finish) and takes the normal path, and a new zygote is
  * built after it. Runs take the normal path whenever the zygote is not
- * ready, is off (sandbox.zygote), or cannot do what the run needs: a
- * workspace overlay (per-run overlay mounts in a nested namespace are not
- * done yet) and languages other than Python. The zygote is built once the
- * server is idle after the first Python run that could have used it. */
+ * ready, is off (sandbox.zygote, on by default), or cannot do what the
+ * run needs: a workspace overlay (per-run overlay mounts in a nested
+ * namespace are not done yet) and languages other than Python. The
+ * zygote is built once the server is idle after the first Python run or
+ * session that could have used it. */
 #pragma once
 
 #include <stdbool.h>
@@ -35,7 +39,7 @@ struct sbx_box;
 struct sbx_plan_owned;
 
 /* Whether sandbox.zygote is on when the config does not say. */
-#define SBX_ZYGOTE_DEFAULT false
+#define SBX_ZYGOTE_DEFAULT true
 
 /* The default sandbox.zygotePreload. */
 extern const char *const sbx_zygote_default_preload[];
@@ -54,6 +58,15 @@ extern const char *const sbx_zygote_default_preload[];
 int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
                     const char *layout, const struct sbx_limits *lim, const char *code,
                     struct sbx_box *b);
+
+/* As sbx_zygote_take, for a session (session.h) whose box would be built
+ * from po: the box's program, at path (in the box), is the session driver
+ * (driver's text), with its channel (b->ctl_fd) as stdin, the session's
+ * life limits but no RLIMIT_CPU (the driver sets each run's), as
+ * session.c's own box has them. The same results. */
+int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
+                            const struct sbx_limits *life, const char *path, const char *driver,
+                            struct sbx_box *b);
 
 /* A run has ended: build the zygote a run asked for, 10 ms from now
  * unless another run starts (as a warm box is built), or ask the zygote

@@ -19,7 +19,8 @@
 # stdout; it moves to a private fd and both become /dev/null. Messages are
 # one JSON object per datagram:
 #   kiln -> zygote  {"op": "hello", "preload": [...], "filter": BPF in hex,
-#                    "landlock": abi, "nr": {name: number}, "steps": {...}}
+#                    "landlock": abi, "nr": {name: number}, "steps": {...},
+#                    "oneshot": oneshot.py's text, "display": kiln_display.py's}
 #                   {"op": "spare", "tmpfs": bytes, "inodes", "userQuotas",
 #                    "procHidden", "go"} with three fds: the run's stdout
 #                    and stderr pipes, its status socket
@@ -27,8 +28,14 @@
 # and on a spare's status socket, once B has sent its pidfd:
 #   kiln -> B       "g" (with cgroups: B is in the run's cgroup), then
 #                   {"op": "run", "path", "rlimits": [[res, soft, hard]],
-#                    "tmpfs": bytes, "inodes", "codeLen"} with the code
-#                    (a memfd)
+#                    "tmpfs": bytes, "inodes", "codeLen", "mode"} with the
+#                    code (a memfd); with "mode": "session", a second fd:
+#                    the session driver's channel, its stdin
+# The mode says what C runs: "oneshot", the code through kiln's one-shot
+# runner (oneshot.py, as python's argv has it: last expression and
+# figures displayed); "script", the code as `python3 FILE` (a language
+# argv without the runner); "session", the session driver (the "code")
+# with its channel as stdin (session.h).
 # The zygote clones the next spare's pid 1 ahead, as soon as it has passed
 # a request on: when kiln asks, the zygote sends it that child's pidfd at
 # once and hands the child the request (the child then says "kiln-spare"
@@ -101,6 +108,8 @@ _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
 NR = {}
 FILTER = b""
 LANDLOCK_ABI = 0
+ONESHOT = None  # oneshot.py, compiled once (the hello)
+DISPLAY_SRC = ""  # kiln_display.py's text: the runner's argument
 
 
 class _Fail(Exception):
@@ -286,23 +295,32 @@ def _await_run(st, bs):
     rest. What C said last (b"" once it runs the code, or a failure
     record), or None when there is no run."""
     try:
-        msg, fds, _flags, _addr = socket.recv_fds(st, 1 << 16, 1)
+        msg, fds, _flags, _addr = socket.recv_fds(st, 1 << 16, 2)
     except OSError:
         msg, fds = b"", []
-    if not msg or len(fds) != 1:
+    req = json.loads(msg.decode("utf-8")) if msg else {}
+    if not msg or len(fds) != (2 if req.get("mode") == "session" else 1):
         # kiln dropped the spare (or is gone): nothing of the box stays.
+        for fd in fds:
+            os.close(fd)
         return None
     codefd = fds[0]
-    req = json.loads(msg.decode("utf-8"))
+    chan = fds[1] if len(fds) > 1 else None  # a session's channel
     try:
         _set_cmdline(b"kiln")
         _run_mounts(req, codefd)
     except _Fail as f:
         _msg(st, SBX_MSG_FAIL, step=f.step, err=f.err)
+        if chan is not None:
+            os.close(chan)
         return b""
     finally:
         os.close(codefd)
-    bs.send(json.dumps({"path": req["path"], "rlimits": req["rlimits"]}).encode())
+    run = json.dumps({"path": req["path"], "rlimits": req["rlimits"],
+                      "mode": req.get("mode", "script")}).encode()
+    socket.send_fds(bs, [run], [chan] if chan is not None else [])
+    if chan is not None:
+        os.close(chan)
     return bs.recv(64)
 
 
@@ -498,6 +516,9 @@ def _program(out, err, ch):
         os.set_inheritable(3, False)
         if _syscall(NR["close_range"], 4, ctypes.c_uint(0xFFFFFFFF), 0) < 0:
             raise OSError(ctypes.get_errno(), "close_range")
+        # The channel as a socket object, for a session's fd with the run
+        # (detached before the code runs: the object never closes 3).
+        chs = socket.socket(fileno=pfd)
     except OSError as e:
         _report(pfd, STEP["stdio"], e.errno or 1)
     except _Fail as f:
@@ -538,12 +559,20 @@ def _program(out, err, ch):
     # refused only on pid 1).
     try:
         os.write(pfd, b"r")
-        msg = os.read(pfd, 1 << 16)
+        msg, fds, _flags, _addr = socket.recv_fds(chs, 1 << 16, 1)
     except OSError:
-        msg = b""
+        msg, fds = b"", []
     if not msg:
         os._exit(0)  # no run for this box
     run = json.loads(msg.decode("utf-8"))
+    if fds:
+        # A session's channel: the driver's stdin (then closed at its
+        # number, as the channel below).
+        try:
+            os.dup2(fds[0], 0)
+            os.close(fds[0])
+        except OSError as e:
+            _report(pfd, STEP["stdio"], e.errno or 1)
     try:
         for res, soft, hard in run["rlimits"]:
             resource.setrlimit(res, (soft, hard))
@@ -551,8 +580,9 @@ def _program(out, err, ch):
         _report(pfd, STEP["rlimit"], getattr(e, "errno", None) or 22)
     # /proc/self/cmdline says "kiln", as pid 1's does.
     _set_cmdline(b"kiln")
+    chs.detach()
     os.close(pfd)  # as a successful execve would
-    _run_code(run["path"])
+    _run_code(run["path"], run.get("mode", "script"))
 
 
 def _warm():
@@ -607,14 +637,50 @@ def _exit_code(e):
     return 1
 
 
-def _run_code(path):
-    """The code as `python3 path` runs it: its own __main__, argv, the
-    environment of the box, fresh random state; an exception it does not
-    catch is printed by sys.excepthook and the exit status is what the
-    interpreter's would be. The end is the interpreter's, without its
-    teardown of every module (which would copy most of the zygote's
-    pages for nothing): threads joined, atexit handlers run, output
-    flushed, then _exit."""
+def _name_process(path):
+    """A session's driver shows as one in a built box does (`python3
+    /code/kiln_session.py` in ps): its copy of the argv area, which B set
+    to "kiln", is overwritten in place, as far as it goes."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        start, end = int(fields[45]), int(fields[46])
+        text = (b"python3\0" + path.encode())[:end - start - 1]
+        ctypes.memset(start, 0, end - start)
+        ctypes.memmove(start, text, len(text))
+    except (OSError, IndexError, ValueError):
+        pass
+
+
+def _oneshot(path):
+    """The code through kiln's one-shot runner, as `python3 -c RUNNER
+    DISPLAY path` runs it (oneshot.py): the runner makes the code's
+    __main__, argv and path, and displays its last expression and open
+    figures; kiln_display, already a module here, is the one it uses."""
+    sys.argv = ["-c", DISPLAY_SRC, path]
+    exec(ONESHOT, {"__name__": "__main__", "__builtins__": builtins})
+
+
+def _script(path):
+    """The code as `python3 path` runs it: its own __main__, argv, path."""
+    with open(path, "rb") as f:
+        source = f.read()
+    main = types.ModuleType("__main__")
+    main.__dict__.update({"__builtins__": builtins, "__file__": path, "__cached__": None})
+    sys.modules["__main__"] = main
+    sys.argv = [path]
+    sys.path[0] = os.path.dirname(path)
+    exec(compile(source, path, "exec"), main.__dict__)
+
+
+def _run_code(path, mode):
+    """The code as the interpreter would run it, by mode (see the top of
+    this file): the environment of the box, fresh random state; an
+    exception it does not catch is printed by sys.excepthook and the exit
+    status is what the interpreter's would be. The end is the
+    interpreter's, without its teardown of every module (which would copy
+    most of the zygote's pages for nothing): threads joined, atexit
+    handlers run, output flushed, then _exit."""
     os.environ.clear()
     os.environ.update(ENV)
     # A child of a zygote must not replay its parent's random numbers:
@@ -626,17 +692,15 @@ def _run_code(path):
             np.random.seed()
         except Exception:
             pass
-    with open(path, "rb") as f:
-        source = f.read()
-    main = types.ModuleType("__main__")
-    main.__dict__.update({"__builtins__": builtins, "__file__": path, "__cached__": None})
-    sys.modules["__main__"] = main
-    sys.argv = [path]
-    sys.path[0] = os.path.dirname(path)
+    if mode == "session":
+        _name_process(path)
     sys.excepthook = _excepthook
     status, sigint = 0, False
     try:
-        exec(compile(source, path, "exec"), main.__dict__)
+        if mode == "oneshot":
+            _oneshot(path)
+        else:
+            _script(path)
     except SystemExit as e:
         status = _exit_code(e)
     except BaseException as e:
@@ -782,6 +846,27 @@ def _preload(names):
     return imported, failed
 
 
+def _display_module(oneshot, display):
+    """oneshot.py compiled once, and kiln_display.py as the module
+    kiln_display: the runner and the session driver use it when they find
+    it (each sets its _emit). With pyplot preloaded, its backend is made
+    kiln's (module://kiln_mpl, Agg whose show() displays) here, once: a
+    switch in each child costs about 10 ms."""
+    global ONESHOT, DISPLAY_SRC
+    DISPLAY_SRC = display
+    ONESHOT = compile(oneshot, "<string>", "exec")
+    mod = types.ModuleType("kiln_display")
+    exec(compile(display, "<string>", "exec"), mod.__dict__)
+    sys.modules["kiln_display"] = mod
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is not None:
+        sys.meta_path.append(mod._BackendFinder())
+        try:
+            plt.switch_backend("module://kiln_mpl")
+        except Exception:
+            pass
+
+
 _STARTUP_SIGNALS = {}
 
 
@@ -799,6 +884,7 @@ def main():
     NR = {k: int(v) for k, v in hello["nr"].items()}
     STEP.update({k: int(v) for k, v in hello["steps"].items()})
     imported, failed = _preload(hello.get("preload", []))
+    _display_module(hello.get("oneshot", ""), hello.get("display", ""))
     sys.modules["kiln_zygote"] = sys.modules["__main__"]
     # Children are reaped by the kernel; nothing waits for them here.
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)

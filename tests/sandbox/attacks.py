@@ -113,8 +113,10 @@ class Suite:
             # The box itself is under attack here, with nothing of the
             # host shown: `kiln run` starts in this directory, which would
             # otherwise be its workspace. The workspace's own attacks are
-            # tests/workspace/workspace.py (32-workspace.sh).
-            }, "workspace": {"mode": "none"}}, "validator": {"allowOverride": True}}, f)
+            # tests/workspace/workspace.py (32-workspace.sh). Built boxes
+            # only: the zygote's runs are tests/sandbox/zygote.py's.
+            }, "workspace": {"mode": "none"}, "zygote": False},
+                "validator": {"allowOverride": True}}, f)
         self.env = {
             "PATH": "/usr/bin:/bin",
             "HOME": self.home,

@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """session.py: sessions through the real server (docs/sandbox.md, "Sessions").
 
-  session.py KILN
+  session.py KILN [--zygote]
+
+Without --zygote, every server has sandbox.zygote off (the normal path:
+a box built for each session). With --zygote, every server has it on
+and waits until its Python zygote serves runs before it opens a
+session: the same checks then hold for sessions whose driver is forked
+from the zygote (server/sandbox/zygote.h), and a check says each such
+session came from it (and that a session with a workspace did not).
 
 Each check drives a kiln server over stdio JSON-RPC: session/open, then
 snippet/run {sessionId} calls whose state, displays and ends are checked,
@@ -23,7 +30,13 @@ sys.path[:0] = [_here, os.path.join(_here, "..", "lib")]
 import kilnrpc  # noqa: E402
 
 KILN = sys.argv[1]
+ZYGOTE = "--zygote" in sys.argv[2:]
 passed = failed = 0
+# Prints whether the process running it is a child of the zygote (its
+# interpreter holds the zygote's module): the first line of a run.
+MARK = ("import sys as _kz\nprint('KILN-ZYGOTE', int('kiln_zygote' in _kz.modules), "
+        "flush=True)\ndel _kz\n")
+ZYGOTE_WAIT_S = 120
 
 
 def check(name, ok, detail=""):
@@ -48,12 +61,28 @@ def host_has(module):
 class S(kilnrpc.Server):
     def __init__(self, config=None, root=None):
         args = ()
+        # Without --zygote, the normal path: a session box built for it.
+        config = json.loads(json.dumps(config or {}))
+        config.setdefault("sandbox", {})["zygote"] = ZYGOTE
         if config is not None:
             self.cfg = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
             json.dump(config, self.cfg)
             self.cfg.close()
             args = ("--config", self.cfg.name)
         super().__init__(KILN, args=args, root=root)
+        if ZYGOTE and root is None:  # with a workspace, no run uses it
+            self.wait_zygote()
+
+    def wait_zygote(self):
+        """Until a one-shot run comes from the zygote (built once the
+        server is idle after the first Python run)."""
+        deadline = time.time() + ZYGOTE_WAIT_S
+        while time.time() < deadline:
+            _, n = self.run({"language": "python", "code": MARK})
+            if stdout(n).startswith("KILN-ZYGOTE 1"):
+                return
+            time.sleep(0.3)
+        raise AssertionError("no run came from the zygote in %d s" % ZYGOTE_WAIT_S)
 
     def run(self, params, timeout=60):
         """snippet/run: (response, [notifications]) ."""
@@ -233,6 +262,16 @@ def workspace_checks():
                     os.chown(q, 65534, 65534)
         before = folder_state(proj)
         s = S(root=proj)
+        if ZYGOTE:
+            # Time for a zygote to be built and ready, were runs with a
+            # workspace to ask for one: none may come from it.
+            marks = []
+            for _ in range(4):
+                _, n = s.run({"language": "python", "code": MARK})
+                marks.append(stdout(n))
+                time.sleep(1.5)
+            check("one-shot runs with a workspace have built boxes, not the zygote's",
+                  marks == ["KILN-ZYGOTE 0\n"] * 4, repr(marks))
         sid = s.open()
 
         def changes(r):
@@ -240,6 +279,10 @@ def workspace_checks():
             return {os.path.relpath(c["path"], proj): (c["kind"], c["size"])
                     for c in res.get("workspaceChanges") or []}, res
 
+        if ZYGOTE:
+            _, n = s.run({"sessionId": sid, "code": MARK})
+            check("a session with a workspace has a built box, not the zygote's",
+                  stdout(n) == "KILN-ZYGOTE 0\n", json.dumps(n)[:300])
         r, _ = s.run({"sessionId": sid, "code":
                       "open('new.txt', 'w').write('one\\n')\n"
                       "open('a.txt', 'a').write('more\\n')"})
@@ -334,6 +377,12 @@ def main():
     s = S()
     sid = s.open()
 
+    if ZYGOTE:
+        r, n = s.run({"sessionId": sid, "code": MARK + "import numpy, pandas"})
+        check("the session's driver is forked from the zygote",
+              stdout(n) == "KILN-ZYGOTE 1\n" and r["result"]["exitCode"] == 0,
+              json.dumps([r, n])[:600])
+
     # State persists: a variable, then a print of it.
     r1, _ = s.run({"sessionId": sid, "code": "x = 5"})
     r2, n2 = s.run({"sessionId": sid, "code": "print(x)"})
@@ -350,6 +399,31 @@ def main():
                   "                                    r.RLIMIT_MSGQUEUE, r.RLIMIT_MEMLOCK)))"})
     check("a session has RLIMIT_AS and the fixed quotas",
           stdout(n) == "%d 128 0 65536\n" % ((1 << 30) + (512 << 20)), json.dumps([r, n])[:600])
+
+    # The driver is locked down as a run's program is, built box or
+    # zygote's child: the filter, no_new_privs, no capability, pid 2 of its
+    # own pid namespace under a pid 1 that shows as kiln, the
+    # channel as the only fd beyond the pipes and /dev/null, no write
+    # outside its scratch folders.
+    r, n = s.run({"sessionId": sid, "code":
+                  "import os\nst = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
+                  "print(*(st[k].strip() for k in ('Seccomp', 'NoNewPrivs', 'CapEff', 'CapPrm',\n"
+                  "        'CapBnd', 'CapAmb')))\n"
+                  "print(os.getpid(), open('/proc/1/cmdline', 'rb').read().split(b'\\0')[0])\n"
+                  "import stat\nkinds = []\nfor f in os.listdir('/proc/self/fd'):\n"
+                  "    try:\n        m = os.fstat(int(f)).st_mode\n    except OSError:\n"
+                  "        continue\n"
+                  "    kinds.append(stat.S_ISSOCK(m) if int(f) > 2 else None)\n"
+                  "print(sorted(k for k in kinds if k is not None))\n"
+
+                  "try:\n    w = 'w'\n    open(os.sep.join(['', 'etc', 'kiln-test']), w)\nexcept OSError as e:\n"
+                  "    print('write', e.errno)\n"})
+    z = "0" * 16
+    lines = stdout(n).splitlines() + [""] * 4
+    check("a session's driver is locked down as a run's program",
+          lines[:3] == ["2 1 %s %s %s %s" % (z, z, z, z), "2 b'kiln'", "[True]"] and
+          lines[3] in ("write 13", "write 30"),
+          json.dumps([r, n])[-900:])
 
     # The last expression is displayed.
     r, n = s.run({"sessionId": sid, "code": "2+2"})
@@ -466,9 +540,10 @@ def main():
     # Two sessions are isolated: names, files, processes.
     sid2 = s.open()
     s.run({"sessionId": sid, "code": "open('/tmp/mark', 'w').write('1')"})
-    r, n = s.run({"sessionId": sid2, "code":
+    r, n = s.run({"sessionId": sid2, "code": MARK +
                   "import os\nprint(os.path.exists('/tmp/mark'))\nprint('x' in globals())"})
-    check("two sessions share neither names nor files", stdout(n) == "False\nFalse\n",
+    check("two sessions share neither names nor files",
+          stdout(n) == "KILN-ZYGOTE %d\nFalse\nFalse\n" % ZYGOTE,
           json.dumps([r, n])[:400])
     r, n = s.run({"sessionId": sid, "code": "import os\nprint(os.getpid())"})
     r2, n2 = s.run({"sessionId": sid2, "code": "import os\nprint(os.getpid())"})
@@ -508,8 +583,9 @@ def main():
           "session/reset" in r2["error"]["message"], json.dumps(r2))
     check("no process is left of the ended session", wait_gone(s.p.pid), drivers(s.p.pid))
     s.call("session/reset", {"sessionId": sid})
-    r, n = s.run({"sessionId": sid, "code": "print('again')"})
-    check("reset brings an ended session back, fresh", stdout(n) == "again\n", json.dumps(r))
+    r, n = s.run({"sessionId": sid, "code": MARK + "print('again')"})
+    check("reset brings an ended session back, fresh",
+          stdout(n) == "KILN-ZYGOTE %d\nagain\n" % ZYGOTE, json.dumps([r, n])[:400])
 
     # Code that ignores SIGINT: the session is ended after the grace.
     r, n = s.run({"sessionId": sid, "code":

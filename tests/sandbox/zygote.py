@@ -57,8 +57,9 @@ class Server:
                               "params": params or {}})
         kilnrpc.recv(self.p.stdout)
 
-    def run(self, code, limits=None):
-        """(stdout, stderr, result or None, error message or None)."""
+    def run(self, code, limits=None, displays=None):
+        """(stdout, stderr, result or None, error message or None); the
+        run's displays (run/display params) are appended to displays."""
         self.rid += 1
         params = {"language": "python", "code": code, "override": True}
         if limits:
@@ -72,6 +73,8 @@ class Server:
                 raise AssertionError("the server ended")
             if m.get("method") == "run/output":
                 (err if m["params"]["stream"] == "stderr" else out).append(m["params"]["text"])
+            elif m.get("method") == "run/display" and displays is not None:
+                displays.append(m["params"])
             elif m.get("id") == self.rid:
                 if "error" in m:
                     return "".join(out), "".join(err), None, m["error"]["message"]
@@ -210,6 +213,7 @@ class ZygoteSuite(attacks.Suite):
         self.case("zygote-rebuilt-when-the-interpreter-changes", self.interpreter_case())
         self.case("zygote-workspace-runs-take-a-box-of-their-own", self.workspace_case())
         self.case("zygote-each-run-its-own-limits", self.limits_case())
+        self.case("zygote-oneshot-as-the-normal-path", self.oneshot_case())
 
     def workspace_case(self):
         """With a workspace, runs get the overlay in a built box, never a
@@ -280,6 +284,63 @@ class ZygoteSuite(attacks.Suite):
                 if missing:
                     return "limits %r: missing %r in %r" % (lim, missing, got)
             return None
+        return run
+
+    # Programs whose run from the zygote must match the normal path's
+    # (server/sandbox/oneshot.py): output, exit, traceback, displays.
+    ONESHOT_PROGRAMS = [
+        ("print('a')\n2+2", None),
+        ("x = 1\nNone", None),
+        ("import sys\nprint(sys.argv, __name__, __file__, sys.path[0])\n"
+         "def f():\n    1/0\nf()", None),
+        ("import sys\nsys.exit(3)", None),
+        ("import sys\nsys.exit('bye')", None),
+        ("display('x')\nprint('b')\n{'k': [1, 2]}", None),
+        ("raise KeyboardInterrupt", None),
+        ("import os\nprint(os.environ.get('MPLBACKEND'))\nimport matplotlib\n"
+         "print(matplotlib.get_backend())", None),
+        ("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n"
+         "plt.figure()\nplt.plot([2, 1])\nprint('drawn')", None),
+        ("import pandas as pd\ndf = pd.DataFrame({'m': [1, 2], 'v': [3, 4]})\ndf['v']", None),
+        ("print('y' * 20)\n'z' * 2000", {"outputBytes": 1024}),
+    ]
+
+    def oneshot_case(self):
+        """A one-shot run from the zygote is the normal path's, seen from
+        the client: the same stdout (but the mark), stderr, exit status
+        and displays, for each of ONESHOT_PROGRAMS, against a server with
+        the zygote off."""
+        def outcome(srv, code, limits):
+            shown = []
+            out, err, res, error = srv.run(MARK + code, limits, shown)
+            first, _, rest = out.partition("\n")
+            res = res or {}
+            return first, (rest, err, error, res.get("exitCode"), res.get("signal"),
+                           [d["data"] for d in shown])
+
+        def run():
+            cfg_path = os.path.join(self.scratch, "cfg-normal.json")
+            with open(self.base_config) as f:
+                cfg = json.load(f)
+            cfg["sandbox"]["zygote"] = False
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            normal = Server(self.kiln, cfg_path, self.env, log=cfg_path + ".log")
+            try:
+                for code, limits in self.ONESHOT_PROGRAMS:
+                    zf, z = outcome(self.server, code, limits)
+                    nf, n = outcome(normal, code, limits)
+                    if zf != "KILN-ZYGOTE 1" or nf != "KILN-ZYGOTE 0":
+                        return "%r: not from the zygote and the normal path: %r %r" % (
+                            code, zf, nf)
+                    if z != n:
+                        return "%r: from the zygote %s, on the normal path %s" % (
+                            code, json.dumps(z)[:700], json.dumps(n)[:700])
+                return None
+            finally:
+                rc = normal.stop()
+                if rc != 0:
+                    print("one-shot case: the normal server exited %s" % rc, flush=True)
         return run
 
     def random_case(self):

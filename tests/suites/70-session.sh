@@ -7,13 +7,15 @@
 # why, when Debian's python3-pandas or python3-matplotlib is missing),
 # interrupts at the wall clock, a session whose program dies, reset,
 # close, idle close, isolation, a forged channel frame, and no process
-# left behind (tests/sandbox/session.py); then `kiln shell` on a pty with
+# left behind (tests/sandbox/session.py), then the same with
+# sandbox.zygote on, each session's driver forked from the Python zygote
+# (session.py --zygote); then `kiln shell` on a pty with
 # its session, saved displays, inline images (kitty, iTerm2) and OSC 8
 # links, :reset/:new, Ctrl-C at the prompt, the line history, the edit
 # path, the code streamed on the status line, and kiln ask
-# (tests/cli/shell_session.py). As root, the session checks
-# run again as the unprivileged user nobody (setpriv), from a private copy
-# of the binaries. Last line:
+# (tests/cli/shell_session.py). As root, the session checks (with and
+# without the zygote) run again as the unprivileged user nobody
+# (setpriv), from a private copy of the binaries. Last line:
 # "70-session: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -41,6 +43,7 @@ count() { # count LABEL OUTPUT: add a script's summary line
 for script in tests/sandbox/session.py tests/cli/shell_session.py; do
 	count "" "$(timeout 600 /usr/bin/python3 "$script" "$KILN" 2>&1)"
 done
+count "zygote: " "$(timeout 600 /usr/bin/python3 tests/sandbox/session.py "$KILN" --zygote 2>&1)"
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	tmp=$(mktemp -d /tmp/kiln-session-suite.XXXXXX)
@@ -51,10 +54,13 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	cp tests/lib/kilnrpc.py "$tmp/lib/"
 	cp tests/fake-model/fake_model.py "$tmp/fake-model/"
 	chmod -R a+rX "$tmp"
-	count "nobody: " "$(setpriv --reuid=65534 --regid=65534 --clear-groups \
-		env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
-		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-		timeout 600 /usr/bin/python3 "$tmp/sandbox/session.py" "$tmp/kiln" 2>&1 </dev/null)"
+	for zygote in "" --zygote; do
+		count "nobody${zygote:+ zygote}: " "$(setpriv --reuid=65534 --regid=65534 \
+			--clear-groups env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+			ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+			timeout 600 /usr/bin/python3 "$tmp/sandbox/session.py" "$tmp/kiln" $zygote \
+			2>&1 </dev/null)"
+	done
 fi
 echo "$name: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
