@@ -404,6 +404,7 @@ Return the request's id.  TIMEOUT nil waits as long as it takes."
   "Route a notification METHOD with PARAMS."
   (pcase method
     ('run/output (kiln--on-output params))
+    ('run/status (kiln--on-status params))
     ('run/artifact (kiln--on-artifact params))
     ('run/display (kiln--on-display params))
     ('intent/partial (kiln--on-partial params))
@@ -1102,7 +1103,9 @@ commands; when ediff quits, the review ends."
 ;;;; Runs and the output buffer
 
 (defvar kiln--run nil
-  "The run in flight: a plist (:id :kind :buffer :attempts :artifacts), or nil.")
+  "The run in flight, or nil.
+A plist (:id :kind :buffer :attempts :artifacts :run-id :queued); :queued
+is its place in the server's queue while it waits for a sandbox slot.")
 
 (defvar kiln-last-run nil
   "The last run that ended: (:result R :error E :artifacts A).")
@@ -1181,6 +1184,41 @@ commands; when ediff quits, the review ends."
   (when kiln--run
     (kiln--output-append (if (equal (plist-get params :stream) "stderr") 'stderr 'stdout)
                          (or (plist-get params :text) ""))))
+
+(defun kiln--ordinal (n)
+  "N as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st."
+  (format "%d%s" n (if (memq (% n 100) '(11 12 13))
+                       "th"
+                     (pcase (% n 10) (1 "st") (2 "nd") (3 "rd") (_ "th")))))
+
+(defun kiln--on-status (params)
+  "A `run/status' notification PARAMS: the run waits for a sandbox slot.
+The server runs at most `sandbox.maxConcurrentRuns' at once and queues
+the rest; without a word a queued run would look hung.  The mode line
+and the output say so, then say when it leaves the queue.  One run at a
+time here, so a status is the current run's unless it names another."
+  (let ((id (plist-get params :runId)))
+    (when (and kiln--run
+               (or (null id) (null (plist-get kiln--run :run-id))
+                   (equal id (plist-get kiln--run :run-id))))
+      (when (stringp id) (plist-put kiln--run :run-id id))
+      (pcase (plist-get params :state)
+        ("queued"
+         (let* ((pos (plist-get params :position))
+                (pos (if (and (integerp pos) (> pos 0)) pos 1)))
+           (plist-put kiln--run :queued pos)
+           (setq kiln--status (format "queued (%s)" (kiln--ordinal pos)))
+           (kiln--output-note
+            (format "[queued: %s in line for a sandbox slot; %s of %s busy]"
+                    (kiln--ordinal pos) (or (plist-get params :running) "?")
+                    (or (plist-get params :maxConcurrentRuns) "?"))
+            'kiln-note)))
+        ("running"
+         (when (plist-get kiln--run :queued)
+           (plist-put kiln--run :queued nil)
+           (setq kiln--status "running")
+           (kiln--output-note "[running: a slot is free]" 'kiln-note))))
+      (force-mode-line-update t))))
 
 (defun kiln--on-explanation (params)
   "An `intent/explanation' notification PARAMS."

@@ -501,6 +501,39 @@ of the order between streams make the rules ready first."
         (should (eq (kiln-test--face-of "one") 'kiln-stdout))
         (should (eq (kiln-test--face-of "[exit 3") 'kiln-failure))))))
 
+(ert-deftest kiln-run-queued-then-running ()
+  "A run waiting for a sandbox slot says queued in the mode line and output."
+  ;; One slot: a first run (sent here, not through `kiln-run') holds it,
+  ;; so `kiln-run''s run waits in the server's queue (run/status).
+  (kiln-test--with ((kiln-init-options '(:sandbox (:maxConcurrentRuns 1))))
+    (kiln-test--buffer "print('second')\n"
+      (let ((first 'pending) (statuses nil))
+        (jsonrpc-async-request (kiln--connection) :snippet/run
+                               (list :language "bash" :code "sleep 3")
+                               :success-fn (lambda (r) (setq first r))
+                               :error-fn (lambda (e) (setq first e)))
+        (let ((run (kiln-run)))
+          (kiln-test--wait "the run to be queued" (lambda () (plist-get run :queued)))
+          (should (equal kiln--status "queued (1st)"))
+          (should (string-suffix-p "[queued: 1st in line for a sandbox slot; 1 of 1 busy]\n"
+                                   (kiln-test--output)))
+          (should (eq first 'pending))
+          (kiln-test--wait "the run to end"
+                           (lambda ()
+                             (when kiln--status (cl-pushnew kiln--status statuses :test #'equal))
+                             (not (eq kiln--run run))))
+          (should (member "running" statuses))
+          (should-not kiln--status)
+          (should (plist-get first :runId))
+          (should (equal (replace-regexp-in-string "[0-9]+ ms" "N ms" (kiln-test--output))
+                         (concat "kiln run: kiln-test.py\n"
+                                 "[queued: 1st in line for a sandbox slot; 1 of 1 busy]\n"
+                                 "[running: a slot is free]\n"
+                                 "second\n[exit 0, N ms]\n")))
+          (should (equal (mapcar #'kiln--ordinal '(1 2 3 4 11 12 13 21 22 23 101 111))
+                         '("1st" "2nd" "3rd" "4th" "11th" "12th" "13th" "21st" "22nd"
+                           "23rd" "101st" "111th"))))))))
+
 (ert-deftest kiln-run-region-and-streams-apart ()
   "`kiln-run' of a region runs only it; lines of two streams never splice."
   (kiln-test--with ()
