@@ -197,6 +197,10 @@ export class Runner {
       this.current.attempts++;
       this.busy(`attempt ${p.attempt} ${p.stage}`);
     }
+    // The review follows the repaired proposal (Reviews owns the review).
+    if (p.stage === 'repaired' && p.proposal && typeof p.proposal === 'object' && this.current?.uri) {
+      this.reviews.followRepair(this.current.uri, p.proposal);
+    }
   }
 
   private summary(r: any): string {
@@ -286,10 +290,8 @@ export class Runner {
     }
     if (result.proposal && typeof result.proposal === 'object' && cur.uri) {
       this.note(`[the repaired code needs your approval (verdict ${result.proposal.verdict}): Kiln: Run runs it]`);
-      const p = this.reviews.proposals.get(cur.uri);
-      if (p) {
-        p.proposal = result.proposal;
-      }
+      // Already followed at its `repaired` attempt, unless that was missed.
+      this.reviews.followRepair(cur.uri, result.proposal);
     }
     // Files the run wrote in the workspace (issue 12): listed, and offered
     // for review; kiln never writes them by itself.
