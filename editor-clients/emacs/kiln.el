@@ -404,6 +404,7 @@ Return the request's id.  TIMEOUT nil waits as long as it takes."
   "Route a notification METHOD with PARAMS."
   (pcase method
     ('run/output (kiln--on-output params))
+    ('run/status (kiln--on-status params))
     ('run/artifact (kiln--on-artifact params))
     ('run/display (kiln--on-display params))
     ('intent/partial (kiln--on-partial params))
@@ -802,10 +803,17 @@ request (a plist)."
   "The proposal under review here: a plist (:proposal :hunks :tick :group).")
 
 (defvar-local kiln--runnable nil
-  "What `kiln-run' approves here: (:proposal P :tick T :version V).")
+  "What `kiln-run' approves here: (:proposal P :tick T :version V :snapshot S).
+S is the text the proposal was made for; a repaired proposal applies
+to it too.")
 
-(defun kiln--start-review (proposal snapshot tick)
-  "Show PROPOSAL, made for SNAPSHOT of the current buffer at version TICK."
+(defun kiln--start-review (proposal snapshot tick &optional base version)
+  "Show PROPOSAL, made for SNAPSHOT of the current buffer at version TICK.
+The hunks go from BASE (default SNAPSHOT), the buffer's text at TICK,
+to the proposed text; VERSION (default TICK) is the version of the
+request, what `intent/approve' sends while the buffer holds only what
+the review wrote.  A repaired proposal is reviewed from the buffer as
+the first review left it (see `kiln--follow-repair')."
   (kiln--close-preview)
   (when kiln--review (kiln--end-review nil))
   (let* ((edits (kiln--proposal-edits proposal (kiln--uri)))
@@ -818,7 +826,7 @@ request (a plist)."
       (message "[kiln] the buffer changed while the model wrote: the proposal was not shown; run kiln-intent again"))
      (t
       (let* ((new (kiln--apply-edits snapshot edits))
-             (old-lines (kiln--split-lines snapshot))
+             (old-lines (kiln--split-lines (or base snapshot)))
              (new-lines (kiln--split-lines new))
              (first-line (cl-loop for e across (vconcat edits)
                                   minimize (plist-get (plist-get (plist-get e :range) :start)
@@ -842,7 +850,8 @@ request (a plist)."
                  do (when h
                       (plist-put h :diags (append (plist-get h :diags)
                                                   (list (cons (- line (plist-get h :b-start)) d))))))
-        (setq kiln--runnable (list :proposal proposal :tick tick :version tick))
+        (setq kiln--runnable (list :proposal proposal :tick tick :version (or version tick)
+                                   :snapshot snapshot))
         (if (null hunks)
             (message "[kiln] the proposal changes nothing")
           (setq kiln--review (list :proposal proposal :hunks hunks :tick tick
@@ -852,6 +861,30 @@ request (a plist)."
                    (plist-get proposal :proposalId) (length hunks)
                    (if (= (length hunks) 1) "" "s") verdict
                    (if (equal verdict "deny") " (kiln-run will refuse it)" ""))))))))
+
+(defun kiln--follow-repair (buffer proposal)
+  "Make BUFFER's review follow PROPOSAL, the repair of the one that ran.
+It comes with the `repaired' attempt of `intent/approve' (or its answer
+when the repair needs approval), so that what is shown, and what
+`kiln-accept-hunk' writes, is the code that runs next.  It was made for
+the same text as the first proposal, so its edit applies to the same
+snapshot; the new review goes from the buffer as it is now (the snapshot
+while the first review was open, or with its accepted hunks written)."
+  (when (and (buffer-live-p buffer) (listp proposal) (plist-get proposal :proposalId))
+    (with-current-buffer buffer
+      (let* ((rec kiln--runnable)
+             (old (plist-get (plist-get rec :proposal) :proposalId))
+             (new (plist-get proposal :proposalId)))
+        (when (and rec (not (equal old new)))
+          ;; What `kiln-run' approves from now on.
+          (plist-put rec :proposal proposal)
+          (if (/= (kiln--version-of) (plist-get rec :tick))
+              (message "[kiln] proposal %s was repaired as %s, but the buffer changed since: the repaired code is not shown (run kiln-intent again)"
+                       old new)
+            (message "[kiln] proposal %s was repaired: the review now shows %s, the code that runs"
+                     old new)
+            (kiln--start-review proposal (plist-get rec :snapshot) (plist-get rec :tick)
+                                (kiln--text) (plist-get rec :version))))))))
 
 (defun kiln--key-hint ()
   "How to accept and reject, as the user's keys say."
@@ -1102,7 +1135,9 @@ commands; when ediff quits, the review ends."
 ;;;; Runs and the output buffer
 
 (defvar kiln--run nil
-  "The run in flight: a plist (:id :kind :buffer :attempts :artifacts), or nil.")
+  "The run in flight, or nil.
+A plist (:id :kind :buffer :attempts :artifacts :run-id :queued); :queued
+is its place in the server's queue while it waits for a sandbox slot.")
 
 (defvar kiln-last-run nil
   "The last run that ended: (:result R :error E :artifacts A).")
@@ -1182,6 +1217,41 @@ commands; when ediff quits, the review ends."
     (kiln--output-append (if (equal (plist-get params :stream) "stderr") 'stderr 'stdout)
                          (or (plist-get params :text) ""))))
 
+(defun kiln--ordinal (n)
+  "N as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st."
+  (format "%d%s" n (if (memq (% n 100) '(11 12 13))
+                       "th"
+                     (pcase (% n 10) (1 "st") (2 "nd") (3 "rd") (_ "th")))))
+
+(defun kiln--on-status (params)
+  "A `run/status' notification PARAMS: the run waits for a sandbox slot.
+The server runs at most `sandbox.maxConcurrentRuns' at once and queues
+the rest; without a word a queued run would look hung.  The mode line
+and the output say so, then say when it leaves the queue.  One run at a
+time here, so a status is the current run's unless it names another."
+  (let ((id (plist-get params :runId)))
+    (when (and kiln--run
+               (or (null id) (null (plist-get kiln--run :run-id))
+                   (equal id (plist-get kiln--run :run-id))))
+      (when (stringp id) (plist-put kiln--run :run-id id))
+      (pcase (plist-get params :state)
+        ("queued"
+         (let* ((pos (plist-get params :position))
+                (pos (if (and (integerp pos) (> pos 0)) pos 1)))
+           (plist-put kiln--run :queued pos)
+           (setq kiln--status (format "queued (%s)" (kiln--ordinal pos)))
+           (kiln--output-note
+            (format "[queued: %s in line for a sandbox slot; %s of %s busy]"
+                    (kiln--ordinal pos) (or (plist-get params :running) "?")
+                    (or (plist-get params :maxConcurrentRuns) "?"))
+            'kiln-note)))
+        ("running"
+         (when (plist-get kiln--run :queued)
+           (plist-put kiln--run :queued nil)
+           (setq kiln--status "running")
+           (kiln--output-note "[running: a slot is free]" 'kiln-note))))
+      (force-mode-line-update t))))
+
 (defun kiln--on-explanation (params)
   "An `intent/explanation' notification PARAMS."
   (when (and kiln--run (stringp (plist-get params :text)))
@@ -1206,7 +1276,10 @@ commands; when ediff quits, the review ends."
       (dolist (l (split-string (string-remove-suffix "\n" (plist-get params :code)) "\n"))
         (kiln--output-note (concat "  | " l))))
     (when (and kiln--run (equal stage "running"))
-      (plist-put kiln--run :attempts (1+ (or (plist-get kiln--run :attempts) 0))))))
+      (plist-put kiln--run :attempts (1+ (or (plist-get kiln--run :attempts) 0))))
+    ;; The review follows the repaired proposal.
+    (when (and kiln--run (equal stage "repaired") (plist-get params :proposal))
+      (kiln--follow-repair (plist-get kiln--run :buffer) (plist-get params :proposal)))))
 
 (defun kiln--save-bytes (name bytes)
   "Write BYTES (a unibyte string) to a fresh file named after NAME; return it."
@@ -1354,9 +1427,8 @@ FILE, when given, is where it is on disk; otherwise it is saved."
           (kiln--output-note (format "[the repaired code needs your approval (verdict %s): kiln-run runs it]"
                                      (plist-get repaired :verdict))
                              'kiln-failure)
-          (when (buffer-live-p buffer)
-            (with-current-buffer buffer
-              (when kiln--runnable (plist-put kiln--runnable :proposal repaired)))))
+          ;; Followed already at its `repaired' attempt, unless missed.
+          (kiln--follow-repair buffer repaired))
         (setq kiln-last-run (list :result result :run last
                                   :artifacts (plist-get run :artifacts)
                                   :displays (plist-get run :displays)

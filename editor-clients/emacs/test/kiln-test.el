@@ -501,6 +501,39 @@ of the order between streams make the rules ready first."
         (should (eq (kiln-test--face-of "one") 'kiln-stdout))
         (should (eq (kiln-test--face-of "[exit 3") 'kiln-failure))))))
 
+(ert-deftest kiln-run-queued-then-running ()
+  "A run waiting for a sandbox slot says queued in the mode line and output."
+  ;; One slot: a first run (sent here, not through `kiln-run') holds it,
+  ;; so `kiln-run''s run waits in the server's queue (run/status).
+  (kiln-test--with ((kiln-init-options '(:sandbox (:maxConcurrentRuns 1))))
+    (kiln-test--buffer "print('second')\n"
+      (let ((first 'pending) (statuses nil))
+        (jsonrpc-async-request (kiln--connection) :snippet/run
+                               (list :language "bash" :code "sleep 3")
+                               :success-fn (lambda (r) (setq first r))
+                               :error-fn (lambda (e) (setq first e)))
+        (let ((run (kiln-run)))
+          (kiln-test--wait "the run to be queued" (lambda () (plist-get run :queued)))
+          (should (equal kiln--status "queued (1st)"))
+          (should (string-suffix-p "[queued: 1st in line for a sandbox slot; 1 of 1 busy]\n"
+                                   (kiln-test--output)))
+          (should (eq first 'pending))
+          (kiln-test--wait "the run to end"
+                           (lambda ()
+                             (when kiln--status (cl-pushnew kiln--status statuses :test #'equal))
+                             (not (eq kiln--run run))))
+          (should (member "running" statuses))
+          (should-not kiln--status)
+          (should (plist-get first :runId))
+          (should (equal (replace-regexp-in-string "[0-9]+ ms" "N ms" (kiln-test--output))
+                         (concat "kiln run: kiln-test.py\n"
+                                 "[queued: 1st in line for a sandbox slot; 1 of 1 busy]\n"
+                                 "[running: a slot is free]\n"
+                                 "second\n[exit 0, N ms]\n")))
+          (should (equal (mapcar #'kiln--ordinal '(1 2 3 4 11 12 13 21 22 23 101 111))
+                         '("1st" "2nd" "3rd" "4th" "11th" "12th" "13th" "21st" "22nd"
+                           "23rd" "101st" "111th"))))))))
+
 (ert-deftest kiln-run-region-and-streams-apart ()
   "`kiln-run' of a region runs only it; lines of two streams never splice."
   (kiln-test--with ()
@@ -621,6 +654,62 @@ of the order between streams make the rules ready first."
           (should (string-match-p "-- attempt 2 repaired (verdict allow) --" out))
           (should (string-match-p "^3$" out))
           (should (string-match-p "\\[exit 0, [0-9]+ ms, 2 attempts (1 repairs)\\]" out)))))))
+
+(defconst kiln-test--wrong "total = 0\nfor n in range(3):\n    total += n\nprint(totl)\n"
+  "The fake model's first proposal for \"fake-repair\": it fails.")
+
+(defconst kiln-test--right "total = 0\nfor n in range(3):\n    total += n\nprint(total)\n"
+  "Its repair: it prints 3.")
+
+(ert-deftest kiln-run-review-follows-repair ()
+  "After a repair the review holds, and accepting writes, the code that ran."
+  (kiln-test--with ((kiln-repair-attempts 3))
+    (kiln-test--model "fake-repair")
+    (kiln-test--buffer "# the average\n"
+      (let* ((first (kiln-test--intent "print the average of 3, 4 and 5"))
+             (first-id (plist-get (plist-get first :proposal) :proposalId)))
+        (should (equal (mapcar (lambda (h) (plist-get h :new)) (plist-get first :hunks))
+                       (list kiln-test--wrong)))
+        ;; Run it while its review is open: it fails, is repaired, runs.
+        (should (eq (plist-get (plist-get (kiln-test--run-and-wait) :result) :ok) t))
+        (should kiln--review)
+        (let ((new-id (plist-get (plist-get kiln--review :proposal) :proposalId)))
+          (should-not (equal new-id first-id))
+          (should (equal (mapcar (lambda (h) (plist-get h :new)) (plist-get kiln--review :hunks))
+                         (list kiln-test--right)))
+          ;; Drawn as an overlay holding the repaired line.
+          (should (string-match-p "print(total)"
+                                  (overlay-get (plist-get (car (plist-get kiln--review :hunks))
+                                                          :overlay)
+                                               'before-string)))
+          (should (equal (buffer-string) "# the average\n"))
+          (should (kiln-test--said (format "review now shows %s" new-id)))
+          (kiln-accept-all)
+          (should (equal (buffer-string) (concat "# the average\n" kiln-test--right))))))))
+
+(ert-deftest kiln-run-repair-after-accept ()
+  "A repair after the proposal was accepted reviews the changed line; it runs next."
+  (kiln-test--with ((kiln-repair-attempts 3))
+    (kiln-test--model "fake-repair")
+    (kiln-test--buffer "# sum\n"
+      (let ((first-id (plist-get (plist-get (kiln-test--intent "sum 0..2") :proposal)
+                                 :proposalId)))
+        (kiln-accept-all)
+        (should (equal (buffer-string) (concat "# sum\n" kiln-test--wrong)))
+        (kiln-test--run-and-wait)
+        (should kiln--review)
+        (let ((new-id (plist-get (plist-get kiln--review :proposal) :proposalId)))
+          (should-not (equal new-id first-id))
+          (should (equal (mapcar (lambda (h) (plist-get h :new)) (plist-get kiln--review :hunks))
+                         '("print(total)\n")))
+          (kiln-accept-all)
+          (should (equal (buffer-string) (concat "# sum\n" kiln-test--right)))
+          ;; The buffer is the repaired proposal now: `kiln-run' approves it.
+          (let ((last (kiln-test--run-and-wait)))
+            (should (eq (plist-get (plist-get last :result) :ok) t))
+            (should (string-match-p (format "\\`kiln run: proposal %s " (regexp-quote new-id))
+                                    (kiln-test--output)))
+            (should (string-match-p "^3$" (kiln-test--output)))))))))
 
 (ert-deftest kiln-run-nul-does-not-lose-output ()
   "A NUL the program writes does not lose the output around it."

@@ -195,4 +195,37 @@ return {
     h.wait(2000, function() return ev.count > 0 end, 'a KilnStatus event after the cancel')
     h.eq('', kiln.status(), 'the status line after the cancel')
   end },
+
+  { 'status: a run that waits for a sandbox slot says queued, then running', function()
+    -- One slot: a first run (sent here, not through :KilnRun) holds it,
+    -- so :KilnRun's run waits in the server's queue (run/status).
+    h.setup({ sandbox = { maxConcurrentRuns = 1 } })
+    h.need('snippet/run')
+    local client = require('kiln.client')
+    local kiln = require('kiln')
+    local first
+    client.request('snippet/run', { language = 'bash', code = 'sleep 3' }, function(err, r)
+      first = { err, r }
+    end)
+    local ev = status_events()
+    h.buffer({ 'echo second' }, 'sh')
+    vim.cmd('KilnRun')
+    h.wait(15000, function() return kiln.status() == 'kiln: queued (1st)' end,
+      'the status line to say queued: ' .. kiln.status())
+    h.ok(has_line('[queued: 1st in line for a sandbox slot; 1 of 1 busy]'),
+      'the output window says so:\n' .. table.concat(require('kiln.output').lines(), '\n'))
+    h.ok(ev.count > 0, 'a KilnStatus event')
+    h.eq(nil, first, 'the first run still holds the slot')
+    h.wait(15000, function() return kiln.status() == 'kiln: running' or require('kiln.run').current == nil end,
+      'running after the queue')
+    local last = h.wait_run()
+    h.ok(first and first[2], 'the first run ended first: ' .. vim.inspect(first))
+    h.ok(last and last.result and last.result.exitCode == 0, 'the queued run ran: ' .. vim.inspect(last))
+    local lines = require('kiln.output').lines()
+    local text = table.concat(lines, '\n')
+    local q, r, o = text:find('[queued', 1, true), text:find('[running: a slot is free]', 1, true),
+      text:find('second', 1, true)
+    h.ok(q and r and o and q < r and r < o, 'queued, running, then its output:\n' .. text)
+    h.eq('', kiln.status(), 'the status line after the run')
+  end },
 }

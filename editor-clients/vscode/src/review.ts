@@ -80,7 +80,7 @@ export class Reviews implements vscode.CodeLensProvider {
   readonly reviews = new Map<string, Review>();
   /** Each document's last proposal, what kiln.run approves: the request's
    * version (sent to intent/approve) and the version the review left. */
-  readonly proposals = new Map<string, { proposal: Proposal; version: number; tick: number }>();
+  readonly proposals = new Map<string, { proposal: Proposal; version: number; tick: number; snapshot: string }>();
   readonly diagnostics: vscode.DiagnosticCollection;
   private readonly removed: vscode.TextEditorDecorationType;
   private readonly added: vscode.TextEditorDecorationType;
@@ -114,8 +114,13 @@ export class Reviews implements vscode.CodeLensProvider {
     return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri);
   }
 
-  /** Show proposal for doc, made for `snapshot` at `version`. */
-  start(doc: vscode.TextDocument, proposal: Proposal, snapshot: string, version: number): Review | undefined {
+  /** Show proposal for doc, made for `snapshot` at `version`. The hunks
+   * go from `base` (default: the snapshot) to the proposed text, and the
+   * review writes only into the document at version `tick` (default:
+   * `version`): a repaired proposal is reviewed from the document as the
+   * first review left it (see followRepair). */
+  start(doc: vscode.TextDocument, proposal: Proposal, snapshot: string, version: number,
+    base: string = snapshot, tick: number = version): Review | undefined {
     const uri = doc.uri.toString();
     const old = this.reviews.get(uri);
     if (old) {
@@ -130,16 +135,16 @@ export class Reviews implements vscode.CodeLensProvider {
       return undefined;
     }
     const proposed = applyEdits(snapshot, edits);
-    const hs = hunks(snapshot, proposed);
-    const rv: Review = { uri, proposal, hunks: hs, version, diags: new Map(), writing: false };
+    const hs = hunks(base, proposed);
+    const rv: Review = { uri, proposal, hunks: hs, version: tick, diags: new Map(), writing: false };
     this.placeDiagnostics(rv, edits);
-    this.proposals.set(uri, { proposal, version, tick: version });
+    this.proposals.set(uri, { proposal, version, tick, snapshot });
     if (hs.length === 0) {
       this.notify('the proposal changes nothing');
       return rv;
     }
     this.reviews.set(uri, rv);
-    if (doc.version !== version) {
+    if (doc.version !== tick) {
       this.notify('the document changed while the model wrote: the proposal cannot be applied ' +
         '(Kiln: Show Proposal as Diff shows it; Kiln: Ask again makes a new one)', 'warn');
     }
@@ -147,6 +152,31 @@ export class Reviews implements vscode.CodeLensProvider {
     this.notify(`proposal ${proposal.proposalId}: ${hs.length} hunk${hs.length === 1 ? '' : 's'}, ` +
       `verdict ${proposal.verdict}`);
     return rv;
+  }
+
+  /** A repaired proposal (intent/approve's repair: its `repaired` attempt,
+   * or its answer's `proposal`) for uri: the review follows it, so that
+   * what is shown, and what Accept writes, is the code that runs next. It
+   * was made for the same text as the first proposal, so its edit applies
+   * to the same snapshot; the new review goes from the document as it is
+   * now (the snapshot while the first review was open, or with the first
+   * proposal's accepted hunks written) to that text. */
+  followRepair(uri: string, proposal: Proposal): Review | undefined {
+    const p = this.proposals.get(uri);
+    if (!p || !proposal || typeof proposal !== 'object' || p.proposal.proposalId === proposal.proposalId) {
+      return undefined;
+    }
+    const old = p.proposal.proposalId;
+    // What kiln.run approves from now on.
+    p.proposal = proposal;
+    const doc = this.document(uri);
+    if (!doc || doc.version !== p.tick) {
+      this.notify(`proposal ${old} was repaired as ${proposal.proposalId}, but the document changed since: ` +
+        'the repaired code is not shown (run Kiln: Ask again)', 'warn');
+      return undefined;
+    }
+    this.notify(`proposal ${old} was repaired: the review now shows ${proposal.proposalId}, the code that runs`);
+    return this.start(doc, proposal, p.snapshot, p.version, doc.getText(), p.tick);
   }
 
   // The validator's positions are in the code, which starts where the

@@ -18,6 +18,8 @@ interface Current {
   attempts: number;
   artifacts: any[];
   runIds: Set<string>;
+  /** Its place in the server's queue while it waits for a sandbox slot. */
+  queued?: number;
 }
 
 export interface RunEnd {
@@ -41,6 +43,7 @@ export class Runner {
     private readonly notify: (msg: string, level?: 'info' | 'warn' | 'error') => void,
     private readonly busy: (what: string | undefined) => void) {
     server.on('run/output', (p) => this.output(p));
+    server.on('run/status', (p) => this.runStatus(p));
     server.on('run/artifact', (p) => this.artifact(p));
     server.on('run/display', (p) => this.richDisplay(p));
     server.on('intent/attempt', (p) => this.attempt(p));
@@ -106,6 +109,34 @@ export class Runner {
     this.append(p.stream === 'stderr' ? 'stderr' : 'stdout', String(p.text ?? ''));
   }
 
+  // run/status {runId, state, position, running, maxConcurrentRuns}: every
+  // sandbox slot is taken (sandbox.maxConcurrentRuns), so the run waits in
+  // the server's queue before its box is built. Said in the status bar and
+  // the output, else a queued run looks hung. One run at a time here: a
+  // status is the current run's unless it names another run.
+  private runStatus(p: any): void {
+    if (!this.mine(p)) {
+      return;
+    }
+    const cur = this.current!;
+    if (typeof p.runId === 'string') {
+      if (cur.runIds.size > 0 && !cur.runIds.has(p.runId)) {
+        return;
+      }
+      cur.runIds.add(p.runId);
+    }
+    if (p.state === 'queued') {
+      const position: number = Number.isInteger(p.position) && p.position > 0 ? p.position : 1;
+      cur.queued = position;
+      this.note(`[queued: ${ordinal(position)} in line for a sandbox slot; ${p.running ?? '?'} of ${p.maxConcurrentRuns ?? '?'} busy]`);
+      this.busy(`queued (${ordinal(position)})`);
+    } else if (p.state === 'running' && cur.queued !== undefined) {
+      cur.queued = undefined;
+      this.note('[running: a slot is free]');
+      this.busy('running');
+    }
+  }
+
   private artifact(p: any): void {
     if (!this.mine(p)) {
       return;
@@ -165,6 +196,10 @@ export class Runner {
     if (this.current) {
       this.current.attempts++;
       this.busy(`attempt ${p.attempt} ${p.stage}`);
+    }
+    // The review follows the repaired proposal (Reviews owns the review).
+    if (p.stage === 'repaired' && p.proposal && typeof p.proposal === 'object' && this.current?.uri) {
+      this.reviews.followRepair(this.current.uri, p.proposal);
     }
   }
 
@@ -255,10 +290,8 @@ export class Runner {
     }
     if (result.proposal && typeof result.proposal === 'object' && cur.uri) {
       this.note(`[the repaired code needs your approval (verdict ${result.proposal.verdict}): Kiln: Run runs it]`);
-      const p = this.reviews.proposals.get(cur.uri);
-      if (p) {
-        p.proposal = result.proposal;
-      }
+      // Already followed at its `repaired` attempt, unless that was missed.
+      this.reviews.followRepair(cur.uri, result.proposal);
     }
     // Files the run wrote in the workspace (issue 12): listed, and offered
     // for review; kiln never writes them by itself.
@@ -316,6 +349,13 @@ export class Runner {
     this.finish({ cancelled: true, error: { message: 'cancelled' } });
     return true;
   }
+}
+
+/** 1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd". */
+export function ordinal(n: number): string {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
+  return `${n}${suffix}`;
 }
 
 /** An LSP WorkspaceEdit (TextDocumentEdits, CreateFile, DeleteFile) as

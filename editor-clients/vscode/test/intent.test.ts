@@ -199,6 +199,51 @@ test('intent: repair attempts are shown one by one', needKiln, async () => {
   assert.ok(i1 >= 0 && i2 > i1 && i3 > i2 && i4 > i3, `in order:\n${text}`);
 });
 
+const WRONG = ['total = 0', 'for n in range(3):', '    total += n', 'print(totl)'];
+const RIGHT = ['total = 0', 'for n in range(3):', '    total += n', 'print(total)'];
+
+test('intent: after a repair the review holds, and Accept writes, the code that ran', needKiln, async () => {
+  await setup('fake-repair', { 'kiln.repairAttempts': 3 });
+  const ed = vscode.openEditor(tmpFile('trust.py'), 'python', '# the average\n');
+  const first = await ask('print the average of 3, 4 and 5');
+  assert.deepEqual(first.hunks.map((h: any) => h.lines), [WRONG], 'the first proposal (it fails)');
+  // Run it while its review is open: it fails, is repaired, and runs.
+  const end = await vscode.commands.executeCommand('kiln.run');
+  assert.equal(end.result?.ok, true, JSON.stringify(end));
+  const rv = s!.kiln.reviews.get(ed.document.uri);
+  assert.ok(rv, 'a review is open');
+  assert.notEqual(rv.proposal.proposalId, first.proposal.proposalId, 'the review follows the repaired proposal');
+  assert.deepEqual(rv.hunks.map((h) => h.lines), [RIGHT], 'the review holds the code that ran');
+  const added = [...ed.decorations.values()].flat();
+  assert.ok(added.some((d: any) => /total = 0/.test(d.renderOptions?.after?.contentText ?? '') &&
+    /print\(total\)/.test(d.hoverMessage?.value ?? '')), `the repaired lines are drawn: ${JSON.stringify(added)}`);
+  assert.equal(ed.document.getText(), '# the average\n', 'nothing written before Accept');
+  assert.ok(message(new RegExp(`review now shows ${rv.proposal.proposalId}`)), 'the switch is reported');
+  assert.equal(await vscode.commands.executeCommand('kiln.acceptAll'), true);
+  assert.equal(ed.document.getText(), ['# the average', ...RIGHT, ''].join('\n'), 'Accept wrote the code that ran');
+});
+
+test('intent: a repair after the proposal was accepted opens a review of the repaired line; Run runs it', needKiln, async () => {
+  await setup('fake-repair', { 'kiln.repairAttempts': 3 });
+  const ed = vscode.openEditor(tmpFile('trust2.py'), 'python', '# sum\n');
+  const first = await ask('sum 0..2');
+  await vscode.commands.executeCommand('kiln.acceptAll');
+  assert.equal(ed.document.getText(), ['# sum', ...WRONG, ''].join('\n'), 'the failing code written');
+  const end = await vscode.commands.executeCommand('kiln.run');
+  assert.equal(end.result?.ok, true, JSON.stringify(end));
+  const rv = s!.kiln.reviews.get(ed.document.uri);
+  assert.ok(rv, 'a new review');
+  assert.notEqual(rv.proposal.proposalId, first.proposal.proposalId);
+  assert.deepEqual(rv.hunks.map((h) => h.lines), [['print(total)']], 'one hunk: the changed line');
+  assert.equal(await vscode.commands.executeCommand('kiln.acceptAll'), true);
+  assert.equal(ed.document.getText(), ['# sum', ...RIGHT, ''].join('\n'), 'the document holds the code that ran');
+  // Now the document is the repaired proposal: kiln.run approves it.
+  const again = await vscode.commands.executeCommand('kiln.run');
+  assert.equal(again.result?.ok, true, JSON.stringify(again));
+  assert.match(s!.kiln.runner.text, new RegExp(`^kiln run: proposal ${rv.proposal.proposalId}\n`));
+  assert.match(s!.kiln.runner.text, /\n3\n/);
+});
+
 test('intent: a denied proposal shows its diagnostics and cannot be run', needKiln, async () => {
   await setup('fake-deny');
   const ed = vscode.openEditor(tmpFile('deny.py'), 'python', '');

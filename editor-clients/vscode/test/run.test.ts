@@ -5,9 +5,11 @@ import './stub/register';
 // artifacts and run/display reach the webview, a cancelled run stops.
 import * as assert from 'node:assert/strict';
 import * as fs from 'fs';
+import * as os from 'os';
 import * as path from 'path';
 import { afterEach, test } from 'node:test';
 import { html } from '../src/display';
+import { ordinal } from '../src/run';
 import { activate, haveKiln, kilnBin, message, Session, tmpFile, waitFor } from './helpers';
 import * as vscode from './stub/vscode';
 
@@ -156,4 +158,40 @@ test('workspace changes: files the run wrote are listed and offered, never writt
   await new Promise((r) => setTimeout(r, 200));
   assert.equal(vscode.recorded.applied.length, 0);
   delete process.env.KILN_TEST_WS_PATH;
+});
+
+test('run/status: a run waiting for a sandbox slot says queued in the status bar and the output, then runs', needKiln, async () => {
+  // One slot (from kiln's config file): a first run sent here holds it, so
+  // kiln.run's run waits in the server's queue.
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-vscode-cfg-'));
+  fs.mkdirSync(path.join(home, 'kiln'));
+  fs.writeFileSync(path.join(home, 'kiln/config.json'), JSON.stringify({ sandbox: { maxConcurrentRuns: 1 } }));
+  const saved = process.env.XDG_CONFIG_HOME;
+  process.env.XDG_CONFIG_HOME = home;
+  try {
+    s = await activate();
+    let first: any;
+    const firstDone = s.kiln.server.request('snippet/run', { language: 'bash', code: 'sleep 3' }).then((r) => { first = r; });
+    vscode.openEditor(tmpFile('queued.sh'), 'shellscript', 'echo second\n');
+    const p = vscode.commands.executeCommand('kiln.run');
+    await waitFor(() => s!.kiln.runner.current?.queued !== undefined,
+      20000, 'the run to be queued');
+    assert.equal(s.kiln.status.item.text, '$(sync~spin) kiln: queued (1st)');
+    assert.match(s.kiln.runner.text, /\[queued: 1st in line for a sandbox slot; 1 of 1 busy\]\n$/);
+    assert.equal(first, undefined, 'the first run still holds the slot');
+    const end = await p;
+    await firstDone;
+    assert.equal(end.result.exitCode, 0, s.kiln.runner.text);
+    assert.match(s.kiln.runner.text,
+      /^kiln run: queued\.sh\n\[queued: 1st in line for a sandbox slot; 1 of 1 busy\]\n\[running: a slot is free\]\nsecond\n\[exit 0, \d+ ms\]\n$/);
+    assert.doesNotMatch(s.kiln.status.item.text, /queued|running/);
+  } finally {
+    if (saved === undefined) {
+      delete process.env.XDG_CONFIG_HOME;
+    } else {
+      process.env.XDG_CONFIG_HOME = saved;
+    }
+  }
+  assert.deepEqual([1, 2, 3, 4, 11, 12, 13, 21, 22, 23, 101, 111].map(ordinal),
+    ['1st', '2nd', '3rd', '4th', '11th', '12th', '13th', '21st', '22nd', '23rd', '101st', '111th']);
 });

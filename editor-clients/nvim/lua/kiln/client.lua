@@ -228,6 +228,7 @@ function M.start()
     ['run/output'] = dispatch('run/output'),
     ['run/artifact'] = dispatch('run/artifact'),
     ['run/display'] = dispatch('run/display'),
+    ['run/status'] = dispatch('run/status'),
     ['intent/partial'] = dispatch('intent/partial'),
     ['intent/attempt'] = dispatch('intent/attempt'),
     ['intent/explanation'] = dispatch('intent/explanation'),

@@ -191,6 +191,9 @@ function M.status()
     return 'kiln: thinking'
   end
   local run = package.loaded['kiln.run']
+  if run and run.current and run.current.queued then
+    return 'kiln: queued (' .. run.ordinal(run.current.queued) .. ')'
+  end
   if run and run.current then
     return 'kiln: running'
   end

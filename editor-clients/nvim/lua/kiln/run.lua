@@ -11,7 +11,8 @@ local compat = require('kiln.compat')
 
 local M = {}
 
--- The run in flight: { rid, started, kind }, or nil. `last` keeps the
+-- The run in flight: { rid, started, kind, queued (its place in the
+-- server's queue while it waits for a slot) }, or nil. `last` keeps the
 -- previous run's result for the status line, tests and :KilnArtifact.
 M.current = nil
 M.last = nil
@@ -25,6 +26,41 @@ client.on('run/output', function(p)
     return
   end
   output.append(p.stream == 'stderr' and 'stderr' or 'stdout', chunk_text(p))
+end)
+
+--- 1 -> '1st', 2 -> '2nd', 11 -> '11th', ...
+function M.ordinal(n)
+  n = math.floor(tonumber(n) or 0)
+  local suffix = 'th'
+  if n % 100 < 11 or n % 100 > 13 then
+    suffix = ({ 'st', 'nd', 'rd' })[n % 10] or 'th'
+  end
+  return n .. suffix
+end
+
+-- run/status: every sandbox slot is taken (sandbox.maxConcurrentRuns), so
+-- the run waits in the server's queue before its box is built. Without
+-- this a queued run looks hung: the output window and the status line say
+-- so, then say when it starts. One run at a time here, so a status is the
+-- current run's unless it names another run id.
+client.on('run/status', function(p)
+  local cur = M.current
+  if not cur or type(p) ~= 'table' then
+    return
+  end
+  if cur.run_id and p.runId and p.runId ~= cur.run_id then
+    return
+  end
+  cur.run_id = cur.run_id or p.runId
+  if p.state == 'queued' then
+    cur.queued = tonumber(p.position) or 1
+    output.note(('[queued: %s in line for a sandbox slot; %s of %s busy]'):format(M.ordinal(cur.queued),
+      tostring(p.running or '?'), tostring(p.maxConcurrentRuns or '?')), 'WarningMsg')
+  elseif p.state == 'running' and cur.queued then
+    cur.queued = nil
+    output.note('[running: a slot is free]', 'Comment')
+  end
+  client.status_changed()
 end)
 
 -- Where a run's files go: a folder per run under output.save_dir.
