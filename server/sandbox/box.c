@@ -367,13 +367,13 @@ const char *sbx_failure_hint(int step, int err)
 	return "";
 }
 
-int sbx_code_memfd(const char *code, size_t len)
+int sbx_sealed_memfd(const char *name, const char *data, size_t len)
 {
-	int fd = memfd_create("kiln-code", MFD_CLOEXEC);
+	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return neg_errno();
 	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, code + off, len - off);
+		ssize_t w = write(fd, data + off, len - off);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
@@ -383,5 +383,15 @@ int sbx_code_memfd(const char *code, size_t len)
 		}
 		off += (size_t)w;
 	}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		int r = neg_errno();
+		close(fd);
+		return r;
+	}
 	return fd;
+}
+
+int sbx_code_memfd(const char *code, size_t len)
+{
+	return sbx_sealed_memfd("kiln-code", code, len);
 }

@@ -100,7 +100,11 @@ bool sbx_pidfd_reap(int pidfd);
  * starting with a space, or "" when there is nothing to add. */
 const char *sbx_failure_hint(int step, int err);
 
-/* A close-on-exec memfd holding code[0..len): the code a box's program
- * runs, handed over with GO (run.c) or to a zygote (zygote.c). The fd,
- * or -errno. */
+/* A close-on-exec memfd named name holding data[0..len), sealed against
+ * any change (write, grow, shrink, more seals): what the server hands a
+ * box. The fd, or -errno. */
+int sbx_sealed_memfd(const char *name, const char *data, size_t len);
+
+/* sbx_sealed_memfd of the code a box's program runs, handed over with GO
+ * (run.c) or to a zygote (zygote.c). */
 int sbx_code_memfd(const char *code, size_t len);

@@ -21,6 +21,7 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "sandbox/box.h"
 #include "sandbox/child.h"
 #include "sandbox/job.h"
 #include "sandbox/sandbox.h"
@@ -418,26 +419,7 @@ static int emit(struct hide_pass *ps, const struct hdir *d, char *path, size_t l
 
 static int list_memfd(const struct buf *b)
 {
-	int fd = memfd_create("kiln-hide", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return -errno;
-	for (size_t off = 0; off < b->len;) {
-		ssize_t w = write(fd, b->data + off, b->len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int r = w < 0 ? -errno : -EIO;
-			close(fd);
-			return r;
-		}
-		off += (size_t)w;
-	}
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
-		int r = -errno;
-		close(fd);
-		return r;
-	}
-	return fd;
+	return sbx_sealed_memfd("kiln-hide", b->data, b->len);
 }
 
 /* On the job thread: bring the picture up to date, then write the list. */

@@ -481,8 +481,7 @@ static enum zyg_mode run_mode(const struct sbx_plan_owned *po)
  * and size, its rlimits, scratch size and mode; the code goes with it as
  * a memfd (and a session's channel as a second fd). */
 static json_object *run_request(const char *path, const struct sbx_plan_owned *po,
-                                const struct sbx_limits *lim, size_t code_len,
-                                enum zyg_mode mode)
+                                const struct sbx_limits *lim, size_t code_len, enum zyg_mode mode)
 {
 	json_object *req = json_object_new_object();
 	json_object *rls = json_object_new_array();
