@@ -74,7 +74,9 @@ return {
     vim.cmd('KilnRun')
     local last = h.wait_run()
     vim.cmd('KilnArtifact 1')
-    h.wait(5000, function() return vim.fn.filereadable(log) == 1 end, 'the opener to run')
+    -- The shell creates the file before echo writes to it: wait for the line.
+    h.wait(5000, function() return vim.fn.filereadable(log) == 1 and #vim.fn.readfile(log) > 0 end,
+      'the opener to run')
     h.eq({ last.artifacts[1].path }, vim.fn.readfile(log), 'the opener got the saved path')
     -- A missing opener.
     require('kiln.config').options.open_cmd = { '/nonexistent/opener' }
