@@ -121,7 +121,8 @@ int sbx_landlock_abi(void)
 	return abi < 0 ? 0 : (int)abi;
 }
 
-ssize_t sbx_status_send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds)
+ssize_t sbx_status_send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds,
+                            int flags)
 {
 	union {
 		char buf[CMSG_SPACE(SBX_STATUS_MAX_FDS * sizeof(int))];
@@ -143,14 +144,14 @@ ssize_t sbx_status_send_fds(int sock, struct iovec *iov, size_t iovcnt, const in
 		memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
 	}
 	ssize_t n;
-	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL | flags)) < 0 && errno == EINTR)
 		;
 	return n;
 }
 
 ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd)
 {
-	return sbx_status_send_fds(sock, iov, iovcnt, &pass_fd, pass_fd >= 0 ? 1 : 0);
+	return sbx_status_send_fds(sock, iov, iovcnt, &pass_fd, pass_fd >= 0 ? 1 : 0, 0);
 }
 
 ssize_t sbx_status_recv_fds(int sock, struct iovec *iov, size_t iovcnt, int flags, int *ret_fds,

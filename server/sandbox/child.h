@@ -239,11 +239,13 @@ enum sbx_step {
  * and the rest, the server for GO); it allocates nothing. */
 ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd);
 
-/* The same with nfds (at most SBX_STATUS_MAX_FDS) fds attached: GO's
- * code and, with a workspace, the list of what to hide (hide.h). */
-#define SBX_STATUS_MAX_FDS 2
-ssize_t sbx_status_send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds,
-                            size_t nfds);
+/* The same with nfds (at most SBX_STATUS_MAX_FDS) fds attached and
+ * sendmsg flags (MSG_DONTWAIT or 0; MSG_NOSIGNAL always): GO's code and,
+ * with a workspace, the list of what to hide (hide.h); a zygote's
+ * requests (zygote.c: a spare's pipes and status socket). */
+#define SBX_STATUS_MAX_FDS 3
+ssize_t sbx_status_send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds,
+                            int flags);
 
 /* Its counterpart: one message into iov (recvmsg flags: MSG_DONTWAIT or
  * 0), the fd it carried in *ret_fd (-1 without one; close-on-exec).

@@ -857,7 +857,7 @@ static int send_go_msg(int status_fd, struct sbx_go *go, const struct buf *strs,
 	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
 	                       {.iov_base = strs->data, .iov_len = strs->len}};
 	int fds[2] = {fd, hide_fd};
-	ssize_t n = sbx_status_send_fds(status_fd, iov, 2, fds, hide_fd >= 0 ? 2 : 1);
+	ssize_t n = sbx_status_send_fds(status_fd, iov, 2, fds, hide_fd >= 0 ? 2 : 1, 0);
 	return n == (ssize_t)(sizeof(*go) + strs->len) ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 

@@ -405,24 +405,8 @@ static int send_fds(int sock, json_object *req, const int *fds, size_t nfds)
 	const char *text = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &len);
 	if (!text)
 		return -ENOMEM;
-	union {
-		char buf[CMSG_SPACE(3 * sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	memset(&u, 0, sizeof(u));
 	struct iovec iov = {.iov_base = (void *)text, .iov_len = len};
-	struct msghdr mh = {.msg_iov = &iov,
-	                    .msg_iovlen = 1,
-	                    .msg_control = u.buf,
-	                    .msg_controllen = CMSG_SPACE(nfds * sizeof(int))};
-	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(nfds * sizeof(int));
-	memcpy(CMSG_DATA(c), fds, nfds * sizeof(int));
-	ssize_t n;
-	while ((n = sendmsg(sock, &mh, MSG_NOSIGNAL | MSG_DONTWAIT)) < 0 && errno == EINTR)
-		;
+	ssize_t n = sbx_status_send_fds(sock, &iov, 1, fds, nfds, MSG_DONTWAIT);
 	return n == (ssize_t)len ? 0 : n < 0 ? neg_errno() : -EIO;
 }
 
