@@ -31,6 +31,10 @@
 #                    "tmpfs": bytes, "inodes", "codeLen", "mode"} with the
 #                    code (a memfd); with "mode": "session", a second fd:
 #                    the session driver's channel, its stdin
+# and from C to B, on a pipe of their own (C's end at its highest fd):
+#   C -> B          its end report, just before its _exit (_report_end):
+#                   B kills what is left and sends EXIT at once, without
+#                   waiting for the kernel to tear C's memory down.
 # The mode says what C runs: "oneshot", the code through kiln's one-shot
 # runner (oneshot.py, as python's argv has it: last expression and
 # figures displayed); "script", the code as `python3 FILE` (a language
@@ -340,7 +344,9 @@ def _pid1(req, fds):
         os.close(pidfd)
         if not sent:
             os._exit(0)
-    sigs = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1}
+    # SIGIO: C's end report has come on its pipe (_read_end).
+    sigs = {signal.SIGCHLD, signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1,
+            signal.SIGIO}
     # The kernel drops signals to a namespace's init that has no handler.
     for s in sigs:
         signal.signal(s, lambda *a: None)
@@ -356,6 +362,11 @@ def _pid1(req, fds):
         # C's channel: its "ready" once locked down, its run, and a
         # failure of its own, as a record of two ints.
         bs, cs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # C's end report (_report_end): a pipe, read here on SIGIO.
+        end_r, end_w = os.pipe()
+        fcntl.fcntl(end_r, fcntl.F_SETOWN, os.getpid())
+        fcntl.fcntl(end_r, fcntl.F_SETFL,
+                    fcntl.fcntl(end_r, fcntl.F_GETFL) | os.O_ASYNC | os.O_NONBLOCK)
         prog = os.fork()
     except _Fail as f:
         _msg(st, SBX_MSG_FAIL, step=f.step, err=f.err)
@@ -366,8 +377,10 @@ def _pid1(req, fds):
     if prog == 0:
         # Outside every try: nothing of B's may catch what the code raises.
         bs.detach()
-        _program(out, err, cs.detach())
+        os.close(end_r)
+        _program(out, err, cs.detach(), end_w)
     cs.close()
+    os.close(end_w)
     os.close(out)
     os.close(err)
     rec = bs.recv(64)
@@ -384,11 +397,29 @@ def _pid1(req, fds):
         _msg(st, SBX_MSG_FAIL, step=step, err=errno_)
     elif rec:
         _msg(st, SBX_MSG_FAIL, step=STEP["fork"], err=5)
-    done, status = False, 0
+    # reported: the EXIT is sent (from C's end report, or once C is
+    # reaped); done: C is reaped.
+    done, reported, status = False, False, 0
     while True:
         try:
             si = signal.sigwaitinfo(sigs)
         except InterruptedError:
+            continue
+        if si.si_signo == signal.SIGIO:
+            end = None if reported or done else _read_end(end_r)
+            if end is not None:
+                # The program has ended (or its code says so, which only
+                # ends its own run): everything left in the box is
+                # killed and the run reported at once, without waiting
+                # for C's exit to tear down its copy of the zygote's
+                # memory; the reaping goes on below, unhurried.
+                reported = True
+                try:
+                    os.kill(-1, signal.SIGKILL)
+                except OSError:
+                    pass
+                _msg(st, SBX_MSG_EXIT, wstatus=end[0], ru=end[1])
+                os.setpriority(os.PRIO_PROCESS, 0, 19)
             continue
         if si.si_signo != signal.SIGCHLD:
             # Only kiln may steer pid 1: from outside the namespace, si_pid 0.
@@ -407,9 +438,10 @@ def _pid1(req, fds):
                 pid, st_ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 if done:
-                    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-                    os.setpriority(os.PRIO_PROCESS, 0, 19)
-                    _msg(st, SBX_MSG_EXIT, wstatus=status, ru=ru)
+                    if not reported:
+                        ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+                        os.setpriority(os.PRIO_PROCESS, 0, 19)
+                        _msg(st, SBX_MSG_EXIT, wstatus=status, ru=ru)
                     os._exit(0)
                 break
             if pid == 0:
@@ -489,20 +521,83 @@ def _drop_caps():
 
 _IN_PROGRAM = False
 _ST = None  # B's status socket
+# C's end of its end-report pipe (_program), and C's pid (_run_code): the
+# report is C's alone, not that of a process the code forked.
+_END_FD = None
+_END_PID = 0
+# The end report: magic, wait status, CPU time (user, system, in
+# microseconds), peak resident set (KiB), as getrusage has them.
+_END = struct.Struct("=4siqqq")
+_END_MAGIC = b"kend"
 
 
-def _program(out, err, ch):
+def _report_end(wstatus):
+    """C, its program over (output flushed): close every fd, so that its
+    pipes see EOF now if no other process holds them, and tell B how it
+    ended with its rusage (its own and its reaped children's), read here
+    because B, reporting before C's exit, cannot wait for C's. The code
+    can write such a report too: only for its own run (the pipe is this
+    box's alone), as it could call os._exit()."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    rec = _END.pack(_END_MAGIC, wstatus, int((me.ru_utime + kids.ru_utime) * 1e6),
+                    int((me.ru_stime + kids.ru_stime) * 1e6),
+                    max(me.ru_maxrss, kids.ru_maxrss))
+    fd = _END_FD
+    try:
+        os.closerange(0, fd)
+        os.closerange(fd + 1, 1 << 30)
+        os.write(fd, rec)
+        # What is left of C, its exit's teardown, yields to the server
+        # and the next run (the zygote makes its spare now).
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+    except OSError:
+        pass
+
+
+def _read_end(fd):
+    """B: C's end report, as (wstatus, rusage), or None when what came is
+    none (C's pipe closed without one) or not a plausible one."""
+    try:
+        # One record: a pipe keeps each write of one whole (under
+        # PIPE_BUF), whatever else the code writes after it.
+        b = os.read(fd, _END.size)
+    except OSError:
+        return None
+    if len(b) != _END.size:
+        return None
+    magic, ws, ut, st, rss = _END.unpack(b)
+    # An exit code (0-255) or a signal (1-64, no core flag): what a
+    # wait status of an ended process can be.
+    if magic != _END_MAGIC or not (0 <= ws <= 0xff00 and ws & 0xff == 0 or 1 <= ws <= 64):
+        return None
+    return ws, types.SimpleNamespace(ru_utime=max(ut, 0) / 1e6, ru_stime=max(st, 0) / 1e6,
+                                     ru_maxrss=max(rss, 0))
+
+
+def _program(out, err, ch, end_w):
     """C: lock down as child.c's program() does, wait for the run, then
     run the code. ch is B's channel: "r" when locked down, the run's
     rlimits and path back, a failure record if one fails; closed (as a
-    successful execve would close it) before the code runs."""
-    global _IN_PROGRAM
+    successful execve would close it) before the code runs. end_w is the
+    pipe of its end report (_report_end), kept at _END_FD, out of the
+    code's way, for a one-shot or script run."""
+    global _IN_PROGRAM, _END_FD
     _IN_PROGRAM = True
     # Its fd is closed below with the rest: the object must not close
     # that number again later, when it may be the code's.
     _ST.detach()
     pfd = ch
     try:
+        # First, before the dup2s below could land on it: the highest
+        # fd the box's open-files limit allows, close-on-exec (the code
+        # opens files from 3 up, as on the normal path; a program it
+        # execs never has it).
+        high = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1024) - 1
+        if end_w != high:
+            os.dup2(end_w, high, inheritable=False)
+            os.close(end_w)
+        _END_FD = high
         _check("session", _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
         os.setsid()
         nul = os.open("/dev/null", os.O_RDONLY)
@@ -514,7 +609,8 @@ def _program(out, err, ch):
             os.dup2(pfd, 3)
             pfd = 3
         os.set_inheritable(3, False)
-        if _syscall(NR["close_range"], 4, ctypes.c_uint(0xFFFFFFFF), 0) < 0:
+        if (_syscall(NR["close_range"], 4, ctypes.c_uint(_END_FD - 1), 0) < 0 or
+                _syscall(NR["close_range"], _END_FD + 1, ctypes.c_uint(0xFFFFFFFF), 0) < 0):
             raise OSError(ctypes.get_errno(), "close_range")
         # The channel as a socket object, for a session's fd with the run
         # (detached before the code runs: the object never closes 3).
@@ -582,7 +678,12 @@ def _program(out, err, ch):
     _set_cmdline(b"kiln")
     chs.detach()
     os.close(pfd)  # as a successful execve would
-    _run_code(run["path"], run.get("mode", "script"))
+    mode = run.get("mode", "script")
+    if mode == "session":
+        # A session's driver outlives its runs: it ends as before.
+        os.close(_END_FD)
+        _END_FD = None
+    _run_code(run["path"], mode)
 
 
 def _warm():
@@ -681,6 +782,8 @@ def _run_code(path, mode):
     interpreter's, without its teardown of every module (which would copy
     most of the zygote's pages for nothing): threads joined, atexit
     handlers run, output flushed, then _exit."""
+    global _END_PID
+    _END_PID = os.getpid()
     os.environ.clear()
     os.environ.update(ENV)
     # A child of a zygote must not replay its parent's random numbers:
@@ -723,6 +826,8 @@ def _run_code(path, mode):
             f.flush()
         except Exception:
             status = status or 120
+    if _END_FD is not None and os.getpid() == _END_PID:
+        _report_end(signal.SIGINT if sigint else (status & 0xFF) << 8)
     if sigint:
         # As the interpreter ends on an uncaught KeyboardInterrupt.
         signal.signal(signal.SIGINT, signal.SIG_DFL)
