@@ -7,7 +7,9 @@
 # is ready, as between a person's runs). Ratios to bare. Not a test:
 # nothing here fails on a number. Standalone: `sh tests/bench/zygote.sh`
 # (needs hyperfine: `make deps-bench`). KILN=path overrides the binary;
-# RUNS=N the repetitions.
+# RUNS=N the repetitions. OLD=path: instead, KILN's and OLD's runs from
+# the zygote and a bare python3, in turns in the same minutes
+# (tests/bench/zygote_turns.py), spaced and back to back.
 set -eu
 cd "$(dirname "$0")/../.."
 KILN=${KILN:-build/kiln}
@@ -18,6 +20,16 @@ tmp=$(mktemp -d /tmp/kiln-bench-zygote.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 cp "$KILN" "$tmp/kiln"
 KILN=$tmp/kiln
+if [ -n "${OLD:-}" ]; then
+	echo "zygote bench, $KILN and $OLD in turns ($RUNS turns, medians; $(nproc) cores, kernel $(uname -r))"
+	for code in "print(1)" "import numpy, pandas; print(1)"; do
+		echo "$code, 50 ms before each run:"
+		python3 tests/bench/zygote_turns.py "$KILN" "$OLD" "$RUNS" "$code" 50
+	done
+	echo "print(1), back to back:"
+	python3 tests/bench/zygote_turns.py "$KILN" "$OLD" "$RUNS" "print(1)" 0
+	exit 0
+fi
 echo '{"sandbox": {"zygote": true}}' >"$tmp/zygote.json"
 echo '{"sandbox": {"zygote": false}}' >"$tmp/normal.json"
 PY=/usr/bin/python3
