@@ -625,9 +625,11 @@ static void maybe_finish(struct run *run)
 		return;
 	/* The run is over when its output has ended and pid 1 has either
 	 * died or reported the program's exit: it sends that report only
-	 * after killing and reaping everything else in the box, so pid 1 is
-	 * all that is left. Its own end (the namespaces' teardown) is then
-	 * left to the sandbox, off the run's critical path. */
+	 * after killing everything else in the box and reaping it (a run
+	 * from the zygote whose program sent its end report, zygote.py:
+	 * after killing it only), so nothing in the box runs code any more.
+	 * Its own end (reaping what is left, the namespaces' teardown) is
+	 * then left to the sandbox, off the run's critical path. */
 	bool over = run->box.reaped || (run->box.have_exit && !run->box.failed);
 	if (!over || run->box.fds[OUT] >= 0 || run->box.fds[ERR] >= 0)
 		return;
