@@ -483,6 +483,28 @@ static int mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperf
 	return make_masks();
 }
 
+/* A zygote's box (plan.zygote) with the workspace: no overlay, no
+ * masks; the host folder (FD_WS_LOWER) read-only at /kiln-ws, where
+ * each run's pid 1 takes it as its overlay's lower layer (overlayfs
+ * takes a layer only from its mounter's own mount namespace), and the
+ * folder's path as empty directories, where that overlay goes (the
+ * root is read-only by then). See zygote.h. */
+static int hold_workspace(int rootfd, const struct sbx_plan *p)
+{
+	int m = open_tree(FD_WS_LOWER, "",
+	                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	if (m < 0)
+		return -1;
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+	                                    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC};
+	if (mount_setattr(m, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) < 0 ||
+	    mkdirat(rootfd, SBX_ZYGOTE_WS_LOWER, 0700) < 0 ||
+	    attach(rootfd, m, SBX_ZYGOTE_WS_LOWER) < 0 || mkdir_all(rootfd, p->ws_dst) < 0)
+		return -1;
+	close(m);
+	return close(FD_WS_LOWER);
+}
+
 /* fnmatch(3) without its allocations: `*`, `?`, `[...]` (with `!` or
  * `^`, and ranges); a leading dot is matched like any character. */
 static bool glob_match(const char *pat, const char *s)
@@ -1290,7 +1312,9 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	int workfd = -1;
 	STEP(SBX_STEP_SCRATCH, mount_scratch(rootfd, p, &workfd));
 	int upperfd = -1;
-	if (p->ws_host)
+	if (p->ws_host && p->zygote)
+		STEP(SBX_STEP_WORKSPACE, hold_workspace(rootfd, p));
+	else if (p->ws_host)
 		STEP(SBX_STEP_WORKSPACE, mount_workspace(rootfd, p, &upperfd));
 	STEP(SBX_STEP_LOOPBACK, loopback_up());
 	STEP(SBX_STEP_HOSTNAME, sethostname("kiln", 4));

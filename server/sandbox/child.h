@@ -68,6 +68,9 @@ struct sbx_rlimit {
 #define SBX_INOTIFY_INSTANCES "8\n"
 #define SBX_INOTIFY_WATCHES   "1024\n"
 
+/* Where a zygote's box holds the workspace folder (under the new root). */
+#define SBX_ZYGOTE_WS_LOWER "kiln-ws"
+
 /* The /proc files every box covers with /dev/null (child.c, and the
  * zygote's runs through zygote.c): the keys the box's uid may view on the
  * host, and the host kernel's boot arguments. Relative to the new root. */
@@ -120,7 +123,10 @@ struct sbx_plan {
 	 * /proc in a nested namespace only where one is fully visible), and
 	 * the program gets no Landlock (a Landlocked process may not
 	 * mount). Its seccomp filter is the zygote's (filter.h). Each run's
-	 * process applies all three itself before any user code. */
+	 * process applies all three itself before any user code. With the
+	 * workspace, it gets no overlay: the folder read-only at
+	 * SBX_ZYGOTE_WS_LOWER and its path as empty directories (each run's
+	 * pid 1 mounts its own overlay there, zygote.py). */
 	bool zygote;
 
 	/* The workspace: the host folder ws_host, shown at the same path

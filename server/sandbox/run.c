@@ -922,7 +922,8 @@ static void on_hide_list(void *data, int fd, const char *why)
 	int r = fd;
 	if (fd < 0)
 		snprintf(run->hide_why, sizeof(run->hide_why), "%s", why);
-	else if ((r = send_go(run, po, code, fd)) < 0)
+	else if ((r = run->from_zygote ? sbx_zygote_send_hide(&run->box, fd)
+	                               : send_go(run, po, code, fd)) < 0)
 		run->hide_why[0] = '\0';
 	if (fd >= 0)
 		close(fd);
@@ -993,10 +994,11 @@ static int launch(struct run *run, struct sbx_plan_owned **pop, const char *layo
 	    (r = sbx_cgroup_set_limits(run->box.cg, run->limits.memory_bytes, run->limits.processes,
 	                               run->limits.cpu_cores)) < 0)
 		log_warn("run %s: the cgroup took only some limits: %s", run->id, strerror(-r));
-	if (!run->from_zygote && po->plan.ws_host) {
+	if (po->plan.ws_host) {
 		/* With the workspace, GO waits for the list of what to hide,
 		 * made on a job thread while the box builds; the plan and
-		 * the code wait with it. */
+		 * the code wait with it. From the zygote, the program has its
+		 * code already, and its pid 1 waits for the list alone. */
 		if (!(run->qcode = strdup(code)))
 			return -ENOMEM;
 		run->qplan = steal_pointer(pop);

@@ -93,6 +93,9 @@ struct sbx_session {
 	struct sbx_plan_owned *go_plan;
 	struct sbx_rlimit go_rl[SBX_MAX_RLIMITS];
 	size_t go_nrl;
+	/* The box is the zygote's (zygote.h): the list goes to its pid 1
+	 * (sbx_zygote_send_hide), not with a GO. */
+	bool zygote_box;
 };
 
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data);
@@ -627,7 +630,9 @@ static void on_hide_list(void *data, int fd, const char *why)
 	struct sbx_session *ss = data;
 	ss->hide_req = NULL;
 	struct sbx_plan_owned *po = steal_pointer(&ss->go_plan);
-	int r = fd < 0 ? fd : send_driver_go(ss, po, ss->go_rl, ss->go_nrl, fd);
+	int r = fd < 0           ? fd
+	        : ss->zygote_box ? sbx_zygote_send_hide(&ss->box, fd)
+	                         : send_driver_go(ss, po, ss->go_rl, ss->go_nrl, fd);
 	sbx_plan_free(po);
 	if (fd >= 0)
 		close(fd);
@@ -640,9 +645,10 @@ static void on_hide_list(void *data, int fd, const char *why)
 }
 
 /* The driver forked from the Python zygote (zygote.h), when it is on and
- * ready and the session has no workspace: its imports are the zygote's,
- * its box is a fresh one like a built session box. 0, or -errno (then
- * the box is built as below). */
+ * ready: its imports are the zygote's, its box is a fresh one like a
+ * built session box (with the workspace, its pid 1 waits for the list of
+ * what to hide, as a built box's does for GO). 0, or -errno (then the
+ * box is built as below). */
 static int from_zygote(struct sbx_session *ss, const struct sbx_plan_owned *po)
 {
 	char *layout = sbx_plan_layout(&po->plan);
@@ -691,9 +697,10 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	for (size_t i = 0; i < nrl; i++)
 		if (rl[i].resource == RLIMIT_CPU)
 			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;
-	if (zygote) {
+	ss->zygote_box = zygote;
+	if (zygote && !po->plan.ws_host) {
 		/* From the zygote, the driver is on its way already (and r may
-		 * hold the cgroup's warning above); its box has no workspace. */
+		 * hold the cgroup's warning above). */
 		r = 0;
 		sbx_plan_free(po);
 	} else if (po->plan.ws_host) {

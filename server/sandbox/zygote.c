@@ -63,6 +63,10 @@ const char *const sbx_zygote_default_preload[] = {
 struct sbx_zygote {
 	struct sbx_box box; /* fds[0]: the channel */
 	char *key;
+	/* The workspace its runs have (the host folder), or NULL. Its box
+	 * holds the folder read-only at SBX_ZYGOTE_WS_LOWER, covered in each
+	 * run's box (zygote.py), whose overlay takes it as its lower layer. */
+	char *ws;
 	bool ready;
 	/* The next run's box, asked for ahead (ask_spare): NULL, or on its
 	 * way (pidfd -1 until its pid 1 reports), or waiting for its run. */
@@ -116,6 +120,14 @@ static char *zygote_key(const struct sandbox *s, const struct sbx_plan_owned *po
 		r = stat_text(&b, po->plan.argv[0]);
 	if (r >= 0)
 		r = stat_text(&b, "/usr/lib/python3/dist-packages");
+	/* The folder its box holds: a folder made anew at the same path is
+	 * another one (its contents change with every run; not its inode). */
+	struct stat st;
+	if (r >= 0 && po->plan.ws_host)
+		r = stat(po->plan.ws_host, &st) < 0
+		        ? buf_printf(&b, "workspace missing\n")
+		        : buf_printf(&b, "workspace %lu %lu\n", (unsigned long)st.st_dev,
+		                     (unsigned long)st.st_ino);
 	if (r < 0) {
 		buf_release(&b);
 		return NULL;
@@ -148,6 +160,7 @@ static void retire(struct sandbox *s, bool failed)
 	sbx_box_reap_later(s, &z->box);
 	sbx_box_release(s, &z->box);
 	free(z->key);
+	free(z->ws);
 	free(z);
 }
 
@@ -262,6 +275,7 @@ static int send_hello(struct sandbox *s, int ch)
 	    {"landlock_create_ruleset", SYS_landlock_create_ruleset},
 	    {"landlock_add_rule", SYS_landlock_add_rule},
 	    {"landlock_restrict_self", SYS_landlock_restrict_self},
+	    {"openat2", SYS_openat2},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
 		json_object_object_add(nr, calls[i].name, json_object_new_int64(calls[i].nr));
@@ -278,7 +292,8 @@ static int send_hello(struct sandbox *s, int ch)
 	    {"keyring", SBX_STEP_KEYRING},   {"rlimit", SBX_STEP_RLIMIT},
 	    {"caps", SBX_STEP_CAPS},         {"nnp", SBX_STEP_NO_NEW_PRIVS},
 	    {"landlock", SBX_STEP_LANDLOCK}, {"seccomp", SBX_STEP_SECCOMP},
-	    {"cmdline", SBX_STEP_CMDLINE},
+	    {"cmdline", SBX_STEP_CMDLINE},   {"workspace", SBX_STEP_WORKSPACE},
+	    {"hide", SBX_STEP_HIDE},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(st); i++)
 		json_object_object_add(steps, st[i].name, json_object_new_int(st[i].step));
@@ -344,7 +359,12 @@ static void build_zygote(struct sandbox *s, const char *key)
 		po->plan.zygote = true;
 		po->plan.seccomp = &zygote_filter;
 		zygote_rlimits(&po->plan);
-		r = sbx_box_build(s, po, SBX_BOX_ZYGOTE, &z->box, &step, err, sizeof(err));
+		/* With the workspace, its box holds the folder (child.c's
+		 * hold_workspace), for its runs' overlays. */
+		if (po->plan.ws_host && !(z->ws = strdup(po->plan.ws_host)))
+			r = -ENOMEM;
+		if (r >= 0)
+			r = sbx_box_build(s, po, SBX_BOX_ZYGOTE, &z->box, &step, err, sizeof(err));
 		if (r < 0 && step >= 0)
 			snprintf(err, sizeof(err), "%s failed: %s", sbx_step_name(step),
 			         strerror(-r));
@@ -362,6 +382,7 @@ static void build_zygote(struct sandbox *s, const char *key)
 		s->zygote_failures++;
 		sbx_box_release(s, &z->box);
 		free(z->key);
+		free(z->ws);
 		free(z);
 		return;
 	}
@@ -412,8 +433,11 @@ static int send_fds(int sock, json_object *req, const int *fds, size_t nfds)
 
 /* What a spare's box needs that no run changes: the scratch tmpfs at the
  * configured size (each run's size is set when it comes), the user
- * namespace's quotas and the covered /proc files, as child.c has them. */
-static json_object *spare_request(const struct sandbox *s, bool go)
+ * namespace's quotas and the covered /proc files, as child.c has them;
+ * with the workspace, its path (the overlay's, whose upper layer is a
+ * tmpfs of the configured size) and the hide patterns (for what pid 1
+ * walks itself, as child.c's walk_and_mask). */
+static json_object *spare_request(const struct sandbox *s, const struct sbx_zygote *z, bool go)
 {
 	json_object *req = json_object_new_object();
 	json_object *quotas = json_object_new_object();
@@ -441,6 +465,15 @@ static json_object *spare_request(const struct sandbox *s, bool go)
 		json_object_array_add(hide, json_object_new_string(hidden[i]));
 	json_object_object_add(req, "procHidden", hide);
 	json_object_object_add(req, "go", json_object_new_boolean(go));
+	if (z->ws) {
+		json_object *pats = json_object_new_array();
+		for (size_t i = 0; pats && i < s->config.nhide; i++)
+			json_object_array_add(pats, json_object_new_string(s->config.hide[i]));
+		json_object_object_add(req, "ws", json_object_new_string(z->ws));
+		json_object_object_add(req, "wsLower",
+		                       json_object_new_string("/" SBX_ZYGOTE_WS_LOWER));
+		json_object_object_add(req, "hidePatterns", pats);
+	}
 	return req;
 }
 
@@ -467,6 +500,9 @@ static enum zyg_mode run_mode(const struct sbx_plan_owned *po)
 static json_object *run_request(const char *path, const struct sbx_plan_owned *po,
                                 const struct sbx_limits *lim, size_t code_len, enum zyg_mode mode)
 {
+	/* With the workspace, pid 1 then waits for the list of what to hide
+	 * (sbx_zygote_send_hide) before the program may run. */
+	bool hide = po->plan.ws_host != NULL;
 	json_object *req = json_object_new_object();
 	json_object *rls = json_object_new_array();
 	if (!req || !rls) {
@@ -494,6 +530,7 @@ static json_object *run_request(const char *path, const struct sbx_plan_owned *p
 	json_object_object_add(req, "tmpfs", json_object_new_int64((int64_t)lim->tmpfs_bytes));
 	json_object_object_add(req, "inodes", json_object_new_string(po->plan.scratch_inodes));
 	json_object_object_add(req, "codeLen", json_object_new_int64((int64_t)code_len));
+	json_object_object_add(req, "hide", json_object_new_boolean(hide));
 	return req;
 }
 
@@ -639,7 +676,7 @@ static void ask_spare(struct sandbox *s)
 	if (!z || !z->ready || z->spare)
 		return;
 	struct sbx_box *b = calloc(1, sizeof(*b));
-	json_object *req = spare_request(s, s->cgroups != NULL);
+	json_object *req = spare_request(s, z, s->cgroups != NULL);
 	int out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1};
 	int r = b && req ? 0 : -ENOMEM;
 	if (r >= 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
@@ -757,14 +794,29 @@ out:
 	return r;
 }
 
+/* Whether path (no leading '/') is dir or lies under it. */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+	return strncmp(path, dir, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
 /* sbx_zygote_take and sbx_zygote_take_session: the run's program at path
  * (in the box) runs code as mode says. */
 static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
                 const struct sbx_limits *lim, const char *path, enum zyg_mode mode,
                 const char *code, struct sbx_box *b)
 {
-	if (!s->loop || !s->config.zygote || po->plan.ws_host ||
-	    s->zygote_failures >= ZYGOTE_MAX_FAILURES)
+	if (!s->loop || !s->config.zygote || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
+		return -ENOTSUP;
+	/* The spare's upper layer is made ahead at the configured size (a
+	 * mount pid 1 no longer holds): a run of another size takes a box
+	 * of its own; so does a folder where the zygote's box or B keeps
+	 * something of its own (zygote.py mounts the upper layer at /code
+	 * while it makes the overlay). */
+	if (po->plan.ws_host && (lim->tmpfs_bytes != s->config.limits.tmpfs_bytes ||
+	                         path_under(po->plan.ws_dst, "code") ||
+	                         path_under(po->plan.ws_dst, SBX_ZYGOTE_WS_LOWER)))
 		return -ENOTSUP;
 	char *key = zygote_key(s, po, layout);
 	if (!key)
@@ -819,6 +871,13 @@ int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, 
 	return take(s, po, layout, life, path, ZYG_SESSION, driver, b);
 }
 
+int sbx_zygote_send_hide(struct sbx_box *b, int hide_fd)
+{
+	struct iovec iov = {.iov_base = (void *)"h", .iov_len = 1};
+	ssize_t n = sbx_status_send_fds(b->status_fd, &iov, 1, &hide_fd, 1, MSG_DONTWAIT);
+	return n == 1 ? 0 : n < 0 ? neg_errno() : -EIO;
+}
+
 void sbx_zygote_free(struct sandbox *s)
 {
 	if (s->zygote_timer) {
@@ -836,5 +895,6 @@ void sbx_zygote_free(struct sandbox *s)
 	loop_unwatch(s->loop, z->box.fds[0]);
 	sbx_box_release(s, &z->box);
 	free(z->key);
+	free(z->ws);
 	free(z);
 }

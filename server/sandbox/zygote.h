@@ -24,10 +24,21 @@
  * still going finish) and takes the normal path, and a new zygote is
  * built after it. Runs take the normal path whenever the zygote is not
  * ready, is off (sandbox.zygote, on by default), or cannot do what the
- * run needs: a workspace overlay (per-run overlay mounts in a nested
- * namespace are not done yet) and languages other than Python. The
- * zygote is built once the server is idle after the first Python run or
- * session that could have used it. */
+ * run needs: languages other than Python, and with the workspace a
+ * scratch size other than the configured one. The zygote is built once
+ * the server is idle after the first Python run or session that could
+ * have used it.
+ *
+ * The workspace: the zygote's box holds the host folder read-only (at
+ * /kiln-ws) and its path as empty directories; the zygote never reads
+ * it. A spare's pid 1 mounts the run's overlay at the folder's path
+ * (lower: that folder, upper: a fresh tmpfs, sent as SBX_MSG_UPPER),
+ * covers /kiln-ws, and its program applies Landlock with the
+ * workspace's rule. A run with the workspace then sends the list of
+ * what to hide (hide.h, asked for after the run was) with
+ * sbx_zygote_send_hide: pid 1 masks it before the program may run, as
+ * child.c does at GO. The folder is part of the key: another folder is
+ * another zygote. */
 #pragma once
 
 #include <stdbool.h>
@@ -67,6 +78,13 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
 int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
                             const struct sbx_limits *life, const char *path, const char *driver,
                             struct sbx_box *b);
+
+/* For a box from sbx_zygote_take(_session) whose plan has the
+ * workspace: the list of what to hide (hide.h; a sealed memfd, not
+ * taken). Its pid 1 masks every entry, or fails the run at
+ * SBX_STEP_HIDE, before the program runs; until this comes, it waits.
+ * -errno when it cannot be sent (the caller fails the run). */
+int sbx_zygote_send_hide(struct sbx_box *b, int hide_fd);
 
 /* A run has ended: build the zygote a run asked for, 10 ms from now
  * unless another run starts (as a warm box is built), or ask the zygote

@@ -15,6 +15,14 @@
 # user's code in its copy of this interpreter. No user code ever runs in
 # the zygote or in B.
 #
+# With a workspace, the zygote's box holds the project folder read-only
+# at wsLower (the zygote never reads it); B mounts the run's overlay at
+# the folder's own path (lower: that folder, upper: a fresh tmpfs, whose
+# fd kiln gets for the diff) and covers wsLower, C adds the folder to its
+# Landlock rules and starts in it, and when the run comes B masks what
+# kiln's list names (made for this run, after it was asked for) before C
+# may run the code: as child.c does at GO.
+#
 # The channel to kiln is a SOCK_SEQPACKET socket given as stdin and
 # stdout; it moves to a private fd and both become /dev/null. Messages are
 # one JSON object per datagram:
@@ -23,14 +31,18 @@
 #                    "oneshot": oneshot.py's text, "display": kiln_display.py's}
 #                   {"op": "spare", "tmpfs": bytes, "inodes", "userQuotas",
 #                    "procHidden", "go"} with three fds: the run's stdout
-#                    and stderr pipes, its status socket
+#                    and stderr pipes, its status socket; with the
+#                    workspace also "ws" (its path), "wsLower" (where the
+#                    zygote's box holds the folder) and "hidePatterns"
 #   zygote -> kiln  {"op": "ready", "imported": [...], "failed": [...]}
 # and on a spare's status socket, once B has sent its pidfd:
 #   kiln -> B       "g" (with cgroups: B is in the run's cgroup), then
 #                   {"op": "run", "path", "rlimits": [[res, soft, hard]],
 #                    "tmpfs": bytes, "inodes", "codeLen", "mode"} with the
 #                    code (a memfd); with "mode": "session", a second fd:
-#                    the session driver's channel, its stdin
+#                    the session driver's channel, its stdin; with
+#                    "hide": true, then "h" with the list of what to hide
+#                    in the workspace (a sealed memfd, hide.h)
 # and from C to B, on a pipe of their own (C's end at its highest fd):
 #   C -> B          its end report, just before its _exit (_report_end):
 #                   B kills what is left and sends EXIT at once, without
@@ -52,6 +64,7 @@
 import builtins
 import ctypes
 import fcntl
+import fnmatch
 import gc
 import importlib
 import json
@@ -60,6 +73,7 @@ import random
 import resource
 import signal
 import socket
+import stat
 import struct
 import sys
 import time
@@ -88,7 +102,12 @@ PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 SECCOMP_MODE_FILTER = 2
 SECUREBITS_LOCKED = 0x2f | 0x80 | 0x40  # NOROOT, NO_SETUID_FIXUP (+locks), NO_CAP_AMBIENT_RAISE (+lock)
 KEYCTL_JOIN_SESSION_KEYRING = 1
-SBX_MSG_READY, SBX_MSG_FAIL, SBX_MSG_EXIT = 1, 2, 3
+SBX_MSG_READY, SBX_MSG_FAIL, SBX_MSG_EXIT, SBX_MSG_UPPER = 1, 2, 3, 5
+MNT_DETACH = 2
+# openat2's resolve flags: no link, no magic link, nothing above the start.
+RESOLVE_NO_MAGICLINKS, RESOLVE_NO_SYMLINKS, RESOLVE_BENEATH = 0x02, 0x04, 0x08
+# child.h's caps on the masks and on what pid 1 walks itself.
+SBX_HIDE_MAX_MASKS, SBX_HIDE_WALK_MAX_ENTRIES, SBX_HIDE_DEPTH = 2048, 100000, 24
 ZYG_MSG_PIDFD = 100
 # child.h's enum sbx_step by name, from the hello: the steps B and C
 # can fail at.
@@ -105,6 +124,8 @@ _raw_clone.restype = ctypes.c_long
 _mount = _libc.mount
 _mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
                    ctypes.c_char_p]
+_umount2 = _libc.umount2
+_umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _prctl = _libc.prctl
 _prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
                    ctypes.c_ulong]
@@ -255,11 +276,191 @@ def _box(req):
          b"size=%d,nr_inodes=%s,mode=0755" % (size, req["inodes"].encode()))
     os.mkdir("/work/out", 0o755)
     workfd = os.open("/work", os.O_RDONLY | os.O_DIRECTORY)
+    upperfd = None
+    if req.get("ws"):
+        try:
+            upperfd = _mount_workspace(req)
+        except OSError as e:
+            raise _Fail(STEP["workspace"], e.errno or 1)
     try:
         _loopback_up()
     except OSError as e:
         raise _Fail(STEP["loopback"], e.errno or 1)
-    return workfd
+    return workfd, upperfd
+
+
+# The workspace of B's box: its path, and O_PATH fds of the masks (an
+# empty directory and an empty file, mode 0, on a read-only tmpfs).
+_WS = None
+_MASKS = None
+_HIDE_PATTERNS = []
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                ("resolve", ctypes.c_uint64)]
+
+
+def _open_beneath(dirfd, path, flags):
+    """child.c's open_beneath(): path under dirfd, no link followed."""
+    how = _OpenHow(flags | os.O_CLOEXEC | os.O_NOFOLLOW, 0,
+                   RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+    fd = _syscall(NR["openat2"], dirfd, path.encode(), ctypes.byref(how),
+                  ctypes.c_size_t(ctypes.sizeof(how)))
+    if fd < 0:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e), path)
+    return fd
+
+
+def _fdpath(fd):
+    return "/proc/self/fd/%d" % fd
+
+
+def _mount_workspace(req):
+    """child.c's mount_workspace(): the host folder (which the zygote's
+    box holds read-only at wsLower) under a fresh tmpfs upper layer, at
+    the folder's own path; then wsLower is covered by the masks' tmpfs,
+    so that nothing of the folder is seen but through the overlay. The
+    upper layer's fd, for kiln's diff (SBX_MSG_UPPER)."""
+    global _WS, _MASKS
+    ws, lower_path = req["ws"], req["wsLower"]
+    size, inodes = int(req["tmpfs"]), req["inodes"].encode()
+    # Under /tmp or /work the path is made in B's scratch; elsewhere the
+    # zygote's root has it already (zygote.c), and mkdir says EEXIST.
+    os.makedirs(ws, 0o755, exist_ok=True)
+    root = os.open("/", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        mp = _open_beneath(root, ws.lstrip("/"), os.O_PATH | os.O_DIRECTORY)
+    finally:
+        os.close(root)
+    lower = os.open(lower_path, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    # The upper tmpfs is mounted at /code only while the overlay is made
+    # (overlayfs keeps private clones of its layers); the run's code
+    # tmpfs goes there later.
+    _mnt("workspace", b"kiln", "/code", b"tmpfs", MS_NOSUID | MS_NODEV,
+         b"size=%d,nr_inodes=%s,mode=0755" % (size, inodes))
+    os.mkdir("/code/u", 0o755)
+    os.mkdir("/code/w", 0o755)
+    upper = os.open("/code/u", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    # userxattr: overlayfs's own marks in user.overlay.* xattrs.
+    _mnt("workspace", b"overlay", _fdpath(mp), b"overlay", MS_NOSUID | MS_NODEV,
+         b"lowerdir=%s,upperdir=/code/u,workdir=/code/w,userxattr" % _fdpath(lower).encode())
+    _check("workspace", _umount2(b"/code", MNT_DETACH))
+    os.close(lower)
+    os.close(mp)
+    # The masks' tmpfs, over wsLower: read-only, its root mode 0.
+    _mnt("workspace", b"kiln", lower_path, b"tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+         b"size=65536,nr_inodes=8,mode=0555")
+    os.mkdir(lower_path + "/d", 0)
+    os.close(os.open(lower_path + "/f", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0))
+    _MASKS = (os.open(lower_path + "/d", os.O_PATH | os.O_CLOEXEC),
+              os.open(lower_path + "/f", os.O_PATH | os.O_CLOEXEC))
+    os.chmod(lower_path, 0)
+    _mnt("workspace", None, lower_path, None,
+         MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _WS = ws
+    return upper
+
+
+def _walk_masked(top, pats, mask_fd):
+    """child.c's walk_and_mask(): what pid 1 walks itself (another file
+    system mounted in the workspace), from top (taken): every entry whose
+    name matches a pattern is masked, a directory not entered once
+    masked nor followed through a link; one the box cannot read is
+    skipped. Past the entry cap or SBX_HIDE_DEPTH as child.c."""
+    entries = [0]
+
+    def visit(fd, depth):
+        try:
+            try:
+                with os.scandir(fd) as it:
+                    items = [(e.name, e.is_dir(follow_symlinks=False),
+                              e.is_file(follow_symlinks=False)) for e in it]
+            except OSError:
+                items = []
+            for name, is_dir, is_file in items:
+                entries[0] += 1
+                if entries[0] > SBX_HIDE_WALK_MAX_ENTRIES:
+                    raise OSError(7, "too many entries")  # E2BIG
+                if not (is_dir or is_file):
+                    continue  # links are not followed; devices cannot be opened
+                if (any(fnmatch.fnmatchcase(name, p) for p in pats) or
+                        (is_dir and depth + 1 >= SBX_HIDE_DEPTH)):
+                    tgt = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+                    try:
+                        mask_fd(tgt, is_dir)
+                    finally:
+                        os.close(tgt)
+                    continue
+                if is_dir:
+                    try:
+                        sub = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC |
+                                      os.O_NOFOLLOW, dir_fd=fd)
+                    except OSError:
+                        continue
+                    visit(sub, depth + 1)
+        finally:
+            os.close(fd)
+    visit(top, 0)
+
+
+def _glob(pat):
+    # child.c's glob_match is fnmatch(3)'s: [^...] is [!...].
+    return pat.replace("[^", "[!")
+
+
+def _hide_listed(listfd, patterns):
+    """child.c's hide_listed(): mask every entry the server's list names
+    (records "<kind><path>\\0", kind F, D or W), opened without following
+    a link; one that is not where the list says fails the run."""
+    pats = [_glob(p) for p in patterns]
+    data, off = [], 0
+    while True:
+        b = os.pread(listfd, 1 << 20, off)
+        if not b:
+            break
+        data.append(b)
+        off += len(b)
+    data = b"".join(data)
+    if data and not data.endswith(b"\0"):
+        raise OSError(71, "a record cut short")  # EPROTO
+    ws = os.open(_WS, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC | os.O_NOFOLLOW)
+    n = [0]
+
+    def mask_fd(tgt, is_dir):
+        n[0] += 1
+        if n[0] > SBX_HIDE_MAX_MASKS:
+            raise OSError(7, "too many masks")  # E2BIG
+        _mnt("hide", _fdpath(_MASKS[0 if is_dir else 1]).encode(), _fdpath(tgt), None, MS_BIND)
+
+    try:
+        for rec in data.split(b"\0")[:-1] if data else []:
+            if not rec:
+                raise OSError(71, "an empty record")
+            kind, path = chr(rec[0]), rec[1:].decode("utf-8", "surrogateescape")
+            if kind == "W":
+                try:
+                    top = _open_beneath(ws, path, os.O_RDONLY | os.O_DIRECTORY)
+                except PermissionError:
+                    continue
+                _walk_masked(top, pats, mask_fd)
+                continue
+            if kind not in "FD":
+                raise OSError(71, "an unknown record")
+            try:
+                tgt = _open_beneath(ws, path, os.O_PATH)
+            except PermissionError:
+                continue  # the program cannot reach it either
+            try:
+                mode = os.fstat(tgt).st_mode
+                if not (stat.S_ISDIR(mode) if kind == "D" else stat.S_ISREG(mode)):
+                    raise OSError(2, "replaced by another kind of entry")
+                mask_fd(tgt, kind == "D")
+            finally:
+                os.close(tgt)
+    finally:
+        os.close(ws)
 
 
 # The scratch tmpfs's size and inodes as B mounted them.
@@ -313,6 +514,26 @@ def _await_run(st, bs):
     try:
         _set_cmdline(b"kiln")
         _run_mounts(req, codefd)
+        if req.get("hide"):
+            # The workspace: the list of what to hide, from a pass kiln
+            # made after the run was asked for (hide.h), masked before C
+            # may run the code. No list, no run.
+            try:
+                m, lfds, _f, _a = socket.recv_fds(st, 16, 1)
+            except OSError:
+                m, lfds = b"", []
+            if m != b"h" or len(lfds) != 1:
+                for fd in lfds:
+                    os.close(fd)
+                if chan is not None:
+                    os.close(chan)
+                return None
+            try:
+                _hide_listed(lfds[0], _HIDE_PATTERNS)
+            except OSError as e:
+                raise _Fail(STEP["hide"], e.errno or 1)
+            finally:
+                os.close(lfds[0])
     except _Fail as f:
         _msg(st, SBX_MSG_FAIL, step=f.step, err=f.err)
         if chan is not None:
@@ -353,7 +574,9 @@ def _pid1(req, fds):
     signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
     try:
         _check("session", _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0))
-        workfd = _box(req)
+        workfd, upperfd = _box(req)
+        global _HIDE_PATTERNS
+        _HIDE_PATTERNS = req.get("hidePatterns", [])
         # With a cgroup, GO: the server has put this process in the
         # run's cgroup; without GO nothing is forked. (Without one, the
         # server holds this process's pidfd already.)
@@ -385,6 +608,10 @@ def _pid1(req, fds):
     os.close(err)
     rec = bs.recv(64)
     if rec == b"r":
+        if upperfd is not None:
+            # Before READY, as child.c: the workspace's upper layer.
+            _msg(st, SBX_MSG_UPPER, fd=upperfd)
+            os.close(upperfd)
         _msg(st, SBX_MSG_READY, fd=workfd)
         os.close(workfd)
         rec = _await_run(st, bs)
@@ -470,8 +697,9 @@ class _Fprog(ctypes.Structure):
 
 
 def _landlock(ws):
-    """child.c's apply_landlock(): reads everywhere, writes to /work, /tmp
-    and the /dev nodes; with ABI 6, signals and abstract sockets scoped."""
+    """child.c's apply_landlock(): reads everywhere, writes to /work, /tmp,
+    the workspace ws (or None) and the /dev nodes; with ABI 6, signals and
+    abstract sockets scoped."""
     abi = LANDLOCK_ABI
     if abi <= 0:
         return 0
@@ -489,7 +717,10 @@ def _landlock(ws):
     rs = _syscall(NR["landlock_create_ruleset"], ctypes.byref(attr), ctypes.c_size_t(size), 0)
     if rs < 0:
         return -1
-    for path, acc in (("/", read), ("/work", allf), ("/tmp", allf), ("/dev", dev)):
+    rules = [("/", read), ("/work", allf), ("/tmp", allf), ("/dev", dev)]
+    if ws:
+        rules.append((ws, allf))  # the workspace's overlay, writable
+    for path, acc in rules:
         try:
             fd = os.open(path, os.O_PATH)
         except FileNotFoundError:
@@ -622,7 +853,7 @@ def _program(out, err, ch, end_w):
     # What an execve would give the program: its /proc files its own.
     _prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)
     try:
-        os.chdir("/work")
+        os.chdir(_WS or "/work")
     except OSError as e:
         _report(pfd, STEP["chdir"], e.errno or 1)
     os.umask(0o022)
@@ -632,7 +863,7 @@ def _program(out, err, ch, end_w):
         _report(pfd, STEP["caps"], ctypes.get_errno())
     if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
         _report(pfd, STEP["nnp"], ctypes.get_errno())
-    if _landlock(None) < 0:
+    if _landlock(_WS) < 0:
         _report(pfd, STEP["landlock"], ctypes.get_errno())
     for s in range(1, signal.NSIG):
         if s in (signal.SIGKILL, signal.SIGSTOP):

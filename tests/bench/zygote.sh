@@ -4,11 +4,15 @@
 # normal path (a warm box and a fresh interpreter): print(1), and
 # `import numpy, pandas; print(1)`, through the server (snippet/run,
 # request to response, a pause before each so the warm box or the zygote
-# is ready, as between a person's runs). Ratios to bare. Not a test:
-# nothing here fails on a number. Standalone: `sh tests/bench/zygote.sh`
-# (needs hyperfine: `make deps-bench`). KILN=path overrides the binary;
-# RUNS=N the repetitions. OLD=path: instead, KILN's and OLD's runs from
-# the zygote and a bare python3, in turns in the same minutes
+# is ready, as between a person's runs). Ratios to bare. Then the same
+# with a workspace (a project folder, as an editor has open): the zygote
+# against the normal path, and, with KILN_OLD=path (a binary whose
+# workspace runs take the normal path), old and new binaries in
+# alternating turns. Not a test: nothing here fails on a number.
+# Standalone: `sh tests/bench/zygote.sh` (needs hyperfine: `make
+# deps-bench`). KILN=path overrides the binary; RUNS=N the repetitions.
+# OLD=path: instead, KILN's and OLD's runs from the zygote (no workspace)
+# and a bare python3, in turns in the same minutes
 # (tests/bench/zygote_turns.py), spaced and back to back.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -30,6 +34,17 @@ if [ -n "${OLD:-}" ]; then
 	python3 tests/bench/zygote_turns.py "$KILN" "$OLD" "$RUNS" "print(1)" 0
 	exit 0
 fi
+if [ -n "${KILN_OLD:-}" ]; then
+	cp "$KILN_OLD" "$tmp/kiln-old"
+	KILN_OLD=$tmp/kiln-old
+fi
+# The workspace: a small project with a secret to hide.
+mkdir -p "$tmp/proj/src" "$tmp/proj/data"
+chmod 755 "$tmp" "$tmp/proj" "$tmp/proj/src" "$tmp/proj/data"
+printf 'x,y\n1,2\n' >"$tmp/proj/data/a.csv"
+printf 'print(1)\n' >"$tmp/proj/src/main.py"
+printf 'KEY=1\n' >"$tmp/proj/.env"
+chmod 644 "$tmp/proj/data/a.csv" "$tmp/proj/src/main.py" "$tmp/proj/.env"
 echo '{"sandbox": {"zygote": true}}' >"$tmp/zygote.json"
 echo '{"sandbox": {"zygote": false}}' >"$tmp/normal.json"
 PY=/usr/bin/python3
@@ -42,17 +57,21 @@ median() { # median COMMAND...: median milliseconds, from hyperfine ("nan" if it
 	fi
 }
 
-# client CONFIG CODE: the median ms of RUNS snippet/runs of CODE, after the
-# zygote (when the config has one) serves runs; "nan" if it never does.
+# client CONFIG CODE [ROOT KILN EXPECT]: the median ms of RUNS snippet/runs
+# of CODE, after the zygote (when the config has one; EXPECT "False": a
+# binary whose runs in ROOT never use it) serves runs; "nan" if it never
+# does. ROOT: the workspace folder (rootUri).
 client() {
-	python3 - "$KILN" "$1" "$2" "$RUNS" <<'PY' || echo nan
+	python3 - "${4:-$KILN}" "$1" "$2" "$RUNS" "${3:-}" "${5:-}" <<'PY' || echo nan
 import json, os, statistics, subprocess, sys, time
 sys.path.insert(0, os.path.join(os.getcwd(), "tests", "lib"))
 import kilnrpc
 kiln, config, code, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-zygote = json.load(open(config))["sandbox"]["zygote"]
+root, expect = sys.argv[5], sys.argv[6]
+zygote = json.load(open(config))["sandbox"]["zygote"] and expect != "False"
 p = subprocess.Popen([kiln, "--config", config], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-kilnrpc.send(p, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
+params = {"rootUri": "file://" + root} if root else {}
+kilnrpc.send(p, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params})
 kilnrpc.recv(p.stdout)
 rid = 0
 def run(c):
@@ -79,6 +98,8 @@ while True:
     if out.strip() == str(zygote) or time.time() > deadline:
         break
     time.sleep(0.5)
+if not zygote:
+    time.sleep(3)  # a zygote that would be built is, and is not used
 if out.strip() != str(zygote):
     raise SystemExit(1)
 times = []
@@ -102,4 +123,22 @@ for code in "print(1)" "import numpy, pandas; print(1)"; do
 	row "bare python3 -c" "$bare" "$bare"
 	row "kiln server, normal path (warm box)" "$bare" "$(client "$tmp/normal.json" "$code")"
 	row "kiln server, from the zygote" "$bare" "$(client "$tmp/zygote.json" "$code")"
+done
+for code in "print(1)" "import numpy, pandas; print(1)"; do
+	echo "$code, with a workspace (overlay, secrets masked):"
+	bare=$(median "$PY -c '$code'")
+	row "bare python3 -c" "$bare" "$bare"
+	row "kiln server, normal path (warm box)" "$bare" \
+		"$(client "$tmp/normal.json" "$code" "$tmp/proj")"
+	if [ -n "${KILN_OLD:-}" ]; then
+		for turn in 1 2; do
+			row "turn $turn: old binary, zygote on" "$bare" \
+				"$(client "$tmp/zygote.json" "$code" "$tmp/proj" "$KILN_OLD" False)"
+			row "turn $turn: new binary, from the zygote" "$bare" \
+				"$(client "$tmp/zygote.json" "$code" "$tmp/proj")"
+		done
+	else
+		row "kiln server, from the zygote" "$bare" \
+			"$(client "$tmp/zygote.json" "$code" "$tmp/proj")"
+	fi
 done

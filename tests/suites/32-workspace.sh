@@ -5,9 +5,11 @@
 # (and masks that cannot be undone), writes reported as workspaceChanges
 # and a workspaceEdit while the host folder stays byte for byte the same,
 # pandas and matplotlib in the box, the config's hide list and mode, the
-# model's prompt (the modules the box imports, the workspace's files). As
-# root it runs twice: as root and, through setpriv, as nobody, from a
-# private copy of the binaries. tests/workspace/bigtree.py then runs a
+# model's prompt (the modules the box imports, the workspace's files). It
+# runs on the normal path (sandbox.zygote off), then again with the runs
+# forked from the Python zygote (--zygote: its spare's pid 1 makes the
+# overlay and the masks). As root each runs twice: as root and, through
+# setpriv, as nobody, from a private copy of the binaries. tests/workspace/bigtree.py then runs a
 # project of 150 000 entries laid out as a node_modules (its secrets
 # hidden, new ones hidden in the next run, sandbox.workspace.maxEntries)
 # and, as root, a project nobody cannot enter. Last line: "32-workspace:
@@ -34,11 +36,13 @@ chmod 644 "$tmp/kilnrpc.py"
 run_as() { # run_as LABEL [WRAPPER...]
 	label=$1
 	shift
-	"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
-		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-		python3 "$tmp/workspace.py" --kiln "$tmp/kiln" --fake-model "$tmp/fake_model.py" \
-		>"$log" 2>&1 </dev/null
-	add "$log" "$label: "
+	for zygote in "" --zygote; do
+		"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+			ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+			python3 "$tmp/workspace.py" --kiln "$tmp/kiln" \
+			--fake-model "$tmp/fake_model.py" $zygote >"$log" 2>&1 </dev/null
+		add "$log" "$label${zygote:+ zygote}: "
+	done
 }
 
 if [ "$(id -u)" = 0 ]; then

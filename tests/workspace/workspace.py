@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """workspace.py: a run sees the project folder, safely (issue 12).
 
-    workspace.py --kiln KILN
+    workspace.py --kiln KILN [--zygote]
 
 Drives a real kiln server over stdio with a project folder holding
 sales.csv, .env, .git/, a key and a subfolder, the folder given as
@@ -10,6 +10,13 @@ the last line is "N passed, N failed". Run as root and as nobody by
 tests/suites/32-workspace.sh. As root the box runs as nobody, so the
 project is made nobody's (a root-owned one is checked on its own: read,
 create, no change to root's files).
+
+Without --zygote every server has sandbox.zygote off (the normal path: a
+box built for each run, its overlay and masks made by child.c). With
+--zygote it is on, and each server with the workspace waits until a run
+comes from its Python zygote before the checks (server/sandbox/zygote.h:
+the overlay and the masks made by the spare's pid 1): the same checks
+then hold for runs forked from the zygote.
 """
 import argparse
 import hashlib
@@ -29,6 +36,10 @@ import kilnrpc  # noqa: E402
 SALES = "month,total\nJan,10\nFeb,20\nMar,30\n"
 SECRET = "API_KEY=sk-live-do-not-leak-4242"
 results = []
+ZYGOTE = False  # --zygote
+ZYGOTE_WAIT_S = 120
+# Whether the run's process is a child of the zygote.
+PROBE = "import sys\nprint('kiln_zygote' in sys.modules)\n"
 
 
 def check(name, ok, why=""):
@@ -100,10 +111,26 @@ class Kiln:
         params = {"processId": None, "capabilities": {}}
         if root_uri:
             params["rootUri"] = root_uri
-        if config is not None:
-            params["initializationOptions"] = config
+        config = json.loads(json.dumps(config or {}))
+        config.setdefault("sandbox", {})["zygote"] = ZYGOTE
+        params["initializationOptions"] = config
         self.init = self.call("initialize", params)
         kilnrpc.send(self.p, {"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        # With the overlay (not mode none or copy), wait for the zygote.
+        if ZYGOTE and "result" in self.init and root_uri and \
+                "mode" not in config["sandbox"].get("workspace", {}):
+            self.wait_zygote()
+
+    def wait_zygote(self):
+        """Until a run comes from the zygote (built once the server is
+        idle after the first Python run)."""
+        deadline = time.time() + ZYGOTE_WAIT_S
+        while time.time() < deadline:
+            res, _ = self.run(PROBE)
+            if res is not None and self.out["stdout"] == "True\n":
+                return
+            time.sleep(0.3)
+        raise AssertionError("no run came from the zygote in %d s" % ZYGOTE_WAIT_S)
 
     def call(self, method, params):
         self.id += 1
@@ -152,7 +179,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--fake-model", required=True)
+    ap.add_argument("--zygote", action="store_true")
     a = ap.parse_args()
+    global ZYGOTE
+    ZYGOTE = a.zygote
     a.kiln = os.path.abspath(a.kiln)
     root = os.geteuid() == 0
     tmp = tempfile.mkdtemp(prefix="kiln-ws-")
@@ -293,17 +323,20 @@ def run_cases(kiln, tmp, root):
                          "open('sales.csv').read() == %r)\n" % SALES)
         check("each-run-starts-clean", k.out["stdout"] == "False True\n", repr(k.out))
 
-        # 6. A secret made after the warm box was built is hidden too.
+        # 6. A secret made after the warm box was built is hidden too
+        #    (with --zygote: after the zygote's spare was made).
         time.sleep(0.3)
         with open(os.path.join(proj, "late.pem"), "w") as f:
             f.write(SECRET)
         if root:
             os.chown(os.path.join(proj, "late.pem"), 65534, 65534)
         res, err = k.run("try:\n    print(open('late.pem').read())\n"
-                         "except OSError as e:\n    print('DENIED', e.errno)\n")
+                         "except OSError as e:\n    print('DENIED', e.errno)\n" + PROBE)
+        made_ahead = (k.out["stdout"].endswith("True\n") if ZYGOTE
+                      else res is not None and res.get("warmBox") is True)
         check("secret-made-after-warm-box-hidden",
-              res is not None and k.out["stdout"].startswith("DENIED") and
-              res.get("warmBox") is True, "%r %r" % (k.out, res and res.get("warmBox")))
+              res is not None and k.out["stdout"].startswith("DENIED") and made_ahead,
+              "%r %r" % (k.out, res and res.get("warmBox")))
         os.unlink(os.path.join(proj, "late.pem"))
 
         # 7. Debian's pandas and matplotlib work in the box, without a
