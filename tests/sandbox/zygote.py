@@ -213,6 +213,7 @@ class ZygoteSuite(attacks.Suite):
         self.case("zygote-child-has-no-thread-socket-or-secret", self.clean_case())
         self.case("zygote-rebuilt-when-the-interpreter-changes", self.interpreter_case())
         self.case("zygote-workspace-as-the-normal-path", self.workspace_case())
+        self.case("zygote-workspace-made-anew-retires-it", self.workspace_anew_case())
         self.case("zygote-each-run-its-own-limits", self.limits_case())
         self.case("zygote-oneshot-as-the-normal-path", self.oneshot_case())
         self.case("zygote-end-report-forged-ends-only-its-own-run", self.forged_end_case())
@@ -343,6 +344,59 @@ class ZygoteSuite(attacks.Suite):
                     if rc != 0:
                         print("workspace case: its %s server exited %s" % (what, rc),
                               flush=True)
+        return run
+
+    def workspace_anew_case(self):
+        """The zygote's box holds the folder it was built with: a folder
+        made anew at the same path (the old one moved away) is another
+        folder, and no run may see the old one through the old zygote: a
+        new zygote serves the runs after it, with the new folder. (The
+        run right after may come from a warm box built with the old
+        folder, as on the normal path.)"""
+        def run():
+            top = tempfile.mkdtemp(prefix="kiln-zygote-anew-", dir="/var/tmp")
+            self.cleanup.append(top)
+            os.chmod(top, 0o755)
+            ws = os.path.join(top, "proj")
+
+            def make(text):
+                os.mkdir(ws, 0o755)
+                os.chmod(ws, 0o755)
+                with open(os.path.join(ws, "data.txt"), "w") as f:
+                    f.write(text)
+                os.chmod(os.path.join(ws, "data.txt"), 0o644)
+            make("first folder\n")
+            cfg_path = os.path.join(self.scratch, "cfg-anew.json")
+            with open(self.base_config) as f:
+                cfg = json.load(f)
+            del cfg["sandbox"]["workspace"]
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            srv = Server(self.kiln, cfg_path, self.env, log=cfg_path + ".log",
+                         params={"rootUri": "file://" + ws})
+            code = MARK + "print(open('data.txt').read().strip())\n"
+            try:
+                if not srv.wait_ready():
+                    return "no run with the workspace came from the zygote"
+                out, err, _, error = srv.run(code)
+                if out != "KILN-ZYGOTE 1\nfirst folder\n":
+                    return "first folder: %r %r %r" % (out, err[-200:], error)
+                os.rename(ws, os.path.join(top, "old"))
+                make("second folder\n")
+                deadline = time.time() + READY_WAIT_S
+                while time.time() < deadline:
+                    out, err, _, error = srv.run(code)
+                    if out == "KILN-ZYGOTE 1\nsecond folder\n":
+                        return None
+                    if out.startswith("KILN-ZYGOTE 1") or error:
+                        return "after the folder was made anew: %r %r %r" % (
+                            out, err[-200:], error)
+                    time.sleep(0.5)
+                return "no new zygote for the new folder"
+            finally:
+                rc = srv.stop()
+                if rc != 0:
+                    print("workspace-anew case: its server exited %s" % rc, flush=True)
         return run
 
     def limits_case(self):
