@@ -200,6 +200,23 @@ static int write_string(struct buf *out, const char *str, size_t len)
 	return r < 0 ? r : buf_append(out, "\"", 1);
 }
 
+int json_write_int64(struct buf *out, int64_t v)
+{
+	char d[24], *p = d + sizeof(d);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	return buf_append(out, p, (size_t)(d + sizeof(d) - p));
+}
+
+int json_write_string(struct buf *out, const char *str, size_t len)
+{
+	return write_string(out, str, len);
+}
+
 int json_write(struct buf *out, json_object *obj)
 {
 	int r = 0;
@@ -240,12 +257,22 @@ int json_write(struct buf *out, json_object *obj)
 		}
 		return r < 0 ? r : buf_append(out, "]", 1);
 	}
-	default: {
-		/* Numbers: json-c's own form (a parsed double keeps its text). */
-		const char *s = json_compact(obj);
-		return s ? buf_append(out, s, strlen(s)) : -ENOMEM;
+	case json_type_int: {
+		/* json-c's form of an int64, without its printbuf (allocated
+		 * and kept in the object) or printf: every reply's id is one.
+		 * A uint64 past INT64_MAX reads as INT64_MAX here: that one
+		 * goes through json-c. */
+		int64_t v = json_object_get_int64(obj);
+		if (v == INT64_MAX)
+			break;
+		return json_write_int64(out, v);
 	}
+	default:
+		break;
 	}
+	/* Other numbers: json-c's own form (a parsed double keeps its text). */
+	const char *s = json_compact(obj);
+	return s ? buf_append(out, s, strlen(s)) : -ENOMEM;
 }
 
 json_object *json_copy(json_object *obj)
@@ -319,6 +346,21 @@ struct json_stream *json_stream_new(size_t max_len)
 	js->strict_bad = SIZE_MAX;
 	js->st = ST_TOP;
 	return js;
+}
+
+void json_stream_reset(struct json_stream *js)
+{
+	json_tokener_reset(js->tok);
+	json_object_put(js->obj);
+	size_t max_len = js->max_len;
+	json_tokener *tok = js->tok;
+	*js = (struct json_stream){
+	    .tok = tok,
+	    .max_len = max_len,
+	    .jerr = json_tokener_continue,
+	    .strict_bad = SIZE_MAX,
+	    .st = ST_TOP,
+	};
 }
 
 void json_stream_free(struct json_stream *js)
