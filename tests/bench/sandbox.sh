@@ -175,5 +175,9 @@ END {
 		"kiln server to a C client", f["kiln"], f["kiln_lo"], f["kiln_hi"], f["ratio"], f["ratio_lo"], f["ratio_hi"]
 	printf "  %-34s CPU per 100 MB: server %.3f s, client %.3f s; the server relays at %.1fx cat'"'"'s CPU per byte\n", "",
 		f["server_cpu"], f["client_cpu"], f["server_cpu"] / f["cat_cpu"]
+	# The same producer in both; what the box adds to it is not counted.
+	p = f["producer_cpu"]
+	printf "  %-34s the whole pipeline'"'"'s CPU per byte (producer + server + client against producer + cat): %.1fx, so %.2fx cat where CPU is the limit\n", "",
+		(p + f["server_cpu"] + f["client_cpu"]) / (p + f["cat_cpu"]), (p + f["cat_cpu"]) / (p + f["server_cpu"] + f["client_cpu"])
 	printf "  %-34s %8.1f MB/s, one run (client CPU %.3f s per 100 MB)\n", "the same, client parsing with json-c", j, jcpu
 }'
