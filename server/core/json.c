@@ -390,6 +390,10 @@ static void utf8_feed(struct json_stream *js, const char *p, size_t n)
 			return;
 		}
 	}
+	/* ASCII, most of a message, a block at a time. */
+	size_t ascii = scan_ascii((const unsigned char *)p, n);
+	p += ascii;
+	n -= ascii;
 	size_t whole = utf8_complete_prefix(p, n);
 	if (!utf8_valid(p, whole)) {
 		js->utf8_bad = true;
@@ -474,8 +478,21 @@ static void strict_byte(struct json_stream *js, char c, size_t at)
 		break;
 	}
 	js->st = ST_TOP;
-	if (c != '\0' && strchr("{}[],: \t\r\n", c))
+	switch (c) {
+	case '{':
+	case '}':
+	case '[':
+	case ']':
+	case ',':
+	case ':':
+	case ' ':
+	case '\t':
+	case '\r':
+	case '\n':
 		return;
+	default:
+		break;
+	}
 	js->tok_start = at;
 	if (c == '"') {
 		js->st = ST_STR;
@@ -560,8 +577,18 @@ void json_stream_feed(struct json_stream *js, const char *p, size_t n)
 	}
 	if (js->jerr != json_tokener_success && js->jerr != json_tokener_continue)
 		return; /* json-c's error comes first */
-	for (size_t i = 0; i < n && js->strict_bad == SIZE_MAX; i++)
+	const unsigned char *u = (const unsigned char *)p;
+	for (size_t i = 0; i < n && js->strict_bad == SIZE_MAX; i++) {
+		/* Inside a string only '"', '\\' and control bytes matter:
+		 * skip the rest a block at a time (a message is mostly
+		 * strings: a document's text, a method name). */
+		if (js->st == ST_STR) {
+			i += scan_json_plain(u + i, n - i);
+			if (i >= n)
+				break;
+		}
 		strict_byte(js, p[i], base + i);
+	}
 }
 
 int json_stream_finish(struct json_stream *js, json_object **ret_obj, char *detail, size_t dsz)

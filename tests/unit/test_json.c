@@ -48,6 +48,15 @@ START_TEST(strict)
 	refused("[1.]", 4, "at byte 1");
 	refused("[\"a\tb\"]", 7, "at byte 3");
 	refused("{} x", 4, "at byte 3");
+	/* Control bytes deep in long strings (scanned a block at a time),
+	 * after an escaped quote and after UTF-8. */
+	refused("[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\tb\"]", 46, "at byte 42");
+	refused("[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	        "b\x01\"]",
+	        83, "at byte 80");
+	refused("{\"k\":\"\xc3\xa9"
+	        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x1f\"}",
+	        71, "at byte 68");
 	refused("\"\xed\xa0\x80\"", 5, "not valid UTF-8");
 	refused("\"\xc0\xaf\"", 4, "not valid UTF-8");
 	char deep[JSON_MAX_DEPTH + 3];
@@ -62,6 +71,13 @@ START_TEST(strict)
 	ck_assert_int_eq(
 	    parse("{\"k\":\"\xf0\x9f\x98\x80\\u00e9\"}", 100, &o, detail, sizeof(detail)), 0);
 	ck_assert_str_eq(json_object_get_string(json_get(o, "k")), "\xf0\x9f\x98\x80\xc3\xa9");
+	json_object_put(o);
+	ck_assert_int_eq(
+	    parse("[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\\"\\\\\xc3\xa9"
+	          "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",-1.5e3,true]",
+	          1000, &o, detail, sizeof(detail)),
+	    0);
+	ck_assert_int_eq(json_object_array_length(o), 3);
 	json_object_put(o);
 }
 END_TEST
