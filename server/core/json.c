@@ -200,6 +200,23 @@ static int write_string(struct buf *out, const char *str, size_t len)
 	return r < 0 ? r : buf_append(out, "\"", 1);
 }
 
+int json_write_int64(struct buf *out, int64_t v)
+{
+	char d[24], *p = d + sizeof(d);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	return buf_append(out, p, (size_t)(d + sizeof(d) - p));
+}
+
+int json_write_string(struct buf *out, const char *str, size_t len)
+{
+	return write_string(out, str, len);
+}
+
 int json_write(struct buf *out, json_object *obj)
 {
 	int r = 0;
@@ -240,12 +257,22 @@ int json_write(struct buf *out, json_object *obj)
 		}
 		return r < 0 ? r : buf_append(out, "]", 1);
 	}
-	default: {
-		/* Numbers: json-c's own form (a parsed double keeps its text). */
-		const char *s = json_compact(obj);
-		return s ? buf_append(out, s, strlen(s)) : -ENOMEM;
+	case json_type_int: {
+		/* json-c's form of an int64, without its printbuf (allocated
+		 * and kept in the object) or printf: every reply's id is one.
+		 * A uint64 past INT64_MAX reads as INT64_MAX here: that one
+		 * goes through json-c. */
+		int64_t v = json_object_get_int64(obj);
+		if (v == INT64_MAX)
+			break;
+		return json_write_int64(out, v);
 	}
+	default:
+		break;
 	}
+	/* Other numbers: json-c's own form (a parsed double keeps its text). */
+	const char *s = json_compact(obj);
+	return s ? buf_append(out, s, strlen(s)) : -ENOMEM;
 }
 
 json_object *json_copy(json_object *obj)
@@ -321,6 +348,21 @@ struct json_stream *json_stream_new(size_t max_len)
 	return js;
 }
 
+void json_stream_reset(struct json_stream *js)
+{
+	json_tokener_reset(js->tok);
+	json_object_put(js->obj);
+	size_t max_len = js->max_len;
+	json_tokener *tok = js->tok;
+	*js = (struct json_stream){
+	    .tok = tok,
+	    .max_len = max_len,
+	    .jerr = json_tokener_continue,
+	    .strict_bad = SIZE_MAX,
+	    .st = ST_TOP,
+	};
+}
+
 void json_stream_free(struct json_stream *js)
 {
 	if (!js)
@@ -348,6 +390,10 @@ static void utf8_feed(struct json_stream *js, const char *p, size_t n)
 			return;
 		}
 	}
+	/* ASCII, most of a message, a block at a time. */
+	size_t ascii = scan_ascii((const unsigned char *)p, n);
+	p += ascii;
+	n -= ascii;
 	size_t whole = utf8_complete_prefix(p, n);
 	if (!utf8_valid(p, whole)) {
 		js->utf8_bad = true;
@@ -432,8 +478,21 @@ static void strict_byte(struct json_stream *js, char c, size_t at)
 		break;
 	}
 	js->st = ST_TOP;
-	if (c != '\0' && strchr("{}[],: \t\r\n", c))
+	switch (c) {
+	case '{':
+	case '}':
+	case '[':
+	case ']':
+	case ',':
+	case ':':
+	case ' ':
+	case '\t':
+	case '\r':
+	case '\n':
 		return;
+	default:
+		break;
+	}
 	js->tok_start = at;
 	if (c == '"') {
 		js->st = ST_STR;
@@ -518,8 +577,18 @@ void json_stream_feed(struct json_stream *js, const char *p, size_t n)
 	}
 	if (js->jerr != json_tokener_success && js->jerr != json_tokener_continue)
 		return; /* json-c's error comes first */
-	for (size_t i = 0; i < n && js->strict_bad == SIZE_MAX; i++)
+	const unsigned char *u = (const unsigned char *)p;
+	for (size_t i = 0; i < n && js->strict_bad == SIZE_MAX; i++) {
+		/* Inside a string only '"', '\\' and control bytes matter:
+		 * skip the rest a block at a time (a message is mostly
+		 * strings: a document's text, a method name). */
+		if (js->st == ST_STR) {
+			i += scan_json_plain(u + i, n - i);
+			if (i >= n)
+				break;
+		}
 		strict_byte(js, p[i], base + i);
+	}
 }
 
 int json_stream_finish(struct json_stream *js, json_object **ret_obj, char *detail, size_t dsz)

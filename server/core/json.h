@@ -47,6 +47,11 @@ struct json_stream *json_stream_new(size_t max_len);
 void json_stream_feed(struct json_stream *js, const char *piece, size_t n);
 int json_stream_finish(struct json_stream *js, json_object **ret_obj, char *detail, size_t dsz);
 void json_stream_free(struct json_stream *js);
+/* Make js as json_stream_new(max_len) made it, with the same max_len, for
+ * the next text, keeping its json-c tokener (a tokener costs a few
+ * kilobytes to allocate and clear: a stream per message was most of a
+ * small message's parse). */
+void json_stream_reset(struct json_stream *js);
 
 /* Borrowed member of obj, or NULL (also when obj is not an object). */
 json_object *json_get(json_object *obj, const char *key);
@@ -80,6 +85,11 @@ size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *
  * escape (run output is mostly such text). 0, or -ENOBUFS/-ENOMEM. */
 struct buf;
 int json_write(struct buf *out, json_object *obj);
+/* The same bytes json_write() gives for a string of s[0..len) (escaped,
+ * in quotes) and for an int64: for writing a message's fixed parts
+ * without building objects for them (rpc/message.h's rpc_write_*). */
+int json_write_string(struct buf *out, const char *s, size_t len);
+int json_write_int64(struct buf *out, int64_t v);
 
 /* Deep copy; NULL on OOM. A NULL input (JSON null) gives NULL. */
 json_object *json_copy(json_object *obj);

@@ -133,16 +133,6 @@ struct rpc_peer *rpc_dispatch_peer(struct rpc_dispatch *d)
 	return d->peer;
 }
 
-static void send_msg(struct rpc_dispatch *d, json_object *msg)
-{
-	if (!msg) {
-		log_error("out of memory building a message");
-		return;
-	}
-	rpc_peer_send(d->peer, msg);
-	json_object_put(msg);
-}
-
 static void batch_put(struct rpc_dispatch *d, struct batch *b)
 {
 	if (--b->pending > 0)
@@ -191,21 +181,59 @@ static void deliver_internal(struct rpc_call *call, json_object *response)
 	d->replies = ir;
 }
 
-static void deliver(struct rpc_call *call, json_object *response)
+/* A reply not yet made into a message: a result, or an error's parts.
+ * Its objects are borrowed. */
+struct reply {
+	bool error;
+	json_object *result;
+	int code;
+	const char *message;
+	json_object *data;
+};
+
+/* A reply that goes straight to the client is written as text into the
+ * peer's buffer (rpc_write_*); one that goes into a batch or to an
+ * internal caller is built as an object. */
+static void send_reply(struct rpc_dispatch *d, json_object *id, const struct reply *rp)
 {
-	struct rpc_dispatch *d = call->d;
+	struct buf *out = rpc_peer_begin(d->peer);
+	if (!out)
+		return; /* the connection is broken: nobody to answer */
+	int r = rp->error ? rpc_write_error(out, id, rp->code, rp->message, rp->data)
+	                  : rpc_write_response(out, id, rp->result);
+	if (r >= 0) {
+		rpc_peer_send_body(d->peer);
+		return;
+	}
+	log_error("out of memory writing a response");
+	out = rpc_peer_begin(d->peer);
+	if (out && rpc_write_error(out, id, RPC_INTERNAL_ERROR, NULL, NULL) >= 0)
+		rpc_peer_send_body(d->peer);
+}
+
+static json_object *reply_object(json_object *id, const struct reply *rp)
+{
+	return rp->error ? rpc_error_new(id, rp->code, rp->message, json_object_get(rp->data))
+	                 : rpc_response_new(id, json_object_get(rp->result));
+}
+
+static void deliver(struct rpc_call *call, const struct reply *rp)
+{
+	if (!call->internal && !call->batch) {
+		send_reply(call->d, call->id, rp);
+		return;
+	}
+	json_object *response = reply_object(call->id, rp);
 	if (!response) {
 		log_error("out of memory building a response");
 		response = rpc_error_new(call->id, RPC_INTERNAL_ERROR, NULL, NULL);
+		if (!response)
+			return;
 	}
-	if (call->internal && response) {
+	if (call->internal)
 		deliver_internal(call, response);
-		return;
-	}
-	if (call->batch && response)
-		json_object_array_add(call->batch->replies, response);
 	else
-		send_msg(d, response);
+		json_object_array_add(call->batch->replies, response);
 }
 
 static void unlink_call(struct rpc_call *call)
@@ -235,41 +263,35 @@ static void free_call(struct rpc_call *call)
 
 /* Answer once; a call answered inside its handler is freed when the
  * handler returns. */
-static void answer(struct rpc_call *call, json_object *response)
+static void answer(struct rpc_call *call, const struct reply *rp)
 {
-	if (call->answered) {
-		json_object_put(response);
+	if (call->answered)
 		return;
-	}
 	call->answered = true;
-	if (call->notification)
-		json_object_put(response);
-	else
-		deliver(call, response);
+	if (!call->notification)
+		deliver(call, rp);
 	if (!call->in_handler)
 		free_call(call);
 }
 
+static void answer_error(struct rpc_call *call, int code)
+{
+	answer(call, &(struct reply){.error = true, .code = code});
+}
+
 void rpc_call_reply(struct rpc_call *call, json_object *result)
 {
-	if (call->notification) {
-		json_object_put(result);
-		answer(call, NULL);
-		return;
-	}
-	answer(call, rpc_response_new(call->id, result));
+	answer(call, &(struct reply){.result = result});
+	json_object_put(result);
 }
 
 void rpc_call_error(struct rpc_call *call, int code, const char *message, json_object *data)
 {
-	if (call->notification) {
-		if (message)
-			log_warn("%s: %s", call->method, message);
-		json_object_put(data);
-		answer(call, NULL);
-		return;
-	}
-	answer(call, rpc_error_new(call->id, code, message, data));
+	if (call->notification && message)
+		log_warn("%s: %s", call->method, message);
+	answer(call,
+	       &(struct reply){.error = true, .code = code, .message = message, .data = data});
+	json_object_put(data);
 }
 
 void rpc_call_errorf(struct rpc_call *call, int code, json_object *data, const char *fmt, ...)
@@ -323,7 +345,7 @@ static void cancel_call(struct rpc_call *call)
 	fn(call->cancel_data);
 	call->in_handler = false;
 	if (!call->answered)
-		answer(call, rpc_error_new(call->id, RPC_REQUEST_CANCELLED, NULL, NULL));
+		answer_error(call, RPC_REQUEST_CANCELLED);
 	else
 		free_call(call);
 }
@@ -344,7 +366,7 @@ void rpc_dispatch_cancel_all(struct rpc_dispatch *d)
 		if (call->cancel_fn)
 			cancel_call(call);
 		else
-			answer(call, rpc_error_new(call->id, RPC_REQUEST_CANCELLED, NULL, NULL));
+			answer_error(call, RPC_REQUEST_CANCELLED);
 	}
 }
 
@@ -435,11 +457,16 @@ static struct rpc_call *new_call(struct rpc_dispatch *d, const struct rpc_msg *m
 static void reply_error(struct rpc_dispatch *d, struct batch *batch, json_object *id, int code,
                         const char *message)
 {
-	json_object *e = rpc_error_new(id, code, message, NULL);
-	if (batch && e)
+	struct reply rp = {.error = true, .code = code, .message = message};
+	if (!batch) {
+		send_reply(d, id, &rp);
+		return;
+	}
+	json_object *e = reply_object(id, &rp);
+	if (e)
 		json_object_array_add(batch->replies, e);
 	else
-		send_msg(d, e);
+		log_error("out of memory building a response");
 }
 
 static void handle_one(struct rpc_dispatch *d, json_object *obj, struct batch *batch)

@@ -323,7 +323,20 @@ void frame_reader_eof(struct frame_reader *fr, const struct frame_callbacks *cb,
 
 int frame_encode(struct buf *out, const char *body, size_t len)
 {
-	int r = buf_printf(out, "Content-Length: %zu\r\n\r\n", len);
+	/* The header by hand, not buf_printf: printf's machinery was a tenth
+	 * of a small reply's cost. */
+	char head[48] = "Content-Length: ", d[24], *p = d + sizeof(d);
+	size_t h = 16;
+	size_t v = len;
+	do
+		*--p = (char)('0' + v % 10);
+	while (v /= 10);
+	size_t nd = (size_t)(d + sizeof(d) - p);
+	memcpy(head + h, p, nd);
+	h += nd;
+	memcpy(head + h, "\r\n\r\n", 4);
+	h += 4;
+	int r = buf_append(out, head, h);
 	if (r < 0)
 		return r;
 	return buf_append(out, body, len);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/json.h"
 #include "core/position.h"
 
@@ -236,6 +237,63 @@ json_object *rpc_request_new(json_object *id, const char *method, json_object *p
 	if (params)
 		json_object_object_add(o, "params", params);
 	return o;
+}
+
+/* The envelope's start: {"jsonrpc":"2.0","id":ID, as envelope() builds
+ * it (json-c keeps members in the order they were added). */
+static int write_envelope(struct buf *out, json_object *id)
+{
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+	int r = buf_append(out, head, sizeof(head) - 1);
+	return r < 0 ? r : json_write(out, id);
+}
+
+int rpc_write_response(struct buf *out, json_object *id, json_object *result)
+{
+	static const char mid[] = ",\"result\":";
+	int r = write_envelope(out, id);
+	if (r >= 0)
+		r = buf_append(out, mid, sizeof(mid) - 1);
+	if (r >= 0)
+		r = json_write(out, result);
+	return r < 0 ? r : buf_append(out, "}", 1);
+}
+
+int rpc_write_error(struct buf *out, json_object *id, int code, const char *message,
+                    json_object *data)
+{
+	static const char mid[] = ",\"error\":{\"code\":", msg[] = ",\"message\":",
+	                  dat[] = ",\"data\":";
+	char *text = standard_message(code, message);
+	if (!text)
+		return -ENOMEM;
+	size_t n = strlen(text);
+	/* As utf8_string(): bytes that are not UTF-8 become '?'. */
+	if (!utf8_valid(text, n)) {
+		const unsigned char *p = (const unsigned char *)text;
+		for (size_t i = 0; i < n;) {
+			size_t seq = utf8_seq_len(p + i, n - i);
+			if (seq == 1 && p[i] >= 0x80)
+				text[i] = '?';
+			i += seq;
+		}
+	}
+	int r = write_envelope(out, id);
+	if (r >= 0)
+		r = buf_append(out, mid, sizeof(mid) - 1);
+	if (r >= 0)
+		r = json_write_int64(out, code);
+	if (r >= 0)
+		r = buf_append(out, msg, sizeof(msg) - 1);
+	if (r >= 0)
+		r = json_write_string(out, text, n);
+	free(text);
+	if (r >= 0 && data) {
+		r = buf_append(out, dat, sizeof(dat) - 1);
+		if (r >= 0)
+			r = json_write(out, data);
+	}
+	return r < 0 ? r : buf_append(out, "}}", 2);
 }
 
 int rpc_id_equal(json_object *a, json_object *b)

@@ -44,6 +44,14 @@ void rpc_peer_free(struct rpc_peer *peer);
 /* Serialise and queue msg (borrowed). -EPIPE once the output is broken
  * (then the closed callback comes later, from the loop). */
 int rpc_peer_send(struct rpc_peer *peer, json_object *msg);
+/* The same in two steps, for a message written as text rather than built
+ * as an object (rpc/message.h's rpc_write_*): rpc_peer_begin() returns the
+ * peer's body buffer, emptied (NULL once the output is broken); write one
+ * JSON value into it, then rpc_peer_send_body() frames and queues it as
+ * rpc_peer_send() does. */
+struct buf;
+struct buf *rpc_peer_begin(struct rpc_peer *peer);
+int rpc_peer_send_body(struct rpc_peer *peer);
 bool rpc_peer_congested(const struct rpc_peer *peer);
 /* Call fn(data) once, when the queue falls below the low-water mark (at
  * once, from the next loop iteration, when it already is). -ENOMEM. */

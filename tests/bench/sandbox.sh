@@ -150,32 +150,34 @@ with=$(KILN_BENCH_WORKSPACE=$ws python3 tests/bench/sandbox_client.py "$KILN" "$
 python3 -c 'import sys; n, w = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx no workspace (%.2f ms)" % ("print(x) in a session, with the workspace", w, w / n, n))' "$none" "$with"
 
 MB=${MB:-200}
+OUT_TURNS=${OUT_TURNS:-5}
 # The client: tests/bench/sandbox_out.c, in C, parses every notification
 # (its own validating JSON parser, 8 bytes at a time as a browser's
 # JSON.parse; with -j json-c's tokener) and checks every byte of text. The
 # Python client's json.loads was the limit (docs/performance.md).
-echo "output throughput ($MB MB to stdout):"
-cat_mbs() {
-	start=$(date +%s%N)
-	$PY -c "import sys
-b = b'x' * (1 << 20)
-for _ in range($MB): sys.stdout.buffer.write(b)" | cat >/dev/null
-	end=$(date +%s%N)
-	python3 -c 'import sys; mb, ns = int(sys.argv[1]), int(sys.argv[2]); print("%.1f" % (mb * 1.048576 / (ns / 1e9)))' "$MB" "$((end - start))"
-}
-# cat, kiln, cat, kiln with json-c, cat: each kiln figure against the mean
-# of the cat runs around it, so that a load that drifts weighs on both.
-c1=$(cat_mbs)
-set -- $(build/bench/sandbox_out "$KILN" "$tmp/config.json" "$MB" || echo nan nan nan)
-k=$1 kcpu=$2 ccpu=$3
-c2=$(cat_mbs)
+# In turns with python | cat (sandbox_out -t: the same producer into a
+# pipe to cat, forked by the same client; cat first in even turns, kiln
+# first in odd ones), each ratio taken turn by turn. Both run where the
+# scheduler puts them (no pinning: a box is a process tree of its own).
+# cat's speed swings with the load more than kiln's CPU per byte does, so
+# each side's CPU per 100 MB is printed beside.
+echo "output throughput ($MB MB to stdout, $OUT_TURNS turns with python | cat, medians; load average $(cut -d' ' -f1-3 /proc/loadavg)):"
+out=$(build/bench/sandbox_out -t "$OUT_TURNS" "$PY" "$KILN" "$tmp/config.json" "$MB" || echo failed=1)
 set -- $(build/bench/sandbox_out -j "$KILN" "$tmp/config.json" "$MB" || echo nan nan nan)
-j=$1 jcpu=$3
-c3=$(cat_mbs)
-python3 -c 'import sys
-c1, c2, c3, k, kcpu, ccpu, j, jcpu = map(float, sys.argv[1:])
-print("  %-34s %8.1f MB/s (%.1f, %.1f, %.1f)" % ("python | cat", (c1 + c2 + c3) / 3, c1, c2, c3))
-print("  %-34s %8.1f MB/s  %6.2fx python | cat (target: at least 0.5)" % ("kiln server to a C client", k, 2 * k / (c1 + c2)))
-print("  %-34s %8.3f s of the server'"'"'s CPU per 100 MB, %.3f s of the client'"'"'s" % ("", kcpu, ccpu))
-print("  %-34s %8.1f MB/s  %6.2fx python | cat (client CPU %.3f s per 100 MB)" % ("the same, client parsing with json-c", j, 2 * j / (c2 + c3), jcpu))' \
-	"$c1" "$c2" "$c3" "$k" "$kcpu" "$ccpu" "$j" "$jcpu"
+echo "$out" | awk -v j="$1" -v jcpu="$3" '{
+	for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+}
+END {
+	if (f["failed"]) { print "  the output bench failed"; exit }
+	printf "  %-34s %8.1f MB/s (%.1f-%.1f); CPU per 100 MB: cat %.3f s, its producer %.3f s\n", "python | cat",
+		f["cat"], f["cat_lo"], f["cat_hi"], f["cat_cpu"], f["producer_cpu"]
+	printf "  %-34s %8.1f MB/s (%.1f-%.1f) %6.2fx python | cat (median of the turns'"'"' ratios, %.2f-%.2f; target: at least 0.5)\n",
+		"kiln server to a C client", f["kiln"], f["kiln_lo"], f["kiln_hi"], f["ratio"], f["ratio_lo"], f["ratio_hi"]
+	printf "  %-34s CPU per 100 MB: server %.3f s, client %.3f s; the server relays at %.1fx cat'"'"'s CPU per byte\n", "",
+		f["server_cpu"], f["client_cpu"], f["server_cpu"] / f["cat_cpu"]
+	# The same producer in both; what the box adds to it is not counted.
+	p = f["producer_cpu"]
+	printf "  %-34s the whole pipeline'"'"'s CPU per byte (producer + server + client against producer + cat): %.1fx, so %.2fx cat where CPU is the limit\n", "",
+		(p + f["server_cpu"] + f["client_cpu"]) / (p + f["cat_cpu"]), (p + f["cat_cpu"]) / (p + f["server_cpu"] + f["client_cpu"])
+	printf "  %-34s %8.1f MB/s, one run (client CPU %.3f s per 100 MB)\n", "the same, client parsing with json-c", j, jcpu
+}'

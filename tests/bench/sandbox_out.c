@@ -21,6 +21,17 @@
  * (MB = 10^6 bytes of text received; CPU from /proc/PID/stat and
  * getrusage). Fails when the text received is not the bytes written.
  *
+ *        sandbox_out -t TURNS PYTHON KILN CONFIG MB
+ * The same run TURNS times, in turns with the reference: PYTHON writing
+ * the same MB MiB into a pipe to cat (stdout /dev/null), forked by this
+ * client; cat first in even turns, kiln first in odd ones, so that a load
+ * that drifts weighs on both. Prints one line of key=value pairs: kiln's
+ * and cat's MB/s (median of the turns, lowest, highest), the ratio kiln /
+ * cat taken turn by turn (median, lowest, highest), and CPU seconds per
+ * 100 MB (medians): kiln's server, this client, cat, and the producer
+ * under cat. The server's CPU comes from its process CPU clock, cat's and
+ * the producer's from wait4().
+ *
  *        sandbox_out -n N -p PAUSE [-b PROGRAM] KILN CONFIG LANG CODE
  * Runs CODE in LANG once, then N times, each after PAUSE seconds (not
  * timed: the warm box is built meanwhile, as between a person's runs),
@@ -33,6 +44,7 @@
  * CPU the pause let clock down while the other is not, and a load that
  * drifts weighs on both. */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -525,6 +537,90 @@ static int cmp_double(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+static double median_of(const double *v, int n)
+{
+	double *s = malloc((size_t)n * sizeof(*s));
+	if (!s)
+		die("malloc");
+	memcpy(s, v, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return m;
+}
+
+static double lowest_of(const double *v, int n)
+{
+	double m = v[0];
+	for (int i = 1; i < n; i++)
+		m = v[i] < m ? v[i] : m;
+	return m;
+}
+
+static double highest_of(const double *v, int n)
+{
+	double m = v[0];
+	for (int i = 1; i < n; i++)
+		m = v[i] > m ? v[i] : m;
+	return m;
+}
+
+static double ns_of(clockid_t c)
+{
+	struct timespec ts;
+	if (clock_gettime(c, &ts) < 0)
+		die("clock_gettime");
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* python -c CODE | cat >/dev/null, forked here: seconds from the first
+ * fork to both reaped, and the CPU seconds of cat and of the producer. */
+static double cat_run(const char *python, const char *code, double *ret_cat_cpu,
+                      double *ret_py_cpu)
+{
+	int p[2];
+	if (pipe(p) < 0)
+		die("pipe");
+	double t0 = now_s();
+	pid_t py = fork();
+	if (py == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		close(p[1]);
+		execl(python, python, "-c", code, (char *)NULL);
+		_exit(127);
+	}
+	pid_t cat = fork();
+	if (cat == 0) {
+		int null = open("/dev/null", O_WRONLY);
+		dup2(p[0], 0);
+		dup2(null, 1);
+		close(p[0]);
+		close(p[1]);
+		execlp("cat", "cat", (char *)NULL);
+		_exit(127);
+	}
+	close(p[0]);
+	close(p[1]);
+	if (py < 0 || cat < 0)
+		die("fork");
+	int st1, st2;
+	struct rusage r1, r2;
+	if (wait4(py, &st1, 0, &r1) < 0 || wait4(cat, &st2, 0, &r2) < 0)
+		die("wait4");
+	double dt = now_s() - t0;
+	if (!WIFEXITED(st1) || WEXITSTATUS(st1) || !WIFEXITED(st2) || WEXITSTATUS(st2))
+		fail("python | cat failed");
+	*ret_py_cpu = tv_s(r1.ru_utime) + tv_s(r1.ru_stime);
+	*ret_cat_cpu = tv_s(r2.ru_utime) + tv_s(r2.ru_stime);
+	return dt;
+}
+
 /* A JSON string literal of s (quotes, backslashes and control bytes
  * escaped), into out of size n. */
 static void json_quote(const char *s, char *out, size_t n)
@@ -546,12 +642,16 @@ static void json_quote(const char *s, char *out, size_t n)
 
 int main(int argc, char **argv)
 {
-	int a = 1, runs = 0;
+	int a = 1, runs = 0, turns = 0;
 	double pause = 0;
-	const char *bare = NULL;
+	const char *bare = NULL, *python = NULL;
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (strcmp(argv[a], "-j") == 0)
 			use_json_c = true;
+		else if (strcmp(argv[a], "-t") == 0 && a + 2 < argc) {
+			turns = atoi(argv[++a]);
+			python = argv[++a];
+		}
 		else if (strcmp(argv[a], "-n") == 0 && a + 1 < argc)
 			runs = atoi(argv[++a]);
 		else if (strcmp(argv[a], "-p") == 0 && a + 1 < argc)
@@ -563,6 +663,7 @@ int main(int argc, char **argv)
 	}
 	if (runs > 0 ? argc - a != 4 : argc - a != 3 || atoi(argv[a + 2]) <= 0) {
 		fprintf(stderr, "usage: sandbox_out [-j] KILN CONFIG MB\n"
+		                "       sandbox_out -t TURNS PYTHON KILN CONFIG MB\n"
 		                "       sandbox_out -n N -p PAUSE KILN CONFIG LANG CODE\n");
 		return 2;
 	}
@@ -650,16 +751,63 @@ int main(int argc, char **argv)
 	         "for _ in range(%d):\\n    sys.stdout.buffer.write(b)\\n\","
 	         "\"limits\":{\"outputBytes\":%lld}}",
 	         mb, (long long)(mb + 1) << 20);
-	double c0 = cpu_of(pid), s0 = self_cpu(), t0 = now_s();
-	size_t got = run(tok, 2, params, true);
-	double dt = now_s() - t0, c1 = cpu_of(pid), s1 = self_cpu();
-	if (got != (size_t)mb << 20) {
-		fprintf(stderr, "sandbox_out: received %zu bytes of text, not %zu\n", got,
-		        (size_t)mb << 20);
-		return 1;
+	if (turns > 0) {
+		char code[256];
+		snprintf(code, sizeof(code),
+		         "import sys\nb = b'x' * (1 << 20)\nfor _ in range(%d):\n"
+		         "    sys.stdout.buffer.write(b)\n",
+		         mb);
+		clockid_t srv;
+		if (clock_getcpuclockid(pid, &srv) != 0)
+			die("clock_getcpuclockid");
+		double *v = calloc((size_t)turns * 8, sizeof(*v));
+		if (!v)
+			die("calloc");
+		double *kmbs = v, *cmbs = v + turns, *ratio = v + 2 * turns, *scpu = v + 3 * turns,
+		       *ccpu = v + 4 * turns, *catcpu = v + 5 * turns, *pycpu = v + 6 * turns;
+		double bytes = (double)((size_t)mb << 20);
+		for (int t = 0; t < 2 * turns; t++) {
+			int turn = t / 2;
+			bool kiln_now = (t % 2) == (turn % 2); /* cat first in even turns */
+			if (kiln_now) {
+				double c0 = ns_of(srv), s0 = self_cpu(), t0 = now_s();
+				size_t got = run(tok, 3 + turn, params, true);
+				double dt = now_s() - t0;
+				if (got != (size_t)mb << 20)
+					fail("received less text than was written");
+				kmbs[turn] = bytes / dt / 1e6;
+				scpu[turn] = (ns_of(srv) - c0) * 100e6 / bytes;
+				ccpu[turn] = (self_cpu() - s0) * 100e6 / bytes;
+			} else {
+				double cc, pc, dt = cat_run(python, code, &cc, &pc);
+				cmbs[turn] = bytes / dt / 1e6;
+				catcpu[turn] = cc * 100e6 / bytes;
+				pycpu[turn] = pc * 100e6 / bytes;
+			}
+		}
+		for (int t = 0; t < turns; t++)
+			ratio[t] = kmbs[t] / cmbs[t];
+		printf("kiln=%.1f kiln_lo=%.1f kiln_hi=%.1f cat=%.1f cat_lo=%.1f cat_hi=%.1f "
+		       "ratio=%.3f ratio_lo=%.3f ratio_hi=%.3f server_cpu=%.4f client_cpu=%.4f "
+		       "cat_cpu=%.4f producer_cpu=%.4f\n",
+		       median_of(kmbs, turns), lowest_of(kmbs, turns), highest_of(kmbs, turns),
+		       median_of(cmbs, turns), lowest_of(cmbs, turns), highest_of(cmbs, turns),
+		       median_of(ratio, turns), lowest_of(ratio, turns), highest_of(ratio, turns),
+		       median_of(scpu, turns), median_of(ccpu, turns), median_of(catcpu, turns),
+		       median_of(pycpu, turns));
+		free(v);
+	} else {
+		double c0 = cpu_of(pid), s0 = self_cpu(), t0 = now_s();
+		size_t got = run(tok, 2, params, true);
+		double dt = now_s() - t0, c1 = cpu_of(pid), s1 = self_cpu();
+		if (got != (size_t)mb << 20) {
+			fprintf(stderr, "sandbox_out: received %zu bytes of text, not %zu\n", got,
+			        (size_t)mb << 20);
+			return 1;
+		}
+		printf("%.1f %.3f %.3f\n", (double)got / dt / 1e6,
+		       (c1 - c0) * 100e6 / (double)got, (s1 - s0) * 100e6 / (double)got);
 	}
-	printf("%.1f %.3f %.3f\n", (double)got / dt / 1e6, (c1 - c0) * 100e6 / (double)got,
-	       (s1 - s0) * 100e6 / (double)got);
 
 	close(to_fd);
 	int status;

@@ -48,6 +48,15 @@ START_TEST(strict)
 	refused("[1.]", 4, "at byte 1");
 	refused("[\"a\tb\"]", 7, "at byte 3");
 	refused("{} x", 4, "at byte 3");
+	/* Control bytes deep in long strings (scanned a block at a time),
+	 * after an escaped quote and after UTF-8. */
+	refused("[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\tb\"]", 46, "at byte 42");
+	refused("[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	        "b\x01\"]",
+	        83, "at byte 80");
+	refused("{\"k\":\"\xc3\xa9"
+	        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\x1f\"}",
+	        71, "at byte 68");
 	refused("\"\xed\xa0\x80\"", 5, "not valid UTF-8");
 	refused("\"\xc0\xaf\"", 4, "not valid UTF-8");
 	char deep[JSON_MAX_DEPTH + 3];
@@ -62,6 +71,13 @@ START_TEST(strict)
 	ck_assert_int_eq(
 	    parse("{\"k\":\"\xf0\x9f\x98\x80\\u00e9\"}", 100, &o, detail, sizeof(detail)), 0);
 	ck_assert_str_eq(json_object_get_string(json_get(o, "k")), "\xf0\x9f\x98\x80\xc3\xa9");
+	json_object_put(o);
+	ck_assert_int_eq(
+	    parse("[\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\\\"\\\\\xc3\xa9"
+	          "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb\",-1.5e3,true]",
+	          1000, &o, detail, sizeof(detail)),
+	    0);
+	ck_assert_int_eq(json_object_array_length(o), 3);
 	json_object_put(o);
 }
 END_TEST
@@ -147,6 +163,38 @@ START_TEST(stream_cuts)
 			              cut, got, want);
 		}
 	}
+	/* One stream reset between texts (as the protocol's reader keeps
+	 * one) answers each as a new one would, whatever the text before it
+	 * left behind: an error, a value, a cut UTF-8 sequence. */
+	struct json_stream *js = json_stream_new(1u << 20);
+	ck_assert_ptr_nonnull(js);
+	for (size_t round = 0; round < 2; round++)
+		for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+			const char *s = cases[c];
+			size_t len = strlen(s);
+			char want[512], got[512], detail[128] = "";
+			json_object *o = NULL;
+			int r = json_parse_strict(s, len, 1u << 20, &o, detail, sizeof(detail));
+			answer(r, o, detail, want, sizeof(want));
+			json_object_put(o);
+			o = NULL;
+			/* Fed in two pieces, so a carried state has a place
+			 * to show. */
+			json_stream_feed(js, s, len / 2);
+			json_stream_feed(js, s + len / 2, len - len / 2);
+			r = json_stream_finish(js, &o, detail, sizeof(detail));
+			answer(r, o, detail, got, sizeof(got));
+			json_object_put(o);
+			ck_assert_msg(strcmp(want, got) == 0, "'%s' after a reset: %s, new: %s", s,
+			              got, want);
+			json_stream_reset(js);
+			/* Now and then a text left unfinished before the reset. */
+			if (c % 3 == round)
+				json_stream_feed(js, "[\"\xe2", 3);
+			if (c % 3 == round)
+				json_stream_reset(js);
+		}
+	json_stream_free(js);
 	/* The size cap counts every piece. */
 	char got[512];
 	stream_answer("[1,2] ", 6, 5, 2, 0, got, sizeof(got));
@@ -224,6 +272,7 @@ START_TEST(write_matches_compact)
 	    "{\"a\":[1,2.0,{\"b\":null}],\"c\":\"\\u0001\\n\\t\\\"\\\\/x\\u007f\"}",
 	    "[\"\\u00e9\\u20ac\\ud83d\\ude00\", 9223372036854775807, -9223372036854775808]",
 	    "{\"k\\u0000ey\":\"v\\u0000al\",\"\\u001f\":[[[]]]}",
+	    "[9223372036854775806,9223372036854775808,18446744073709551615,-1,10,-10]",
 	};
 	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		json_object *o = NULL;
@@ -260,6 +309,9 @@ START_TEST(write_matches_compact)
 		_cleanup_json_ json_object *o = json_object_new_object();
 		json_object_object_add(o, "text", json_object_new_string_len(big, (int)n));
 		json_object_object_add(o, "n", json_object_new_int64((int64_t)n));
+		json_object_object_add(o, "m", json_object_new_int64(-(int64_t)n * 1000003));
+		json_object_object_add(o, "u", json_object_new_uint64(UINT64_MAX - n));
+		json_object_object_add(o, "i", json_object_new_int(INT32_MIN + (int)n));
 		json_object_object_add(o, "d", json_object_new_double(0.1 * (double)n));
 		struct buf b;
 		buf_init(&b, 1 << 20);

@@ -3,6 +3,7 @@
  * the spec, what editors send for "no params", and id comparison. */
 #include "rpc/message.h"
 
+#include "core/buf.h"
 #include "core/json.h"
 #include "unit.h"
 
@@ -246,6 +247,64 @@ START_TEST(builders)
 }
 END_TEST
 
+/* rpc_write_response and rpc_write_error write what json_write writes
+ * for the objects rpc_response_new and rpc_error_new build, byte for
+ * byte, for every kind of id, result, message and data. */
+START_TEST(write_matches_builders)
+{
+	static const char *const ids[] = {
+	    "null", "0", "-7", "9223372036854775807", "1.50", "\"\"", "\"a\\\"b\\u0001\xc3\xa9\"",
+	};
+	static const char *const values[] = {
+	    "null", "true", "3", "\"ok\"", "[]", "{}", "{\"a\":[1,2.0,{\"b\":\"\\n\"}],\"c\":-0.5}",
+	};
+	static const char *const messages[] = {
+	    NULL,
+	    "",
+	    "custom",
+	    "Method not found",
+	    "Method not found: x",
+	    "Method not foundx",
+	    "line (\xc9 33) \xc3\xa9 \"q\" \\ cut \xe2\x82",
+	};
+	static const int codes[] = {
+	    RPC_PARSE_ERROR, RPC_METHOD_NOT_FOUND, RPC_REQUEST_CANCELLED, -32000, 0, 7};
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+		json_object *id = parse_ok(ids[i]);
+		for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+			json_object *val = parse_ok(values[v]);
+			struct buf want, got;
+			buf_init(&want, 1 << 20);
+			buf_init(&got, 1 << 20);
+			json_object *r = rpc_response_new(id, json_object_get(val));
+			ck_assert_int_eq(json_write(&want, r), 0);
+			json_object_put(r);
+			ck_assert_int_eq(rpc_write_response(&got, id, val), 0);
+			ck_assert_str_eq(got.data, want.data);
+			for (size_t m = 0; m < sizeof(messages) / sizeof(messages[0]); m++)
+				for (size_t c = 0; c < sizeof(codes) / sizeof(codes[0]); c++)
+					for (int with_data = 0; with_data < 2; with_data++) {
+						json_object *data = with_data ? val : NULL;
+						buf_reset(&want);
+						buf_reset(&got);
+						r = rpc_error_new(id, codes[c], messages[m],
+						                  json_object_get(data));
+						ck_assert_int_eq(json_write(&want, r), 0);
+						json_object_put(r);
+						ck_assert_int_eq(rpc_write_error(&got, id, codes[c],
+						                                 messages[m], data),
+						                 0);
+						ck_assert_str_eq(got.data, want.data);
+					}
+			buf_release(&want);
+			buf_release(&got);
+			json_object_put(val);
+		}
+		json_object_put(id);
+	}
+}
+END_TEST
+
 START_TEST(error_messages)
 {
 	ck_assert_str_eq(rpc_error_message(-32700), "Parse error");
@@ -294,6 +353,7 @@ static Suite *message_suite(void)
 	tcase_add_test(tc, no_params_spellings);
 	tcase_add_test(tc, id_kept_exactly);
 	tcase_add_test(tc, builders);
+	tcase_add_test(tc, write_matches_builders);
 	tcase_add_test(tc, error_messages);
 	tcase_add_test(tc, id_equality);
 	suite_add_tcase(s, tc);

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include "core/buf.h"
 #include "core/json.h"
 #include "core/loop.h"
 #include "rpc/message.h"
@@ -432,6 +433,115 @@ START_TEST(tap_sees_both_ways)
 }
 END_TEST
 
+/* A client that sends its next request only after the previous one is in
+ * (here from a timer, so never while the peer is still reading): every
+ * message arrives whatever the peer does between them, through bodies
+ * large enough to be parsed as they stream and bodies that are not JSON
+ * (one parser kept from message to message, reset each time); and after
+ * a few reads that found nothing, the peer stops trying a read(2) right
+ * after each message only to hear EAGAIN. */
+enum { TRICKLE_N = 100, TRICKLE_BIG = 50, TRICKLE_BAD = 60 };
+static int trickle_fd, trickle_sent, trickle_timers;
+
+static void trickle_send(struct loop *l, void *data)
+{
+	(void)l;
+	(void)data;
+	trickle_timers++;
+	int k = trickle_sent++;
+	struct buf b;
+	buf_init(&b, 1 << 20);
+	struct buf body;
+	buf_init(&body, 1 << 20);
+	if (k == TRICKLE_BIG) {
+		buf_printf(&body, "{\"n\":%d,\"big\":\"", k);
+		for (int i = 0; i < 70000; i++)
+			buf_append(&body, "y", 1);
+		buf_append(&body, "\"}", 2);
+	} else if (k == TRICKLE_BAD) {
+		buf_printf(&body, "{\"n\":[");
+	} else {
+		buf_printf(&body, "{\"n\":%d}", k);
+	}
+	buf_printf(&b, "Content-Length: %zu\r\n\r\n", body.len);
+	buf_append(&b, body.data, body.len);
+	buf_release(&body);
+	for (size_t off = 0; off < b.len;) {
+		ssize_t w = write(trickle_fd, b.data + off, b.len - off);
+		ck_assert_int_gt(w, 0);
+		off += (size_t)w;
+	}
+	buf_release(&b);
+	if (trickle_sent == TRICKLE_N)
+		close(trickle_fd);
+}
+
+static void trickle_next(void *data, json_object *msg)
+{
+	on_message(data, msg);
+	json_object *n = json_get(msg, "n");
+	ck_assert_int_eq(json_object_get_int(n), trickle_sent - 1);
+	if (trickle_sent < TRICKLE_N)
+		loop_timer_start(loop, 0, trickle_send, NULL);
+}
+
+static void trickle_bad(void *data, int code, const char *detail)
+{
+	on_bad(data, code, detail);
+	ck_assert_int_eq(trickle_sent - 1, TRICKLE_BAD);
+	loop_timer_start(loop, 0, trickle_send, NULL);
+}
+
+/* read(2) calls this process has made (the kernel's count). */
+static long reads_made(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	long n = -1;
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "syscr: %ld", &n) == 1)
+			break;
+	fclose(f);
+	return n;
+}
+
+START_TEST(one_request_at_a_time)
+{
+	static const struct rpc_peer_ops trickle_ops = {trickle_next, trickle_bad, on_closed};
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	peer = rpc_peer_new(loop, in[0], out[1], 1 << 20, &trickle_ops, NULL);
+	ck_assert_ptr_nonnull(peer);
+	/* Room for the big body: it is written from the loop's own thread. */
+	ck_assert_int_ge(fcntl(in[1], F_SETPIPE_SZ, 1 << 20), 1 << 17);
+	trickle_fd = in[1];
+	trickle_sent = trickle_timers = 0;
+	loop_timer_start(loop, 0, trickle_send, NULL);
+	long r0 = reads_made();
+	ck_assert_int_eq(loop_run(loop), 0);
+	long reads = reads_made() - r0;
+	ck_assert_int_eq(nmsg, TRICKLE_N - 1);
+	ck_assert_int_eq(nbad, 1);
+	ck_assert_int_eq(last_code, RPC_PARSE_ERROR);
+	ck_assert_str_eq(last_msg, "{\"n\":99}");
+	ck_assert_int_eq(nclosed, 1);
+	/* Each timer that fired read its timerfd once; the peer read each
+	 * message (the big one in a few reads) and then, at first, once more
+	 * for nothing: 16 times in a row, then every 8th time. Reading again
+	 * after every message would be 2 reads a message. */
+	long peer_reads = reads - trickle_timers;
+	ck_assert_msg(peer_reads >= TRICKLE_N && peer_reads < TRICKLE_N * 3 / 2,
+	              "%ld reads for %d messages", peer_reads, TRICKLE_N);
+	rpc_peer_free(peer);
+	peer = NULL;
+	close(in[0]);
+	close(out[0]);
+	close(out[1]);
+}
+END_TEST
+
 static Suite *peer_suite(void)
 {
 	Suite *s = suite_create("peer");
@@ -447,6 +557,7 @@ static Suite *peer_suite(void)
 	tcase_add_test(tc, paused_input_hangs_up);
 	tcase_add_test(tc, ceiling);
 	tcase_add_test(tc, tap_sees_both_ways);
+	tcase_add_test(tc, one_request_at_a_time);
 	suite_add_tcase(s, tc);
 	return s;
 }
