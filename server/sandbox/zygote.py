@@ -825,7 +825,11 @@ def _program(out, err, ch, end_w):
         # opens files from 3 up, as on the normal path; a program it
         # execs never has it).
         high = min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 1024) - 1
-        if end_w != high:
+        if high <= 3 or high in (out, err, ch):
+            # (A tiny limit: above the fds moved below, wherever free.)
+            high = fcntl.fcntl(end_w, fcntl.F_DUPFD_CLOEXEC, max(4, out + 1, err + 1, ch + 1))
+            os.close(end_w)
+        elif end_w != high:
             os.dup2(end_w, high, inheritable=False)
             os.close(end_w)
         _END_FD = high
