@@ -52,7 +52,7 @@ struct approve_job {
 	bool progress_begun;
 	/* A repair's answer while its code is checked (check). */
 	struct intent_check *check;
-	char *repair_answer, *repair_code;
+	char *repair_answer;
 	size_t repair_len;
 };
 
@@ -62,7 +62,6 @@ static void approve_free(struct approve_job *j)
 		run_cancel(j->run);
 	intent_check_cancel(j->check);
 	free(j->repair_answer);
-	free(j->repair_code);
 	run_notify_release(&j->sink);
 	llm_chat_cancel(j->chat);
 	if (j->have_cfg)
@@ -214,7 +213,8 @@ static void repair_failed(struct approve_job *j, const char *stopped, const char
 
 /* The repaired code is checked (report): the proposal, run at once when
  * the validator allows it. */
-static void repair_checked(void *data, int r, const struct val_report *report, const char *detail)
+static void repair_checked(void *data, int r, const struct val_report *report, const char *code,
+                           const char *detail)
 {
 	struct approve_job *j = data;
 	struct kiln *k = j->k;
@@ -247,7 +247,7 @@ static void repair_checked(void *data, int r, const struct val_report *report, c
 	snprintf(failure, sizeof(failure), "%s", j->last_output ? j->last_output : "");
 	p->messages = llm_prompt_repair(prev->messages, prev->answer, prev->language, failure);
 	char why[512] = "";
-	r = intent_proposal_fill(k, p, j->repair_answer, j->repair_len, j->repair_code, report, why,
+	r = intent_proposal_fill(k, p, j->repair_answer, j->repair_len, code, report, why,
 	                         sizeof(why));
 	if (r < 0) {
 		repair_failed(j, "repair_failed", why);
@@ -301,15 +301,14 @@ static void repair_done(void *data, const struct llm_answer *a, const struct llm
 		              r == -ENOENT ? "the model's answer holds no code" : strerror(-r));
 		return;
 	}
-	free(j->repair_code);
-	j->repair_code = steal_pointer(&c.code);
+	_cleanup_free_ char *code = steal_pointer(&c.code);
 	llm_code_release(&c);
 	free(j->repair_answer);
 	j->repair_answer = strndup(a->text, a->len);
 	j->repair_len = a->len;
 	char detail[256] = "";
-	r = j->repair_answer ? intent_check_start(k, prev->language, j->repair_code, repair_checked,
-	                                          j, &j->check, detail, sizeof(detail))
+	r = j->repair_answer ? intent_check_start(k, prev->language, code, repair_checked, j,
+	                                          &j->check, detail, sizeof(detail))
 	                     : -ENOMEM;
 	if (r < 0)
 		repair_failed(j, "repair_failed", detail[0] ? detail : strerror(-r));

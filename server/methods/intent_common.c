@@ -144,9 +144,11 @@ static void check_deliver(struct intent_check *c)
 	memcpy(detail, c->detail, sizeof(detail));
 	intent_check_fn done = c->done;
 	void *done_data = c->data;
+	char *code = steal_pointer(&c->code);
 	check_free(c);
-	done(done_data, r, r < 0 ? NULL : &rep, detail);
+	done(done_data, r, r < 0 ? NULL : &rep, code, detail);
 	val_report_release(&rep);
+	free(code);
 }
 
 static void check_settle(struct loop *loop, void *data)

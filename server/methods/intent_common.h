@@ -39,13 +39,12 @@ const char *intent_profile(struct kiln *k);
  * intent methods: nothing of it runs on the loop. */
 struct intent_check;
 /* Called on a later loop turn than intent_check_start(), the check then
- * freed: r is 0 with the report (borrowed for the call) of the code as
- * the current validator judges it, or -errno with a sentence in detail:
- * -EINVAL for an unknown language or profile, -EFBIG (code over
- * VAL_MAX_CODE), or, after a configuration change, those of
- * intent_check_start(). */
+ * freed: r is 0 with the report (borrowed for the call) of code (the
+ * check's copy, borrowed too) as the current validator judges it, or -errno with a sentence in
+ * detail: -EINVAL for an unknown language or profile, -EFBIG (code over VAL_MAX_CODE), or, after a
+ * configuration change, those of intent_check_start(). */
 typedef void (*intent_check_fn)(void *data, int r, const struct val_report *report,
-                                const char *detail);
+                                const char *code, const char *detail);
 /* Check code (copied) as language under the active profile, on the
  * validator's thread. A check cancelled, or one that ended under an older
  * validator, by a configuration change meanwhile (val_generation()) is

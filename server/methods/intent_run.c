@@ -315,7 +315,7 @@ static void run_done(void *data, const struct llm_answer *a, const struct llm_er
 	conclude(j);
 }
 
-static void finish(struct run_job *j, const struct val_report *rep);
+static void finish(struct run_job *j, const char *checked, const struct val_report *rep);
 
 /* The check of the final code failed: no proposal. */
 static void check_failed(struct run_job *j, int r, const char *detail)
@@ -328,7 +328,8 @@ static void check_failed(struct run_job *j, int r, const char *detail)
 	run_job_free(j);
 }
 
-static void final_checked(void *data, int r, const struct val_report *report, const char *detail)
+static void final_checked(void *data, int r, const struct val_report *report, const char *code,
+                          const char *detail)
 {
 	struct run_job *j = data;
 	j->check = NULL;
@@ -336,7 +337,7 @@ static void final_checked(void *data, int r, const struct val_report *report, co
 		check_failed(j, r, detail);
 		return;
 	}
-	finish(j, report);
+	finish(j, code, report);
 }
 
 /* The answer is in, and no check ahead is running for its code: take
@@ -347,7 +348,8 @@ static void conclude(struct run_job *j)
 {
 	const struct val_report *rep = j->final_code ? spec_report(j, j->final_code) : NULL;
 	if (rep || !j->final_code) {
-		finish(j, rep); /* without code, the proposal fails at extraction */
+		/* Without code, the proposal fails at extraction. */
+		finish(j, j->spec_code, rep);
 		return;
 	}
 	char detail[256] = "";
@@ -357,9 +359,9 @@ static void conclude(struct run_job *j)
 		check_failed(j, r, detail);
 }
 
-/* The answer is in and its code checked (rep, the report of
- * j->final_code): the proposal. */
-static void finish(struct run_job *j, const struct val_report *rep)
+/* The answer is in and its code checked (rep, the report of the code
+ * checked): the proposal, if that code is the answer's. */
+static void finish(struct run_job *j, const char *checked, const struct val_report *rep)
 {
 	struct kiln *k = j->k;
 	struct intent_proposal *p = intent_proposal_new(k->intent);
@@ -377,7 +379,7 @@ static void finish(struct run_job *j, const struct val_report *rep)
 	p->position = json_object_get(j->position);
 	p->messages = json_object_get(j->messages);
 	char detail[512] = "";
-	int r = intent_proposal_fill(k, p, j->answer, j->answer_len, j->final_code, rep, detail,
+	int r = intent_proposal_fill(k, p, j->answer, j->answer_len, checked, rep, detail,
 	                             sizeof(detail));
 	if (r < 0) {
 		intent_progress(k, j->token, "end", r == -ENOENT ? LLM_E_NO_CODE : "failed");
