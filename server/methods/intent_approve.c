@@ -50,12 +50,18 @@ struct approve_job {
 	struct buf explanation;
 	json_object *token; /* workDoneToken, or NULL */
 	bool progress_begun;
+	/* A repair's answer while its code is checked (check). */
+	struct intent_check *check;
+	char *repair_answer;
+	size_t repair_len;
 };
 
 static void approve_free(struct approve_job *j)
 {
 	if (j->run)
 		run_cancel(j->run);
+	intent_check_cancel(j->check);
+	free(j->repair_answer);
 	run_notify_release(&j->sink);
 	llm_chat_cancel(j->chat);
 	if (j->have_cfg)
@@ -197,23 +203,28 @@ static void succeed(struct approve_job *j, struct intent_proposal *p)
 
 /* --- repair ------------------------------------------------------------------ */
 
-static void repair_done(void *data, const struct llm_answer *a, const struct llm_error *err)
+static void repair_failed(struct approve_job *j, const char *stopped, const char *detail)
+{
+	json_object *e = json_object_new_object();
+	json_object_object_add(e, "error", json_object_new_string(detail));
+	attempt_note(j, "repair_failed", e);
+	approve_reply(j, false, stopped, NULL);
+}
+
+/* The repaired code is checked (report): the proposal, run at once when
+ * the validator allows it. */
+static void repair_checked(void *data, int r, const struct val_report *report, const char *code,
+                           const char *detail)
 {
 	struct approve_job *j = data;
 	struct kiln *k = j->k;
-	j->chat = NULL;
-	struct intent_proposal *prev = intent_proposal_find(k->intent, j->proposal_id);
-	if (err || !prev) {
-		json_object *e = json_object_new_object();
-		if (err) {
-			json_object_object_add(e, "error", json_object_new_string(err->message));
-			json_object_object_add(e, "kind", json_object_new_string(err->kind));
-		}
-		attempt_note(j, "repair_failed", e);
-		approve_reply(j, false, "repair_failed", NULL);
+	j->check = NULL;
+	if (r < 0) {
+		repair_failed(j, "repair_failed", detail);
 		return;
 	}
-	struct intent_proposal *p = intent_proposal_new(k->intent);
+	struct intent_proposal *prev = intent_proposal_find(k->intent, j->proposal_id);
+	struct intent_proposal *p = prev ? intent_proposal_new(k->intent) : NULL;
 	if (!p) {
 		approve_reply(j, false, "repair_failed", NULL);
 		return;
@@ -235,13 +246,11 @@ static void repair_done(void *data, const struct llm_answer *a, const struct llm
 	char failure[FAILURE_TAIL + 512];
 	snprintf(failure, sizeof(failure), "%s", j->last_output ? j->last_output : "");
 	p->messages = llm_prompt_repair(prev->messages, prev->answer, prev->language, failure);
-	char detail[512] = "";
-	int r = intent_proposal_fill(k, p, a->text, a->len, detail, sizeof(detail));
+	char why[512] = "";
+	r = intent_proposal_fill(k, p, j->repair_answer, j->repair_len, code, report, why,
+	                         sizeof(why));
 	if (r < 0) {
-		json_object *e = json_object_new_object();
-		json_object_object_add(e, "error", json_object_new_string(detail));
-		attempt_note(j, "repair_failed", e);
-		approve_reply(j, false, r == -ENOENT ? LLM_E_NO_CODE : "repair_failed", NULL);
+		repair_failed(j, "repair_failed", why);
 		return;
 	}
 	intent_audit_proposal(k, p, j->cfg.model);
@@ -265,6 +274,44 @@ static void repair_done(void *data, const struct llm_answer *a, const struct llm
 		return;
 	}
 	start_run(j);
+}
+
+/* The model's repair is in: its code is checked on the validator's
+ * thread (repair_checked goes on), never on the loop. */
+static void repair_done(void *data, const struct llm_answer *a, const struct llm_error *err)
+{
+	struct approve_job *j = data;
+	struct kiln *k = j->k;
+	j->chat = NULL;
+	struct intent_proposal *prev = intent_proposal_find(k->intent, j->proposal_id);
+	if (err || !prev) {
+		json_object *e = json_object_new_object();
+		if (err) {
+			json_object_object_add(e, "error", json_object_new_string(err->message));
+			json_object_object_add(e, "kind", json_object_new_string(err->kind));
+		}
+		attempt_note(j, "repair_failed", e);
+		approve_reply(j, false, "repair_failed", NULL);
+		return;
+	}
+	struct llm_code c;
+	int r = llm_extract_code(a->text, a->len, prev->language, &c);
+	if (r < 0) {
+		repair_failed(j, r == -ENOENT ? LLM_E_NO_CODE : "repair_failed",
+		              r == -ENOENT ? "the model's answer holds no code" : strerror(-r));
+		return;
+	}
+	_cleanup_free_ char *code = steal_pointer(&c.code);
+	llm_code_release(&c);
+	free(j->repair_answer);
+	j->repair_answer = strndup(a->text, a->len);
+	j->repair_len = a->len;
+	char detail[256] = "";
+	r = j->repair_answer ? intent_check_start(k, prev->language, code, repair_checked, j,
+	                                          &j->check, detail, sizeof(detail))
+	                     : -ENOMEM;
+	if (r < 0)
+		repair_failed(j, "repair_failed", detail[0] ? detail : strerror(-r));
 }
 
 static void repair(struct approve_job *j, struct intent_proposal *p, const char *why)

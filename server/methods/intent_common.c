@@ -10,6 +10,8 @@
 
 #include "config.h"
 #include "core/json.h"
+#include "core/log.h"
+#include "core/loop.h"
 #include "core/util.h"
 #include "kiln.h"
 
@@ -52,16 +54,149 @@ const char *intent_profile(struct kiln *k)
 	return profile;
 }
 
-int intent_validate(struct kiln *k, const char *language, const char *code, json_object **ret_diags,
-                    enum val_verdict *ret_verdict, char *detail, size_t dsz)
+struct intent_check {
+	struct kiln *k;
+	char *language, *code;
+	uint64_t generation; /* of the validator the check was queued on */
+	struct val_job *job;
+	struct loop_timer *timer;
+	int r;
+	struct val_report rep;
+	char detail[256];
+	intent_check_fn done;
+	void *data;
+};
+
+static void check_free(struct intent_check *c)
 {
-	struct validator *v = k->validator;
-	if (!v) {
-		snprintf(detail, dsz, "the validator is not available");
+	val_job_cancel(c->job);
+	if (c->timer)
+		loop_timer_stop(c->k->loop, c->timer);
+	val_report_release(&c->rep);
+	free(c->language);
+	free(c->code);
+	free(c);
+}
+
+static void check_settle(struct loop *loop, void *data);
+
+static void check_deliver(struct intent_check *c);
+
+/* A loop turn after the validator's answer (done may free its caller
+ * from there). Past a failed timer allocation, at once. */
+static void check_later(struct intent_check *c)
+{
+	c->timer = loop_timer_start(c->k->loop, 0, check_settle, c);
+	if (!c->timer)
+		check_deliver(c);
+}
+
+static void check_done(void *data, int r, struct val_report *report, const char *code, size_t len,
+                       const char *detail)
+{
+	(void)code;
+	(void)len;
+	struct intent_check *c = data;
+	c->job = NULL;
+	c->r = r;
+	if (r >= 0) {
+		c->rep = *report;
+		*report = (struct val_report){0};
+	}
+	snprintf(c->detail, sizeof(c->detail), "%s", detail ? detail : "");
+	/* This may be inside val_free() of a validator that a configuration
+	 * change replaces (k->validator still names it): whether the report
+	 * is still the validator's is decided on the next turn. */
+	check_later(c);
+}
+
+/* Queue the check on the current validator: 0, or -errno with a sentence
+ * in c->detail. */
+static int check_launch(struct intent_check *c)
+{
+	struct kiln *k = c->k;
+	val_report_release(&c->rep);
+	c->detail[0] = '\0';
+	if (!k->validator) {
+		snprintf(c->detail, sizeof(c->detail), "the validator is not available");
 		return -ENODEV;
 	}
-	return val_check(v, language, code, strlen(code), intent_profile(k), k->encoding, ret_diags,
-	                 ret_verdict, detail, dsz);
+	c->generation = val_generation(k->validator);
+	int r = val_check_async(k->validator, k->loop, c->language, c->code, strlen(c->code),
+	                        intent_profile(k), check_done, c, &c->job);
+	if (r < 0) {
+		c->job = NULL;
+		snprintf(c->detail, sizeof(c->detail), "%s",
+		         r == -EBUSY    ? "the validator is busy: too many big checks are waiting"
+		         : r == -ENOMEM ? "out of memory"
+		                        : "the validator's thread cannot start");
+	}
+	return r;
+}
+
+/* Hand the outcome to done; c is freed first. */
+static void check_deliver(struct intent_check *c)
+{
+	struct val_report rep = c->rep;
+	c->rep = (struct val_report){0};
+	int r = c->r;
+	char detail[sizeof(c->detail)];
+	memcpy(detail, c->detail, sizeof(detail));
+	intent_check_fn done = c->done;
+	void *done_data = c->data;
+	char *code = steal_pointer(&c->code);
+	check_free(c);
+	done(done_data, r, r < 0 ? NULL : &rep, code, detail);
+	val_report_release(&rep);
+	free(code);
+}
+
+static void check_settle(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct intent_check *c = data;
+	c->timer = NULL;
+	struct kiln *k = c->k;
+	/* The validator was rebuilt while the check waited or ran (it was
+	 * cancelled, or it finished under the old rules): check again under
+	 * the current one, so that no report of another configuration is
+	 * shown. */
+	if (k->validator &&
+	    (c->r == -ECANCELED || (c->r >= 0 && val_generation(k->validator) != c->generation))) {
+		log_debug("intent: the validator changed during a check: checking again");
+		c->r = check_launch(c);
+		if (c->r >= 0)
+			return;
+	}
+	check_deliver(c);
+}
+
+int intent_check_start(struct kiln *k, const char *language, const char *code, intent_check_fn done,
+                       void *data, struct intent_check **ret_check, char *detail, size_t dsz)
+{
+	struct intent_check *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(detail, dsz, "out of memory");
+		return -ENOMEM;
+	}
+	*c = (struct intent_check){.k = k, .done = done, .data = data};
+	c->language = strdup(language);
+	c->code = strdup(code);
+	int r = c->language && c->code ? check_launch(c) : -ENOMEM;
+	if (r < 0) {
+		snprintf(detail, dsz, "%s",
+		         r == -ENOMEM && !c->detail[0] ? "out of memory" : c->detail);
+		check_free(c);
+		return r;
+	}
+	*ret_check = c;
+	return 0;
+}
+
+void intent_check_cancel(struct intent_check *c)
+{
+	if (c)
+		check_free(c);
 }
 
 int intent_llm_config(struct kiln *k, struct llm_config *cfg, char *detail, size_t dsz)
@@ -98,14 +233,8 @@ void intent_audit_proposal(struct kiln *k, const struct intent_proposal *p, cons
 }
 
 int intent_proposal_fill(struct kiln *k, struct intent_proposal *p, const char *answer, size_t len,
-                         char *detail, size_t dsz)
-{
-	return intent_proposal_fill_checked(k, p, answer, len, NULL, NULL, detail, dsz);
-}
-
-int intent_proposal_fill_checked(struct kiln *k, struct intent_proposal *p, const char *answer,
-                                 size_t len, intent_checked_fn checked, void *data, char *detail,
-                                 size_t dsz)
+                         const char *checked_code, const struct val_report *rep, char *detail,
+                         size_t dsz)
 {
 	struct llm_code c;
 	int r = llm_extract_code(answer, len, p->language, &c);
@@ -118,23 +247,18 @@ int intent_proposal_fill_checked(struct kiln *k, struct intent_proposal *p, cons
 	p->explanation = steal_pointer(&c.prose);
 	p->answer = strndup(answer, len);
 	llm_code_release(&c);
-	enum val_verdict verdict;
-	const struct val_report *rep = checked ? checked(data, p->code) : NULL;
-	if (rep) {
-		p->diagnostics = val_report_json(rep, p->code, strlen(p->code), k->encoding);
-		if (!p->diagnostics) {
-			snprintf(detail, dsz, "out of memory");
-			return -ENOMEM;
-		}
-		verdict = rep->verdict;
-	} else {
-		r = intent_validate(k, p->language, p->code, &p->diagnostics, &verdict, detail,
-		                    dsz);
-		if (r < 0)
-			return r;
+	/* The verdict shown must be the one of this very code. */
+	if (!rep || !checked_code || strcmp(checked_code, p->code) != 0) {
+		snprintf(detail, dsz, "the code checked is not the code proposed");
+		return -ESTALE;
 	}
-	p->verdict = verdict;
-	p->verdict_name = val_verdict_name(verdict);
+	p->diagnostics = val_report_json(rep, p->code, strlen(p->code), k->encoding);
+	if (!p->diagnostics) {
+		snprintf(detail, dsz, "out of memory");
+		return -ENOMEM;
+	}
+	p->verdict = rep->verdict;
+	p->verdict_name = val_verdict_name(rep->verdict);
 	r = intent_edit_build(p, k->encoding);
 	if (r < 0)
 		snprintf(detail, dsz, "the range or position is not in the document");

@@ -67,10 +67,13 @@ struct run_job {
 	bool spec_ready;          /* spec_rep holds spec_code's report */
 	struct val_report spec_rep;
 	uint64_t spec_generation; /* of the validator it ran on */
-	/* The answer, kept while finish() waits for spec_job. */
+	/* The answer, kept while it waits for spec_job (finishing) or for
+	 * the check of its code (check). */
 	bool finishing;
 	char *answer;
 	size_t answer_len;
+	char *final_code; /* the code the answer gives; NULL when none */
+	struct intent_check *check;
 	bool answer_cached;
 	int64_t prompt_tokens, completion_tokens;
 	struct loop_timer *finish_timer;
@@ -92,9 +95,11 @@ static void spec_drop(struct run_job *j)
 static void run_job_free(struct run_job *j)
 {
 	spec_drop(j);
+	intent_check_cancel(j->check);
 	if (j->finish_timer)
 		loop_timer_stop(j->k->loop, j->finish_timer);
 	free(j->answer);
+	free(j->final_code);
 	llm_config_release(&j->cfg);
 	json_object_put(j->messages);
 	json_object_put(j->token);
@@ -162,14 +167,14 @@ static void spec_start(struct run_job *j, const char *code)
 	spec_launch(j, c);
 }
 
-static void finish(struct run_job *j);
+static void conclude(struct run_job *j);
 
 static void finish_later(struct loop *loop, void *data)
 {
 	(void)loop;
 	struct run_job *j = data;
 	j->finish_timer = NULL;
-	finish(j);
+	conclude(j);
 }
 
 static void spec_done(void *data, int r, struct val_report *report, const char *code, size_t len,
@@ -191,14 +196,13 @@ static void spec_done(void *data, int r, struct val_report *report, const char *
 	}
 	if (!j->finishing || j->spec_job)
 		return;
-	/* -ECANCELED comes from inside val_free() of a validator a config
-	 * change replaces: finish on the next turn, with the new one. */
-	if (r == -ECANCELED) {
-		j->finish_timer = loop_timer_start(j->k->loop, 0, finish_later, j);
-		if (j->finish_timer)
-			return;
-	}
-	finish(j);
+	/* Conclude on the next turn: this may be inside val_free() of a
+	 * validator that a config change replaces (a report it finished, or
+	 * -ECANCELED), and the report must be judged against the new one. */
+	j->finishing = false;
+	j->finish_timer = loop_timer_start(j->k->loop, 0, finish_later, j);
+	if (!j->finish_timer)
+		conclude(j);
 }
 
 /* Stream the code as it forms: at each completed line, extract from the
@@ -257,9 +261,8 @@ static void run_delta(void *data, const char *text, size_t len)
 /* The report checked ahead for code, when it is the one the validator
  * would give now: the same code, and no configuration change since (the
  * same validator). NULL otherwise. */
-static const struct val_report *spec_report(void *data, const char *code)
+static const struct val_report *spec_report(struct run_job *j, const char *code)
 {
-	struct run_job *j = data;
 	if (!j->spec_ready || !j->spec_code || strcmp(j->spec_code, code) != 0 ||
 	    !j->k->validator || val_generation(j->k->validator) != j->spec_generation)
 		return NULL;
@@ -291,14 +294,16 @@ static void run_done(void *data, const struct llm_answer *a, const struct llm_er
 	j->answer_cached = a->cached;
 	j->prompt_tokens = a->prompt_tokens;
 	j->completion_tokens = a->completion_tokens;
-	/* The check of the final code may be running already: wait for it
-	 * (spec_done finishes). A check of other code is of no use now. */
 	struct llm_code c;
-	if (j->spec_job && llm_extract_code(j->answer, j->answer_len, j->language, &c) >= 0) {
-		const char *latest = j->spec_next ? j->spec_next : j->spec_code;
-		bool same = latest && strcmp(latest, c.code) == 0;
+	if (llm_extract_code(j->answer, j->answer_len, j->language, &c) >= 0) {
+		j->final_code = steal_pointer(&c.code);
 		llm_code_release(&c);
-		if (same) {
+	}
+	/* The check of the final code may be running already: wait for it
+	 * (spec_done concludes). A check of other code is of no use now. */
+	if (j->spec_job && j->final_code) {
+		const char *latest = j->spec_next ? j->spec_next : j->spec_code;
+		if (latest && strcmp(latest, j->final_code) == 0) {
 			j->finishing = true;
 			return;
 		}
@@ -307,11 +312,56 @@ static void run_done(void *data, const struct llm_answer *a, const struct llm_er
 		val_job_cancel(j->spec_job);
 		j->spec_job = NULL;
 	}
-	finish(j);
+	conclude(j);
 }
 
-/* The answer is in and any check ahead of it done: the proposal. */
-static void finish(struct run_job *j)
+static void finish(struct run_job *j, const char *checked, const struct val_report *rep);
+
+/* The check of the final code failed: no proposal. */
+static void check_failed(struct run_job *j, int r, const char *detail)
+{
+	intent_progress(j->k, j->token, "end", "failed");
+	if (r == -EINVAL)
+		intent_error(j->call, RPC_INVALID_PARAMS, E_LANGUAGE, NULL, "%s", detail);
+	else
+		intent_error(j->call, RPC_REQUEST_FAILED, E_VALIDATOR, NULL, "%s", detail);
+	run_job_free(j);
+}
+
+static void final_checked(void *data, int r, const struct val_report *report, const char *code,
+                          const char *detail)
+{
+	struct run_job *j = data;
+	j->check = NULL;
+	if (r < 0) {
+		check_failed(j, r, detail);
+		return;
+	}
+	finish(j, code, report);
+}
+
+/* The answer is in, and no check ahead is running for its code: take
+ * the report checked ahead when it is the final code's under the current
+ * validator, else check the final code on the validator's thread (its
+ * size has no bearing: nothing is checked on the loop). */
+static void conclude(struct run_job *j)
+{
+	const struct val_report *rep = j->final_code ? spec_report(j, j->final_code) : NULL;
+	if (rep || !j->final_code) {
+		/* Without code, the proposal fails at extraction. */
+		finish(j, j->spec_code, rep);
+		return;
+	}
+	char detail[256] = "";
+	int r = intent_check_start(j->k, j->language, j->final_code, final_checked, j, &j->check,
+	                           detail, sizeof(detail));
+	if (r < 0)
+		check_failed(j, r, detail);
+}
+
+/* The answer is in and its code checked (rep, the report of the code
+ * checked): the proposal, if that code is the answer's. */
+static void finish(struct run_job *j, const char *checked, const struct val_report *rep)
 {
 	struct kiln *k = j->k;
 	struct intent_proposal *p = intent_proposal_new(k->intent);
@@ -329,8 +379,8 @@ static void finish(struct run_job *j)
 	p->position = json_object_get(j->position);
 	p->messages = json_object_get(j->messages);
 	char detail[512] = "";
-	int r = intent_proposal_fill_checked(k, p, j->answer, j->answer_len, spec_report, j, detail,
-	                                     sizeof(detail));
+	int r = intent_proposal_fill(k, p, j->answer, j->answer_len, checked, rep, detail,
+	                             sizeof(detail));
 	if (r < 0) {
 		intent_progress(k, j->token, "end", r == -ENOENT ? LLM_E_NO_CODE : "failed");
 		json_object *d = json_object_new_object();

@@ -350,6 +350,12 @@ const char *sbx_failure_hint(int step, int err)
 		return " The sandbox's user cannot reach the workspace folder (when kiln runs as "
 		       "root, the box runs as nobody): make the folder and its parents readable, "
 		       "or set sandbox.workspace.mode to \"none\".";
+	if (step == SBX_STEP_WORKSPACE && err == EINVAL)
+		return " The kernel refused the workspace's overlay: a file system mounted inside "
+		       "the workspace folder does this (the box cannot show a folder with a mount "
+		       "inside it; `findmnt -R FOLDER` lists them), as does a kernel before 6.6. "
+		       "Unmount it, open a folder without mounts, or set sandbox.workspace.mode to "
+		       "\"none\".";
 	if (step == SBX_STEP_WORKSPACE)
 		return " This kernel cannot mount overlayfs in a user namespace with user xattrs "
 		       "on tmpfs (Linux 6.6 and later can): set sandbox.workspace.mode to "

@@ -625,6 +625,62 @@ static bool nobody_blocked(const char *real, char *ret, size_t retsz)
 	return false;
 }
 
+/* /proc/self/mountinfo's octal escapes (\040 a space, \011, \012, \134)
+ * undone in place. */
+static void mountinfo_unescape(char *f)
+{
+	char *w = f;
+	for (char *r = f; *r; r++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
+			r += 3;
+		} else {
+			*w++ = *r;
+		}
+	}
+	*w = '\0';
+}
+
+/* The first mount point strictly inside real (a realpath) in this
+ * process's mount namespace, which the box's copies, with its file
+ * system type: false when there is none (or mountinfo cannot be read;
+ * the run then says what failed). The box cannot show such a folder:
+ * overlayfs clones its lower layer without the mounts under it, and in
+ * the box's user namespace those mounts are locked to what they cover,
+ * so the kernel refuses the clone (clone_private_mount(): EINVAL, "failed
+ * to clone lowerpath" in the kernel's log). */
+static bool mount_inside(const char *real, char *ret, size_t retsz, char *ret_type, size_t tsz)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	_cleanup_free_ char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...] - TYPE ... */
+		char *save = NULL, *mp = NULL;
+		char *tok = strtok_r(line, " \n", &save);
+		for (int i = 0; tok && i < 4; i++)
+			tok = strtok_r(NULL, " \n", &save);
+		mp = tok;
+		while (tok && strcmp(tok, "-") != 0)
+			tok = strtok_r(NULL, " \n", &save);
+		const char *type = tok ? strtok_r(NULL, " \n", &save) : NULL;
+		if (!mp || !type)
+			continue;
+		mountinfo_unescape(mp);
+		if (strcmp(mp, real) != 0 && path_under(mp, real)) {
+			snprintf(ret, retsz, "%s", mp);
+			snprintf(ret_type, tsz, "%s", type);
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
 int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t errsz)
 {
 	static const char *const system_dirs[] = {
@@ -685,6 +741,17 @@ int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t
 		         SBX_ROOT_MAPS_TO, strcmp(stop, real) == 0 ? "read" : "enter", stop, real,
 		         real);
 		return -EACCES;
+	}
+	/* As above: every run would fail at its overlay. */
+	char type[64];
+	if (mount_inside(real, stop, sizeof(stop), type, sizeof(type))) {
+		snprintf(err, errsz,
+		         "a file system is mounted inside the workspace %s, at %s (%s): the "
+		         "sandbox's overlay cannot show a folder with a mount inside it, so runs "
+		         "go without the workspace. Unmount it, open a folder that holds no mount, "
+		         "or set sandbox.workspace.mode \"none\" to say this is meant",
+		         real, stop, type);
+		return -EBUSY;
 	}
 	if (!(s->workspace = strdup(real)))
 		return -ENOMEM;

@@ -30,6 +30,8 @@ picks a behaviour through kiln's ordinary configuration (llm.model):
   fake-notjson  HTTP 200 whose body is an HTML page
   fake-nocode   an answer in prose only
   fake-repair   wrong code first; once kiln reports the failure, right code
+  fake-repair-deny  wrong code first (allowed), then a repair the validator
+                refuses (a socket): the repair's own verdict must stop it
   fake-deny     code the validator refuses (opens a network socket)
   fake-overloaded  Anthropic 529 overloaded_error; Bedrock 503 ServiceUnavailableException
   fake-midstream   half the answer, then the provider's error event (Anthropic
@@ -82,7 +84,7 @@ SERVED_LOCK = threading.Lock()
 
 MODELS = ["fake-coder", "fake-slow", "fake-long", "fake-cut", "fake-stall", "fake-500",
           "fake-429", "fake-401", "fake-notjson", "fake-nocode", "fake-repair", "fake-deny",
-          "fake-overloaded", "fake-midstream", "fake-badcrc", "fake-badprelude", "fake-toolarge"]
+          "fake-repair-deny", "fake-overloaded", "fake-midstream", "fake-badcrc", "fake-badprelude", "fake-toolarge"]
 
 # What kiln sent: one entry per request, for GET /_requests.
 REQUESTS = []
@@ -245,6 +247,22 @@ SHAPES.update({
     "head": "```python\ndf.head()\n```\n",
 })
 
+
+def big_program(lines=2000):
+    """lines lines of plain Python (about 130 KiB: past what intent/run
+    checks ahead, so the whole check runs once the answer ends), the last
+    one denied (a socket): a verdict of deny says the whole code was
+    checked."""
+    out = ["import math", "values = []"]
+    for i in range(lines - 3):
+        out.append(f"values.append(math.sqrt({i}) * {i % 7} + len(str({i})))  # step {i:05d}")
+    out.append("import socket; socket.create_connection(('example.com', 80))")
+    assert len(out) == lines
+    return "\n".join(out) + "\n"
+
+
+SHAPES["big"] = fenced("python", big_program())
+
 def language_of(messages):
     for m in messages:
         if m.get("role") == "system":
@@ -270,6 +288,10 @@ def answer_for(model, messages):
         return fenced("python", long_program())
     if model == "fake-nocode":
         return "I'm sorry, but I can't write that. Please describe what you need in more detail."
+    if model == "fake-repair-deny":
+        failed = any("failed" in str(m.get("content", "")) and m.get("role") == "user"
+                     for m in messages)
+        return fenced(lang, DENY[lang] if failed else WRONG[lang])
     if model == "fake-repair":
         failed = any("failed" in str(m.get("content", "")) and m.get("role") == "user"
                      for m in messages)

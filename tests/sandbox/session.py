@@ -373,6 +373,65 @@ def oneshot_checks():
     s.close()
 
 
+# Every rlimit of a session's driver, read inside: (soft, hard) by name.
+LIMITS_CODE = (
+    "import resource as r\n"
+    "print(*('%s=%d,%d' % ((n,) + r.getrlimit(k)) for n, k in (\n"
+    "        ('CPU', r.RLIMIT_CPU), ('DATA', r.RLIMIT_DATA), ('AS', r.RLIMIT_AS),\n"
+    "        ('NPROC', r.RLIMIT_NPROC), ('FSIZE', r.RLIMIT_FSIZE), ('NOFILE', r.RLIMIT_NOFILE),\n"
+    "        ('CORE', r.RLIMIT_CORE), ('MEMLOCK', r.RLIMIT_MEMLOCK),\n"
+    "        ('SIGPENDING', r.RLIMIT_SIGPENDING), ('MSGQUEUE', r.RLIMIT_MSGQUEUE),\n"
+    "        ('NICE', r.RLIMIT_NICE), ('RTPRIO', r.RLIMIT_RTPRIO))))\n")
+
+
+def read_limits(notes):
+    """{name: (soft, hard)} from LIMITS_CODE's line (after MARK's)."""
+    lines = stdout(notes).splitlines()
+    if not lines:
+        return {}
+    out = {}
+    for f in lines[-1].split():
+        name, v = f.split("=")
+        soft, hard = (int(x) for x in v.split(","))
+        out[name] = (soft, hard)
+    return out
+
+
+def limits_checks(s):
+    """A session's limits are the ones asked for at session/open, whichever
+    path built it (a box of its own, or the zygote's child): memory,
+    processes, files, the fixed quotas, and a CPU limit per run that the
+    kernel enforces (SIGXCPU), never none."""
+    mib = 1 << 20
+    sid = s.open(limits={"memoryBytes": 768 * mib, "processes": 40,
+                         "fileSizeBytes": 3 * mib, "openFiles": 200})
+    r, n = s.run({"sessionId": sid, "code": MARK + LIMITS_CODE, "limits": {"cpuMs": 4000}})
+    got = read_limits(n)
+    inf = -1  # RLIM_INFINITY as Python's resource module gives it
+    want = {"DATA": (768 * mib, 768 * mib), "AS": ((768 + 512) * mib, (768 + 512) * mib),
+            "NPROC": (40, 40), "FSIZE": (3 * mib, 3 * mib), "NOFILE": (200, 200),
+            "CORE": (0, 0), "MEMLOCK": (65536, 65536), "SIGPENDING": (128, 128),
+            "MSGQUEUE": (0, 0), "NICE": (0, 0), "RTPRIO": (0, 0)}
+    cpu = got.get("CPU", (inf, inf))
+    first = stdout(n).splitlines()[:1]
+    came = first == ["KILN-ZYGOTE %d" % int(ZYGOTE)]
+    check("a session has the limits session/open asked for%s" %
+          (" (from the zygote)" if ZYGOTE else ""),
+          came and {k: got.get(k) for k in want} == want,
+          json.dumps([first, got, want]))
+    # The session outlives a run's CPU time, so the driver holds no hard
+    # CPU limit but sets each run's own as its soft one: this run's 4 s
+    # on top of what the session used before it (a second or so).
+    check("a session's run has its own CPU limit (soft RLIMIT_CPU, no hard one)",
+          cpu[1] == inf and 4 <= cpu[0] <= 8, json.dumps(got))
+    r, n = s.run({"sessionId": sid, "code": "while True:\n    pass",
+                  "limits": {"cpuMs": 1000, "wallMs": 20000}}, timeout=60)
+    res = r.get("result", {})
+    check("a session's run past its cpuMs ends by SIGXCPU, not the wall clock",
+          res.get("signal") == "SIGXCPU" and not res.get("timedOut"), json.dumps(r)[:600])
+    s.call("session/close", {"sessionId": sid})
+
+
 def main():
     oneshot_checks()
     workspace_checks()
@@ -401,6 +460,8 @@ def main():
                   "                                    r.RLIMIT_MSGQUEUE, r.RLIMIT_MEMLOCK)))"})
     check("a session has RLIMIT_AS and the fixed quotas",
           stdout(n) == "%d 128 0 65536\n" % ((1 << 30) + (512 << 20)), json.dumps([r, n])[:600])
+
+    limits_checks(s)
 
     # The driver is locked down as a run's program is, built box or
     # zygote's child: the filter, no_new_privs, no capability, pid 2 of its

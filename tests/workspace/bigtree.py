@@ -10,7 +10,8 @@ runs (at once, after their folder's times can be trusted, in a folder
 renamed in) are hidden in the next; a session's driver waits for the same
 list; sandbox.workspace.maxEntries fails the run with a sentence naming
 it, and a bad one fails initialize. As root: a project nobody may enter gives runs without the
-workspace, and the log says why. Each case prints "ok NAME" or "not ok
+workspace, and the log says why; so does a project with a tmpfs mounted inside it, the log
+naming the mount, and a mount made after the workspace was set fails the run saying why. Each case prints "ok NAME" or "not ok
 NAME: why"; the last line is "N passed, N failed". With --bench: the
 times of a first and warm runs, and of a small project (no check);
 --compare KILN2 runs the small project's in turns with another kiln.
@@ -216,6 +217,60 @@ def root_cases(kiln, tmp):
           priv in text, text[-800:])
 
 
+def mounted_cases(kiln, tmp):
+    """As root: a tmpfs mounted inside a project. The box cannot show such
+    a folder (its overlay is refused: EINVAL, the mount being locked in
+    the box's user namespace), so the server takes no workspace and its
+    log names the mount and what to do; a mount that appears after the
+    workspace was set fails the run with a reason that says so."""
+    proj = os.path.join(tmp, "mounted")
+    sub = os.path.join(proj, "scratch dir")  # a space: mountinfo escapes it
+    os.makedirs(sub)
+    write(os.path.join(proj, "data.txt"), "data\n")
+    os.chmod(proj, 0o755)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "kiln-test", sub]).returncode:
+        check("mounted-project-mount", False, "cannot mount a tmpfs at %s" % sub)
+        return
+    log = os.path.join(tmp, "mounted.log")
+    try:
+        with open(log, "w") as errf:
+            k = Kiln.__new__(Kiln)
+            k.p = subprocess.Popen([kiln], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                   stderr=errf, env=dict(os.environ))
+            k.id = 0
+            k.init = k.call("initialize", {"processId": None, "capabilities": {},
+                                           "rootUri": uri(proj)})
+            try:
+                res, err = k.run("import os\nprint(os.getcwd())\n")
+                check("mounted-project-runs-without-workspace",
+                      res is not None and res.get("exitCode") == 0 and not res.get("workspace"),
+                      "%r %r %r" % (res, err, k.out))
+            finally:
+                k.close()
+        text = open(log, errors="replace").read()
+        check("mounted-project-log-names-the-mount",
+              sub in text and "tmpfs" in text and "sandbox.workspace.mode" in text, text[-800:])
+        # The mount comes after the workspace was set: the run fails, and
+        # its reason says what to do.
+        subprocess.run(["umount", sub], check=True)
+        # No box built ahead (a warm box or the zygote's spare copied the
+        # mounts before the tmpfs came, and would run without seeing it).
+        k = Kiln(kiln, uri(proj), config={"sandbox": {"warmBoxes": False, "zygote": False}})
+        try:
+            res, err = k.run("print('before')\n")
+            ok_before = res is not None and res.get("workspace") == proj
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "kiln-test", sub], check=True)
+            res, err = k.run("print('after')\n")
+            msg = json.dumps(err or res)
+            check("mount-after-workspace-fails-the-run-saying-why",
+                  ok_before and err is not None and "mounted inside" in msg and
+                  "sandbox.workspace.mode" in msg, msg[:800])
+        finally:
+            k.close()
+    finally:
+        subprocess.run(["umount", sub], stderr=subprocess.DEVNULL)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
@@ -232,6 +287,7 @@ def main():
             small_bench([a.kiln] + ([os.path.abspath(a.compare)] if a.compare else []), tmp)
         if os.geteuid() == 0:
             root_cases(a.kiln, tmp)
+            mounted_cases(a.kiln, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     passed = sum(workspace.results)
