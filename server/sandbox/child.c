@@ -1255,6 +1255,24 @@ __attribute__((noreturn)) static void reap(pid_t prog, const sigset_t *set)
 	}
 }
 
+/* Add sigs to *set and take them through sigwaitinfo only: blocked,
+ * with a handler (the kernel drops signals to a namespace's init that
+ * has none, unless they are blocked). */
+static int listen_signals(sigset_t *set, const int *sigs, size_t n)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = noop_handler;
+	sigset_t add;
+	sigemptyset(&add);
+	for (size_t i = 0; i < n; i++) {
+		sigaddset(set, sigs[i]);
+		sigaddset(&add, sigs[i]);
+		sigaction(sigs[i], &sa, NULL);
+	}
+	return sigprocmask(SIG_BLOCK, &add, NULL);
+}
+
 /* Start the program's process (program()) on a stack of its own, in
  * pid 1's memory. Pid 1 sleeps until its execve (CLONE_VFORK), or, when
  * it is prepared ahead (a->run_fd), until it has locked itself down and
@@ -1384,24 +1402,15 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	if (!p->await_go)
 		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
 
-	/* Signals reach pid 1 only through sigwaitinfo. A handler must be
-	 * set: the kernel drops signals to a namespace's init that has none.
-	 * Blocked from here on: what the server sends before the program
-	 * runs waits for reap(). */
+	/* Signals reach pid 1 only through sigwaitinfo (reap()): SIGCHLD
+	 * from before the program's process exists (it may end before GO),
+	 * the server's once the program is about to run. Until then they
+	 * keep the disposition and mask pid 1 was born with, the server's
+	 * (SIGUSR1, "end it now", ends the waiting box at once). */
 	sigset_t set;
 	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = noop_handler;
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sigismember(&set, sig))
-			sigaction(sig, &sa, NULL);
-	STEP(SBX_STEP_FORK, sigprocmask(SIG_BLOCK, &set, NULL));
+	STEP(SBX_STEP_FORK, listen_signals(&set, (const int[]){SIGCHLD}, 1));
+	static const int server_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 
 	/* No capability can come back, to pid 1 or to anything it starts;
 	 * pid 1 keeps its effective set for the mounts GO may still need
@@ -1483,6 +1492,7 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 			close(FD_MASK);
 		/* Pid 1's last privileged step is behind it. */
 		STEP(SBX_STEP_CAPS, clear_caps());
+		STEP(SBX_STEP_FORK, listen_signals(&set, server_signals, 4));
 		/* Only now may the program run: give the waiting process the
 		 * run and wake it. If it has ended instead, its status says
 		 * so. */
@@ -1498,6 +1508,7 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 		if (p->ws_host)
 			close(FD_MASK);
 		STEP(SBX_STEP_CAPS, clear_caps());
+		STEP(SBX_STEP_FORK, listen_signals(&set, server_signals, 4));
 		pid = start_program(&args);
 		STEP(SBX_STEP_FORK, pid);
 		close_program_ends(p, pp[1]);
