@@ -940,10 +940,11 @@ static int clear_caps(void)
 	return (int)syscall(SYS_capset, &h, d);
 }
 
-/* Every capability set empty for good: locked securebits (no root
- * privileges, no setuid fixups, no ambient raise), the bounding set
- * dropped, then ambient, effective, permitted and inheritable. */
-static int drop_caps(void)
+/* No capability can come back: locked securebits (no root privileges,
+ * no setuid fixups, no ambient raise), the bounding set and the ambient
+ * set emptied. The effective set stays: pid 1 calls this before its
+ * last mounts, and clear_caps() after them. */
+static int lock_caps(void)
 {
 	if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_SETUID_FIXUP |
 	                                 SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NOROOT |
@@ -957,9 +958,7 @@ static int drop_caps(void)
 			return -1;
 		}
 	}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-		return -1;
-	return clear_caps();
+	return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 }
 
 static int landlock_add(int rs, const char *path, uint64_t access)
@@ -1029,65 +1028,9 @@ static int reset_signals(void)
 	return sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* What pid 2 starts from: it shares pid 1's memory until its execve. */
-struct prog_args {
-	const struct sbx_plan *p;
-	int pfd; /* the exec report pipe */
-	const struct sbx_rlimit *rlimits;
-	size_t nrlimits;
-	char *const *argv;
-	char *const *envp;
-};
-
-/* Pid 2: lock down and become the program. Setup reads top to bottom. */
-__attribute__((noreturn)) static void program(const struct prog_args *a)
-{
-	const struct sbx_plan *p = a->p;
-	int pfd = a->pfd;
-	PSTEP(pfd, SBX_STEP_SESSION, prctl(PR_SET_PDEATHSIG, SIGKILL));
-	PSTEP(pfd, SBX_STEP_SESSION, setsid());
-	int in = p->in_fd >= 0 ? FD_IN : open("/dev/null", O_RDONLY | O_CLOEXEC);
-	PSTEP(pfd, SBX_STEP_STDIO, in);
-	PSTEP(pfd, SBX_STEP_STDIO, dup2(in, 0));
-	PSTEP(pfd, SBX_STEP_STDIO, dup2(FD_OUT, 1));
-	PSTEP(pfd, SBX_STEP_STDIO, dup2(FD_ERR, 2));
-	/* Keep only the close-on-exec report pipe: exec closes it too. */
-	if (pfd != 3) {
-		PSTEP(pfd, SBX_STEP_STDIO, dup3(pfd, 3, O_CLOEXEC));
-		pfd = 3;
-	}
-	PSTEP(pfd, SBX_STEP_STDIO, (int)syscall(SYS_close_range, 4, ~0U, 0));
-	PSTEP(pfd, SBX_STEP_CHDIR, chdir(p->ws_host ? p->ws_host : SBX_WORKSPACE));
-	umask(022);
-	PSTEP(pfd, SBX_STEP_KEYRING, (int)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0));
-	for (size_t i = 0; i < a->nrlimits; i++)
-		PSTEP(pfd, SBX_STEP_RLIMIT, setrlimit(a->rlimits[i].resource, &a->rlimits[i].lim));
-	/* Pid 1 emptied every capability set and locked the securebits
-	 * before starting this process, which inherits all of it; clearing
-	 * again costs two calls and does not rest on that. */
-	PSTEP(pfd, SBX_STEP_CAPS, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
-	PSTEP(pfd, SBX_STEP_CAPS, clear_caps());
-	PSTEP(pfd, SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-	if (!p->zygote)
-		PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi, p->ws_host));
-	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
-	/* Last: from here on the filter applies to the child's own calls. */
-	PSTEP(pfd, SBX_STEP_SECCOMP, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp));
-	execve(a->argv[0], a->argv, a->envp);
-	prog_fail(pfd, SBX_STEP_EXEC);
-}
-
-static int program_entry(void *arg)
-{
-	program(arg);
-}
-
-static void noop_handler(int sig)
-{
-	(void)sig;
-}
-
-/* GO's program, in pid 1's own memory (static: nothing allocates here). */
+/* GO's program, in pid 1's own memory (static: nothing allocates here),
+ * which the program's process shares until its execve. */
+static struct sbx_go go_hdr;
 static char go_strings[SBX_GO_STRINGS];
 static char *go_argv[SBX_GO_ARGS + 1];
 static char *go_envp[SBX_GO_ENV + 1];
@@ -1116,6 +1059,105 @@ static int split_go(const struct sbx_go *go, const char **ret_code_path)
 		go_envp[i] = slots[1 + go->argc + i];
 	go_envp[go->envc] = NULL;
 	return go_argv[0][0] == '/' ? 0 : -1;
+}
+
+/* What the program's process starts from. It shares pid 1's memory
+ * until its execve (clone(CLONE_VM), as posix_spawn does: no copy of the
+ * server's page tables to make, nor to tear down at the execve), but
+ * never runs at the same time as pid 1 but for a system call's entry or
+ * exit: pid 1 waits for it at each step (see start_program). So the two
+ * share this struct, GO's buffers, and glibc's errno without a race.
+ * With a run's box (await_go) it is prepared before READY and waits on
+ * run_fd for the run, which pid 1 puts in rlimits, argv and envp before
+ * waking it; otherwise (a worker's, a zygote's) they are the plan's. */
+struct prog_args {
+	const struct sbx_plan *p;
+	int pfd;    /* the exec report pipe */
+	int run_fd; /* the prepared process's end of the run socket, or -1 */
+	const struct sbx_rlimit *rlimits;
+	size_t nrlimits;
+	char *const *argv;
+	char *const *envp;
+};
+
+/* The prepared process, locked down: tell pid 1 (one byte on run_fd,
+ * FD 4 by now), then wait for its byte, sent once the run is in *a.
+ * EOF instead: the box was not used (pid 1 is ending, and the namespace
+ * with it). Under the seccomp filter: only read and write. */
+static int await_run(int run_fd)
+{
+	char c = 'p';
+	ssize_t n;
+	while ((n = write(run_fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n != 1)
+		return -1;
+	while ((n = read(run_fd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (n == 0)
+		_exit(0);
+	return n == 1 ? close(run_fd) : -1;
+}
+
+/* Pid 2: lock down and become the program. Setup reads top to bottom;
+ * a prepared process does all of it but the rlimits before its run is
+ * known (docs/sandbox.md). */
+__attribute__((noreturn)) static void program(const struct prog_args *a)
+{
+	const struct sbx_plan *p = a->p;
+	int pfd = a->pfd;
+	int run_fd = a->run_fd;
+	PSTEP(pfd, SBX_STEP_SESSION, prctl(PR_SET_PDEATHSIG, SIGKILL));
+	PSTEP(pfd, SBX_STEP_SESSION, setsid());
+	int in = p->in_fd >= 0 ? FD_IN : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	PSTEP(pfd, SBX_STEP_STDIO, in);
+	PSTEP(pfd, SBX_STEP_STDIO, dup2(in, 0));
+	PSTEP(pfd, SBX_STEP_STDIO, dup2(FD_OUT, 1));
+	PSTEP(pfd, SBX_STEP_STDIO, dup2(FD_ERR, 2));
+	/* Keep only the close-on-exec report pipe at 3 (exec closes it too)
+	 * and the run socket at 4. Neither can be 3 before (pid 1's status
+	 * socket is), so moving the pipe first cannot close the socket. */
+	if (pfd != 3) {
+		PSTEP(pfd, SBX_STEP_STDIO, dup3(pfd, 3, O_CLOEXEC));
+		pfd = 3;
+	}
+	if (run_fd >= 0 && run_fd != 4) {
+		PSTEP(pfd, SBX_STEP_STDIO, dup3(run_fd, 4, O_CLOEXEC));
+		run_fd = 4;
+	}
+	PSTEP(pfd, SBX_STEP_STDIO, (int)syscall(SYS_close_range, run_fd >= 0 ? 5 : 4, ~0U, 0));
+	PSTEP(pfd, SBX_STEP_CHDIR, chdir(p->ws_host ? p->ws_host : SBX_WORKSPACE));
+	umask(022);
+	PSTEP(pfd, SBX_STEP_KEYRING, (int)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0));
+	/* Pid 1 locked the securebits and emptied the bounding and ambient
+	 * sets before starting this process, which inherits them; its
+	 * effective and permitted sets are still pid 1's when prepared
+	 * ahead (pid 1 has mounts left to make), so they are emptied here. */
+	PSTEP(pfd, SBX_STEP_CAPS, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
+	PSTEP(pfd, SBX_STEP_CAPS, clear_caps());
+	PSTEP(pfd, SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+	if (!p->zygote)
+		PSTEP(pfd, SBX_STEP_LANDLOCK, apply_landlock(p->landlock_abi, p->ws_host));
+	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
+	/* From here on the filter applies to the process's own calls: the
+	 * wait for the run, the rlimits (prlimit64 on itself) and execve. */
+	PSTEP(pfd, SBX_STEP_SECCOMP, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp));
+	if (run_fd >= 0)
+		PSTEP(pfd, SBX_STEP_CODE, await_run(run_fd));
+	for (size_t i = 0; i < a->nrlimits; i++)
+		PSTEP(pfd, SBX_STEP_RLIMIT, setrlimit(a->rlimits[i].resource, &a->rlimits[i].lim));
+	execve(a->argv[0], a->argv, a->envp);
+	prog_fail(pfd, SBX_STEP_EXEC);
+}
+
+static int program_entry(void *arg)
+{
+	program(arg);
+}
+
+static void noop_handler(int sig)
+{
+	(void)sig;
 }
 
 /* Wait for the server's GO: the header in *go, its strings in
@@ -1235,6 +1277,64 @@ __attribute__((noreturn)) static void reap(pid_t prog, const sigset_t *set)
 	}
 }
 
+/* Add sigs to *set and take them through sigwaitinfo only: blocked,
+ * with a handler (the kernel drops signals to a namespace's init that
+ * has none, unless they are blocked). */
+static int listen_signals(sigset_t *set, const int *sigs, size_t n)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = noop_handler;
+	sigset_t add;
+	sigemptyset(&add);
+	for (size_t i = 0; i < n; i++) {
+		sigaddset(set, sigs[i]);
+		sigaddset(&add, sigs[i]);
+		sigaction(sigs[i], &sa, NULL);
+	}
+	return sigprocmask(SIG_BLOCK, &add, NULL);
+}
+
+/* Start the program's process (program()) on a stack of its own, in
+ * pid 1's memory. Pid 1 sleeps until its execve (CLONE_VFORK), or, when
+ * it is prepared ahead (a->run_fd), until it has locked itself down and
+ * says so on the run socket. glibc's clone() wrapper takes no lock,
+ * unlike its fork(). */
+static pid_t start_program(struct prog_args *a)
+{
+	static char prog_stack[64 * 1024] __attribute__((aligned(64)));
+	return clone(program_entry, prog_stack + sizeof(prog_stack),
+	             CLONE_VM | (a->run_fd >= 0 ? 0 : CLONE_VFORK) | SIGCHLD, a);
+}
+
+/* The prepared process ended instead of saying it is ready: its record
+ * (step and errno) is on the exec pipe; report it as pid 1's own. */
+__attribute__((noreturn)) static void fail_prepared(int pipe_fd)
+{
+	int rec[2];
+	ssize_t n;
+	while ((n = read(pipe_fd, rec, sizeof(rec))) < 0 && errno == EINTR)
+		;
+	if (n != (ssize_t)sizeof(rec)) {
+		errno = EPIPE;
+		fail(SBX_STEP_FORK);
+	}
+	errno = rec[1];
+	fail(rec[0]);
+}
+
+/* Pid 1 keeps none of the program's ends: their EOF tells the server
+ * that the program (and whatever it started) ended. */
+static void close_program_ends(const struct sbx_plan *p, int pfd)
+{
+	if (pfd >= 0)
+		close(pfd);
+	close(FD_OUT);
+	close(FD_ERR);
+	if (p->in_fd >= 0)
+		close(FD_IN);
+}
+
 __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 {
 	/* If the server dies, pid 1 dies, and with it the whole box. */
@@ -1326,6 +1426,54 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	if (!p->await_go)
 		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
 
+	/* Signals reach pid 1 only through sigwaitinfo (reap()): SIGCHLD
+	 * from before the program's process exists (it may end before GO),
+	 * the server's once the program is about to run. Until then they
+	 * keep the disposition and mask pid 1 was born with, the server's
+	 * (SIGUSR1, "end it now", ends the waiting box at once). */
+	sigset_t set;
+	sigemptyset(&set);
+	STEP(SBX_STEP_FORK, listen_signals(&set, (const int[]){SIGCHLD}, 1));
+	static const int server_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+
+	/* No capability can come back, to pid 1 or to anything it starts;
+	 * pid 1 keeps its effective set for the mounts GO may still need
+	 * (the masks, the read-only root), and empties it after them. */
+	STEP(SBX_STEP_CAPS, lock_caps());
+	STEP(SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
+
+	int pp[2];
+	STEP(SBX_STEP_FORK, pipe2(pp, O_CLOEXEC));
+	struct prog_args args = {.p = p,
+	                         .pfd = pp[1],
+	                         .run_fd = -1,
+	                         .rlimits = p->rlimits,
+	                         .nrlimits = p->nrlimits,
+	                         .argv = p->argv,
+	                         .envp = p->envp};
+	pid_t pid = -1;
+	int run_sock = -1;
+	if (p->await_go) {
+		/* A run's program process is made now, while the box waits:
+		 * it locks itself down (everything but the rlimits, which
+		 * come with GO) and then waits on the run socket, so that
+		 * GO only has to hand it the run (docs/sandbox.md). */
+		int sv[2];
+		STEP(SBX_STEP_FORK, socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv));
+		args.run_fd = sv[1];
+		pid = start_program(&args);
+		STEP(SBX_STEP_FORK, pid);
+		close(sv[1]);
+		run_sock = sv[0];
+		close(pp[1]);
+		char c;
+		while ((n = read(run_sock, &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n != 1)
+			fail_prepared(pp[0]);
+		close_program_ends(p, -1);
+	}
+
 	if (upperfd >= 0) {
 		struct sbx_msg up = {.type = SBX_MSG_UPPER};
 		send_msg(FD_STATUS, &up, upperfd);
@@ -1337,25 +1485,19 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 
 	/* A run's box waits here for its code: everything above may have
 	 * happened long before the run was asked for. */
-	struct prog_args args = {.p = p,
-	                         .rlimits = p->rlimits,
-	                         .nrlimits = p->nrlimits,
-	                         .argv = p->argv,
-	                         .envp = p->envp};
-	struct sbx_go go;
 	if (p->await_go) {
 		int fds[2];
 		const char *code_path;
-		if (recv_go(&go, fds) < 0) {
+		if (recv_go(&go_hdr, fds) < 0) {
 			if (errno == EPIPE)
 				_exit(0);
 			fail(SBX_STEP_CODE);
 		}
-		if (split_go(&go, &code_path) < 0) {
+		if (split_go(&go_hdr, &code_path) < 0) {
 			errno = EPROTO;
 			fail(SBX_STEP_CODE);
 		}
-		STEP(SBX_STEP_CODE, write_code(code_path, fds[0], go.code_len));
+		STEP(SBX_STEP_CODE, write_code(code_path, fds[0], go_hdr.code_len));
 		close(fds[0]);
 		/* Now, not when the box was built: a warm box may have waited
 		 * while the folder changed. The server's list is from a
@@ -1370,53 +1512,31 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 		if (fds[1] >= 0)
 			close(fds[1]);
 		STEP(SBX_STEP_READONLY, mount_setattr(AT_FDCWD, "/", 0, &ro, sizeof(ro)));
-		args.rlimits = go.rlimits;
-		args.nrlimits = go.nrlimits;
+		if (p->ws_host)
+			close(FD_MASK);
+		/* Pid 1's last privileged step is behind it. */
+		STEP(SBX_STEP_CAPS, clear_caps());
+		STEP(SBX_STEP_FORK, listen_signals(&set, server_signals, 4));
+		/* Only now may the program run: give the waiting process the
+		 * run and wake it. If it has ended instead, its status says
+		 * so. */
+		args.rlimits = go_hdr.rlimits;
+		args.nrlimits = go_hdr.nrlimits;
 		args.argv = go_argv;
 		args.envp = go_envp;
+		char c = 'g';
+		while (send(run_sock, &c, 1, MSG_NOSIGNAL) < 0 && errno == EINTR)
+			;
+		close(run_sock);
+	} else {
+		if (p->ws_host)
+			close(FD_MASK);
+		STEP(SBX_STEP_CAPS, clear_caps());
+		STEP(SBX_STEP_FORK, listen_signals(&set, server_signals, 4));
+		pid = start_program(&args);
+		STEP(SBX_STEP_FORK, pid);
+		close_program_ends(p, pp[1]);
 	}
-
-	/* Signals reach pid 1 only through sigwaitinfo. A handler must be
-	 * set: the kernel drops signals to a namespace's init that has none. */
-	sigset_t set;
-	sigemptyset(&set);
-	sigaddset(&set, SIGCHLD);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	sigaddset(&set, SIGUSR1);
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = noop_handler;
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sigismember(&set, sig))
-			sigaction(sig, &sa, NULL);
-	STEP(SBX_STEP_FORK, sigprocmask(SIG_BLOCK, &set, NULL));
-
-	/* From here on neither pid 1 nor the program needs a privilege: drop
-	 * them all once, here, and the program inherits the empty sets. */
-	if (p->ws_host)
-		close(FD_MASK);
-	STEP(SBX_STEP_CAPS, drop_caps());
-	STEP(SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
-
-	int pp[2];
-	STEP(SBX_STEP_FORK, pipe2(pp, O_CLOEXEC));
-	args.pfd = pp[1];
-	/* Like posix_spawn: the program's process shares pid 1's memory (no
-	 * copy of the server's page tables) and pid 1 sleeps until its
-	 * execve, so nothing else touches that memory meanwhile. glibc's
-	 * clone() wrapper takes no lock, unlike its fork(). */
-	static char prog_stack[64 * 1024] __attribute__((aligned(64)));
-	pid_t pid = clone(program_entry, prog_stack + sizeof(prog_stack),
-	                  CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
-	STEP(SBX_STEP_FORK, pid);
-	close(pp[1]);
-	/* The program's ends only: their EOF tells the server it ended. */
-	close(FD_OUT);
-	close(FD_ERR);
-	if (p->in_fd >= 0)
-		close(FD_IN);
 
 	int rec[2];
 	while ((n = read(pp[0], rec, sizeof(rec))) < 0 && errno == EINTR)

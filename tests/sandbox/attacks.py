@@ -1038,6 +1038,28 @@ class Suite:
             return None if names == want else "artifacts: %r" % names
         self.case("warm-box-fresh-per-run", warm_box_fresh)
 
+        def warm_box_run_limits():
+            # The warm box's program process is prepared before its run
+            # is known (docs/sandbox.md, step 10): the rlimits must still
+            # be the run's, from GO, not those of the run the box was
+            # built after. Run 2 asks for other limits of the same
+            # layout, takes the warm box, and reads its limits back.
+            show = "echo LIMITS $(ulimit -n) $(ulimit -u) $(ulimit -f)\n"
+            d = self.rpc([("bash", show), ("bash", show)], "--one-by-one", "0.5",
+                         "--limits-last", json.dumps({"openFiles": 77, "processes": 33,
+                                                      "fileSizeBytes": 1 << 20}))
+            res = [r.get("result") if r else None for r in d["replies"]]
+            if not all(res):
+                return "runs failed: %r" % d["replies"]
+            if not res[1]["warmBox"]:
+                return "the second run did not get a warm box: %r" % res[1]
+            out = [d["output"].get(r["runId"], {}).get("stdout", "") for r in res]
+            want = "LIMITS 77 33 %d" % ((1 << 20) // 1024)
+            if want not in out[1] or want in out[0]:
+                return "limits not the run's own: %r (want %r in the second)" % (out, want)
+            return None
+        self.case("warm-box-takes-the-runs-limits", warm_box_run_limits)
+
         def warm_box_dies_with_server():
             # The boxes a server keeps (the warm box waiting for code,
             # the validator's worker) end with it, stopped or killed.

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """rpc.py: drive a kiln server over stdio JSON-RPC for the sandbox tests.
 
-  rpc.py KILN [--limits JSON] [--cancel-after S] [--stall S] [--one-by-one S] LANG=FILE...
+  rpc.py KILN [--limits JSON] [--limits-last JSON] [--cancel-after S] [--stall S]
+         [--one-by-one S] LANG=FILE...
 
 Starts KILN (a server), initializes, sends one snippet/run per LANG=FILE
-(all at once; with --one-by-one, each S seconds after the previous one's
+(all at once; --limits-last: the last one's limits, instead of --limits;
+with --one-by-one, each S seconds after the previous one's
 reply, so that the server has built a warm box for it), optionally cancels them after S seconds, or stops reading
 the server's output for S seconds (backpressure), and prints one JSON
 object: {"replies": [...], "output": {runId: {stdout, stderr}},
@@ -63,6 +65,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("kiln")
     ap.add_argument("--limits")
+    ap.add_argument("--limits-last")
     ap.add_argument("--cancel-after", type=float)
     ap.add_argument("--stall", type=float)
     ap.add_argument("--config")
@@ -86,6 +89,8 @@ def main():
         params = {"language": lang, "code": code, "override": True}
         if a.limits:
             params["limits"] = json.loads(a.limits)
+        if a.limits_last and i == len(a.runs) - 1:
+            params["limits"] = json.loads(a.limits_last)
         if a.one_by_one is not None:
             time.sleep(a.one_by_one)
         send(proc, {"jsonrpc": "2.0", "id": i + 1, "method": "snippet/run", "params": params})
