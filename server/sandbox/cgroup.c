@@ -216,9 +216,7 @@ static bool next_field(const char **p, const char *end, const char **ret_start, 
 	return true;
 }
 
-/* Undo mountinfo's escapes: the kernel writes space, tab, newline and
- * backslash as \040, \011, \012 and \134. */
-static int unescape(const char *s, size_t len, char *out, size_t size)
+int sbx_mountinfo_unescape(const char *s, size_t len, char *out, size_t size)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < len; i++) {
@@ -255,8 +253,8 @@ static int mount_line(const char *p, const char *end, const char *cgroup, char *
 		return -ENOENT;
 
 	char root[PATH_MAX], mnt[PATH_MAX];
-	if (unescape(f[3], len[3], root, sizeof(root)) < 0 ||
-	    unescape(f[4], len[4], mnt, sizeof(mnt)) < 0)
+	if (sbx_mountinfo_unescape(f[3], len[3], root, sizeof(root)) < 0 ||
+	    sbx_mountinfo_unescape(f[4], len[4], mnt, sizeof(mnt)) < 0)
 		return -EXDEV;
 	/* The mount shows the subtree at root; the cgroup must lie inside it. */
 	const char *rest = cgroup;

@@ -116,3 +116,10 @@ int sbx_cgroup_find_own(char *ret_dir, size_t size, char *why, size_t whysz);
  * created when written, nothing is moved. Checks kiln's writes only. */
 int sbx_cgroup_root_open_plain(const char *dir, struct sbx_cgroup_root **ret, char *why,
                                size_t whysz);
+
+/* The len bytes at s, a field of /proc/self/mountinfo, with the kernel's
+ * escapes undone (space, tab, newline and backslash are written \040,
+ * \011, \012 and \134), into out: 0, or -ENAMETOOLONG when out is too
+ * small. cgroup.c finds cgroup2's mount with it; sandbox.c a mount
+ * inside the workspace. */
+int sbx_mountinfo_unescape(const char *s, size_t len, char *out, size_t size);

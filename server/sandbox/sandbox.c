@@ -625,23 +625,6 @@ static bool nobody_blocked(const char *real, char *ret, size_t retsz)
 	return false;
 }
 
-/* /proc/self/mountinfo's octal escapes (\040 a space, \011, \012, \134)
- * undone in place. */
-static void mountinfo_unescape(char *f)
-{
-	char *w = f;
-	for (char *r = f; *r; r++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-		    r[3] >= '0' && r[3] <= '7') {
-			*w++ = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
-			r += 3;
-		} else {
-			*w++ = *r;
-		}
-	}
-	*w = '\0';
-}
-
 /* The first mount point strictly inside real (a realpath) in this
  * process's mount namespace, which the box's copies, with its file
  * system type: false when there is none (or mountinfo cannot be read;
@@ -670,9 +653,11 @@ static bool mount_inside(const char *real, char *ret, size_t retsz, char *ret_ty
 		const char *type = tok ? strtok_r(NULL, " \n", &save) : NULL;
 		if (!mp || !type)
 			continue;
-		mountinfo_unescape(mp);
-		if (strcmp(mp, real) != 0 && path_under(mp, real)) {
-			snprintf(ret, retsz, "%s", mp);
+		char path[PATH_MAX];
+		if (sbx_mountinfo_unescape(mp, strlen(mp), path, sizeof(path)) < 0)
+			continue;
+		if (strcmp(path, real) != 0 && path_under(path, real)) {
+			snprintf(ret, retsz, "%s", path);
 			snprintf(ret_type, tsz, "%s", type);
 			found = true;
 		}
