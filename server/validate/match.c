@@ -41,18 +41,25 @@ struct mpat {
 	TSSymbol sym;
 	TSFieldId field; /* the field it must be in, 0 for any */
 	uint16_t ncaps;
-	uint16_t caps[MAX_CAPS_PER_NODE];
+	uint16_t caps[MAX_CAPS_PER_NODE]; /* capture ids while read, then slots */
 	struct mpat *kids;
 	uint16_t nkids;
 };
 
+/* Patterns of the same shape (a dozen of python.scm's start with
+ * (call function: (_) @x) and differ only in predicates) are matched once:
+ * a match's captures name slots, the captures' places in the shape, and
+ * each pattern of the group names its own capture for each slot. */
 struct val_matcher {
 	struct mpat *pats; /* per query pattern; NULL where tree-sitter runs it */
 	bool *native;
 	uint32_t npatterns, nnative;
 	uint32_t nsyms;
 	uint32_t *first, *count; /* per root symbol: a slice of by_sym */
-	uint32_t *by_sym;        /* pattern indices, grouped by root symbol */
+	uint32_t *by_sym;        /* the first pattern of each shape, by root symbol */
+	uint32_t *next_same;     /* the next pattern of the same shape, or UINT32_MAX */
+	uint16_t **slot_cap;     /* per pattern: slot -> capture id */
+	uint16_t *nslots;
 };
 
 /* --- reading a pattern ---------------------------------------------------- */
@@ -363,10 +370,48 @@ static bool read_pattern(struct rd *r, struct mpat *ret)
 	return true;
 }
 
+/* Number the captures of e in the order match_el() records them (the
+ * node's own, then its kids' in order, every alternative's), writing the
+ * ids to slot_cap and the slot numbers into the pattern. */
+static bool number_slots(struct mpat *e, uint16_t *slot_cap, uint16_t *n)
+{
+	for (uint16_t i = 0; i < e->ncaps; i++) {
+		if (*n == MAX_MATCH_CAPS)
+			return false;
+		slot_cap[*n] = e->caps[i];
+		e->caps[i] = (*n)++;
+	}
+	for (uint16_t i = 0; i < e->nkids; i++)
+		if (!number_slots(&e->kids[i], slot_cap, n))
+			return false;
+	return true;
+}
+
+/* Whether two patterns have the same shape (captures by slot). */
+static bool same_shape(const struct mpat *a, const struct mpat *b)
+{
+	if (a->alt != b->alt || a->wildcard != b->wildcard || a->anchored != b->anchored ||
+	    a->last != b->last || a->optional != b->optional || a->sym != b->sym ||
+	    a->field != b->field || a->ncaps != b->ncaps || a->nkids != b->nkids)
+		return false;
+	for (uint16_t i = 0; i < a->ncaps; i++)
+		if (a->caps[i] != b->caps[i])
+			return false;
+	for (uint16_t i = 0; i < a->nkids; i++)
+		if (!same_shape(&a->kids[i], &b->kids[i]))
+			return false;
+	return true;
+}
+
 void val_matcher_free(struct val_matcher *m)
 {
 	if (!m)
 		return;
+	for (uint32_t i = 0; m->slot_cap && i < m->npatterns; i++)
+		free(m->slot_cap[i]);
+	free(m->slot_cap);
+	free(m->nslots);
+	free(m->next_same);
 	for (uint32_t i = 0; m->pats && i < m->npatterns; i++)
 		free_pat(&m->pats[i]);
 	free(m->pats);
@@ -390,7 +435,11 @@ int val_matcher_new(const TSLanguage *lang, const TSQuery *q, const char *src, s
 	m->first = calloc(m->nsyms + 1u, sizeof(*m->first));
 	m->count = calloc(m->nsyms + 1u, sizeof(*m->count));
 	m->by_sym = calloc(m->npatterns + 1u, sizeof(*m->by_sym));
-	if (!m->pats || !m->native || !m->first || !m->count || !m->by_sym) {
+	m->next_same = calloc(m->npatterns + 1u, sizeof(*m->next_same));
+	m->slot_cap = calloc(m->npatterns + 1u, sizeof(*m->slot_cap));
+	m->nslots = calloc(m->npatterns + 1u, sizeof(*m->nslots));
+	if (!m->pats || !m->native || !m->first || !m->count || !m->by_sym || !m->next_same ||
+	    !m->slot_cap || !m->nslots) {
 		val_matcher_free(m);
 		return -ENOMEM;
 	}
@@ -399,15 +448,40 @@ int val_matcher_new(const TSLanguage *lang, const TSQuery *q, const char *src, s
 		struct rd r = {.p = src + at, .end = src + len, .lang = lang, .q = q, .ok = true};
 		if (at >= len || !read_pattern(&r, &m->pats[i]))
 			continue;
-		if (m->pats[i].sym >= m->nsyms) {
+		m->slot_cap[i] = calloc(MAX_MATCH_CAPS, sizeof(**m->slot_cap));
+		if (!m->slot_cap[i]) {
+			val_matcher_free(m);
+			return -ENOMEM;
+		}
+		if (m->pats[i].sym >= m->nsyms ||
+		    !number_slots(&m->pats[i], m->slot_cap[i], &m->nslots[i])) {
 			free_pat(&m->pats[i]);
 			continue;
 		}
 		m->native[i] = true;
 		m->nnative++;
-		m->count[m->pats[i].sym]++;
 	}
-	/* Patterns by root symbol, in pattern order within each. */
+	/* Each shape once, at its first pattern; the others follow it. */
+	bool *grouped = calloc(m->npatterns + 1u, sizeof(*grouped));
+	if (!grouped) {
+		val_matcher_free(m);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < m->npatterns; i++)
+		m->next_same[i] = UINT32_MAX;
+	for (uint32_t i = 0; i < m->npatterns; i++) {
+		if (!m->native[i] || grouped[i])
+			continue;
+		m->count[m->pats[i].sym]++;
+		uint32_t last = i;
+		for (uint32_t j = i + 1; j < m->npatterns; j++)
+			if (m->native[j] && !grouped[j] && same_shape(&m->pats[i], &m->pats[j])) {
+				grouped[j] = true;
+				m->next_same[last] = j;
+				last = j;
+			}
+	}
+	/* Shapes by root symbol, in pattern order within each. */
 	uint32_t at = 0;
 	for (uint32_t s = 0; s < m->nsyms; s++) {
 		m->first[s] = at;
@@ -415,10 +489,11 @@ int val_matcher_new(const TSLanguage *lang, const TSQuery *q, const char *src, s
 		m->count[s] = 0;
 	}
 	for (uint32_t i = 0; i < m->npatterns; i++)
-		if (m->native[i]) {
+		if (m->native[i] && !grouped[i]) {
 			TSSymbol s = m->pats[i].sym;
 			m->by_sym[m->first[s] + m->count[s]++] = i;
 		}
+	free(grouped);
 	*ret = m;
 	return 0;
 }
@@ -444,9 +519,9 @@ struct kid {
 /* The match in progress: what is left of a parent's children to match. */
 struct cont {
 	const struct mpat *parent;
-	size_t at, n;   /* the parent node's children: arena[at .. at + n) */
-	uint16_t j;     /* next child pattern */
-	size_t i;       /* first child it may take */
+	size_t at, n; /* the parent node's children: arena[at .. at + n) */
+	uint16_t j;   /* next child pattern */
+	size_t i;     /* first child it may take */
 	struct cont *up;
 };
 
@@ -475,6 +550,8 @@ struct mctx {
 	bool too_many; /* captures past MAX_MATCH_CAPS: the match is dropped */
 	struct result *res;
 	size_t nres, cres;
+	bool *keep; /* per result: not dropped */
+	size_t nkeep;
 	TSQueryCapture *pool;
 	size_t npool, cpool;
 	bool nomem;
@@ -516,7 +593,8 @@ static size_t load_kids(struct mctx *x, TSNode n, size_t *ret_n)
 	} while (ts_tree_cursor_goto_next_sibling(&x->cur));
 	*ret_n = x->top - at;
 	if (x->nseen < KID_CACHE)
-		x->seen[x->nseen++] = (struct kid_span){.id = n.id, .start = start, .at = at, .n = *ret_n};
+		x->seen[x->nseen++] =
+		    (struct kid_span){.id = n.id, .start = start, .at = at, .n = *ret_n};
 	return at;
 }
 
@@ -633,8 +711,7 @@ static void match_el(struct mctx *x, const struct mpat *p, TSNode n, struct cont
 }
 
 /* Whether a's captures are all in b's. */
-static bool caps_within(const TSQueryCapture *a, uint16_t na, const TSQueryCapture *b,
-                        uint16_t nb)
+static bool caps_within(const TSQueryCapture *a, uint16_t na, const TSQueryCapture *b, uint16_t nb)
 {
 	for (uint16_t i = 0; i < na; i++) {
 		bool found = false;
@@ -662,6 +739,13 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, TS
 		/* Dropped: a match whose captures another one holds too (the
 		 * one that skipped a '?'), and the later of two equal ones. */
 		bool drop = false;
+		if (x->nkeep < x->nres) {
+			bool *k = realloc(x->keep, x->cres * sizeof(*k));
+			if (!k)
+				return -ENOMEM;
+			x->keep = k;
+			x->nkeep = x->cres;
+		}
 		for (size_t b = 0; b < x->nres && !drop; b++) {
 			if (b == a)
 				continue;
@@ -670,16 +754,30 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, TS
 			if (caps_within(ca, ra->n, cb, rb->n))
 				drop = rb->n > ra->n || (rb->n == ra->n && b < a);
 		}
-		if (drop)
-			continue;
-		TSQueryMatch qm = {
-		    .pattern_index = (uint16_t)pi,
-		    .capture_count = ra->n,
-		    .captures = ca,
-		};
-		int r = fn(data, &qm);
-		if (r != 0)
-			return r;
+		x->keep[a] = !drop;
+	}
+	/* Each pattern of the shape, in pattern order, takes every match,
+	 * its slots named by its own captures. */
+	for (uint32_t q = pi; q != UINT32_MAX; q = m->next_same[q]) {
+		for (size_t a = 0; a < x->nres; a++) {
+			if (!x->keep[a])
+				continue;
+			const struct result *ra = &x->res[a];
+			TSQueryCapture caps[MAX_MATCH_CAPS];
+			for (uint16_t i = 0; i < ra->n; i++)
+				caps[i] = (TSQueryCapture){
+				    .node = x->pool[ra->at + i].node,
+				    .index = m->slot_cap[q][x->pool[ra->at + i].index],
+				};
+			TSQueryMatch qm = {
+			    .pattern_index = (uint16_t)q,
+			    .capture_count = ra->n,
+			    .captures = caps,
+			};
+			int r = fn(data, &qm);
+			if (r != 0)
+				return r;
+		}
 	}
 	return 0;
 }
@@ -711,6 +809,7 @@ int val_matcher_run(const struct val_matcher *m, TSNode root, val_match_fn fn, v
 	ts_tree_cursor_delete(&x.cur);
 	free(x.arena);
 	free(x.res);
+	free(x.keep);
 	free(x.pool);
 	return r < 0 ? r : 0;
 }
