@@ -106,12 +106,18 @@ void val_matcher_free(struct val_matcher *m);
 /* Whether pattern is matched by m (else by tree-sitter's cursor). */
 bool val_matcher_native(const struct val_matcher *m, uint32_t pattern);
 uint32_t val_matcher_count(const struct val_matcher *m);
+/* The capture ids a native pattern's matches can hold (*ret_n of them,
+ * repeats included); NULL with 0 for a pattern tree-sitter matches. */
+const uint16_t *val_matcher_captures(const struct val_matcher *m, uint32_t pattern,
+                                     uint16_t *ret_n);
 /* Called for each match; nonzero stops the walk (and is returned when
  * negative). */
 typedef int (*val_match_fn)(void *data, const TSQueryMatch *m);
 /* Walk the tree under root once, calling fn for each match of m's
- * patterns, by node in document order. -ENOMEM. */
-int val_matcher_run(const struct val_matcher *m, TSNode root, val_match_fn fn, void *data);
+ * patterns, by node in document order; patterns marked in skip (indexed
+ * by pattern, NULL for none) are not matched. -ENOMEM. */
+int val_matcher_run(const struct val_matcher *m, TSNode root, const bool *skip, val_match_fn fn,
+                    void *data);
 
 struct val_ruleset {
 	const struct val_lang *lang;

@@ -508,6 +508,12 @@ uint32_t val_matcher_count(const struct val_matcher *m)
 	return m ? m->nnative : 0;
 }
 
+const uint16_t *val_matcher_captures(const struct val_matcher *m, uint32_t pattern, uint16_t *ret_n)
+{
+	*ret_n = val_matcher_native(m, pattern) ? m->nslots[pattern] : 0;
+	return *ret_n ? m->slot_cap[pattern] : NULL;
+}
+
 /* --- matching -------------------------------------------------------------- */
 
 struct kid {
@@ -725,8 +731,17 @@ static bool caps_within(const TSQueryCapture *a, uint16_t na, const TSQueryCaptu
 
 /* The matches of pattern pi at node n, each handed to fn. */
 static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, TSNode n,
-                    val_match_fn fn, void *data)
+                    const bool *skip, val_match_fn fn, void *data)
 {
+	/* A shape whose patterns all report rules that are off is not
+	 * matched at all (PY-FILE-WRITE's four in the standard profile). */
+	if (skip) {
+		uint32_t q = pi;
+		while (q != UINT32_MAX && skip[q])
+			q = m->next_same[q];
+		if (q == UINT32_MAX)
+			return 0;
+	}
 	x->nres = x->npool = 0;
 	x->ncaps = 0;
 	x->too_many = false;
@@ -759,6 +774,8 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, TS
 	/* Each pattern of the shape, in pattern order, takes every match,
 	 * its slots named by its own captures. */
 	for (uint32_t q = pi; q != UINT32_MAX; q = m->next_same[q]) {
+		if (skip && skip[q])
+			continue;
 		for (size_t a = 0; a < x->nres; a++) {
 			if (!x->keep[a])
 				continue;
@@ -782,7 +799,8 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, TS
 	return 0;
 }
 
-int val_matcher_run(const struct val_matcher *m, TSNode root, val_match_fn fn, void *data)
+int val_matcher_run(const struct val_matcher *m, TSNode root, const bool *skip, val_match_fn fn,
+                    void *data)
 {
 	struct mctx x = {.cur = ts_tree_cursor_new(root)};
 	TSTreeCursor w = ts_tree_cursor_new(root);
@@ -793,7 +811,7 @@ int val_matcher_run(const struct val_matcher *m, TSNode root, val_match_fn fn, v
 		x.top = x.nseen = 0;
 		if (s < m->nsyms)
 			for (uint32_t i = 0; i < m->count[s] && r == 0; i++)
-				r = match_at(&x, m, m->by_sym[m->first[s] + i], n, fn, data);
+				r = match_at(&x, m, m->by_sym[m->first[s] + i], n, skip, fn, data);
 		if (r != 0)
 			break;
 		if (ts_tree_cursor_goto_first_child(&w))

@@ -794,8 +794,25 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 		d->lang->collect(d, root);
 	d->memo = memo;
 	int r = 0;
-	if (rs->matcher)
-		r = val_matcher_run(rs->matcher, root, take_match, st);
+	if (rs->matcher) {
+		/* Patterns whose every rule is off in this profile never make a
+		 * finding (take_match drops them): the matcher skips them. */
+		_cleanup_free_ bool *skip = calloc(rs->npatterns + 1, sizeof(*skip));
+		if (!skip) {
+			d->memo = NULL;
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < rs->npatterns; i++) {
+			uint16_t n;
+			const uint16_t *caps = val_matcher_captures(rs->matcher, (uint32_t)i, &n);
+			bool on = false;
+			for (uint16_t k = 0; k < n && !on; k++)
+				on = rs->cap_rule[caps[k]] >= 0 &&
+				     sev[rs->cap_rule[caps[k]]] != VAL_SEV_OFF;
+			skip[i] = n > 0 && !on;
+		}
+		r = val_matcher_run(rs->matcher, root, skip, take_match, st);
+	}
 	if (r >= 0 && st->nfound < MAX_FINDINGS && rs->ts_rest) {
 		TSQueryCursor *qc = ts_query_cursor_new();
 		if (!qc) {

@@ -6,10 +6,12 @@ corpus (tests/validate/corpus), the system corpus's real code
 (system-corpus.list, excluded files included), and each corpus file cut at
 a third and at two thirds and spliced onto the next one's tail, which
 leaves syntax errors, ERROR nodes and missing tokens for both to walk.
-Both run under the strict profile (every category on) with CPython off,
-so the rules alone differ. Usage: engines.py KILN. Prints one FAIL line
-per file that differs (with the first differing diagnostic), then
-"engines: N passed, N failed" (one per file)."""
+Both run with CPython off, so the rules alone differ, under the strict
+profile (every category on) and the standard one (where kiln's matcher
+skips the patterns of rules that are off). Usage: engines.py KILN.
+Prints one FAIL line per file and profile that differ (with the first
+differing diagnostic), then "engines: N passed, N failed" (one per file
+and profile)."""
 import fnmatch
 import glob
 import json
@@ -60,7 +62,7 @@ def cuts(files, tmp):
     return out
 
 
-def run(files, matcher, tmp):
+def run(files, matcher, profile, tmp):
     """files: (path, language) pairs; the report of each path."""
     cfg = os.path.join(tmp, matcher + ".json")
     json.dump({"validator": {"python": False, "bash": False, "node": False, "matcher": matcher}},
@@ -69,7 +71,7 @@ def run(files, matcher, tmp):
     for lang in sorted({lg for _, lg in files}):
         mine = [f for f, lg in files if lg == lang]
         for i in range(0, len(mine), 100):
-            p = subprocess.run([kiln, "validate", "--config", cfg, "--profile", "strict", "--lang",
+            p = subprocess.run([kiln, "validate", "--config", cfg, "--profile", profile, "--lang",
                                 lang, "--format", "json"] + mine[i:i + 100],
                                capture_output=True, text=True, env=env)
             for line in p.stdout.splitlines():
@@ -84,17 +86,20 @@ with tempfile.TemporaryDirectory() as tmp:
     langs = {".py": "python", ".sh": "bash", ".js": "javascript"}
     files = [(f, langs[os.path.splitext(f)[1]]) for f in corpus + cuts(corpus, tmp)]
     files += system_files()
-    ours, theirs = run(files, "kiln", tmp), run(files, "tree-sitter", tmp)
     passed = failed = 0
-    for f, _ in files:
-        a, b = ours.get(f), theirs.get(f)
-        if a is not None and a == b:
-            passed += 1
-            continue
-        failed += 1
-        da = (a or {}).get("diagnostics", [])
-        db = (b or {}).get("diagnostics", [])
-        diff = next(((x, y) for x, y in zip(da, db) if x != y), (da[len(db):], db[len(da):]))
-        print(f"FAIL {f}: kiln's matcher {json.dumps(diff[0])[:300]} "
-              f"tree-sitter's {json.dumps(diff[1])[:300]}")
+    for profile in ("strict", "standard"):
+        ours = run(files, "kiln", profile, tmp)
+        theirs = run(files, "tree-sitter", profile, tmp)
+        for f, _ in files:
+            a, b = ours.get(f), theirs.get(f)
+            if a is not None and a == b:
+                passed += 1
+                continue
+            failed += 1
+            da = (a or {}).get("diagnostics", [])
+            db = (b or {}).get("diagnostics", [])
+            diff = next(((x, y) for x, y in zip(da, db) if x != y),
+                        (da[len(db):], db[len(da):]))
+            print(f"FAIL {f} ({profile}): kiln's matcher {json.dumps(diff[0])[:300]} "
+                  f"tree-sitter's {json.dumps(diff[1])[:300]}")
     print(f"engines: {passed} passed, {failed} failed")
