@@ -94,9 +94,38 @@ struct val_pattern {
 	size_t npreds;
 };
 
+/* match.c: the rule patterns matched by kiln's own walk of the tree
+ * (the subset of the query language the rule files use), instead of
+ * tree-sitter's query cursor, which costs about 1000 instructions a node.
+ * Patterns outside the subset are left to tree-sitter. */
+struct val_matcher;
+/* Read q's patterns from its source src[0..len); -ENOMEM only. */
+int val_matcher_new(const TSLanguage *lang, const TSQuery *q, const char *src, size_t len,
+                    struct val_matcher **ret);
+void val_matcher_free(struct val_matcher *m);
+/* Whether pattern is matched by m (else by tree-sitter's cursor). */
+bool val_matcher_native(const struct val_matcher *m, uint32_t pattern);
+uint32_t val_matcher_count(const struct val_matcher *m);
+/* The capture ids a native pattern's matches can hold (*ret_n of them,
+ * repeats included); NULL with 0 for a pattern tree-sitter matches. */
+const uint16_t *val_matcher_captures(const struct val_matcher *m, uint32_t pattern,
+                                     uint16_t *ret_n);
+/* Called for each match; nonzero stops the walk (and is returned when
+ * negative). */
+typedef int (*val_match_fn)(void *data, const TSQueryMatch *m);
+/* Walk the tree under root once, calling fn for each match of m's
+ * patterns, by node in document order; patterns marked in skip (indexed
+ * by pattern, NULL for none) are not matched. -ENOMEM. */
+int val_matcher_run(const struct val_matcher *m, TSNode root, const bool *skip, val_match_fn fn,
+                    void *data);
+
 struct val_ruleset {
 	const struct val_lang *lang;
 	TSQuery *query;
+	/* The patterns kiln matches itself (NULL: all by tree-sitter), and
+	 * whether any is left to tree-sitter's cursor. */
+	struct val_matcher *matcher;
+	bool ts_rest;
 	struct val_rule *rules;
 	size_t nrules;
 	int *cap_rule; /* per capture id: index into rules, or -1 for helpers */
@@ -104,10 +133,11 @@ struct val_ruleset {
 	size_t npatterns;
 };
 
-/* Load language's rule set from the embedded files (or dir when not NULL).
+/* Load language's rule set from the embedded files (or dir when not NULL);
+ * ts_only: every pattern by tree-sitter's query cursor, none by match.c.
  * -EINVAL with a sentence in detail for a broken file. */
-int val_ruleset_load(const struct val_lang *lang, const char *dir, struct val_ruleset **ret,
-                     char *detail, size_t dsz);
+int val_ruleset_load(const struct val_lang *lang, const char *dir, bool ts_only,
+                     struct val_ruleset **ret, char *detail, size_t dsz);
 void val_ruleset_free(struct val_ruleset *rs);
 /* Read a whole rule file (embedded or from dir); caller frees. */
 int val_rule_file_read(const char *dir, const char *name, char **ret_data, size_t *ret_len);

@@ -97,6 +97,7 @@ void val_ruleset_free(struct val_ruleset *rs)
 	}
 	free(rs->rules);
 	free(rs->cap_rule);
+	val_matcher_free(rs->matcher);
 	if (rs->query)
 		ts_query_delete(rs->query);
 	free(rs);
@@ -378,7 +379,8 @@ static int compile_pred(struct val_ruleset *rs, const TSQueryPredicateStep *step
 	return 0;
 }
 
-static int load_query(struct val_ruleset *rs, const char *dir, char *detail, size_t dsz)
+static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, char *detail,
+                      size_t dsz)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "%s.scm", rs->lang->name);
@@ -446,11 +448,23 @@ static int load_query(struct val_ruleset *rs, const char *dir, char *detail, siz
 			start = s + 1;
 		}
 	}
+	/* The patterns match.c knows are matched by it, and taken out of
+	 * tree-sitter's cursor, which then runs only if any is left. */
+	rs->ts_rest = true;
+	if (!ts_only) {
+		r = val_matcher_new(rs->lang->ts(), rs->query, src, len, &rs->matcher);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < rs->npatterns; i++)
+			if (val_matcher_native(rs->matcher, (uint32_t)i))
+				ts_query_disable_pattern(rs->query, (uint32_t)i);
+		rs->ts_rest = val_matcher_count(rs->matcher) < rs->npatterns;
+	}
 	return 0;
 }
 
-int val_ruleset_load(const struct val_lang *lang, const char *dir, struct val_ruleset **ret,
-                     char *detail, size_t dsz)
+int val_ruleset_load(const struct val_lang *lang, const char *dir, bool ts_only,
+                     struct val_ruleset **ret, char *detail, size_t dsz)
 {
 	struct val_ruleset *rs = calloc(1, sizeof(*rs));
 	if (!rs)
@@ -458,7 +472,7 @@ int val_ruleset_load(const struct val_lang *lang, const char *dir, struct val_ru
 	rs->lang = lang;
 	int r = load_table(rs, dir, detail, dsz);
 	if (r >= 0)
-		r = load_query(rs, dir, detail, dsz);
+		r = load_query(rs, dir, ts_only, detail, dsz);
 	if (r < 0) {
 		if (r == -ENOMEM)
 			snprintf(detail, dsz, "out of memory loading the %s rules", lang->name);
@@ -714,6 +728,52 @@ struct finding {
 	uint32_t start, end;
 };
 
+/* One check's rule run: what each match is judged against. */
+struct run {
+	struct val_doc *d;
+	const struct val_ruleset *rs;
+	const enum val_severity *sev;
+	struct finding found[MAX_FINDINGS];
+	size_t nfound;
+};
+
+/* One match, from either matcher: a diagnostic when its rule is on and
+ * its predicates hold. Returns 0 to go on, 1 at MAX_FINDINGS, -errno. */
+static int take_match(void *data, const TSQueryMatch *m)
+{
+	struct run *st = data;
+	const struct val_ruleset *rs = st->rs;
+	struct val_doc *d = st->d;
+	/* A query over 4 MiB takes a while: see a cancel between matches. */
+	if (val_cancelled(d))
+		return -ECANCELED;
+	const struct val_pattern *pat = &rs->patterns[m->pattern_index];
+	int rule = -1;
+	TSNode at = {0};
+	for (uint16_t i = 0; i < m->capture_count; i++)
+		if (rs->cap_rule[m->captures[i].index] >= 0) {
+			rule = rs->cap_rule[m->captures[i].index];
+			at = m->captures[i].node;
+			break;
+		}
+	if (rule < 0 || st->sev[rule] == VAL_SEV_OFF)
+		return 0;
+	const struct val_rule *ru = &rs->rules[rule];
+	for (size_t i = 0; i < pat->npreds; i++)
+		if (!pred_holds(d, &pat->preds[i], m))
+			return 0;
+	uint32_t s = ts_node_start_byte(at), e = ts_node_end_byte(at);
+	for (size_t i = 0; i < st->nfound; i++)
+		if (st->found[i].rule == (size_t)rule && st->found[i].start == s &&
+		    st->found[i].end == e)
+			return 0;
+	st->found[st->nfound++] = (struct finding){(size_t)rule, s, e};
+	int r = val_add(d, s, e, st->sev[rule], ru->id, ru->message, ru->explanation);
+	if (r < 0)
+		return r;
+	return st->nfound == MAX_FINDINGS;
+}
+
 int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
                   json_object *profile)
 {
@@ -721,63 +781,51 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 	 * match (two JSON lookups each, a few hundred matches a snippet). */
 	_cleanup_free_ enum val_severity *sev = calloc(rs->nrules ? rs->nrules : 1, sizeof(*sev));
 	_cleanup_free_ struct val_memo *memo = malloc(sizeof(*memo));
-	TSQueryCursor *qc = ts_query_cursor_new();
-	if (!sev || !memo || !qc) {
-		if (qc)
-			ts_query_cursor_delete(qc);
+	_cleanup_free_ struct run *st = malloc(sizeof(*st));
+	if (!sev || !memo || !st)
 		return -ENOMEM;
-	}
 	for (size_t i = 0; i < rs->nrules; i++)
 		sev[i] = val_severity_for(profile, &rs->rules[i]);
 	for (size_t i = 0; i < MEMO_SLOTS; i++)
 		memo->slot[i].kind = 0;
-	ts_query_cursor_set_match_limit(qc, MATCH_LIMIT);
+	*st = (struct run){.d = d, .rs = rs, .sev = sev};
 	/* The memo only after collect: names resolve against its aliases. */
 	if (d->lang->collect)
 		d->lang->collect(d, root);
 	d->memo = memo;
-	struct finding found[MAX_FINDINGS];
-	size_t nfound = 0;
-	ts_query_cursor_exec(qc, rs->query, root);
-	TSQueryMatch m;
 	int r = 0;
-	while (nfound < MAX_FINDINGS && ts_query_cursor_next_match(qc, &m)) {
-		/* A query over 4 MiB takes a while: see a cancel between matches. */
-		if (val_cancelled(d)) {
-			r = -ECANCELED;
-			break;
+	if (rs->matcher) {
+		/* Patterns whose every rule is off in this profile never make a
+		 * finding (take_match drops them): the matcher skips them. */
+		_cleanup_free_ bool *skip = calloc(rs->npatterns + 1, sizeof(*skip));
+		if (!skip) {
+			d->memo = NULL;
+			return -ENOMEM;
 		}
-		const struct val_pattern *pat = &rs->patterns[m.pattern_index];
-		int rule = -1;
-		TSNode at = {0};
-		for (uint16_t i = 0; i < m.capture_count; i++)
-			if (rs->cap_rule[m.captures[i].index] >= 0) {
-				rule = rs->cap_rule[m.captures[i].index];
-				at = m.captures[i].node;
-				break;
-			}
-		if (rule < 0)
-			continue;
-		const struct val_rule *ru = &rs->rules[rule];
-		if (sev[rule] == VAL_SEV_OFF)
-			continue;
-		bool ok = true;
-		for (size_t i = 0; ok && i < pat->npreds; i++)
-			ok = pred_holds(d, &pat->preds[i], &m);
-		if (!ok)
-			continue;
-		uint32_t s = ts_node_start_byte(at), e = ts_node_end_byte(at);
-		bool dup = false;
-		for (size_t i = 0; i < nfound && !dup; i++)
-			dup = found[i].rule == (size_t)rule && found[i].start == s &&
-			      found[i].end == e;
-		if (dup)
-			continue;
-		found[nfound++] = (struct finding){(size_t)rule, s, e};
-		if ((r = val_add(d, s, e, sev[rule], ru->id, ru->message, ru->explanation)) < 0)
-			break;
+		for (size_t i = 0; i < rs->npatterns; i++) {
+			uint16_t n;
+			const uint16_t *caps = val_matcher_captures(rs->matcher, (uint32_t)i, &n);
+			bool on = false;
+			for (uint16_t k = 0; k < n && !on; k++)
+				on = rs->cap_rule[caps[k]] >= 0 &&
+				     sev[rs->cap_rule[caps[k]]] != VAL_SEV_OFF;
+			skip[i] = n > 0 && !on;
+		}
+		r = val_matcher_run(rs->matcher, root, skip, take_match, st);
+	}
+	if (r >= 0 && st->nfound < MAX_FINDINGS && rs->ts_rest) {
+		TSQueryCursor *qc = ts_query_cursor_new();
+		if (!qc) {
+			d->memo = NULL;
+			return -ENOMEM;
+		}
+		ts_query_cursor_set_match_limit(qc, MATCH_LIMIT);
+		ts_query_cursor_exec(qc, rs->query, root);
+		TSQueryMatch m;
+		while (r == 0 && ts_query_cursor_next_match(qc, &m))
+			r = take_match(st, &m);
+		ts_query_cursor_delete(qc);
 	}
 	d->memo = NULL;
-	ts_query_cursor_delete(qc);
-	return r;
+	return r < 0 ? r : 0;
 }

@@ -45,6 +45,7 @@ struct validator {
 	json_object *config;     /* a copy, for the thread's own validator */
 	struct val_async *async; /* NULL until val_check_async() */
 	uint64_t generation;     /* val_generation() */
+	bool ts_only;            /* "matcher": "tree-sitter" */
 };
 
 const char *val_verdict_name(enum val_verdict v)
@@ -217,6 +218,16 @@ int val_new(json_object *config, struct validator **ret_val)
 	v->parser = ts_parser_new();
 	if (!v->parser)
 		goto fail;
+	/* Which matches the rule patterns: kiln's own walk (match.c) or,
+	 * for comparing the two, tree-sitter's query cursor alone. */
+	const char *matcher = "kiln";
+	json_get_string(config, "matcher", &matcher);
+	if (strcmp(matcher, "kiln") != 0 && strcmp(matcher, "tree-sitter") != 0) {
+		log_error("validator: matcher must be \"kiln\" or \"tree-sitter\"");
+		r = -EINVAL;
+		goto fail;
+	}
+	v->ts_only = strcmp(matcher, "tree-sitter") == 0;
 	const char *rules_dir = NULL;
 	json_get_string(config, "rulesDir", &rules_dir);
 	if (rules_dir && !(v->rules_dir = strdup(rules_dir)))
@@ -226,7 +237,7 @@ int val_new(json_object *config, struct validator **ret_val)
 	 * start-up instant. A user's own rule files are read now, so that a
 	 * mistake in them is reported when the config is applied. */
 	for (size_t i = 0; rules_dir && i < val_langs_count; i++) {
-		r = val_ruleset_load(val_langs[i], rules_dir, &v->rulesets[i], detail,
+		r = val_ruleset_load(val_langs[i], rules_dir, v->ts_only, &v->rulesets[i], detail,
 		                     sizeof(detail));
 		if (r < 0) {
 			log_error("validator: %s", detail);
@@ -315,7 +326,8 @@ static int ruleset_for(struct validator *v, size_t li, char *detail, size_t dsz)
 {
 	if (v->rulesets[li])
 		return 0;
-	return val_ruleset_load(val_langs[li], v->rules_dir, &v->rulesets[li], detail, dsz);
+	return val_ruleset_load(val_langs[li], v->rules_dir, v->ts_only, &v->rulesets[li], detail,
+	                        dsz);
 }
 
 int val_prepare(struct validator *v)

@@ -6,7 +6,9 @@
 # position encoding, and the CPython worker's sandbox seen from outside
 # (tests/validate/worker_check.py: namespaces, reuse, restart, nothing left
 # after the server), benign real code read from the system's packages
-# (tests/validate/system_corpus.py: no deny on it), and the loop's latency
+# (tests/validate/system_corpus.py: no deny on it), the rule patterns
+# matched by kiln's own walk against tree-sitter's query cursor on the
+# corpora (tests/validate/engines.py: the same diagnostics), and the loop's latency
 # while a 4 MiB check runs on the validator's thread
 # (tests/validate/latency_check.py). Range unit tests are tests/unit/test_validate.c
 # (suite 10-unit). Last line: "validate: N passed, N failed".
@@ -32,7 +34,7 @@ if [ ! -x "$KILN" ]; then
 fi
 
 # KILN_TEST_ONLY="corpus rpc ..." (make mutate): only those helpers run
-# (corpus, system, rpc, worker, latency); the quick checks always do.
+# (corpus, system, engines, rpc, worker, latency); the quick checks always do.
 want() {
 	[ -z "${KILN_TEST_ONLY:-}" ] && return 0
 	case " $KILN_TEST_ONLY " in *" $1 "*) return 0 ;; esac
@@ -71,6 +73,14 @@ if want system; then
 	rc=$?
 	grep -v '^ok ' "$tmp/system.out"
 	add_counts "$tmp/system.out" system-corpus $rc
+fi
+
+# --- the two matchers: kiln's walk and tree-sitter's query cursor agree --------
+if want engines; then
+	timeout 900 python3 tests/validate/engines.py "$KILN" >"$tmp/engines.out" 2>&1
+	rc=$?
+	grep -v '^ok ' "$tmp/engines.out"
+	add_counts "$tmp/engines.out" engines $rc
 fi
 
 # --- kiln validate ------------------------------------------------------------

@@ -834,6 +834,52 @@ START_TEST(config_overrides)
 }
 END_TEST
 
+/* kiln's own matcher (match.c) and tree-sitter's query cursor give the same
+ * diagnostics where the query language is subtle: anchors past comments
+ * and anonymous tokens, a '?' child present, absent or an ERROR, one match
+ * per matching child, alternatives with captures, fields through ERROR
+ * regions, and bash and JavaScript patterns left to tree-sitter. */
+START_TEST(matchers_agree)
+{
+	static const struct {
+		const char *lang, *code;
+		int min_diags; /* diagnostics the rules must give (the check can fail) */
+	} cases[] = {
+	    {"python", "import os\ngetattr(os, 'sys' + 'tem')('id')\n", 1},
+	    {"python", "import os\ngetattr(os, # the name\n  'sys' + 'tem')\n", 1},
+	    {"python", "import os\ngetattr(os, a, b)\ngetattr(x, os)\n", 1},
+	    {"python", "__import__('socket')\n__import__()\n__import__(name)\n", 2},
+	    {"python", "__import__(# c\n 'os')\n__import__(,)\n", 1},
+	    {"python", "import os, subprocess as sp, socket\nfrom os import system as s, fork\n",
+	     3},
+	    {"python", "f(os.system, eval, exec)\nx = os.system\nsys.modules['a'] = 1\n", 3},
+	    {"python", "import os\nvars(os)\nvars(os, x)\nos.__dict__\n", 2},
+	    {"python", "while True:\n    pass\nwhile 1:\n    break\nwhile 0:\n    x()\n", 1},
+	    {"python", "open('/etc/x', 'w')\nopen('/etc/y', mode='a')\nopen(\n", 1},
+	    {"python", "def f(:\n    eval(x)\nos.system(\n", 0},
+	    {"bash", "curl https://x | sh\necho hi > /etc/passwd\nfor ((;;)); do :; done\n", 1},
+	    {"javascript", "for (;;) {}\nrequire('child_process').exec('x')\n", 1},
+	};
+	struct validator *ours = make("{\"python\": false, \"bash\": false, \"node\": false}");
+	struct validator *theirs = make("{\"python\": false, \"bash\": false, \"node\": false, "
+	                                "\"matcher\": \"tree-sitter\"}");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_object *a =
+		    check(ours, cases[i].lang, cases[i].code, "strict", POS_UTF16, NULL);
+		json_object *b =
+		    check(theirs, cases[i].lang, cases[i].code, "strict", POS_UTF16, NULL);
+		const char *sa = json_object_to_json_string(a), *sb = json_object_to_json_string(b);
+		ck_assert_msg(strcmp(sa, sb) == 0, "case %zu: kiln %s\ntree-sitter %s", i, sa, sb);
+		ck_assert_msg((int)json_object_array_length(a) >= cases[i].min_diags + 1,
+		              "case %zu: too few diagnostics: %s", i, sa);
+		json_object_put(a);
+		json_object_put(b);
+	}
+	val_free(ours);
+	val_free(theirs);
+}
+END_TEST
+
 START_TEST(bad_config_and_arguments)
 {
 	static const char *const bad[] = {
@@ -842,6 +888,7 @@ START_TEST(bad_config_and_arguments)
 	    "{\"profiles\": []}",
 	    "{\"pythonTimeoutMs\": 1}",
 	    "{\"rulesDir\": \"/nonexistent\"}",
+	    "{\"matcher\": \"fast\"}",
 	    "[]",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -903,6 +950,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, config_overrides);
 	tcase_add_test(tc, stopped_check_leaves_no_answer);
 	tcase_add_test(tc, bad_config_and_arguments);
+	tcase_add_test(tc, matchers_agree);
 	suite_add_tcase(s, tc);
 	return s;
 }
