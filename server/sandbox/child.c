@@ -105,6 +105,7 @@ static const char *const step_names[] = {
     [SBX_STEP_LANDLOCK] = "applying the Landlock ruleset",
     [SBX_STEP_SECCOMP] = "loading the seccomp filter",
     [SBX_STEP_EXEC] = "executing the interpreter",
+    [SBX_STEP_CGROUP] = "joining the cgroup",
 };
 
 const char *sbx_step_name(int step)

@@ -238,6 +238,7 @@ enum sbx_step {
 	SBX_STEP_LANDLOCK,
 	SBX_STEP_SECCOMP,
 	SBX_STEP_EXEC,
+	SBX_STEP_CGROUP, /* a zygote's spare joining its cgroup (zygote.c) */
 };
 
 /* One message on a status socket, with pass_fd attached (SCM_RIGHTS)
@@ -248,8 +249,8 @@ ssize_t sbx_status_send(int sock, struct iovec *iov, size_t iovcnt, int pass_fd)
 /* The same with nfds (at most SBX_STATUS_MAX_FDS) fds attached and
  * sendmsg flags (MSG_DONTWAIT or 0; MSG_NOSIGNAL always): GO's code and,
  * with a workspace, the list of what to hide (hide.h); a zygote's
- * requests (zygote.c: a spare's pipes and status socket). */
-#define SBX_STATUS_MAX_FDS 3
+ * requests (zygote.c: a spare's pipes, status socket and cgroup.procs). */
+#define SBX_STATUS_MAX_FDS 4
 ssize_t sbx_status_send_fds(int sock, struct iovec *iov, size_t iovcnt, const int *fds, size_t nfds,
                             int flags);
 

@@ -293,7 +293,7 @@ static int send_hello(struct sandbox *s, int ch)
 	    {"caps", SBX_STEP_CAPS},         {"nnp", SBX_STEP_NO_NEW_PRIVS},
 	    {"landlock", SBX_STEP_LANDLOCK}, {"seccomp", SBX_STEP_SECCOMP},
 	    {"cmdline", SBX_STEP_CMDLINE},   {"workspace", SBX_STEP_WORKSPACE},
-	    {"hide", SBX_STEP_HIDE},
+	    {"hide", SBX_STEP_HIDE},         {"cgroup", SBX_STEP_CGROUP},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(st); i++)
 		json_object_object_add(steps, st[i].name, json_object_new_int(st[i].step));
@@ -437,7 +437,7 @@ static int send_fds(int sock, json_object *req, const int *fds, size_t nfds)
  * with the workspace, its path (the overlay's, whose upper layer is a
  * tmpfs of the configured size) and the hide patterns (for what pid 1
  * walks itself, as child.c's walk_and_mask). */
-static json_object *spare_request(const struct sandbox *s, const struct sbx_zygote *z, bool go)
+static json_object *spare_request(const struct sandbox *s, const struct sbx_zygote *z)
 {
 	json_object *req = json_object_new_object();
 	json_object *quotas = json_object_new_object();
@@ -464,7 +464,6 @@ static json_object *spare_request(const struct sandbox *s, const struct sbx_zygo
 	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++)
 		json_object_array_add(hide, json_object_new_string(hidden[i]));
 	json_object_object_add(req, "procHidden", hide);
-	json_object_object_add(req, "go", json_object_new_boolean(go));
 	if (z->ws) {
 		json_object *pats = json_object_new_array();
 		for (size_t i = 0; pats && i < s->config.nhide; i++)
@@ -548,27 +547,31 @@ static pid_t pidfd_pid(int pidfd)
 	return p ? (pid_t)atoi(p + 5) : 0;
 }
 
-/* A cgroup of its own for the spare's pid 1, before it forks the
- * program: as a built box's; the run's limits are set when it comes.
- * Without one the rlimits hold. */
-static void join_cgroup(struct sandbox *s, struct sbx_box *b)
+/* A cgroup of its own for the spare's pid 1, as a built box's; the
+ * run's limits are set when it comes. The cgroup is made here (a mkdir)
+ * and its cgroup.procs opened for writing; pid 1 writes itself into it
+ * before it forks the program's process. Moving a process takes the
+ * kernel's cgroup_threadgroup_rwsem for writing (an RCU grace period,
+ * milliseconds), so it is not done on the loop: since Linux 5.16 the
+ * write is checked with the credentials and cgroup namespace of whoever
+ * opened the file, the server. The fd, or -1 (a warning: the rlimits
+ * hold). If pid 1 cannot join, it fails the spare (SBX_STEP_CGROUP): a
+ * run never goes on outside the cgroup the server set its limits on. */
+static int spare_cgroup(struct sandbox *s, struct sbx_box *b)
 {
 	char name[32];
 	snprintf(name, sizeof(name), "b%lu", ++s->next_box);
 	int r = sbx_cgroup_new(s->cgroups, name, &b->cg);
-	if (r >= 0) {
-		_cleanup_close_ int fd =
-		    openat(sbx_cgroup_fd(b->cg), "cgroup.procs", O_WRONLY | O_CLOEXEC);
-		char text[32];
-		int n = snprintf(text, sizeof(text), "%d\n", (int)b->pid);
-		r = fd < 0 ? neg_errno() : write(fd, text, (size_t)n) == n ? 0 : neg_errno();
-	}
+	int fd = -1;
+	if (r >= 0 && (fd = openat(sbx_cgroup_fd(b->cg), "cgroup.procs", O_WRONLY | O_CLOEXEC)) < 0)
+		r = neg_errno();
 	if (r < 0) {
 		log_warn("sandbox: a run from the zygote has no cgroup (%s); using rlimits only",
 		         strerror(-r));
 		if (b->cg)
 			sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
 	}
+	return fd;
 }
 
 /* Drop the spare: its pid 1 is killed (and with it its box) and reaped
@@ -592,10 +595,9 @@ static void drop_spare(struct sandbox *s, struct sbx_zygote *z)
 	free(b);
 }
 
-/* Its pid 1's first message: its pidfd. Then, with cgroups, it joins
- * the run's cgroup and is told to go on. 1 when taken, 0 when not there
+/* Its pid 1's first message: its pidfd. 1 when taken, 0 when not there
  * yet, -errno when the spare failed. */
-static int spare_take_pidfd(struct sandbox *s, struct sbx_box *b, bool go)
+static int spare_take_pidfd(struct sbx_box *b)
 {
 	struct sbx_msg m;
 	struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
@@ -617,11 +619,6 @@ static int spare_take_pidfd(struct sandbox *s, struct sbx_box *b, bool go)
 	}
 	b->pidfd = fd;
 	b->pid = pidfd_pid(fd);
-	if (go && b->pid > 0)
-		join_cgroup(s, b);
-	/* GO: pid 1 forks the program only now, when it is in its cgroup. */
-	if (go && send(b->status_fd, "g", 1, MSG_NOSIGNAL | MSG_DONTWAIT) != 1)
-		return neg_errno();
 	return 1;
 }
 
@@ -640,7 +637,7 @@ static void on_spare_status(struct loop *loop, int fd, unsigned events, void *da
 		return;
 	int r = 0;
 	if (b->pidfd < 0) {
-		r = spare_take_pidfd(s, b, s->cgroups != NULL);
+		r = spare_take_pidfd(b);
 		if (r > 0 && loop_watch(loop, b->pidfd, LOOP_READ, on_spare_dead, s) < 0)
 			r = -ENOMEM;
 		if (r == 0 && !(events & (LOOP_HUP | LOOP_ERR)))
@@ -676,23 +673,26 @@ static void ask_spare(struct sandbox *s)
 	if (!z || !z->ready || z->spare)
 		return;
 	struct sbx_box *b = calloc(1, sizeof(*b));
-	json_object *req = spare_request(s, z, s->cgroups != NULL);
-	int out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1};
+	json_object *req = spare_request(s, z);
+	int out[2] = {-1, -1}, err[2] = {-1, -1}, st[2] = {-1, -1}, procs = -1;
 	int r = b && req ? 0 : -ENOMEM;
+	if (r >= 0)
+		sbx_box_init(b);
 	if (r >= 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
 	               socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0))
 		r = neg_errno();
+	if (r >= 0 && s->cgroups)
+		procs = spare_cgroup(s, b);
 	if (r >= 0) {
-		int theirs[3] = {out[1], err[1], st[1]};
-		r = send_fds(z->box.fds[0], req, theirs, 3);
+		int theirs[4] = {out[1], err[1], st[1], procs};
+		r = send_fds(z->box.fds[0], req, theirs, procs >= 0 ? 4 : 3);
 	}
 	json_object_put(req);
-	int *mine[] = {&out[1], &err[1], &st[1]};
+	int *mine[] = {&out[1], &err[1], &st[1], &procs};
 	for (size_t i = 0; i < ARRAY_SIZE(mine); i++)
 		if (*mine[i] >= 0)
 			close(steal_fd(mine[i]));
 	if (r >= 0) {
-		sbx_box_init(b);
 		b->status_fd = steal_fd(&st[0]);
 		b->fds[0] = steal_fd(&out[0]);
 		b->fds[1] = steal_fd(&err[0]);
@@ -707,8 +707,11 @@ static void ask_spare(struct sandbox *s)
 		if (*left[i] >= 0)
 			close(*left[i]);
 	if (r < 0) {
-		if (!z->spare)
+		if (!z->spare && b) {
+			if (b->cg)
+				sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
 			free(b);
+		}
 		log_warn("sandbox: cannot ask the Python zygote for a box: %s", strerror(-r));
 		retire(s, true);
 	}
@@ -720,11 +723,11 @@ static void ask_spare(struct sandbox *s)
  * it (a few milliseconds; a run came right after the last one). Wait
  * for that one message, at most ZYGOTE_ANSWER_MS; the rest (its setup,
  * READY) the run hears on the loop as from any box. */
-static int spare_await_pidfd(struct sandbox *s, struct sbx_box *b)
+static int spare_await_pidfd(struct sbx_box *b)
 {
 	uint64_t deadline = loop_now_ms() + ZYGOTE_ANSWER_MS;
 	for (;;) {
-		int r = spare_take_pidfd(s, b, s->cgroups != NULL);
+		int r = spare_take_pidfd(b);
 		if (r != 0)
 			return r < 0 ? r : 0;
 		if ((r = fd_wait(b->status_fd, POLLIN, deadline)) < 0)
@@ -746,7 +749,7 @@ static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_
 	int chan[2] = {-1, -1}; /* a session's channel (box.c's plumb()) */
 	if (sp->pidfd < 0) {
 		uint64_t t0 = loop_now_ms();
-		r = spare_await_pidfd(s, sp);
+		r = spare_await_pidfd(sp);
 		log_debug("sandbox: waited %llu ms for the zygote's box",
 		          (unsigned long long)(loop_now_ms() - t0));
 		if (r < 0)

@@ -30,14 +30,16 @@
 #                    "landlock": abi, "nr": {name: number}, "steps": {...},
 #                    "oneshot": oneshot.py's text, "display": kiln_display.py's}
 #                   {"op": "spare", "tmpfs": bytes, "inodes", "userQuotas",
-#                    "procHidden", "go"} with three fds: the run's stdout
-#                    and stderr pipes, its status socket; with the
+#                    "procHidden"} with three fds: the run's stdout
+#                    and stderr pipes, its status socket; with cgroups a
+#                    fourth, the run's cgroup.procs opened for writing by
+#                    kiln (B writes itself into it before it forks C:
+#                    since Linux 5.16 the opener's rights count); with the
 #                    workspace also "ws" (its path), "wsLower" (where the
 #                    zygote's box holds the folder) and "hidePatterns"
 #   zygote -> kiln  {"op": "ready", "imported": [...], "failed": [...]}
 # and on a spare's status socket, once B has sent its pidfd:
-#   kiln -> B       "g" (with cgroups: B is in the run's cgroup), then
-#                   {"op": "run", "path", "rlimits": [[res, soft, hard]],
+#   kiln -> B       {"op": "run", "path", "rlimits": [[res, soft, hard]],
 #                    "tmpfs": bytes, "inodes", "codeLen", "mode"} with the
 #                    code (a memfd); with "mode": "session", a second fd:
 #                    the session driver's channel, its stdin; with
@@ -554,7 +556,8 @@ def _pid1(req, fds):
     only reap, forward kiln's signals and report the end (child.c's
     reap(), in Python)."""
     global _ST
-    out, err, stfd = fds
+    out, err, stfd = fds[:3]
+    procs = fds[3] if len(fds) > 3 else None
     os.close(_ch.detach())
     st = _ST = socket.socket(fileno=stfd)
     if not req.get("pidfdSent"):
@@ -577,11 +580,16 @@ def _pid1(req, fds):
         workfd, upperfd = _box(req)
         global _HIDE_PATTERNS
         _HIDE_PATTERNS = req.get("hidePatterns", [])
-        # With a cgroup, GO: the server has put this process in the
-        # run's cgroup; without GO nothing is forked. (Without one, the
-        # server holds this process's pidfd already.)
-        if req.get("go") and st.recv(16) != b"g":
-            os._exit(0)
+        # With a cgroup: this process joins it now, before C is forked
+        # (kiln set the run's limits on it, or will). Not in it: no run.
+        # The fd is closed here: C and the code never have it.
+        if procs is not None:
+            try:
+                os.write(procs, b"0")
+            except OSError as e:
+                raise _Fail(STEP["cgroup"], e.errno or 1)
+            finally:
+                os.close(procs)
         # C's channel: its "ready" once locked down, its run, and a
         # failure of its own, as a record of two ints.
         bs, cs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -1119,11 +1127,11 @@ def _clone_ahead():
         ours.close()
         try:
             _set_cmdline(b"kiln-spare")
-            msg, fds, _flags, _addr = socket.recv_fds(theirs, 1 << 16, 3)
+            msg, fds, _flags, _addr = socket.recv_fds(theirs, 1 << 16, 4)
         except (OSError, _Fail):
             os._exit(0)
         theirs.close()
-        if not msg or len(fds) != 3:
+        if not msg or len(fds) not in (3, 4):
             os._exit(0)  # the zygote is ending
         _be_pid1(json.loads(msg.decode("utf-8")), fds)
     theirs.close()
@@ -1136,7 +1144,7 @@ def _clone_ahead():
 def _serve_one(msg, fds):
     global _ahead
     req = json.loads(msg.decode("utf-8"))
-    if req.get("op") != "spare" or len(fds) != 3:
+    if req.get("op") != "spare" or len(fds) not in (3, 4):
         for fd in fds:
             os.close(fd)
         return
@@ -1238,7 +1246,7 @@ def main():
     _clone_ahead()
     while True:
         try:
-            msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 3)
+            msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 4)
         except InterruptedError:
             continue
         except OSError:
