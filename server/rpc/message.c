@@ -153,6 +153,19 @@ json_object *rpc_response_new(json_object *id, json_object *result)
 	return o;
 }
 
+/* The n bytes at s, in place: every byte that is not part of valid UTF-8
+ * becomes '?'. */
+static void utf8_repair(char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		size_t seq = utf8_seq_len(p + i, n - i);
+		if (seq == 1 && p[i] >= 0x80)
+			s[i] = '?';
+		i += seq;
+	}
+}
+
 /* A JSON string of text with every byte that is not part of valid UTF-8
  * replaced by '?'. Error messages quote client input (a bad header line, a
  * method name cut to fit a buffer), and the output must stay UTF-8. */
@@ -164,13 +177,7 @@ static json_object *utf8_string(const char *text)
 	char *copy = strdup(text);
 	if (!copy)
 		return NULL;
-	const unsigned char *p = (const unsigned char *)text;
-	for (size_t i = 0; i < n;) {
-		size_t seq = utf8_seq_len(p + i, n - i);
-		if (seq == 1 && p[i] >= 0x80)
-			copy[i] = '?';
-		i += seq;
-	}
+	utf8_repair(copy, n);
 	json_object *o = json_object_new_string(copy);
 	free(copy);
 	return o;
@@ -269,15 +276,8 @@ int rpc_write_error(struct buf *out, json_object *id, int code, const char *mess
 		return -ENOMEM;
 	size_t n = strlen(text);
 	/* As utf8_string(): bytes that are not UTF-8 become '?'. */
-	if (!utf8_valid(text, n)) {
-		const unsigned char *p = (const unsigned char *)text;
-		for (size_t i = 0; i < n;) {
-			size_t seq = utf8_seq_len(p + i, n - i);
-			if (seq == 1 && p[i] >= 0x80)
-				text[i] = '?';
-			i += seq;
-		}
-	}
+	if (!utf8_valid(text, n))
+		utf8_repair(text, n);
 	int r = write_envelope(out, id);
 	if (r >= 0)
 		r = buf_append(out, mid, sizeof(mid) - 1);
