@@ -44,6 +44,15 @@ import kilnrpc  # noqa: E402
 MARK = ("import sys as _kz\nprint('KILN-ZYGOTE', int('kiln_zygote' in _kz.modules), "
         "flush=True)\ndel _kz\n")
 READY_WAIT_S = 120
+# Python for a program: the pipes it holds past stdio in `pipes` (the
+# end-report pipe among them, zygote.py's _END_FD).
+PIPE_FDS = ("pipes = []\n"
+            "for f in os.listdir('/proc/self/fd'):\n"
+            "    try:\n"
+            "        if int(f) > 2 and os.readlink('/proc/self/fd/' + f).startswith('pipe:'):\n"
+            "            pipes.append(int(f))\n"
+            "    except OSError:\n"
+            "        pass\n")
 
 
 class Server:
@@ -523,13 +532,7 @@ class ZygoteSuite(attacks.Suite):
         process it left behind, are never read as the next runs' ends."""
         forge = (
             "import os, struct, time\n"
-            "pipes = []\n"
-            "for f in os.listdir('/proc/self/fd'):\n"
-            "    try:\n"
-            "        if int(f) > 2 and os.readlink('/proc/self/fd/' + f).startswith('pipe:'):\n"
-            "            pipes.append(int(f))\n"
-            "    except OSError:\n"
-            "        pass\n"
+            + PIPE_FDS +
             "print('PIPES', len(pipes), flush=True)\n"
             "def rec(code):\n"
             "    return struct.pack('=4siqqq', b'kend', code << 8, 0, 0, 0)\n"
@@ -603,13 +606,7 @@ class ZygoteSuite(attacks.Suite):
                 "                     start_new_session=True)\n"
                 "print('left')\n")
         lingers = ("import os, struct, sys, time\n"
-                   "pipes = []\n"
-                   "for f in os.listdir('/proc/self/fd'):\n"
-                   "    try:\n"
-                   "        if int(f) > 2 and os.readlink('/proc/self/fd/' + f).startswith('pipe:'):\n"
-                   "            pipes.append(int(f))\n"
-                   "    except OSError:\n"
-                   "        pass\n"
+                   + PIPE_FDS +
                    "print('lingers', len(pipes), flush=True)\n"
                    "os.close(1)\n"
                    "os.close(2)\n"
