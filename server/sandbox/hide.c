@@ -144,7 +144,7 @@ static void set_times(struct hdir *d, const struct stat *st)
 
 static bool hidden_name(const struct sbx_hide *h, const char *name)
 {
-	/* As child.c's glob_match: no escapes, a leading dot like any
+	/* As child_workspace.c's glob_match: no escapes, a leading dot like any
 	 * other character. */
 	for (size_t i = 0; i < h->npats; i++)
 		if (fnmatch(h->pats[i], name, FNM_NOESCAPE) == 0)

@@ -436,7 +436,7 @@ static int send_fds(int sock, json_object *req, const int *fds, size_t nfds)
  * namespace's quotas and the covered /proc files, as child.c has them;
  * with the workspace, its path (the overlay's, whose upper layer is a
  * tmpfs of the configured size) and the hide patterns (for what pid 1
- * walks itself, as child.c's walk_and_mask). */
+ * walks itself, as child_workspace.c's walk_and_mask). */
 static json_object *spare_request(const struct sandbox *s, const struct sbx_zygote *z)
 {
 	json_object *req = json_object_new_object();

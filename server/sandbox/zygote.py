@@ -239,14 +239,14 @@ def _box(req):
     _prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     _set_cmdline(b"kiln-spare")
     # No namespace of any kind inside the run's (a layer under seccomp,
-    # as child.c's forbid_namespaces()); through the zygote box's /proc,
+    # as child_lockdown.c's child_forbid_namespaces()); through the zygote box's /proc,
     # before the run's read-only one covers it.
     for n in ("user", "mnt", "net", "pid", "ipc", "uts", "cgroup", "time"):
         try:
             _write("/proc/sys/user/max_%s_namespaces" % n, "0\n")
         except OSError:
             pass
-    # inotify counts per user: small quotas, as child.c's (the filter
+    # inotify counts per user: small quotas, as child_lockdown.c's (the filter
     # refuses inotify; these hold if it did not).
     for n, v in req["userQuotas"].items():
         try:
@@ -304,7 +304,7 @@ class _OpenHow(ctypes.Structure):
 
 
 def _open_beneath(dirfd, path, flags):
-    """child.c's open_beneath(): path under dirfd, no link followed."""
+    """child.c's child_open_beneath(): path under dirfd, no link followed."""
     how = _OpenHow(flags | os.O_CLOEXEC | os.O_NOFOLLOW, 0,
                    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
     fd = _syscall(NR["openat2"], dirfd, path.encode(), ctypes.byref(how),
@@ -320,7 +320,7 @@ def _fdpath(fd):
 
 
 def _mount_workspace(req):
-    """child.c's mount_workspace(): the host folder (which the zygote's
+    """child_workspace.c's child_mount_workspace(): the host folder (which the zygote's
     box holds read-only at wsLower) under a fresh tmpfs upper layer, at
     the folder's own path; then wsLower is covered by the masks' tmpfs,
     so that nothing of the folder is seen but through the overlay. The
@@ -366,7 +366,7 @@ def _mount_workspace(req):
 
 
 def _walk_masked(top, pats, mask_fd):
-    """child.c's walk_and_mask(): what pid 1 walks itself (another file
+    """child_workspace.c's walk_and_mask(): what pid 1 walks itself (another file
     system mounted in the workspace), from top (taken): every entry whose
     name matches a pattern is masked, a directory not entered once
     masked nor followed through a link; one the box cannot read is
@@ -408,12 +408,12 @@ def _walk_masked(top, pats, mask_fd):
 
 
 def _glob(pat):
-    # child.c's glob_match is fnmatch(3)'s: [^...] is [!...].
+    # child_workspace.c's glob_match is fnmatch(3)'s: [^...] is [!...].
     return pat.replace("[^", "[!")
 
 
 def _hide_listed(listfd, patterns):
-    """child.c's hide_listed(): mask every entry the server's list names
+    """child_workspace.c's child_hide_listed(): mask every entry the server's list names
     (records "<kind><path>\\0", kind F, D or W), opened without following
     a link; one that is not where the list says fails the run."""
     pats = [_glob(p) for p in patterns]
@@ -705,7 +705,7 @@ class _Fprog(ctypes.Structure):
 
 
 def _landlock(ws):
-    """child.c's apply_landlock(): reads everywhere, writes to /work, /tmp,
+    """child_lockdown.c's child_apply_landlock(): reads everywhere, writes to /work, /tmp,
     the workspace ws (or None) and the /dev nodes; with ABI 6, signals and
     abstract sockets scoped."""
     abi = LANDLOCK_ABI
@@ -815,7 +815,7 @@ def _read_end(fd):
 
 
 def _program(out, err, ch, end_w):
-    """C: lock down as child.c's program() does, wait for the run, then
+    """C: lock down as child_program.c's program() does, wait for the run, then
     run the code. ch is B's channel: "r" when locked down, the run's
     rlimits and path back, a failure record if one fails; closed (as a
     successful execve would close it) before the code runs. end_w is the
