@@ -62,7 +62,7 @@
 # The zygote holds no secret (its environment is the box's), no socket but
 # its channel and the one to the child cloned ahead (closed in that
 # child), and no thread when it forks; kiln checks the last two in the
-# tests (tests/sandbox/zygote.py).
+# tests (tests/sandbox/zygote_fork.py).
 import builtins
 import ctypes
 import fcntl

@@ -7,9 +7,9 @@
 # As root it runs twice: as root, and as the unprivileged user nobody
 # (setpriv), from a private copy of the binaries nobody can read; and
 # once where no box can be built, where every case must fail; and the
-# attacks again through the Python zygote (tests/sandbox/zygote.py), as
-# root and as nobody. Last
-# line: "30-sandbox: N passed, N failed".
+# attacks again through the Python zygote (tests/sandbox/zygote.py), and
+# the zygote's own cases (tests/sandbox/zygote_*.py, by topic), as root
+# and as nobody. Last line: "30-sandbox: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -81,13 +81,19 @@ if [ ! -x build/kiln ]; then
 	exit 1
 fi
 cp build/kiln "$tmp/kiln-release"
-cp tests/sandbox/attacks.py tests/sandbox/rpc.py tests/sandbox/zygote.py tests/lib/kilnrpc.py "$tmp/"
-chmod 755 "$tmp/kiln" "$tmp/kiln-release" "$tmp/attack" "$tmp/attacks.py" "$tmp/rpc.py" \
-	"$tmp/zygote.py"
+# The zygote's files: the attacks through it (zygote.py, which the others
+# import), then its own cases by topic, each against a server of its own.
+zygote_files="zygote.py zygote_fork.py zygote_workspace.py zygote_runs.py zygote_end.py"
+cp tests/sandbox/attacks.py tests/sandbox/rpc.py tests/lib/kilnrpc.py "$tmp/"
+for z in $zygote_files; do
+	cp "tests/sandbox/$z" "$tmp/"
+	chmod 755 "$tmp/$z"
+done
+chmod 755 "$tmp/kiln" "$tmp/kiln-release" "$tmp/attack" "$tmp/attacks.py" "$tmp/rpc.py"
 chmod 644 "$tmp/kilnrpc.py"
 
 # KILN_TEST_ONLY="case case..." (make mutate): those attack cases, as root
-# (zygote-* are tests/sandbox/zygote.py's).
+# (zygote-* are the zygote files'; each runs those of its own).
 only=
 zonly=
 for c in ${KILN_TEST_ONLY:-}; do
@@ -108,16 +114,19 @@ run_as() { # run_as LABEL [WRAPPER...]
 	add "$log" "$label: " $?
 }
 
-# The same attacks through the Python zygote (sandbox.zygote), and its
-# fork-safety (tests/sandbox/zygote.py): as root and as nobody.
+# The same attacks through the Python zygote (sandbox.zygote), and its own
+# cases (tests/sandbox/zygote*.py, one process a file): as root and as
+# nobody.
 zygote_as() { # zygote_as LABEL [WRAPPER...]
 	label=$1
 	shift
-	"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
-		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-		python3 "$tmp/zygote.py" --kiln "$tmp/kiln" --attack "$tmp/attack" ${zonly:-} \
-		>"$log" 2>&1 </dev/null
-	add "$log" "$label zygote: " $?
+	for z in $zygote_files; do
+		"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+			ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+			python3 "$tmp/$z" --kiln "$tmp/kiln" --attack "$tmp/attack" ${zonly:-} \
+			>"$log" 2>&1 </dev/null
+		add "$log" "$label ${z%.py}: " $?
+	done
 }
 
 if [ -n "$only$zonly" ]; then

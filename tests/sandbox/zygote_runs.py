@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""zygote_runs.py: a run from the Python zygote (server/sandbox/zygote.h)
+is the normal path's: its own limits in a box made before it was asked
+for (the spare), nothing left of the run before, and the one-shot
+runner's output, exit, traceback and displays as a built box gives them.
+
+  zygote_runs.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
+
+Run by tests/suites/30-sandbox.sh as zygote.py is, as root and as
+nobody, against a server of its own with sandbox.zygote on (started
+under `attack plant-key`, the suite's secret in its environment; see
+zygote.py). Prints "ok NAME" / "not ok NAME: why" and "N passed, N
+failed"; with --only, only those of its cases (none: nothing is
+started).
+"""
+import json
+import os
+import sys
+
+sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
+                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
+from zygote import MARK, Server, ZygoteSuite, main  # noqa: E402
+
+
+class RunsSuite(ZygoteSuite):
+    """Runs from the zygote against the normal path's."""
+
+    def cases(self):
+        self.case("zygote-each-run-its-own-limits", self.limits_case())
+        self.case("zygote-oneshot-as-the-normal-path", self.oneshot_case())
+
+    def limits_case(self):
+        """A run's box is made before its run (the spare) with the
+        configured sizes: the run's own limits (smaller scratch tmpfs,
+        fewer processes, a smaller file size) are what its code sees, and
+        the next run, with the configured ones, does not keep them. Each
+        run also finds /tmp and /work empty of the last run's files."""
+        code = ("import os, resource\n"
+                "for d in ('/tmp', '/work'):\n"
+                "    v = os.statvfs(d)\n"
+                "    print(d, v.f_blocks * v.f_frsize, v.f_files)\n"
+                "print('NPROC', resource.getrlimit(resource.RLIMIT_NPROC)[0])\n"
+                "print('FSIZE', resource.getrlimit(resource.RLIMIT_FSIZE)[0])\n"
+                "print('LEFT', sorted(os.listdir('/tmp')), sorted(os.listdir('/work')))\n"
+                "open('/tmp/left', 'w').close()\n"
+                "open('/work/left', 'w').close()\n")
+        small = {"tmpfsBytes": 8 << 20, "processes": 17, "fileSizeBytes": 5 << 20}
+
+        def run():
+            with open(self.config) as f:
+                base = dict(json.load(f)["sandbox"].get("limits", {}))
+            want_default = base.get("tmpfsBytes", 64 << 20)
+            seen = []
+            for lim in (dict(base, **small), base, dict(base, **small)):
+                out, err, res, error = self.server.run(MARK + code, lim)
+                first, _, rest = out.partition("\n")
+                if error or first != "KILN-ZYGOTE 1":
+                    return "run: %r %r %r" % (out[:300], err[-300:], error)
+                seen.append(rest.splitlines())
+            for got, lim in zip(seen, (small, None, small)):
+                size = lim["tmpfsBytes"] if lim else want_default
+                want = ["/tmp %d %d" % (size, size // 4096), "/work %d %d" % (size, size // 4096),
+                        "LEFT [] ['out']"]
+                if lim:
+                    want += ["NPROC 17", "FSIZE %d" % (5 << 20)]
+                missing = [w for w in want if w not in got]
+                if missing:
+                    return "limits %r: missing %r in %r" % (lim, missing, got)
+            return None
+        return run
+
+    # Programs whose run from the zygote must match the normal path's
+    # (server/sandbox/oneshot.py): output, exit, traceback, displays.
+    ONESHOT_PROGRAMS = [
+        ("print('a')\n2+2", None),
+        ("x = 1\nNone", None),
+        ("import sys\nprint(sys.argv, __name__, __file__, sys.path[0])\n"
+         "def f():\n    1/0\nf()", None),
+        ("import sys\nsys.exit(3)", None),
+        ("import sys\nsys.exit('bye')", None),
+        ("display('x')\nprint('b')\n{'k': [1, 2]}", None),
+        ("raise KeyboardInterrupt", None),
+        ("import os\nprint(os.environ.get('MPLBACKEND'))\nimport matplotlib\n"
+         "print(matplotlib.get_backend())", None),
+        ("import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()\n"
+         "plt.figure()\nplt.plot([2, 1])\nprint('drawn')", None),
+        ("import pandas as pd\ndf = pd.DataFrame({'m': [1, 2], 'v': [3, 4]})\ndf['v']", None),
+        ("print('y' * 20)\n'z' * 2000", {"outputBytes": 1024}),
+        # The program's end is reported before its process is gone
+        # (zygote.py's _report_end): all of its output first, in order.
+        ("import sys\nfor i in range(300):\n    print('o%d' % i + 'x' * 900)\n"
+         "    if i % 50 == 0:\n        print('e%d' % i, file=sys.stderr, flush=True)\n"
+         "sys.stdout.write('tail')", None),
+    ]
+
+    def oneshot_case(self):
+        """A one-shot run from the zygote is the normal path's, seen from
+        the client: the same stdout (but the mark), stderr, exit status
+        and displays, for each of ONESHOT_PROGRAMS, against a server with
+        the zygote off."""
+        def outcome(srv, code, limits):
+            shown = []
+            out, err, res, error = srv.run(MARK + code, limits, shown)
+            first, _, rest = out.partition("\n")
+            res = res or {}
+            return first, (rest, err, error, res.get("exitCode"), res.get("signal"),
+                           [d["data"] for d in shown])
+
+        def run():
+            cfg_path = os.path.join(self.scratch, "cfg-normal.json")
+            with open(self.base_config) as f:
+                cfg = json.load(f)
+            cfg["sandbox"]["zygote"] = False
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            normal = Server(self.kiln, cfg_path, self.env, log=cfg_path + ".log")
+            try:
+                for code, limits in self.ONESHOT_PROGRAMS:
+                    zf, z = outcome(self.server, code, limits)
+                    nf, n = outcome(normal, code, limits)
+                    if zf != "KILN-ZYGOTE 1" or nf != "KILN-ZYGOTE 0":
+                        return "%r: not from the zygote and the normal path: %r %r" % (
+                            code, zf, nf)
+                    if z != n:
+                        return "%r: from the zygote %s, on the normal path %s" % (
+                            code, json.dumps(z)[:700], json.dumps(n)[:700])
+                return None
+            finally:
+                rc = normal.stop()
+                if rc != 0:
+                    print("one-shot case: the normal server exited %s" % rc, flush=True)
+        return run
+
+
+if __name__ == "__main__":
+    main(RunsSuite)
