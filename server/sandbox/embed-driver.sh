@@ -3,7 +3,8 @@
 # so that kiln carries them in its binary: the session driver
 # (kiln_display.py then session_driver.py, one file in the box), and the
 # one-shot runner (oneshot.py) with the display module it is given
-# (kiln_display.py). Usage: embed-driver.sh OUT.c NAME SRC... [-- NAME SRC...]
+# (kiln_display.py); and the zygote's program, from its parts
+# (zygote.py first). Usage: embed-driver.sh OUT.c NAME SRC... [-- NAME SRC...]
 # makes `const char NAME[]`, the SRCs one after the other, for each NAME.
 set -eu
 

@@ -18,8 +18,11 @@ $(SBX_DRIVER_C): $(SBX_DRIVER_SRC) server/sandbox/embed-driver.sh
 		-- sbx_oneshot_runner server/sandbox/oneshot.py \
 		-- sbx_display_module server/sandbox/kiln_display.py
 
-# The zygote's program (zygote.py), embedded the same way.
-SBX_ZYGOTE_SRC := server/sandbox/zygote.py
+# The zygote's program, embedded the same way: its parts one after the
+# other, as one file in the box (zygote.py first: what the others use;
+# zygote_serve.py last: it starts the program).
+SBX_ZYGOTE_SRC := server/sandbox/zygote.py server/sandbox/zygote_pid1.py \
+                  server/sandbox/zygote_program.py server/sandbox/zygote_serve.py
 SBX_ZYGOTE_C   := $(BUILD)/gen/sandbox/zygote_embed.c
 
 MODULE_OBJS += gen/sandbox/zygote_embed.o

@@ -49,7 +49,7 @@ MARK = ("import sys as _kz\nprint('KILN-ZYGOTE', int('kiln_zygote' in _kz.module
         "flush=True)\ndel _kz\n")
 READY_WAIT_S = 120
 # Python for a program: the pipes it holds past stdio in `pipes` (the
-# end-report pipe among them, zygote.py's _END_FD).
+# end-report pipe among them, zygote_program.py's _END_FD).
 PIPE_FDS = ("pipes = []\n"
             "for f in os.listdir('/proc/self/fd'):\n"
             "    try:\n"

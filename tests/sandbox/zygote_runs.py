@@ -87,7 +87,7 @@ class RunsSuite(ZygoteSuite):
         ("import pandas as pd\ndf = pd.DataFrame({'m': [1, 2], 'v': [3, 4]})\ndf['v']", None),
         ("print('y' * 20)\n'z' * 2000", {"outputBytes": 1024}),
         # The program's end is reported before its process is gone
-        # (zygote.py's _report_end): all of its output first, in order.
+        # (zygote_program.py's _report_end): all of its output first, in order.
         ("import sys\nfor i in range(300):\n    print('o%d' % i + 'x' * 900)\n"
          "    if i % 50 == 0:\n        print('e%d' % i, file=sys.stderr, flush=True)\n"
          "sys.stdout.write('tail')", None),
