@@ -3,8 +3,6 @@
 isolation property of a box; and what the zygote's other test files
 share (the server, the suite, main).
 
-  zygote.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
-
 Every attack case of attacks.py that runs code goes through one server
 with sandbox.zygote on (started under `attack plant-key`, with the
 suite's secret in its environment): a bash case becomes Python that execs
@@ -26,7 +24,9 @@ are the normal path's, secrets hidden, each run's own list),
 zygote_runs.py (each run's own limits, the one-shot runner as the normal
 path's) and zygote_end.py (the program's end report).
 
-Prints "ok NAME" / "not ok NAME: why" and "N passed, N failed".
+Each file: FILE --kiln KILN --attack ATTACK_BIN [--only NAME]...; prints
+"ok NAME" / "not ok NAME: why" and "N passed, N failed" (with --only
+naming none of its cases it starts nothing: "0 passed, 0 failed").
 """
 import argparse
 import json

@@ -6,21 +6,10 @@ run at once, with the process's CPU time and peak memory. The code can
 forge a report for its own run only; a process it forks does not end
 the run.
 
-  zygote_end.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
-
-Run by tests/suites/30-sandbox.sh as zygote.py is, as root and as
-nobody, against a server of its own with sandbox.zygote on (started
-under `attack plant-key`, the suite's secret in its environment; see
-zygote.py). Prints "ok NAME" / "not ok NAME: why" and "N passed, N
-failed"; with --only, only those of its cases (none: nothing is
-started).
+Run as zygote.py is (its main(), usage and output), against a server
+of its own.
 """
-import os
-import sys
-
-sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
-                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
-from zygote import MARK, PIPE_FDS, ZygoteSuite, main  # noqa: E402
+from zygote import MARK, PIPE_FDS, ZygoteSuite, main
 
 
 class EndSuite(ZygoteSuite):

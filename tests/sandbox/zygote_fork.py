@@ -5,14 +5,8 @@ secret in the child (so none in the zygote before the fork), and one
 zygote per interpreter (a changed interpreter file retires it and a new
 one is built).
 
-  zygote_fork.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
-
-Run by tests/suites/30-sandbox.sh as zygote.py is, as root and as
-nobody, against a server of its own with sandbox.zygote on (started
-under `attack plant-key`, the suite's secret in its environment; see
-zygote.py). Prints "ok NAME" / "not ok NAME: why" and "N passed, N
-failed"; with --only, only those of its cases (none: nothing is
-started).
+Run as zygote.py is (its main(), usage and output), against a server
+of its own.
 """
 import json
 import os
@@ -20,9 +14,7 @@ import shutil
 import sys
 import tempfile
 
-sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
-                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
-from zygote import MARK, Server, ZygoteSuite, main  # noqa: E402
+from zygote import MARK, Server, ZygoteSuite, main
 
 
 class ForkSuite(ZygoteSuite):

@@ -5,24 +5,15 @@ output and workspaceChanges, secrets hidden with each run's own list,
 the host folder untouched; and a folder made anew at the workspace's
 path retires the zygote that holds the old one.
 
-  zygote_workspace.py --kiln KILN --attack ATTACK_BIN [--only NAME]...
-
-Run by tests/suites/30-sandbox.sh as zygote.py is, as root and as
-nobody, against a server of its own with sandbox.zygote on (started
-under `attack plant-key`, the suite's secret in its environment; see
-zygote.py). Prints "ok NAME" / "not ok NAME: why" and "N passed, N
-failed"; with --only, only those of its cases (none: nothing is
-started).
+Run as zygote.py is (its main(), usage and output), against a server
+of its own.
 """
 import json
 import os
-import sys
 import tempfile
 import time
 
-sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
-                os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
-from zygote import MARK, READY_WAIT_S, Server, ZygoteSuite, main  # noqa: E402
+from zygote import MARK, READY_WAIT_S, Server, ZygoteSuite, main
 
 
 class WorkspaceSuite(ZygoteSuite):
