@@ -7,12 +7,12 @@
  * to the reaping, the new root's mounts, GO and the status socket; its
  * steps of other concerns are child_workspace.c's (the workspace's
  * overlay and masks), child_lockdown.c's (capabilities, Landlock,
- * namespace limits) and child_program.c's (the program's process). */
+ * namespace limits) and child_program.c's (the program's process), and
+ * its mount primitives child_mount.c's. */
 #include "sandbox/child.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <net/if.h>
 #include <poll.h>
 #include <signal.h>
@@ -178,29 +178,6 @@ __attribute__((noreturn)) static void fail(int step)
 			fail(step);                                                                \
 	} while (0)
 
-int child_open_beneath(int rootfd, const char *path, int flags)
-{
-	struct open_how how = {
-	    .flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
-	    .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	return (int)syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
-}
-
-/* Attach mount fd mfd on path under the new root (resolved without
- * following any symlink, so a swapped link cannot redirect the mount). */
-int child_attach(int rootfd, int mfd, const char *path)
-{
-	int tgt = child_open_beneath(rootfd, path, O_PATH);
-	if (tgt < 0)
-		return -1;
-	int r = move_mount(mfd, "", tgt, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
-	int saved = errno;
-	close(tgt);
-	errno = saved;
-	return r;
-}
-
 static int bind_one(int rootfd, const struct sbx_bind *b)
 {
 	int src =
@@ -254,31 +231,6 @@ static int write_file(int rootfd, const struct sbx_file *f)
 		return -1;
 	}
 	return close(fd);
-}
-
-/* A new filesystem instance (fsopen/fsmount): returns the mount fd.
- * Every tmpfs gets an inode cap besides its size: an empty directory
- * costs no page of the size but about a KiB of kernel memory. */
-int child_new_fs(const char *type, const char *size, const char *inodes, const char *mode,
-                 unsigned attrs)
-{
-	int fs = fsopen(type, FSOPEN_CLOEXEC);
-	if (fs < 0)
-		return -1;
-	if ((size && fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0) ||
-	    (inodes && fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0) ||
-	    (mode && fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0) ||
-	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
-		int saved = errno;
-		close(fs);
-		errno = saved;
-		return -1;
-	}
-	int m = fsmount(fs, FSMOUNT_CLOEXEC, attrs);
-	int saved = errno;
-	close(fs);
-	errno = saved;
-	return m;
 }
 
 static int mount_proc(int rootfd, bool zygote)

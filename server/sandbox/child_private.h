@@ -1,10 +1,11 @@
 /* child_private.h: what the files of the child's side of clone() share:
- * child.c (pid 1, the checklist), child_workspace.c (the workspace's
- * overlay and masks), child_lockdown.c (capabilities, Landlock, the
- * namespace limits) and child_program.c (the program's process). Every
- * function here runs between clone() and execve(), under child.h's
- * rules: system calls on prepared buffers, no malloc, no stdio, no lock.
- * Not for the rest of the server: child.h is the API. */
+ * child.c (pid 1, the checklist), child_mount.c (mount primitives),
+ * child_workspace.c (the workspace's overlay and masks),
+ * child_lockdown.c (capabilities, Landlock, the namespace limits) and
+ * child_program.c (the program's process). Every function here runs
+ * between clone() and execve(), under child.h's rules: system calls on
+ * prepared buffers, no malloc, no stdio, no lock. Not for the rest of
+ * the server: child.h is the API. */
 #pragma once
 
 #include <stdbool.h>
@@ -48,7 +49,7 @@ struct prog_args {
 	char *const *envp;
 };
 
-/* child.c: pid 1's helpers the other files use. */
+/* child_mount.c: the mount primitives. */
 
 /* openat2() of path under rootfd, with no link followed, O_CLOEXEC. */
 int child_open_beneath(int rootfd, const char *path, int flags);
