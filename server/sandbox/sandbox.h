@@ -120,6 +120,11 @@ struct sandbox {
 	char warm_language[64];
 	struct sbx_limits warm_limits; /* the last run's: they fix the tmpfs size */
 	bool have_warm_limits;
+	/* The workspace folder the warm box holds, as stat() named it just
+	 * before the box was built: a folder made anew at the same path is
+	 * another folder (warm_take). */
+	dev_t warm_ws_dev;
+	ino_t warm_ws_ino;
 	struct sbx_dying *dying; /* pid 1s that reported and are ending */
 	struct sbx_job *jobs;    /* work on threads of their own (job.c) */
 	/* Where runs' cgroups go (cgroup.h), from the config's
