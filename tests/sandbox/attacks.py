@@ -57,18 +57,36 @@ def own_cgroup2():
     return None
 
 
+# The pids of the processes this suite started: every subprocess.Popen
+# (subprocess.run and kilnrpc's servers go through it, and so do the
+# suites built on this one, zygote.py's), and the servers rpc.py started
+# (it reports their pid). A kiln-<pid> cgroup counts as left behind only
+# when its pid is one of these: servers of other suites and sessions
+# running beside this one leave theirs (killed on purpose, or still
+# ending) in the same directory, and those are not this suite's to judge.
+OUR_PIDS = set()
+
+
+class _TrackedPopen(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        OUR_PIDS.add(self.pid)
+
+
+subprocess.Popen = _TrackedPopen
+
+
 def stale_kiln_cgroups():
-    """kiln-<pid> cgroups whose server is gone: a run's cleanup failed.
-    Only where this suite's servers can make cgroups at all: as nobody
-    they cannot, and what appears there is another user's (a suite
-    running beside this one as root) to clean up."""
+    """kiln-<pid> cgroups of this suite's servers (OUR_PIDS) whose
+    server is gone: a run's cleanup failed. Only where this suite's
+    servers can make cgroups at all: as nobody they cannot."""
     d = own_cgroup2()
     found = []
     if not d or not os.path.isdir(d) or not os.access(d, os.W_OK):
         return found
     for name in os.listdir(d):
         if name.startswith("kiln-") and name[5:].isdigit() and \
-                not os.path.exists("/proc/%s" % name[5:]):
+                int(name[5:]) in OUR_PIDS and not os.path.exists("/proc/%s" % name[5:]):
             found.append(os.path.join(d, name))
     return found
 
@@ -720,6 +738,7 @@ class Suite:
                self.config] + list(extra) + files
         p = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, timeout=150)
         d = json.loads(p.stdout)
+        OUR_PIDS.add(d["server_pid"])
         # A sanitizer report (leak, overflow) makes the server exit non-zero.
         if d["server_exit"] != 0:
             raise AssertionError("the server exited with %s" % d["server_exit"])
