@@ -520,6 +520,66 @@ void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg)
 		sbx_cgroup_free(cg);
 }
 
+/* The next box's cgroup, made on a job thread (sandbox_cgroup_take). */
+struct cgroup_ahead {
+	struct sandbox *s;
+	struct sbx_cgroup *cg; /* made by the work; NULL once handed over */
+	char name[32];
+	int err;
+};
+
+static void cgroup_ahead_work(void *data, const atomic_bool *cancel)
+{
+	(void)cancel; /* one mkdir */
+	struct cgroup_ahead *a = data;
+	a->err = sbx_cgroup_new(a->s->cgroups, a->name, &a->cg);
+}
+
+static void cgroup_ahead_done(void *data)
+{
+	struct cgroup_ahead *a = data;
+	if (a->err < 0)
+		log_debug("sandbox: cannot make the next box's cgroup ahead: %s",
+		          strerror(-a->err));
+	else if (!a->s->cg_ahead)
+		a->s->cg_ahead = steal_pointer(&a->cg);
+	else
+		sandbox_cgroup_free_later(a->s, steal_pointer(&a->cg));
+}
+
+/* After done, or cancelled (sandbox_free, which needs it gone before
+ * the root): an empty cgroup still here is removed now. */
+static void cgroup_ahead_free(void *data)
+{
+	struct cgroup_ahead *a = data;
+	a->s->cg_making = false;
+	if (a->cg)
+		sbx_cgroup_free(a->cg);
+	free(a);
+}
+
+int sandbox_cgroup_take(struct sandbox *s, struct sbx_cgroup **ret)
+{
+	int r = 0;
+	if (!(*ret = steal_pointer(&s->cg_ahead))) {
+		char name[32];
+		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
+		r = sbx_cgroup_new(s->cgroups, name, ret);
+	}
+	struct cgroup_ahead *a = s->cg_making ? NULL : calloc(1, sizeof(*a));
+	if (a) {
+		a->s = s;
+		snprintf(a->name, sizeof(a->name), "b%lu", ++s->next_box);
+		s->cg_making = true;
+		if (sbx_job_start(s, cgroup_ahead_work, cgroup_ahead_done, cgroup_ahead_free, a,
+		                  NULL) < 0) {
+			s->cg_making = false;
+			free(a);
+		}
+	}
+	return r;
+}
+
 static void close_work(void *data, const atomic_bool *cancel)
 {
 	(void)cancel;
@@ -569,6 +629,7 @@ void sandbox_free(struct sandbox *s)
 	/* The cgroups of the runs and pid 1s above are removed by jobs: all
 	 * done before their root goes. */
 	sbx_jobs_stop(s);
+	sbx_cgroup_free(steal_pointer(&s->cg_ahead));
 	sbx_hide_free(s);
 	sbx_cgroup_root_free(s->cgroups);
 	sbx_config_release(&s->config);
