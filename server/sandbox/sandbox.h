@@ -131,10 +131,12 @@ struct sandbox {
 	 * sandbox.cgroup at start; NULL: rlimits only. */
 	struct sbx_cgroup_root *cgroups;
 	unsigned long next_box;
-	/* The next box's cgroup, made ahead on a job thread
-	 * (sandbox_cgroup_take), or NULL; whether that job is on its way. */
+	/* The next box's cgroup, made ahead on a thread of its own
+	 * (sandbox_cgroup_take), or NULL; whether one is being made; the
+	 * thread (sandbox.c), and whether it could not be started. */
 	struct sbx_cgroup *cg_ahead;
-	bool cg_making;
+	bool cg_making, cg_maker_failed;
+	struct cg_maker *cg_maker;
 	/* The host folder the runs see, read-only under a private writable
 	 * layer, at its own path (sandbox_set_workspace); NULL: none. */
 	char *workspace;
@@ -191,9 +193,10 @@ void sandbox_close_later(struct sandbox *s, int fd);
 void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg);
 /* A new cgroup under s->cgroups (which must be set) for a box: the one
  * made ahead if it is there, else one made now; then the next one is
- * made on a job thread. A mkdir under cgroupfs waits for the kernel's
- * cgroup lock while any process on the machine moves between cgroups (an
- * RCU grace period: 10 to 24 ms here under such moves, 55 us without),
- * so the loop makes none unless a box comes before the last one's
- * successor is ready. 0, or -errno with *ret NULL. */
+ * made by a thread of the sandbox's own. A mkdir under cgroupfs waits
+ * for the kernel's cgroup lock while any process on the machine moves
+ * between cgroups (an RCU grace period or more: p90 2-23 ms, max 12-64
+ * ms here under such moves, 55 us without; docs/performance.md), so the
+ * loop makes none unless a box comes before the last one's successor is
+ * ready (the first box, or two in a row). 0, or -errno with *ret NULL. */
 int sandbox_cgroup_take(struct sandbox *s, struct sbx_cgroup **ret);
