@@ -679,8 +679,12 @@ int sandbox_cgroup_take(struct sandbox *s, struct sbx_cgroup **ret)
 		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
 		r = sbx_cgroup_new(s->cgroups, name, ret);
 	}
-	if (!s->cg_maker && !s->cg_maker_failed && !(s->cg_maker = cg_maker_start(s)))
+	/* From the second box on: `kiln run` builds one and would only
+	 * make a cgroup to remove it. */
+	if (s->cg_taken && !s->cg_maker && !s->cg_maker_failed &&
+	    !(s->cg_maker = cg_maker_start(s)))
 		s->cg_maker_failed = true;
+	s->cg_taken = true;
 	struct cg_maker *m = s->cg_maker;
 	if (m && !s->cg_making) {
 		s->cg_making = true;

@@ -133,9 +133,10 @@ struct sandbox {
 	unsigned long next_box;
 	/* The next box's cgroup, made ahead on a thread of its own
 	 * (sandbox_cgroup_take), or NULL; whether one is being made; the
-	 * thread (sandbox.c), and whether it could not be started. */
+	 * thread (sandbox.c), whether it could not be started, and whether
+	 * a box took a cgroup yet (the thread starts with the second). */
 	struct sbx_cgroup *cg_ahead;
-	bool cg_making, cg_maker_failed;
+	bool cg_making, cg_maker_failed, cg_taken;
 	struct cg_maker *cg_maker;
 	/* The host folder the runs see, read-only under a private writable
 	 * layer, at its own path (sandbox_set_workspace); NULL: none. */
@@ -195,8 +196,9 @@ void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg);
  * made ahead if it is there, else one made now; then the next one is
  * made by a thread of the sandbox's own. A mkdir under cgroupfs waits
  * for the kernel's cgroup lock while any process on the machine moves
- * between cgroups (an RCU grace period or more: p90 2-23 ms, max 12-64
+ * between cgroups (an RCU grace period or more: p90 2-19 ms, up to 144
  * ms here under such moves, 55 us without; docs/performance.md), so the
  * loop makes none unless a box comes before the last one's successor is
- * ready (the first box, or two in a row). 0, or -errno with *ret NULL. */
+ * ready (the first two boxes, or two in a row). 0, or -errno with *ret
+ * NULL. */
 int sandbox_cgroup_take(struct sandbox *s, struct sbx_cgroup **ret);
