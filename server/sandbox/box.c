@@ -230,9 +230,7 @@ int sbx_box_build(struct sandbox *s, struct sbx_plan_owned *po, enum sbx_box_io 
 		goto out;
 	}
 	if (io != SBX_BOX_SOCKET && io != SBX_BOX_ZYGOTE && s->cgroups) {
-		char name[32];
-		snprintf(name, sizeof(name), "b%lu", ++s->next_box);
-		r = sbx_cgroup_new(s->cgroups, name, &b->cg);
+		r = sandbox_cgroup_take(s, &b->cg);
 		if (r < 0)
 			log_warn("sandbox: cannot make a cgroup for a box: %s", strerror(-r));
 	}

@@ -980,7 +980,7 @@ static int launch(struct run *run, struct sbx_plan_owned **pop, const char *layo
 	if (sbx_zygote_take(s, run->language, po, layout, &run->limits, code, &run->box) >= 0) {
 		run->from_zygote = true;
 		r = run_watch_box(run);
-	} else if (warm_take(s, layout, &run->box)) {
+	} else if (warm_take(s, layout, po->plan.ws_host, &run->box)) {
 		run->from_warm = true;
 		r = run_watch_box(run);
 	} else {

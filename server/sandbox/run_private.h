@@ -154,10 +154,11 @@ struct run_session_end {
 /* Report the run's end to its owner and free it. */
 void run_session_end(struct run *run, const struct run_session_end *e);
 
-/* warm.c: if the cache holds a box of layout, move it into b (which
+/* warm.c: if the cache holds a box of layout, built with the folder
+ * now at ws_host (the plan's workspace, or NULL), move it into b (which
  * holds none) and return true; otherwise drop what the cache holds (it
  * would not fit the next run either) and return false. */
-bool warm_take(struct sandbox *s, const char *layout, struct sbx_box *b);
+bool warm_take(struct sandbox *s, const char *layout, const char *ws_host, struct sbx_box *b);
 /* No warm box is built now: a run is starting. */
 void warm_hold(struct sandbox *s);
 /* Drop the cache (sandbox_free). */

@@ -120,12 +120,24 @@ struct sandbox {
 	char warm_language[64];
 	struct sbx_limits warm_limits; /* the last run's: they fix the tmpfs size */
 	bool have_warm_limits;
+	/* The workspace folder the warm box holds, as stat() named it just
+	 * before the box was built: a folder made anew at the same path is
+	 * another folder (warm_take). */
+	dev_t warm_ws_dev;
+	ino_t warm_ws_ino;
 	struct sbx_dying *dying; /* pid 1s that reported and are ending */
 	struct sbx_job *jobs;    /* work on threads of their own (job.c) */
 	/* Where runs' cgroups go (cgroup.h), from the config's
 	 * sandbox.cgroup at start; NULL: rlimits only. */
 	struct sbx_cgroup_root *cgroups;
 	unsigned long next_box;
+	/* The next box's cgroup, made ahead on a thread of its own
+	 * (sandbox_cgroup_take), or NULL; whether one is being made; the
+	 * thread (sandbox.c), whether it could not be started, and whether
+	 * a box took a cgroup yet (the thread starts with the second). */
+	struct sbx_cgroup *cg_ahead;
+	bool cg_making, cg_maker_failed, cg_taken;
+	struct cg_maker *cg_maker;
 	/* The host folder the runs see, read-only under a private writable
 	 * layer, at its own path (sandbox_set_workspace); NULL: none. */
 	char *workspace;
@@ -180,3 +192,13 @@ void sandbox_close_later(struct sandbox *s, int fd);
 /* Remove a cgroup whose processes are all dead or dying, off the loop's
  * thread (it may take up to a second). */
 void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg);
+/* A new cgroup under s->cgroups (which must be set) for a box: the one
+ * made ahead if it is there, else one made now; then the next one is
+ * made by a thread of the sandbox's own. A mkdir under cgroupfs waits
+ * for the kernel's cgroup lock while any process on the machine moves
+ * between cgroups (an RCU grace period or more: p90 2-19 ms, up to 144
+ * ms here under such moves, 55 us without; docs/performance.md), so the
+ * loop makes none unless a box comes before the last one's successor is
+ * ready (the first two boxes, or two in a row). 0, or -errno with *ret
+ * NULL. */
+int sandbox_cgroup_take(struct sandbox *s, struct sbx_cgroup **ret);

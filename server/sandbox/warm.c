@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "core/log.h"
@@ -72,6 +73,17 @@ static void on_warm_timer(struct loop *loop, void *data)
 	char err[512];
 	int step = -1;
 	int r = sbx_box_plan(s, s->warm_language, lim, &po, err, sizeof(err));
+	/* The folder the box will hold, named before pid 1 opens it: if the
+	 * path names another folder by the time a run takes the box, the
+	 * box is not used (warm_take). */
+	struct stat st;
+	if (r >= 0 && po->plan.ws_host && stat(po->plan.ws_host, &st) < 0) {
+		r = -errno;
+		snprintf(err, sizeof(err), "%s: %s", po->plan.ws_host, strerror(errno));
+	} else if (r >= 0 && po->plan.ws_host) {
+		s->warm_ws_dev = st.st_dev;
+		s->warm_ws_ino = st.st_ino;
+	}
 	if (r >= 0 && (r = sbx_box_build(s, po, SBX_BOX_PIPES, b, &step, err, sizeof(err))) < 0 &&
 	    step >= 0)
 		snprintf(err, sizeof(err), "%s failed: %s", sbx_step_name(step), strerror(-r));
@@ -104,14 +116,33 @@ void run_warm(struct sandbox *s, const char *language)
 	s->warm_timer = loop_timer_start(s->loop, WARM_DELAY_MS, on_warm_timer, s);
 }
 
+/* Whether ws_host still names the folder the warm box was built with.
+ * The layout holds the path only: a folder moved away and another made
+ * at its path has the same one, and the box would show the old folder's
+ * files while the hide list (made from the path) masks the new one's. */
+static bool same_folder(const struct sandbox *s, const char *ws_host)
+{
+	struct stat st;
+	if (!ws_host)
+		return true;
+	if (stat(ws_host, &st) < 0)
+		return false;
+	if (st.st_dev == s->warm_ws_dev && st.st_ino == s->warm_ws_ino)
+		return true;
+	log_debug("sandbox: %s is another folder than the warm box's: a fresh box", ws_host);
+	return false;
+}
+
 /* A box built ahead of its run differs from a fresh one only in when it
  * was built: it still waits for its program and code, and serves one
  * run. It fits any run whose plan has the same layout (the built-in
- * languages share one; a tmpfs size or a config's binds make another). */
-bool warm_take(struct sandbox *s, const char *layout, struct sbx_box *b)
+ * languages share one; a tmpfs size or a config's binds make another)
+ * and the same workspace folder, not only the same path. */
+bool warm_take(struct sandbox *s, const char *layout, const char *ws_host, struct sbx_box *b)
 {
 	struct sbx_box *w = s->warm;
-	if (w && !w->reaped && w->layout && strcmp(w->layout, layout) == 0) {
+	if (w && !w->reaped && w->layout && strcmp(w->layout, layout) == 0 &&
+	    same_folder(s, ws_host)) {
 		loop_unwatch(s->loop, w->pidfd);
 		*b = *w;
 		free(steal_pointer(&s->warm));

@@ -548,8 +548,9 @@ static pid_t pidfd_pid(int pidfd)
 }
 
 /* A cgroup of its own for the spare's pid 1, as a built box's; the
- * run's limits are set when it comes. The cgroup is made here (a mkdir)
- * and its cgroup.procs opened for writing; pid 1 writes itself into it
+ * run's limits are set when it comes. The cgroup is taken here (made
+ * ahead, off the loop: sandbox_cgroup_take) and its cgroup.procs opened
+ * for writing; pid 1 writes itself into it
  * before it forks the program's process. Moving a process takes the
  * kernel's cgroup_threadgroup_rwsem for writing (an RCU grace period,
  * milliseconds), so it is not done on the loop: since Linux 5.16 the
@@ -559,9 +560,7 @@ static pid_t pidfd_pid(int pidfd)
  * run never goes on outside the cgroup the server set its limits on. */
 static int spare_cgroup(struct sandbox *s, struct sbx_box *b)
 {
-	char name[32];
-	snprintf(name, sizeof(name), "b%lu", ++s->next_box);
-	int r = sbx_cgroup_new(s->cgroups, name, &b->cg);
+	int r = sandbox_cgroup_take(s, &b->cg);
 	int fd = -1;
 	if (r >= 0 && (fd = openat(sbx_cgroup_fd(b->cg), "cgroup.procs", O_WRONLY | O_CLOEXEC)) < 0)
 		r = neg_errno();

@@ -57,18 +57,36 @@ def own_cgroup2():
     return None
 
 
+# The pids of the processes this suite started: every subprocess.Popen
+# (subprocess.run and kilnrpc's servers go through it, and so do the
+# suites built on this one, zygote.py's), and the servers rpc.py started
+# (it reports their pid). A kiln-<pid> cgroup counts as left behind only
+# when its pid is one of these: servers of other suites and sessions
+# running beside this one leave theirs (killed on purpose, or still
+# ending) in the same directory, and those are not this suite's to judge.
+OUR_PIDS = set()
+
+
+class _TrackedPopen(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        OUR_PIDS.add(self.pid)
+
+
+subprocess.Popen = _TrackedPopen
+
+
 def stale_kiln_cgroups():
-    """kiln-<pid> cgroups whose server is gone: a run's cleanup failed.
-    Only where this suite's servers can make cgroups at all: as nobody
-    they cannot, and what appears there is another user's (a suite
-    running beside this one as root) to clean up."""
+    """kiln-<pid> cgroups of this suite's servers (OUR_PIDS) whose
+    server is gone: a run's cleanup failed. Only where this suite's
+    servers can make cgroups at all: as nobody they cannot."""
     d = own_cgroup2()
     found = []
     if not d or not os.path.isdir(d) or not os.access(d, os.W_OK):
         return found
     for name in os.listdir(d):
         if name.startswith("kiln-") and name[5:].isdigit() and \
-                not os.path.exists("/proc/%s" % name[5:]):
+                int(name[5:]) in OUR_PIDS and not os.path.exists("/proc/%s" % name[5:]):
             found.append(os.path.join(d, name))
     return found
 
@@ -720,10 +738,107 @@ class Suite:
                self.config] + list(extra) + files
         p = subprocess.run(cmd, env=self.env, stdout=subprocess.PIPE, timeout=150)
         d = json.loads(p.stdout)
+        OUR_PIDS.add(d["server_pid"])
         # A sanitizer report (leak, overflow) makes the server exit non-zero.
         if d["server_exit"] != 0:
             raise AssertionError("the server exited with %s" % d["server_exit"])
         return d
+
+    def cgroup_ahead_case(self, zygote):
+        """The next box's cgroup is made ahead, off the loop (a mkdir
+        under cgroupfs waits for the kernel's cgroup lock while a process
+        anywhere moves between cgroups: sandbox_cgroup_take): once the
+        server idles, the newest cgroup under its kiln-<pid> is an empty
+        one, and the next box (the warm box built after the next run; with
+        the zygote, the spare asked for after it) is born in that one, not
+        in one made then. Where kiln can make no cgroup (as nobody) there
+        is nothing to see."""
+        def run():
+            d = own_cgroup2()
+            if not d or not os.access(os.path.join(d, "cgroup.procs"), os.W_OK):
+                return None
+            cfg, lang, code = self.config, "bash", "echo ran\n"
+            if zygote:
+                cfg = os.path.join(self.scratch, "ahead-zygote.json")
+                with open(self.config) as f:
+                    c = json.load(f)
+                c["sandbox"]["zygote"] = True
+                with open(cfg, "w") as f:
+                    json.dump(c, f)
+                lang, code = "python", "import sys\nprint('kiln_zygote' in sys.modules)\n"
+            srv = rpcmod.Server(self.kiln, env=self.env, args=["--config", cfg])
+            top = os.path.join(d, "kiln-%d" % srv.p.pid)
+
+            def boxes():
+                """{number: populated} of the boxes' cgroups (b<N>)."""
+                got = {}
+                for n in os.listdir(top) if os.path.isdir(top) else []:
+                    if n[:1] == "b" and n[1:].isdigit():
+                        try:
+                            with open(os.path.join(top, n, "cgroup.procs")) as f:
+                                got[int(n[1:])] = bool(f.read().strip())
+                        except OSError:
+                            pass
+                return got
+
+            def snippet():
+                """The run's result (or None) and its stdout."""
+                srv.id += 1
+                srv.send({"jsonrpc": "2.0", "id": srv.id, "method": "snippet/run",
+                          "params": {"language": lang, "code": code, "override": True}})
+                out = ""
+                while True:
+                    m = srv.read()
+                    if m.get("method") == "run/output" and m["params"]["stream"] == "stdout":
+                        out += m["params"]["text"]
+                    elif m.get("id") == srv.id:
+                        return m.get("result"), out or json.dumps(m)
+
+            def idle():
+                """Until the same cgroups three looks in a row (the server
+                idles: the next box built, the last run's cgroup gone)."""
+                seen, same = None, 0
+                deadline = time.time() + 60
+                while time.time() < deadline and same < 3:
+                    now = boxes()
+                    same = same + 1 if now == seen else 0
+                    seen = now
+                    time.sleep(0.2)
+                return seen
+            try:
+                # With the zygote: until a run comes from it (then its
+                # spare waits for the next).
+                deadline = time.time() + 120
+                while True:
+                    res, out = snippet()
+                    if not res:
+                        return "the run failed: %s" % out
+                    if not zygote or out == "True\n":
+                        break
+                    if time.time() > deadline:
+                        return "no run came from the zygote"
+                    time.sleep(0.5)
+                before = idle()
+                if not before or not any(before.values()) or before[max(before)]:
+                    return "no box waiting beside an empty cgroup made ahead: %r" % before
+                ahead = max(before)
+                res, out = snippet()
+                if not res:
+                    return "the second run failed: %s" % out
+                deadline = time.time() + 60
+                while time.time() < deadline:
+                    now = boxes()
+                    if now.get(ahead):
+                        return None
+                    if ahead not in now:
+                        return "b%d, made ahead, went unused: %r -> %r" % (ahead, before, now)
+                    time.sleep(0.1)
+                return "no box was born in b%d, made ahead: %r -> %r" % (ahead, before, boxes())
+            finally:
+                rc = srv.close()
+                if rc != 0:
+                    print("# cgroup-made-ahead: the server exited %s" % rc, flush=True)
+        return run
 
     def protocol_cases(self):
         def streaming():
@@ -963,6 +1078,8 @@ class Suite:
             err = d["replies"][0].get("error")
             return None if err and err["code"] == -32602 else "%r" % d["replies"][0]
         self.case("protocol-bad-requests", bad_requests)
+        self.case("cgroup-made-ahead", self.cgroup_ahead_case(False))
+        self.case("cgroup-made-ahead-zygote", self.cgroup_ahead_case(True))
 
         def server_stop():
             # End the session while a run is going: nothing may survive.

@@ -125,6 +125,7 @@ def main():
         o["stderr"] = "".join(o["stderr"])
     print(json.dumps({"replies": [replies.get(i) for i in ids], "output": output,
                       "artifacts": artifacts, "server_exit": proc.returncode,
+                      "server_pid": proc.pid,
                       "rss_kb": rss}))
 
 

@@ -189,6 +189,7 @@ def main():
     os.chmod(tmp, 0o755)
     try:
         run_cases(a.kiln, tmp, root)
+        anew_cases(a.kiln, tmp, root)
         prompt_cases(a.kiln, a.fake_model, tmp, root)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -467,6 +468,55 @@ def run_cases(kiln, tmp, root):
                   "%r %r" % (k.out, res and res.get("workspaceChanges")))
         finally:
             k.close()
+
+
+def anew_cases(kiln, tmp, root):
+    """12. The folder is moved away and another made at its path, while a
+    box built ahead (a warm box; with --zygote, the zygote's) holds the
+    old one: the next run sees the new folder, never the old one's
+    secret (.env is only in the old folder, so the hide list, made from
+    the path, has nothing to mask)."""
+    top = os.path.join(tmp, "anew")
+    os.makedirs(top)
+    os.chmod(top, 0o755)
+    proj = make_project(top, owner=65534 if root else None)
+    code = ("import os\nprint(sorted(os.listdir('.')))\n"
+            "try:\n    print('.env READ', open('.env').read())\n"
+            "except OSError as e:\n    print('.env no', e.errno)\n")
+    k = Kiln(kiln, uri(proj))
+    try:
+        # Two runs, each after a pause: the second takes the box built
+        # after the first (without --zygote), and a third waits after it.
+        for _ in range(2):
+            time.sleep(0.5)
+            res, err = k.run(code)
+        old_list = sorted(os.listdir(proj))
+        check("anew-old-folder-secret-masked",
+              res is not None and k.out["stdout"] == "%r\n.env no 13\n" % old_list and
+              (ZYGOTE or res.get("warmBox") is True), "%r %r %r" % (k.out, err, res))
+        time.sleep(0.5)
+        os.rename(proj, os.path.join(top, "old"))
+        os.makedirs(proj)
+        with open(os.path.join(proj, "fresh.txt"), "w") as f:
+            f.write("new folder\n")
+        for q in (proj, os.path.join(proj, "fresh.txt")):
+            os.chmod(q, 0o755 if q == proj else 0o644)
+            if root:
+                os.chown(q, 65534, 65534)
+        want = "['fresh.txt']\n.env no 2\n"
+        res, err = k.run(code)
+        seen = k.out["stdout"] + k.out["stderr"]
+        check("anew-folder-seen-no-old-secret",
+              res is not None and k.out["stdout"] == want and SECRET not in seen and
+              (ZYGOTE or res.get("warmBox") is False), "%r %r %r" % (k.out, err, res))
+        # The box built after it holds the new folder, and is used.
+        time.sleep(0.5)
+        res, err = k.run(code)
+        check("anew-next-box-holds-the-new-folder",
+              res is not None and k.out["stdout"] == want and
+              (ZYGOTE or res.get("warmBox") is True), "%r %r %r" % (k.out, err, res))
+    finally:
+        k.close()
 
 
 def prompt_cases(kiln, fake_model, tmp, root):
