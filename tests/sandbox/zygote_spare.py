@@ -14,7 +14,8 @@ never a time: a round trip sent after the run must be answered while
 the zygote is still stopped (with the old blocking wait it was answered
 only after the wait gave up, and the run then took the normal path);
 then SIGCONT, and the run must come from the zygote (it waited for its
-spare, off the loop). Cancel, close and a client that exits in that
+spare, off the loop); without SIGCONT it must come, after the deadline,
+from a box of its own. Cancel, close and a client that exits in that
 window must leave nothing behind (no process, no cgroup: attacks.py's
 host check after every case; the server's own exit under ASan for
 leaks) and keep the spare for the next run.
@@ -333,6 +334,26 @@ class SpareSuite(attacks.Suite):
             return "the run after the cancelled one: %r %r" % (out[:300], reply)
         return None
 
+    def deadline_case(self, srv):
+        """The spare does not come at all (the zygote stays stopped): the
+        run that waits for it takes a box of its own once the deadline
+        (ZYGOTE_ANSWER_MS, 2 s) passes, the loop answering meanwhile; the
+        zygote is retired, and runs go on."""
+        rid = srv.send("snippet/run", {"language": "python", "code": MARK + "print('B')\n",
+                                       "override": True})
+        why = self.answered_before(srv, srv.ping(), rid)
+        if why:
+            return why
+        reply = srv.until_reply(rid)[-1]
+        out = srv.output(rid)
+        if "error" in reply or out != "KILN-ZYGOTE 0\nB\n":
+            return "the run whose spare never came: %r %r" % (out[:300], reply)
+        srv.release()
+        out, reply = srv.run("print('C')\n")
+        if out != "C\n" or "error" in reply:
+            return "the run after: %r %r" % (out[:300], reply)
+        return None
+
     def client_exit_case(self):
         """The client goes (its stdin closes) while a run waits for its
         spare: the server ends cleanly (no leak under ASan), and nothing
@@ -422,6 +443,7 @@ class SpareSuite(attacks.Suite):
         self.case("spare-round-trip-answered-while-a-run-waits",
                   self.with_server(self.run_waits_case))
         self.case("spare-run-cancelled-while-it-waits", self.with_server(self.cancel_case))
+        self.case("spare-deadline-takes-the-normal-path", self.with_server(self.deadline_case))
         self.case("spare-client-exits-while-a-run-waits", self.client_exit_case())
         self.case("spare-session-opened-while-it-waits", self.with_server(self.session_case))
         self.case("spare-session-closed-while-it-waits",
