@@ -964,20 +964,16 @@ static void on_start_failed(struct loop *loop, void *data)
 	done(done_data, NULL, err, msg);
 }
 
-/* Give the run its box (the warm one, or one built now) and send pid 1
- * GO: the part of a start that waits for a slot. The run holds one from
- * here until it is freed. -ENOMEM; another -errno with errmsg set when
- * the box could not be built (the caller fails the run). */
-static int launch(struct run *run, struct sbx_plan_owned **pop, const char *layout,
-                  const char *code)
+/* The run's box: the zygote's spare (zygote true), the warm one, or one
+ * built now; then its limits, and GO (or, with the workspace, the list
+ * of what to hide first). */
+static int launch_box(struct run *run, struct sbx_plan_owned **pop, const char *layout,
+                      const char *code, bool zygote)
 {
 	struct sbx_plan_owned *po = *pop;
 	struct sandbox *s = run->sbx;
-	run->holds_slot = true;
-	s->active++;
-	run->start_ms = loop_now_ms();
 	int r;
-	if (sbx_zygote_take(s, run->language, po, layout, &run->limits, code, &run->box) >= 0) {
+	if (zygote) {
 		run->from_zygote = true;
 		r = run_watch_box(run);
 	} else if (warm_take(s, layout, po->plan.ws_host, &run->box)) {
@@ -1010,6 +1006,54 @@ static int launch(struct run *run, struct sbx_plan_owned **pop, const char *layo
 	if (!(run->wall_timer = loop_timer_start(s->loop, run->limits.wall_ms, on_wall, run)))
 		return -ENOMEM;
 	log_debug("run %s: pid %d, %s", run->id, (int)run->box.pid, run->language);
+	return 0;
+}
+
+/* The zygote's spare the run waited for came (r >= 0: the run's box
+ * holds it) or did not (the normal path): the start goes on, from the
+ * loop. Its wall clock starts now, as it does once a box is there. */
+static void on_spare(void *data, int r)
+{
+	struct run *run = data;
+	run->zwait = NULL;
+	struct sbx_plan_owned *po = steal_pointer(&run->qplan);
+	_cleanup_free_ char *layout = steal_pointer(&run->qlayout);
+	_cleanup_free_ char *code = steal_pointer(&run->qcode);
+	r = launch_box(run, &po, layout, code, r >= 0);
+	sbx_plan_free(po);
+	if (r < 0) {
+		if (r == -ENOMEM && !run->errmsg[0])
+			snprintf(run->errmsg, sizeof(run->errmsg), "out of memory");
+		run->err = r;
+		on_start_failed(run->loop, run);
+	}
+}
+
+/* Give the run its box and send pid 1 GO (launch_box): the part of a
+ * start that waits for a slot. The run holds one from here until it is
+ * freed. When the zygote's spare is on its way, the run waits for it
+ * off the loop's critical path, holding what the start needs (on_spare).
+ * -ENOMEM; another -errno with errmsg set when the box could not be
+ * built (the caller fails the run). */
+static int launch(struct run *run, struct sbx_plan_owned **pop, const char *layout,
+                  const char *code)
+{
+	struct sandbox *s = run->sbx;
+	run->holds_slot = true;
+	s->active++;
+	run->start_ms = loop_now_ms();
+	int r = sbx_zygote_take(s, run->language, *pop, layout, &run->limits, code, &run->box,
+	                        on_spare, run, &run->zwait);
+	if (r != -EINPROGRESS)
+		return launch_box(run, pop, layout, code, r >= 0);
+	if (!(run->qlayout = strdup(layout)) || !(run->qcode = strdup(code))) {
+		sbx_zygote_wait_cancel(s, steal_pointer(&run->zwait));
+		return -ENOMEM;
+	}
+	run->qplan = steal_pointer(pop);
+	/* No warm box is built while this run starts. */
+	warm_hold(s);
+	log_debug("run %s: waits for the zygote's box", run->id);
 	return 0;
 }
 
@@ -1202,9 +1246,12 @@ void run_free(struct run *run)
 		}
 	if (run->queued)
 		dequeue(run);
-	/* Launched, and waiting for the list of what to hide. */
+	/* Launched, and waiting for the zygote's spare (which stays the
+	 * zygote's) or for the list of what to hide. */
+	sbx_zygote_wait_cancel(run->sbx, run->zwait);
 	sbx_hide_cancel(run->sbx, run->hide_req);
 	sbx_plan_free(run->qplan);
+	free(run->qlayout);
 	free(run->qcode);
 	if (run->holds_slot) {
 		run->sbx->active--;

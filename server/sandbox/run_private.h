@@ -21,6 +21,7 @@ struct sandbox;
 struct sbx_cgroup;
 struct sbx_hide_req;
 struct sbx_job;
+struct sbx_zygote_wait;
 
 enum { OUT, ERR };
 struct run {
@@ -39,6 +40,10 @@ struct run {
 	struct sbx_box box;
 	bool from_warm;
 	bool from_zygote; /* forked from the Python zygote (zygote.h): no GO */
+	/* Taken on while the zygote's spare is on its way (zygote.h): it
+	 * holds a slot, and qplan, qlayout and qcode for the normal path
+	 * should the spare not come (on_spare). */
+	struct sbx_zygote_wait *zwait;
 	/* A session's run (session.c): the session's box runs it, and this
 	 * run's box stays empty. */
 	struct sbx_session *session;

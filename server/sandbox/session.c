@@ -96,6 +96,11 @@ struct sbx_session {
 	/* The box is the zygote's (zygote.h): the list goes to its pid 1
 	 * (sbx_zygote_send_hide), not with a GO. */
 	bool zygote_box;
+	/* Open (alive) while the zygote's spare is on its way: the box is
+	 * empty, a run's frame waits in outq, and the plan waits here for
+	 * the rest of the start (on_spare). */
+	struct sbx_zygote_wait *zwait;
+	struct sbx_plan_owned *zplan;
 };
 
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data);
@@ -156,7 +161,7 @@ void sbx_session_pause_io(struct sbx_session *ss, bool pause)
 	ss->io_paused = pause;
 	watch_io(ss);
 	/* Frames that arrived while paused are handled now. */
-	if (!pause && ss->alive)
+	if (!pause && ss->alive && ss->box.ctl_fd >= 0)
 		on_ctl(ss->loop, ss->box.ctl_fd, 0, ss);
 }
 
@@ -222,6 +227,9 @@ static int queue_frame(struct sbx_session *ss, json_object *msg)
 
 static void write_out(struct sbx_session *ss)
 {
+	/* The box is on its way (zwait): the frame goes when it comes. */
+	if (ss->box.ctl_fd < 0)
+		return;
 	while (ss->outq.len) {
 		ssize_t n = send(ss->box.ctl_fd, ss->outq.data, ss->outq.len, MSG_NOSIGNAL);
 		if (n > 0) {
@@ -446,6 +454,9 @@ static void stop_timers(struct sbx_session *ss)
  * handed to the sandbox to reap when pid 1 has reported. */
 static void drop_box(struct sbx_session *ss)
 {
+	/* The spare stays the zygote's. */
+	sbx_zygote_wait_cancel(ss->sbx, steal_pointer(&ss->zwait));
+	sbx_plan_free(steal_pointer(&ss->zplan));
 	sbx_hide_cancel(ss->sbx, steal_pointer(&ss->hide_req));
 	sbx_plan_free(steal_pointer(&ss->go_plan));
 	int fds[] = {ss->box.pidfd, ss->box.status_fd, ss->box.fds[OUT], ss->box.fds[ERR],
@@ -553,11 +564,36 @@ static void on_kill_timer(struct loop *loop, void *data)
 		end_session(ss, ss->why, SIGKILL, true);
 }
 
+/* The run was interrupted before its frame left: the box is still on
+ * its way (zwait), and the code never ran. The run ends now, as an
+ * interrupted one, on a turn of its own. */
+static void on_unsent(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sbx_session *ss = data;
+	ss->kill_timer = NULL;
+	ss->interrupting = false;
+	struct run *run = steal_pointer(&ss->run);
+	arm_idle(ss);
+	if (!run)
+		return;
+	run->session = NULL;
+	struct run_session_end e = {
+	    .status = RUN_SESSION_INTERRUPTED, .session_id = ss->id, .work_fd = -1, .upper_fd = -1};
+	run_session_end(run, &e);
+}
+
 void sbx_session_interrupt(struct sbx_session *ss)
 {
 	if (!ss->alive || ss->interrupting)
 		return;
 	ss->interrupting = true;
+	if (ss->zwait) {
+		/* Its frame (the one outq can hold then) is not sent. */
+		buf_reset(&ss->outq);
+		ss->kill_timer = loop_timer_start(ss->loop, 0, on_unsent, ss);
+		return;
+	}
 	/* pid 1 passes it to the program's process group. */
 	syscall(SYS_pidfd_send_signal, ss->box.pidfd, SIGINT, NULL, 0);
 	ss->kill_timer = loop_timer_start(ss->loop, SESSION_GRACE_MS, on_kill_timer, ss);
@@ -581,6 +617,12 @@ void sbx_session_forget_run(struct sbx_session *ss, struct run *run)
 	if (ss->run != run)
 		return;
 	ss->run = NULL;
+	if (ss->zwait) {
+		/* Its frame has not left: the code never runs. */
+		buf_reset(&ss->outq);
+		arm_idle(ss);
+		return;
+	}
 	/* A run cancelled while its code runs: the code would go on in the
 	 * session; interrupt it, and the session ends if it does not stop. */
 	if (ss->alive)
@@ -644,33 +686,33 @@ static void on_hide_list(void *data, int fd, const char *why)
 	}
 }
 
+static void on_spare(void *data, int r);
+
 /* The driver forked from the Python zygote (zygote.h), when it is on and
  * ready: its imports are the zygote's, its box is a fresh one like a
  * built session box (with the workspace, its pid 1 waits for the list of
- * what to hide, as a built box's does for GO). 0, or -errno (then the
- * box is built as below). */
+ * what to hide, as a built box's does for GO). 0, -EINPROGRESS (the
+ * spare is on its way: on_spare), or -errno (then the box is built as
+ * below). */
 static int from_zygote(struct sbx_session *ss, const struct sbx_plan_owned *po)
 {
 	char *layout = sbx_plan_layout(&po->plan);
 	if (!layout)
 		return -ENOMEM;
 	int r = sbx_zygote_take_session(ss->sbx, po, layout, &ss->life, "/" DRIVER_PATH,
-	                                sbx_session_driver, &ss->box);
+	                                sbx_session_driver, &ss->box, on_spare, ss, &ss->zwait);
 	free(layout);
 	return r;
 }
 
-/* Build the box and start the driver. */
-static int start_box(struct sbx_session *ss, char *err, size_t errsz)
+/* Start the driver in the box, the zygote's (zygote true) or one built
+ * now, and watch it. po is taken. */
+static int start_driver(struct sbx_session *ss, struct sbx_plan_owned *po, bool zygote, char *err,
+                        size_t errsz)
 {
 	struct sandbox *s = ss->sbx;
-	struct sbx_plan_owned *po = NULL;
-	int r = sbx_box_plan(s, ss->language, &ss->life, &po, err, errsz);
-	if (r < 0)
-		return r;
 	int step = -1;
-	bool zygote = from_zygote(ss, po) >= 0;
-	r = zygote ? 0 : sbx_box_build(s, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
+	int r = zygote ? 0 : sbx_box_build(s, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
 	if (r < 0) {
 		if (step >= 0)
 			snprintf(err, errsz,
@@ -680,12 +722,6 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 		sbx_plan_free(po);
 		return r;
 	}
-	/* A fresh box: a fresh, empty upper layer. */
-	ss->gen++;
-	sbx_ws_snap_free(steal_pointer(&ss->snap));
-	ss->snap_lent = false;
-	free(ss->ws_host);
-	ss->ws_host = po->plan.ws_host ? strdup(po->plan.ws_host) : NULL;
 	if (ss->box.cg && (r = sbx_cgroup_set_limits(ss->box.cg, ss->life.memory_bytes,
 	                                             ss->life.processes, ss->life.cpu_cores)) < 0)
 		log_warn("session %s: the cgroup took only some limits: %s", ss->id, strerror(-r));
@@ -729,10 +765,56 @@ static int start_box(struct sbx_session *ss, char *err, size_t errsz)
 	}
 	ss->alive = true;
 	ss->why[0] = '\0';
+	/* A run's frame that waited for the box goes now (LOOP_WRITE). */
 	watch_io(ss);
 	arm_idle(ss);
 	log_debug("session %s: pid %d%s", ss->id, (int)ss->box.pid,
 	          zygote ? ", from the zygote" : "");
+	return 0;
+}
+
+/* The zygote's spare the session waited for came (r >= 0: its box holds
+ * it) or did not (its box is built now). If the driver cannot start,
+ * the session ends with why, and a run under way is answered so. */
+static void on_spare(void *data, int r)
+{
+	struct sbx_session *ss = data;
+	ss->zwait = NULL;
+	char err[sizeof(ss->why)];
+	r = start_driver(ss, steal_pointer(&ss->zplan), r >= 0, err, sizeof(err));
+	if (r >= 0)
+		return;
+	if (r == -ENOMEM)
+		snprintf(err, sizeof(err), "kiln cannot open the session: out of memory");
+	/* drop_box (above) or not: it is over either way. */
+	ss->alive = true;
+	end_session(ss, err, 0, false);
+}
+
+/* Build the box and start the driver; or, when the zygote's spare is on
+ * its way, open the session without a box: it is alive, a run's frame
+ * waits, and the start goes on from the loop (on_spare). */
+static int start_box(struct sbx_session *ss, char *err, size_t errsz)
+{
+	struct sandbox *s = ss->sbx;
+	struct sbx_plan_owned *po = NULL;
+	int r = sbx_box_plan(s, ss->language, &ss->life, &po, err, errsz);
+	if (r < 0)
+		return r;
+	/* A fresh box: a fresh, empty upper layer. */
+	ss->gen++;
+	sbx_ws_snap_free(steal_pointer(&ss->snap));
+	ss->snap_lent = false;
+	free(ss->ws_host);
+	ss->ws_host = po->plan.ws_host ? strdup(po->plan.ws_host) : NULL;
+	r = from_zygote(ss, po);
+	if (r != -EINPROGRESS)
+		return start_driver(ss, po, r >= 0, err, errsz);
+	ss->zplan = po;
+	ss->alive = true;
+	ss->why[0] = '\0';
+	arm_idle(ss);
+	log_debug("session %s: waits for the zygote's box", ss->id);
 	return 0;
 }
 

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +20,6 @@
 #include <unistd.h>
 
 #include "core/buf.h"
-#include "core/fdwait.h"
 #include "core/json.h"
 #include "core/lang.h"
 #include "core/log.h"
@@ -71,6 +69,37 @@ struct sbx_zygote {
 	/* The next run's box, asked for ahead (ask_spare): NULL, or on its
 	 * way (pidfd -1 until its pid 1 reports), or waiting for its run. */
 	struct sbx_box *spare;
+	/* The run that came while the spare was on its way, and waits for
+	 * its pidfd (off the loop's critical path: see struct
+	 * sbx_zygote_wait); NULL. One at a time: another run meanwhile takes
+	 * the normal path. */
+	struct sbx_zygote_wait *wait;
+};
+
+/* What a run sends its spare's pid 1, made when the run comes: the
+ * request, the code (a memfd), and what the run's box keeps. */
+struct zyg_req {
+	json_object *req;
+	int codefd;
+	char *layout;
+	struct sbx_limits lim;
+	bool session; /* a session's: the channel is made when it is sent */
+};
+
+/* A run waiting for the spare's pidfd (zygote.h). Linked from the
+ * zygote (z->wait) until the pidfd comes, the spare fails or the
+ * deadline passes; then its failure, if any, is told from a timer of
+ * its own (never from within another run's start that retired the
+ * zygote). Owned by the caller until fn is called or it cancels. */
+struct sbx_zygote_wait {
+	struct sandbox *s;
+	struct sbx_box *b;
+	sbx_zygote_wait_fn fn;
+	void *data;
+	struct zyg_req q;
+	struct loop_timer *timer; /* the deadline; then the failure's turn */
+	int err;
+	uint64_t since_ms;
 };
 
 /* The zygote's filter, compiled once (the loop's thread only uses it). */
@@ -139,6 +168,7 @@ static char *zygote_key(const struct sandbox *s, const struct sbx_plan_owned *po
 
 static void drop_spare(struct sandbox *s, struct sbx_zygote *z);
 static void ask_spare(struct sandbox *s);
+static void wait_fail(struct sandbox *s, struct sbx_zygote *z, int err);
 
 static void retire(struct sandbox *s, bool failed)
 {
@@ -579,6 +609,8 @@ static int spare_cgroup(struct sandbox *s, struct sbx_box *b)
 static void drop_spare(struct sandbox *s, struct sbx_zygote *z)
 {
 	struct sbx_box *b = z->spare;
+	/* A run waiting for it takes the normal path. */
+	wait_fail(s, z, -ECANCELED);
 	if (!b)
 		return;
 	z->spare = NULL;
@@ -623,11 +655,24 @@ static int spare_take_pidfd(struct sbx_box *b)
 
 static void on_spare_dead(struct loop *loop, int fd, unsigned events, void *data);
 
+/* spare_take_pidfd, and the spare's pidfd watched: 1, 0 or -errno. */
+static int spare_pidfd(struct sandbox *s, struct sbx_box *b)
+{
+	int r = spare_take_pidfd(b);
+	if (r > 0 && loop_watch(s->loop, b->pidfd, LOOP_READ, on_spare_dead, s) < 0)
+		r = -ENOMEM;
+	return r;
+}
+
+static void hand_over(struct sandbox *s, struct sbx_zygote *z);
+
 /* What the spare's pid 1 has said: its pidfd, then READY (with /work)
  * once the program's process is locked down and waits. Anything else
- * before its run is a failure of the zygote's. */
+ * before its run is a failure of the zygote's. A run waiting for the
+ * spare gets it with its pidfd (hand_over). */
 static void on_spare_status(struct loop *loop, int fd, unsigned events, void *data)
 {
+	(void)loop;
 	(void)fd;
 	struct sandbox *s = data;
 	struct sbx_zygote *z = s->zygote;
@@ -636,14 +681,15 @@ static void on_spare_status(struct loop *loop, int fd, unsigned events, void *da
 		return;
 	int r = 0;
 	if (b->pidfd < 0) {
-		r = spare_take_pidfd(b);
-		if (r > 0 && loop_watch(loop, b->pidfd, LOOP_READ, on_spare_dead, s) < 0)
-			r = -ENOMEM;
+		r = spare_pidfd(s, b);
 		if (r == 0 && !(events & (LOOP_HUP | LOOP_ERR)))
 			return;
 	}
-	if (r >= 0 && !sbx_box_read_status(b) && !b->failed && !b->have_exit)
+	if (r >= 0 && !sbx_box_read_status(b) && !b->failed && !b->have_exit) {
+		if (b->pidfd >= 0 && z->wait)
+			hand_over(s, z);
 		return;
+	}
 	log_warn("sandbox: the zygote could not make a box (%s)", r < 0 ? strerror(-r)
 	                                                          : b->failed
 	                                                              ? sbx_step_name(b->fail_step)
@@ -718,61 +764,52 @@ static void ask_spare(struct sandbox *s)
 
 /* --- a run ---------------------------------------------------------------------- */
 
-/* The spare's pid 1 has not sent its pidfd yet: the zygote is cloning
- * it (a few milliseconds; a run came right after the last one). Wait
- * for that one message, at most ZYGOTE_ANSWER_MS; the rest (its setup,
- * READY) the run hears on the loop as from any box. */
-static int spare_await_pidfd(struct sbx_box *b)
+static void zyg_req_release(struct zyg_req *q)
 {
-	uint64_t deadline = loop_now_ms() + ZYGOTE_ANSWER_MS;
-	for (;;) {
-		int r = spare_take_pidfd(b);
-		if (r != 0)
-			return r < 0 ? r : 0;
-		if ((r = fd_wait(b->status_fd, POLLIN, deadline)) < 0)
-			return r;
-	}
+	json_object_put(q->req);
+	q->req = NULL;
+	if (q->codefd >= 0)
+		close(steal_fd(&q->codefd));
+	free(q->layout);
+	q->layout = NULL;
 }
 
-/* Give the run the spare: its cgroup takes the run's limits, then its
- * pid 1 the run (the code as a memfd). The next spare is asked for when
- * this run is over (sbx_zygote_idle): made while it runs, its fork and
- * setup would take CPU from it. */
-static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_plan_owned *po,
-                      const char *layout, const struct sbx_limits *lim, const char *path,
-                      enum zyg_mode mode, const char *code, struct sbx_box *b)
+/* What the run will send the spare's pid 1, made when it comes. */
+static int zyg_req_make(const struct sbx_plan_owned *po, const char *layout,
+                        const struct sbx_limits *lim, const char *path, enum zyg_mode mode,
+                        const char *code, struct zyg_req *q)
+{
+	size_t len = strlen(code);
+	*q = (struct zyg_req){.codefd = -1, .lim = *lim, .session = mode == ZYG_SESSION};
+	q->req = run_request(path, po, lim, len, mode);
+	q->layout = strdup(layout);
+	int r = q->req && q->layout ? sbx_code_memfd(code, len) : -ENOMEM;
+	if (r < 0) {
+		zyg_req_release(q);
+		return r;
+	}
+	q->codefd = r;
+	return 0;
+}
+
+/* Give the run the spare, whose pidfd came: its cgroup takes the run's
+ * limits, then its pid 1 the run (the code as a memfd). The next spare
+ * is asked for when this run is over (sbx_zygote_idle): made while it
+ * runs, its fork and setup would take CPU from it. */
+static int give_spare(struct sandbox *s, struct sbx_zygote *z, struct zyg_req *q, struct sbx_box *b)
 {
 	struct sbx_box *sp = z->spare;
-	size_t len = strlen(code);
-	int r = 0, codefd = -1;
+	int r = 0;
 	int chan[2] = {-1, -1}; /* a session's channel (box.c's plumb()) */
-	if (sp->pidfd < 0) {
-		uint64_t t0 = loop_now_ms();
-		r = spare_await_pidfd(sp);
-		log_debug("sandbox: waited %llu ms for the zygote's box",
-		          (unsigned long long)(loop_now_ms() - t0));
-		if (r < 0)
-			return r;
-	}
-	json_object *req = run_request(path, po, lim, len, mode);
-	char *lay = strdup(layout);
-	if (!req || !lay) {
-		r = -ENOMEM;
+	if (sp->cg && (r = sbx_cgroup_set_limits(sp->cg, q->lim.memory_bytes, q->lim.processes,
+	                                         q->lim.cpu_cores)) < 0)
 		goto out;
-	}
-	if (sp->cg && (r = sbx_cgroup_set_limits(sp->cg, lim->memory_bytes, lim->processes,
-	                                         lim->cpu_cores)) < 0)
-		goto out;
-	if ((codefd = sbx_code_memfd(code, len)) < 0) {
-		r = codefd;
-		goto out;
-	}
-	if (mode == ZYG_SESSION && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0) {
+	if (q->session && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, chan) < 0) {
 		r = neg_errno();
 		goto out;
 	}
-	int theirs[2] = {codefd, chan[1]};
-	if ((r = send_fds(sp->status_fd, req, theirs, mode == ZYG_SESSION ? 2 : 1)) < 0)
+	int theirs[2] = {q->codefd, chan[1]};
+	if ((r = send_fds(sp->status_fd, q->req, theirs, q->session ? 2 : 1)) < 0)
 		goto out;
 	if (chan[0] >= 0) {
 		sp->ctl_fd = steal_fd(&chan[0]);
@@ -783,17 +820,122 @@ static int take_spare(struct sandbox *s, struct sbx_zygote *z, const struct sbx_
 	loop_unwatch(s->loop, sp->status_fd);
 	loop_unwatch(s->loop, sp->pidfd);
 	*b = *sp;
-	b->layout = steal_pointer(&lay);
+	b->layout = steal_pointer(&q->layout);
 	free(sp);
 	z->spare = NULL;
 out:
-	json_object_put(req);
-	free(lay);
-	int *fds[] = {&codefd, &chan[0], &chan[1]};
-	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-		if (*fds[i] >= 0)
-			close(*fds[i]);
+	for (size_t i = 0; i < ARRAY_SIZE(chan); i++)
+		if (chan[i] >= 0)
+			close(chan[i]);
 	return r;
+}
+
+/* --- a run that waits for the spare ------------------------------------------- */
+
+/* Tell the run that waited how it went, and forget the wait. */
+static void wait_done(struct sbx_zygote_wait *w, int r)
+{
+	if (w->timer)
+		loop_timer_stop(w->s->loop, w->timer);
+	log_debug("sandbox: a run waited %llu ms for the zygote's box (%s)",
+	          (unsigned long long)(loop_now_ms() - w->since_ms),
+	          r < 0 ? strerror(-r) : "taken");
+	sbx_zygote_wait_fn fn = w->fn;
+	void *data = w->data;
+	zyg_req_release(&w->q);
+	free(w);
+	fn(data, r);
+}
+
+static void on_wait_failed(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sbx_zygote_wait *w = data;
+	w->timer = NULL;
+	wait_done(w, w->err);
+}
+
+/* The spare a run waits for is gone (retire, drop_spare): the run hears
+ * of it on a turn of its own (this may be another run's start) and takes
+ * the normal path. */
+static void wait_fail(struct sandbox *s, struct sbx_zygote *z, int err)
+{
+	struct sbx_zygote_wait *w = steal_pointer(&z->wait);
+	if (!w)
+		return;
+	if (w->timer)
+		loop_timer_stop(s->loop, w->timer);
+	w->err = err;
+	if (!(w->timer = loop_timer_start(s->loop, 0, on_wait_failed, w)))
+		wait_done(w, err);
+}
+
+/* The spare's pidfd did not come in time: the zygote is retired, and the
+ * run takes the normal path. */
+static void on_wait_deadline(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sbx_zygote_wait *w = data;
+	struct sandbox *s = w->s;
+	w->timer = NULL;
+	if (s->zygote && s->zygote->wait == w)
+		s->zygote->wait = NULL;
+	log_warn("sandbox: the Python zygote's box did not report in %d ms; using a box of its own",
+	         ZYGOTE_ANSWER_MS);
+	retire(s, true);
+	wait_done(w, -ETIMEDOUT);
+}
+
+/* The spare's pidfd came: the run that waits takes it. */
+static void hand_over(struct sandbox *s, struct sbx_zygote *z)
+{
+	struct sbx_zygote_wait *w = steal_pointer(&z->wait);
+	int r = give_spare(s, z, &w->q, w->b);
+	if (r < 0) {
+		log_warn(
+		    "sandbox: the Python zygote could not start a run (%s); using a box of its "
+		    "own",
+		    strerror(-r));
+		retire(s, true);
+	}
+	wait_done(w, r);
+}
+
+void sbx_zygote_wait_cancel(struct sandbox *s, struct sbx_zygote_wait *w)
+{
+	if (!w)
+		return;
+	/* The spare stays, for the next run. */
+	if (s->zygote && s->zygote->wait == w)
+		s->zygote->wait = NULL;
+	if (w->timer)
+		loop_timer_stop(s->loop, w->timer);
+	zyg_req_release(&w->q);
+	free(w);
+}
+
+/* The spare's pid 1 has not sent its pidfd yet: the zygote is cloning
+ * it (a few milliseconds; a run came right after the last one). The run
+ * waits for it off the loop's critical path: its pidfd comes to
+ * on_spare_status, which hands the spare over; the rest (its setup,
+ * READY) the run hears on the loop as from any box. */
+static int wait_spare(struct sandbox *s, struct sbx_zygote *z, struct zyg_req *q, struct sbx_box *b,
+                      sbx_zygote_wait_fn fn, void *data, struct sbx_zygote_wait **ret_wait)
+{
+	struct sbx_zygote_wait *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	*w = (struct sbx_zygote_wait){
+	    .s = s, .b = b, .fn = fn, .data = data, .q = *q, .since_ms = loop_now_ms()};
+	if (!(w->timer = loop_timer_start(s->loop, ZYGOTE_ANSWER_MS, on_wait_deadline, w))) {
+		free(w);
+		return -ENOMEM;
+	}
+	*q = (struct zyg_req){.codefd = -1};
+	z->wait = w;
+	*ret_wait = w;
+	log_debug("sandbox: a run waits for the zygote's box");
+	return -EINPROGRESS;
 }
 
 /* Whether path (no leading '/') is dir or lies under it. */
@@ -807,7 +949,8 @@ static bool path_under(const char *path, const char *dir)
  * (in the box) runs code as mode says. */
 static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
                 const struct sbx_limits *lim, const char *path, enum zyg_mode mode,
-                const char *code, struct sbx_box *b)
+                const char *code, struct sbx_box *b, sbx_zygote_wait_fn fn, void *data,
+                struct sbx_zygote_wait **ret_wait)
 {
 	if (!s->loop || !s->config.zygote || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
 		return -ENOTSUP;
@@ -837,14 +980,29 @@ static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *
 		return -EAGAIN;
 	}
 	free(key);
-	if (!s->zygote->ready)
+	struct sbx_zygote *z = s->zygote;
+	if (!z->ready)
 		return -EAGAIN;
-	if (!s->zygote->spare) {
+	if (!z->spare) {
 		ask_spare(s);
 		return -EAGAIN;
 	}
-	int r = take_spare(s, s->zygote, po, layout, lim, path, mode, code, b);
-	if (r < 0) {
+	/* Another run waits for it already. */
+	if (z->wait)
+		return -EAGAIN;
+	struct zyg_req q;
+	int r = zyg_req_make(po, layout, lim, path, mode, code, &q);
+	if (r < 0)
+		return r;
+	/* Its pidfd may have come already, not yet read on the loop. */
+	if (z->spare->pidfd < 0)
+		r = spare_pidfd(s, z->spare);
+	if (r >= 0 && z->spare->pidfd >= 0)
+		r = give_spare(s, z, &q, b);
+	else if (r >= 0)
+		r = fn ? wait_spare(s, z, &q, b, fn, data, ret_wait) : -EAGAIN;
+	zyg_req_release(&q);
+	if (r < 0 && r != -EAGAIN && r != -EINPROGRESS) {
 		log_warn(
 		    "sandbox: the Python zygote could not start a run (%s); using a box of its "
 		    "own",
@@ -856,21 +1014,23 @@ static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *
 
 int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
                     const char *layout, const struct sbx_limits *lim, const char *code,
-                    struct sbx_box *b)
+                    struct sbx_box *b, sbx_zygote_wait_fn fn, void *data,
+                    struct sbx_zygote_wait **ret_wait)
 {
 	const struct lang *l = lang_find(language);
 	if (!l || strcmp(l->name, "python") != 0 || !po->code_path)
 		return -ENOTSUP;
 	char path[128];
 	snprintf(path, sizeof(path), "/%s", po->code_path);
-	return take(s, po, layout, lim, path, run_mode(po), code, b);
+	return take(s, po, layout, lim, path, run_mode(po), code, b, fn, data, ret_wait);
 }
 
 int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
                             const struct sbx_limits *life, const char *path, const char *driver,
-                            struct sbx_box *b)
+                            struct sbx_box *b, sbx_zygote_wait_fn fn, void *data,
+                            struct sbx_zygote_wait **ret_wait)
 {
-	return take(s, po, layout, life, path, ZYG_SESSION, driver, b);
+	return take(s, po, layout, life, path, ZYG_SESSION, driver, b, fn, data, ret_wait);
 }
 
 int sbx_zygote_send_hide(struct sbx_box *b, int hide_fd)
@@ -892,6 +1052,8 @@ void sbx_zygote_free(struct sandbox *s)
 	if (!z)
 		return;
 	s->zygote = NULL;
+	/* Runs and sessions went first (sandbox_free): none waits. */
+	z->wait = NULL;
 	drop_spare(s, z);
 	loop_unwatch(s->loop, z->box.pidfd);
 	loop_unwatch(s->loop, z->box.fds[0]);

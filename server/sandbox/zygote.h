@@ -55,20 +55,34 @@ struct sbx_plan_owned;
 /* The default sandbox.zygotePreload. */
 extern const char *const sbx_zygote_default_preload[];
 
+/* A run that waits for the spare (sbx_zygote_take's -EINPROGRESS). */
+struct sbx_zygote_wait;
+/* The spare came (r >= 0: the caller's box now holds it, as from
+ * sbx_zygote_take's 0) or did not (r < 0: b is untouched and the caller
+ * takes the normal path). Called from the loop, never from within
+ * sbx_zygote_take; the wait is gone once it is called. */
+typedef void (*sbx_zygote_wait_fn)(void *data, int r);
+
 /* Give a run of language, whose box would be built from po (with layout
  * its sbx_plan_layout()), the zygote's spare box: on success b holds it
  * (pidfd, status socket, pipes; a cgroup with the run's limits when the
  * sandbox has them) and the program is already on its way, so the caller
  * watches b and sends no GO. -EAGAIN when the zygote or its spare is not
- * ready (being built, or asked for now), -ENOTSUP when the run does not
- * fit the zygote or it is off, other -errno when the zygote failed this
- * run (it is retired); b is then untouched and the caller takes the
- * normal path. Waits on the loop only when the spare was asked for and
- * its pid 1 has not reported yet (a run right after the last one): for
- * that one message, a clone away. */
+ * ready (being built, or asked for now, or another run waits for it),
+ * -ENOTSUP when the run does not fit the zygote or it is off, other
+ * -errno when the zygote failed this run (it is retired); b is then
+ * untouched and the caller takes the normal path. Never waits on the
+ * loop: when the spare was asked for and its pid 1 has not reported yet
+ * (a run right after the last one, while the zygote clones it),
+ * -EINPROGRESS with *ret_wait set: the run is taken on, and fn(data, r)
+ * says later, from the loop, when the spare's pidfd came (or that it did
+ * not: the spare died, the zygote was retired, or ZYGOTE_ANSWER_MS
+ * passed). b, po's plan and what the caller needs for the normal path
+ * must outlive the wait; code, layout and lim are copied. */
 int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_plan_owned *po,
                     const char *layout, const struct sbx_limits *lim, const char *code,
-                    struct sbx_box *b);
+                    struct sbx_box *b, sbx_zygote_wait_fn fn, void *data,
+                    struct sbx_zygote_wait **ret_wait);
 
 /* As sbx_zygote_take, for a session (session.h) whose box would be built
  * from po: the box's program, at path (in the box), is the session driver
@@ -77,7 +91,13 @@ int sbx_zygote_take(struct sandbox *s, const char *language, const struct sbx_pl
  * session.c's own box has them. The same results. */
 int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, const char *layout,
                             const struct sbx_limits *life, const char *path, const char *driver,
-                            struct sbx_box *b);
+                            struct sbx_box *b, sbx_zygote_wait_fn fn, void *data,
+                            struct sbx_zygote_wait **ret_wait);
+
+/* The run that waits is cancelled (or its owner is freed): its callback
+ * is not called, its box is untouched, and the spare stays the zygote's,
+ * for the next run. NULL is ignored. */
+void sbx_zygote_wait_cancel(struct sandbox *s, struct sbx_zygote_wait *w);
 
 /* For a box from sbx_zygote_take(_session) whose plan has the
  * workspace: the list of what to hide (hide.h; a sealed memfd, not

@@ -11,8 +11,12 @@ order: `python3 -c CODE` (spawned and waited for), a snippet/run of CODE
 through OLD, one through NEW, each after PAUSE_MS (50: as between a
 person's runs; 0: back to back, where each server's run comes right
 after its last one's answer). Prints the medians, each against bare, and
-the median of the turns' NEW/OLD ratios. tests/bench/zygote.sh runs it
-when OLD is set.
+the median of the turns' NEW/OLD ratios. Back to back, each run is
+followed at once by a round trip (session/close of no session, answered
+on the server's loop), and how long that waited is printed for each
+binary (median and worst): a run that waits for the zygote's spare on
+the loop makes it wait too. tests/bench/zygote.sh runs it when OLD is
+set.
 """
 import json
 import os
@@ -38,22 +42,35 @@ class Server:
         kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {}})
         kilnrpc.recv(self.p.stdout)
 
-    def run(self, code):
+    def run(self, code, ping=False):
+        """(seconds to the run's answer, its output); with ping, a round
+        trip sent right after it, and the seconds to its answer last."""
         self.rid += 1
+        rid = self.rid
         t0 = time.perf_counter()
-        kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": self.rid, "method": "snippet/run",
+        kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": rid, "method": "snippet/run",
                               "params": {"language": "python", "code": code}})
-        out = ""
-        while True:
+        pid = None
+        if ping:
+            self.rid += 1
+            pid = self.rid
+            t1 = time.perf_counter()
+            kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": pid, "method": "session/close",
+                                  "params": {"sessionId": "s-none"}})
+        out, took, waited = "", None, None
+        while took is None or (ping and waited is None):
             m = kilnrpc.recv(self.p.stdout)
             if m is None:
                 raise SystemExit("the server ended")
             if m.get("method") == "run/output":
                 out += m["params"]["text"]
-            elif m.get("id") == self.rid:
+            elif m.get("id") == pid:
+                waited = time.perf_counter() - t1
+            elif m.get("id") == rid:
                 if "error" in m:
                     raise SystemExit("run failed: %s" % m["error"]["message"])
-                return time.perf_counter() - t0, out
+                took = time.perf_counter() - t0
+        return (took, out, waited) if ping else (took, out)
 
     def wait_zygote(self):
         probe = "import sys\nprint('kiln_zygote' in sys.modules)\n"
@@ -89,6 +106,7 @@ def main():
             for s in servers.values():
                 s.run(code)
         times = {"bare": [], "old": [], "new": []}
+        pings = {"old": [], "new": []}
         order = ["bare", "old", "new"]
         for i in range(runs):
             for name in order[i % 3:] + order[:i % 3]:
@@ -96,9 +114,14 @@ def main():
                 one = (lambda: bare(code)) if name == "bare" else \
                     (lambda: servers[name].run(code)[0])
                 t = one()
-                if not pause:
+                if not pause and name != "bare":
                     # Back to back: the runs right after this one's
-                    # answer are timed, not the first.
+                    # answer are timed, not the first, each with a
+                    # round trip right behind it.
+                    got = [servers[name].run(code, ping=True) for _ in range(BACK_TO_BACK)]
+                    t = [g[0] for g in got]
+                    pings[name] += [g[2] for g in got]
+                elif not pause:
                     t = [one() for _ in range(BACK_TO_BACK)]
                 times[name] += t if isinstance(t, list) else [t]
         for s in servers.values():
@@ -114,6 +137,12 @@ def main():
     # With PAUSE_MS 0 the pairs are the n-th back-to-back runs of each.
     pairs = [n / o for n, o in zip(times["new"], times["old"])]
     print("  %-44s %8.2fx" % ("new/old, median of the turns", statistics.median(pairs)))
+    for k in ("old", "new"):
+        if pings[k]:
+            w = sorted(x * 1000 for x in pings[k])
+            print("  %-44s %8.2f ms median, %.2f ms 90th, %.2f ms worst (%d)" % (
+                "%s binary: a round trip sent after a run" % k, statistics.median(w),
+                w[int(len(w) * 0.9)], w[-1], len(w)))
 
 
 if __name__ == "__main__":

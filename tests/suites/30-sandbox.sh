@@ -9,7 +9,9 @@
 # once where no box can be built, where every case must fail; and the
 # attacks again through the Python zygote (tests/sandbox/zygote.py), and
 # the zygote's own cases (tests/sandbox/zygote_*.py, by topic), as root
-# and as nobody. Last line: "30-sandbox: N passed, N failed".
+# and as nobody; and runs and sessions that come while the zygote's spare
+# is on its way (tests/sandbox/zygote_spare.py), likewise. Last line:
+# "30-sandbox: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -84,21 +86,25 @@ cp build/kiln "$tmp/kiln-release"
 # The zygote's files: the attacks through it (zygote.py, which the others
 # import), then its own cases by topic, each against a server of its own.
 zygote_files="zygote.py zygote_fork.py zygote_workspace.py zygote_runs.py zygote_end.py"
-cp tests/sandbox/attacks.py tests/sandbox/rpc.py tests/lib/kilnrpc.py "$tmp/"
+cp tests/sandbox/attacks.py tests/sandbox/rpc.py tests/sandbox/zygote_spare.py tests/lib/kilnrpc.py "$tmp/"
 for z in $zygote_files; do
 	cp "tests/sandbox/$z" "$tmp/"
 	chmod 755 "$tmp/$z"
 done
-chmod 755 "$tmp/kiln" "$tmp/kiln-release" "$tmp/attack" "$tmp/attacks.py" "$tmp/rpc.py"
+chmod 755 "$tmp/kiln" "$tmp/kiln-release" "$tmp/attack" "$tmp/attacks.py" "$tmp/rpc.py" \
+	"$tmp/zygote_spare.py"
 chmod 644 "$tmp/kilnrpc.py"
 
 # KILN_TEST_ONLY="case case..." (make mutate): those attack cases, as root
-# (zygote-* are the zygote files'; each runs those of its own).
+# (zygote-* are the zygote files'; each runs those of its own; spare-*
+# zygote_spare.py's).
 only=
 zonly=
+sonly=
 for c in ${KILN_TEST_ONLY:-}; do
 	case $c in
 	zygote-*) zonly="$zonly --only $c" ;;
+	spare-*) sonly="$sonly --only $c" ;;
 	*) only="$only --only $c" ;;
 	esac
 done
@@ -129,12 +135,26 @@ zygote_as() { # zygote_as LABEL [WRAPPER...]
 	done
 }
 
-if [ -n "$only$zonly" ]; then
+# A run or session while the zygote's spare is on its way: it waits off
+# the loop (tests/sandbox/zygote_spare.py).
+spare_as() { # spare_as LABEL [WRAPPER...]
+	label=$1
+	shift
+	"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+		python3 "$tmp/zygote_spare.py" --kiln "$tmp/kiln" ${sonly:-} \
+		>"$log" 2>&1 </dev/null
+	add "$log" "$label spare: " $?
+}
+
+if [ -n "$only$zonly$sonly" ]; then
 	[ -n "$only" ] && run_as "$(id -un)"
 	[ -n "$zonly" ] && zygote_as "$(id -un)"
+	[ -n "$sonly" ] && spare_as "$(id -un)"
 elif [ "$(id -u)" = 0 ]; then
 	run_as root
 	zygote_as root
+	spare_as root
 	# Where no box can be built (a user namespace of the suite's own
 	# whose user.max_user_namespaces is 0), every case that needs a box
 	# must fail: one that passes there would pass with the sandbox gone.
@@ -145,6 +165,7 @@ elif [ "$(id -u)" = 0 ]; then
 	if command -v setpriv >/dev/null 2>&1; then
 		run_as nobody setpriv --reuid=65534 --regid=65534 --clear-groups
 		zygote_as nobody setpriv --reuid=65534 --regid=65534 --clear-groups
+		spare_as nobody setpriv --reuid=65534 --regid=65534 --clear-groups
 	else
 		echo "nobody: setpriv (util-linux) is missing: cannot test unprivileged"
 		fail=$((fail + 1))
@@ -152,6 +173,7 @@ elif [ "$(id -u)" = 0 ]; then
 else
 	run_as "$(id -un)"
 	zygote_as "$(id -un)"
+	spare_as "$(id -un)"
 fi
 
 echo "$name: $pass passed, $fail failed"
