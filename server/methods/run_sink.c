@@ -107,9 +107,12 @@ static size_t notify_relay(void *data, struct run *run, enum run_stream stream, 
 	return len;
 }
 
-/* How much notify_relay could take now; when the client's pipe is full,
- * the run waits for it to read (its program then blocks on its own full
- * pipe) rather than have its text copied into the queue. */
+/* How much notify_relay could take now. When the client's pipe is full
+ * or something is queued, the run waits for the client to read (its
+ * program then blocks on its own full pipe) rather than have its text
+ * copied into the queue. Not when the pipe has a little room: it is
+ * writable then, and a wait for it to be writable would end at once,
+ * again and again; that chunk goes the usual way. */
 static size_t notify_relay_room(void *data, struct run *run, enum run_flow *ret_flow)
 {
 	struct run_notify *n = data;
@@ -119,6 +122,8 @@ static size_t notify_relay_room(void *data, struct run *run, enum run_flow *ret_
 		return 0;
 	if (room >= RELAY_ROOM_MIN)
 		return room;
+	if (!rpc_peer_queued(k->peer) && rpc_peer_splice_room(k->peer) > 0)
+		return 0;
 	if (rpc_peer_on_room(k->peer, on_drain, n) < 0)
 		return 0;
 	n->run = run;
