@@ -381,8 +381,15 @@ static void on_output(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)loop;
 	(void)fd;
-	(void)events;
 	struct rpc_peer *peer = data;
+	if ((events & LOOP_ERR) && !rpc_peer_queued(peer)) {
+		/* The client closed its end while a producer waited for room
+		 * (with nothing queued, no write would ever hear EPIPE; the
+		 * wait would end at once, again and again). */
+		log_warn("writing to client: its end is closed");
+		output_broke(peer);
+		return;
+	}
 	if (write_some(peer) < 0)
 		return;
 	/* The client's pipe has room: whoever waits for it goes on (from

@@ -751,6 +751,34 @@ START_TEST(splice_room_when_read)
 }
 END_TEST
 
+/* The client closes its end while the output waits for room: the output
+ * is broken (the closed callback, from the loop), the waiter never called;
+ * no wait that ends at once, again and again. */
+START_TEST(splice_room_reader_gone)
+{
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_eq(fcntl(out[1], F_SETPIPE_SZ, 16384), 16384);
+	fcntl(out[1], F_SETFL, O_NONBLOCK);
+	char fill[4096];
+	memset(fill, 'F', sizeof(fill));
+	while (write(out[1], fill, sizeof(fill)) > 0)
+		;
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	roomed = client_read = 0;
+	ck_assert_int_eq(rpc_peer_on_room(peer, on_room, &roomed), 0);
+	close(out[0]);
+	ck_assert_int_eq(loop_run(loop), 0);
+	ck_assert_int_eq(nclosed, 1);
+	ck_assert_int_eq(roomed, 0);
+	ck_assert(!rpc_peer_can_splice(peer));
+	close(in[0]);
+	close(in[1]);
+	close(out[1]);
+}
+END_TEST
+
 /* Where a splice cannot be used (not a pipe, a tap, a broken output)
  * nothing is written and nothing taken from the source. */
 START_TEST(splice_refused)
@@ -833,6 +861,7 @@ static Suite *peer_suite(void)
 	tcase_add_test(tc, splice_whole);
 	tcase_add_test(tc, splice_client_full);
 	tcase_add_test(tc, splice_room_when_read);
+	tcase_add_test(tc, splice_room_reader_gone);
 	tcase_add_test(tc, splice_refused);
 	tcase_add_test(tc, splice_lines);
 	suite_add_tcase(s, tc);
