@@ -48,6 +48,11 @@ int buf_append(struct buf *b, const void *data, size_t n)
 	return 0;
 }
 
+int buf_reserve(struct buf *b, size_t n)
+{
+	return reserve(b, n);
+}
+
 int buf_printf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;

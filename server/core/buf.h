@@ -16,6 +16,10 @@ void buf_release(struct buf *b);
 /* Append n bytes. -ENOBUFS past the cap (nothing is appended), -ENOMEM. */
 int buf_append(struct buf *b, const void *data, size_t n);
 int buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Make room for n more bytes at data + len, for a caller that writes them
+ * there itself (a read(2)); it then adds them to len and writes the NUL
+ * after them. -ENOBUFS past the cap, -ENOMEM. */
+int buf_reserve(struct buf *b, size_t n);
 /* Drop the first n bytes. */
 void buf_consume(struct buf *b, size_t n);
 void buf_reset(struct buf *b);

@@ -151,6 +151,21 @@ size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *
 	return i;
 }
 
+size_t json_string_verbatim(const char *bytes, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)bytes;
+	size_t i = 0;
+	for (;;) {
+		i += scan_json_plain_ascii(s + i, len - i);
+		if (i >= len || s[i] < 0x80)
+			return i;
+		size_t l = utf8_seq_len(s + i, len - i);
+		if (l < 2)
+			return i; /* invalid, or cut by the end */
+		i += l;
+	}
+}
+
 static int write_string(struct buf *out, const char *str, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";

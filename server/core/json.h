@@ -80,6 +80,12 @@ const char *json_compact(json_object *obj);
  * counted against outputBytes this way, as the client receives it. */
 size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost);
 
+/* The length of the longest prefix of bytes[0..len) that a JSON string
+ * holds byte for byte: whole, valid UTF-8 characters (an incomplete one
+ * at the end is left out) that json_write_string does not escape (no
+ * control character, '"' or '\\'). */
+size_t json_string_verbatim(const char *bytes, size_t len);
+
 /* Append json_compact(obj)'s exact bytes to out, without json-c's own
  * buffer: strings are escaped 8 bytes at a time where nothing needs an
  * escape (run output is mostly such text). 0, or -ENOBUFS/-ENOMEM. */

@@ -57,6 +57,35 @@ static inline size_t scan_json_plain(const unsigned char *s, size_t n)
 	return i;
 }
 
+/* The length of the longest prefix of s[0..n) that is ASCII and in which
+ * no byte needs a JSON escape: bytes 0x20-0x7f but '"' and '\\'. One
+ * pass for what scan_ascii and scan_json_plain find in two. */
+static inline size_t scan_json_plain_ascii(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+#if defined(__SSE2__)
+	const __m128i q = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1f);
+	for (; i + 32 <= n; i += 32) {
+		__m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+		__m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s + i + 16));
+		/* Signed, 0x20-0x7f are exactly the bytes greater than 0x1f. */
+		__m128i oa =
+		    _mm_andnot_si128(_mm_or_si128(_mm_cmpeq_epi8(a, q), _mm_cmpeq_epi8(a, bs)),
+		                     _mm_cmpgt_epi8(a, ctl));
+		__m128i ob =
+		    _mm_andnot_si128(_mm_or_si128(_mm_cmpeq_epi8(b, q), _mm_cmpeq_epi8(b, bs)),
+		                     _mm_cmpgt_epi8(b, ctl));
+		unsigned m =
+		    ~((unsigned)_mm_movemask_epi8(oa) | (unsigned)_mm_movemask_epi8(ob) << 16);
+		if (m)
+			return i + (size_t)__builtin_ctz(m);
+	}
+#endif
+	while (i < n && s[i] < 0x80 && !scan_json_special(s[i]))
+		i++;
+	return i;
+}
+
 /* The length of the longest prefix of s[0..n) that is ASCII. */
 static inline size_t scan_ascii(const unsigned char *s, size_t n)
 {

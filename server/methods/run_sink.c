@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/json.h"
 #include "methods/workspace_edit.h"
 #include "kiln.h"
@@ -26,6 +27,7 @@ static void on_drain(void *data)
 	struct run_notify *n = data;
 	struct run *run = n->run;
 	n->run = NULL;
+	n->room = false;
 	if (run)
 		run_resume_output(run);
 }
@@ -33,6 +35,20 @@ static void on_drain(void *data)
 /* One notification per chunk, in the order the sandbox read them; while
  * the client does not read its queue, the run pauses (the program then
  * blocks on its full pipe) until the queue drains. */
+/* After a chunk went out: pause the run while the client's queue is over
+ * its high-water mark. */
+static enum run_flow output_flow(struct run_notify *n, struct run *run)
+{
+	struct kiln *k = n->k;
+	if (!k->peer || !rpc_peer_congested(k->peer) || n->run)
+		return RUN_CONTINUE;
+	if (rpc_peer_on_drain(k->peer, on_drain, n) < 0)
+		return RUN_CONTINUE;
+	n->run = run;
+	n->room = false;
+	return RUN_PAUSE;
+}
+
 static enum run_flow notify_output(void *data, struct run *run, enum run_stream stream,
                                    const char *text, size_t len)
 {
@@ -45,12 +61,75 @@ static enum run_flow notify_output(void *data, struct run *run, enum run_stream 
 	json_object_object_add(p, "stream", json_object_new_string(run_stream_name(stream)));
 	json_object_object_add(p, "text", json_object_new_string_len(text, (int)len));
 	rpc_notify(k->rpc, "run/output", p);
-	if (!k->peer || !rpc_peer_congested(k->peer) || n->run)
-		return RUN_CONTINUE;
-	if (rpc_peer_on_drain(k->peer, on_drain, n) < 0)
-		return RUN_CONTINUE;
+	return output_flow(n, run);
+}
+
+/* A client's pipe with less room than this takes text through the queue:
+ * a message per few kilobytes would cost more than the copy it saves. */
+#define RELAY_ROOM_MIN (64u * 1024)
+
+/* The same notification, its text spliced from the box's pipe to the
+ * client's (run.h's relay): params are written around it as json_write()
+ * writes notify_output's object, {"runId":..,"stream":..,"text":"..."}. */
+static size_t notify_relay(void *data, struct run *run, enum run_stream stream, const char *text,
+                           size_t len, int fd, enum run_flow *ret_flow)
+{
+	struct run_notify *n = data;
+	struct kiln *k = n->k;
+	if (!k->rpc)
+		return 0;
+	size_t room;
+	if (rpc_notify_splice_room(k->rpc, &room) < 0)
+		return 0;
+	if (room < len) {
+		if (room < RELAY_ROOM_MIN)
+			return 0;
+		/* As much as fits, cut on a character boundary. */
+		for (len = room; len > 0 && ((unsigned char)text[len] & 0xc0) == 0x80;)
+			len--;
+	}
+	static const char a[] = "{\"runId\":", b[] = ",\"stream\":", c[] = ",\"text\":\"";
+	struct buf h;
+	buf_init(&h, 256);
+	const char *id = run_id(run), *name = run_stream_name(stream);
+	int r;
+	if ((r = buf_append(&h, a, sizeof(a) - 1)) < 0 ||
+	    (r = json_write_string(&h, id, strlen(id))) < 0 ||
+	    (r = buf_append(&h, b, sizeof(b) - 1)) < 0 ||
+	    (r = json_write_string(&h, name, strlen(name))) < 0 ||
+	    (r = buf_append(&h, c, sizeof(c) - 1)) < 0 ||
+	    (r = rpc_notify_splice(k->rpc, "run/output", h.data, h.len, fd, len, "\"}", 2)) < 0) {
+		buf_release(&h);
+		return 0;
+	}
+	buf_release(&h);
+	*ret_flow = output_flow(n, run);
+	return len;
+}
+
+/* How much notify_relay could take now. When the client's pipe is full
+ * or something is queued, the run waits for the client to read (its
+ * program then blocks on its own full pipe) rather than have its text
+ * copied into the queue. Not when the pipe has a little room: it is
+ * writable then, and a wait for it to be writable would end at once,
+ * again and again; that chunk goes the usual way. */
+static size_t notify_relay_room(void *data, struct run *run, enum run_flow *ret_flow)
+{
+	struct run_notify *n = data;
+	struct kiln *k = n->k;
+	size_t room;
+	if (!k->rpc || !k->peer || n->run || rpc_notify_splice_room(k->rpc, &room) < 0)
+		return 0;
+	if (room >= RELAY_ROOM_MIN)
+		return room;
+	if (!rpc_peer_queued(k->peer) && rpc_peer_splice_room(k->peer) > 0)
+		return 0;
+	if (rpc_peer_on_room(k->peer, on_drain, n) < 0)
+		return 0;
 	n->run = run;
-	return RUN_PAUSE;
+	n->room = true;
+	*ret_flow = RUN_PAUSE;
+	return 0;
 }
 
 json_object *run_artifact_json(const struct run_artifact *a)
@@ -121,7 +200,10 @@ static const struct run_sink notify_sink = {.output = notify_output,
                                             .artifact = notify_artifact,
                                             .display = notify_display,
                                             .status = notify_status,
-                                            .measure = json_string_fit};
+                                            .measure = json_string_fit,
+                                            .plain = json_string_verbatim,
+                                            .relay = notify_relay,
+                                            .relay_room = notify_relay_room};
 
 int run_notify_start(struct run_notify *n, struct kiln *k, const char *language, const char *code,
                      json_object *limits, run_done_fn done, void *data, struct run **ret_run)
@@ -140,9 +222,14 @@ int run_notify_start_session(struct run_notify *n, struct kiln *k, struct sbx_se
 
 void run_notify_release(struct run_notify *n)
 {
-	if (n->run && n->k->peer)
-		rpc_peer_cancel_drain(n->k->peer, on_drain, n);
+	if (n->run && n->k->peer) {
+		if (n->room)
+			rpc_peer_cancel_room(n->k->peer, on_drain, n);
+		else
+			rpc_peer_cancel_drain(n->k->peer, on_drain, n);
+	}
 	n->run = NULL;
+	n->room = false;
 }
 
 /* What the box's cgroup saw, or null without one. */

@@ -17,6 +17,7 @@ struct kiln;
 struct run_notify {
 	struct kiln *k;
 	struct run *run; /* paused until the client drains, or NULL */
+	bool room;       /* run waits for room in the client's pipe, not for a drain */
 };
 
 /* Start a run of the server's sandbox whose output goes out as

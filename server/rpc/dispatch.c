@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/buf.h"
 #include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
@@ -595,6 +596,42 @@ int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params)
 		return -ENOMEM;
 	int r = rpc_peer_send(d->peer, n);
 	json_object_put(n);
+	return r;
+}
+
+/* The envelope around the params, as json_write() writes a notification
+ * built by rpc_notification_new(): {"jsonrpc":"2.0","method":M,"params":P}. */
+#define SPLICE_ENVELOPE 256
+
+int rpc_notify_splice_room(const struct rpc_dispatch *d, size_t *ret_room)
+{
+	if (d->observer || !rpc_peer_can_splice(d->peer))
+		return -EAGAIN;
+	size_t room = rpc_peer_splice_room(d->peer);
+	*ret_room = room > SPLICE_ENVELOPE ? room - SPLICE_ENVELOPE : 0;
+	return 0;
+}
+
+int rpc_notify_splice(struct rpc_dispatch *d, const char *method, const char *params_head,
+                      size_t hlen, int fd, size_t len, const char *params_tail, size_t tlen)
+{
+	if (d->observer)
+		return -EAGAIN;
+	struct buf head, tail;
+	buf_init(&head, SPLICE_ENVELOPE + hlen);
+	buf_init(&tail, tlen + 1);
+	int r;
+	static const char start[] = "{\"jsonrpc\":\"2.0\",\"method\":", params[] = ",\"params\":";
+	if ((r = buf_append(&head, start, sizeof(start) - 1)) < 0 ||
+	    (r = json_write_string(&head, method, strlen(method))) < 0 ||
+	    (r = buf_append(&head, params, sizeof(params) - 1)) < 0 ||
+	    (r = buf_append(&head, params_head, hlen)) < 0 ||
+	    (r = buf_append(&tail, params_tail, tlen)) < 0 || (r = buf_append(&tail, "}", 1)) < 0)
+		goto out;
+	r = rpc_peer_send_splice(d->peer, head.data, head.len, fd, len, tail.data, tail.len);
+out:
+	buf_release(&head);
+	buf_release(&tail);
 	return r;
 }
 

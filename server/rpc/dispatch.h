@@ -71,6 +71,20 @@ void rpc_dispatch_set_observer(struct rpc_dispatch *d, rpc_observer_fn fn, void 
 /* Send a notification; params is stolen (NULL for none). */
 int rpc_notify(struct rpc_dispatch *d, const char *method, json_object *params);
 
+/* A notification whose params, as JSON text, are params_head, then len
+ * bytes taken from the pipe fd, then params_tail: the peer splices those
+ * bytes to the client (rpc_peer_send_splice's contract: 0 when they were
+ * taken from fd; -EAGAIN, -EPIPE or -ENOMEM when nothing was, and the
+ * caller sends them with rpc_notify). The caller vouches that the three
+ * make one JSON object. Never while an observer watches (it wants params
+ * as an object): -EAGAIN then. rpc_notify_splice_room() is how many such
+ * bytes the client's pipe has room for now (maybe 0: then
+ * rpc_peer_on_room says when it has more), or -EAGAIN when splicing
+ * cannot be used now. */
+int rpc_notify_splice_room(const struct rpc_dispatch *d, size_t *ret_room);
+int rpc_notify_splice(struct rpc_dispatch *d, const char *method, const char *params_head,
+                      size_t hlen, int fd, size_t len, const char *params_tail, size_t tlen);
+
 /* Send a request to the client and match its response by id. cb gets the
  * result or the error object (both borrowed), exactly once: when the
  * response comes, when timeout_ms pass without one (then error is a

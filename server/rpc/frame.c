@@ -321,7 +321,7 @@ void frame_reader_eof(struct frame_reader *fr, const struct frame_callbacks *cb,
 	fr->state = FRAME_HEADER;
 }
 
-int frame_encode(struct buf *out, const char *body, size_t len)
+int frame_encode_header(struct buf *out, size_t len)
 {
 	/* The header by hand, not buf_printf: printf's machinery was a tenth
 	 * of a small reply's cost. */
@@ -336,7 +336,12 @@ int frame_encode(struct buf *out, const char *body, size_t len)
 	h += nd;
 	memcpy(head + h, "\r\n\r\n", 4);
 	h += 4;
-	int r = buf_append(out, head, h);
+	return buf_append(out, head, h);
+}
+
+int frame_encode(struct buf *out, const char *body, size_t len)
+{
+	int r = frame_encode_header(out, len);
 	if (r < 0)
 		return r;
 	return buf_append(out, body, len);

@@ -62,3 +62,6 @@ bool frame_reader_idle(const struct frame_reader *fr);
 
 /* Append "Content-Length: N\r\n\r\n" and the body to out. */
 int frame_encode(struct buf *out, const char *body, size_t len);
+/* Append only the header of a body of len bytes (the body follows by
+ * other means: rpc_peer_send_splice). */
+int frame_encode_header(struct buf *out, size_t len);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -51,9 +53,16 @@ struct rpc_peer {
 	struct line_reader lr;
 	struct buf out;
 	size_t out_off;
+	/* The output is a pipe of pipe_size bytes: a message's middle can be
+	 * spliced into it from another pipe (rpc_peer_send_splice). */
+	bool out_pipe;
+	size_t pipe_size;
 	struct buf body; /* the message being sent, serialised (json_write) */
 	struct drain_waiter *waiters;
 	struct loop_timer *drain_timer;
+	/* Waiting for room in the client's pipe (rpc_peer_on_room): called
+	 * when the output fd is writable again. */
+	struct drain_waiter *room_waiters;
 	const struct rpc_peer_ops *ops;
 	void *data;
 	rpc_tap_fn tap;
@@ -372,15 +381,35 @@ static void on_output(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)loop;
 	(void)fd;
-	(void)events;
 	struct rpc_peer *peer = data;
-	if (write_some(peer) == 0)
-		update_out_watch(peer);
+	if ((events & LOOP_ERR) && !rpc_peer_queued(peer)) {
+		/* The client closed its end while a producer waited for room
+		 * (with nothing queued, no write would ever hear EPIPE; the
+		 * wait would end at once, again and again). */
+		log_warn("writing to client: its end is closed");
+		output_broke(peer);
+		return;
+	}
+	if (write_some(peer) < 0)
+		return;
+	/* The client's pipe has room: whoever waits for it goes on (from
+	 * the loop, so they may send). */
+	if (!rpc_peer_queued(peer) && peer->room_waiters) {
+		struct drain_waiter *w = peer->room_waiters;
+		peer->room_waiters = NULL;
+		while (w) {
+			struct drain_waiter *next = w->next;
+			w->fn(w->data);
+			free(w);
+			w = next;
+		}
+	}
+	update_out_watch(peer);
 }
 
 static void update_out_watch(struct rpc_peer *peer)
 {
-	bool want = !peer->output_broken && rpc_peer_queued(peer) > 0;
+	bool want = !peer->output_broken && (rpc_peer_queued(peer) > 0 || peer->room_waiters);
 	if (want && !peer->out_watched) {
 		if (loop_watch(peer->loop, peer->out_fd, LOOP_WRITE, on_output, peer) == 0)
 			peer->out_watched = true;
@@ -413,6 +442,12 @@ struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t m
 		fcntl(in_fd, F_SETFL, peer->in_flags | O_NONBLOCK);
 	if (peer->out_flags >= 0)
 		fcntl(out_fd, F_SETFL, peer->out_flags | O_NONBLOCK);
+	struct stat st;
+	int psz = fcntl(out_fd, F_GETPIPE_SZ);
+	if (fstat(out_fd, &st) == 0 && S_ISFIFO(st.st_mode) && psz > 0) {
+		peer->out_pipe = true;
+		peer->pipe_size = (size_t)psz;
+	}
 	int r = loop_watch(loop, in_fd, LOOP_READ, on_input, peer);
 	if (r == -EPERM) {
 		/* A regular file or /dev/null: epoll cannot watch it, and it
@@ -451,6 +486,11 @@ void rpc_peer_free(struct rpc_peer *peer)
 	while (peer->waiters) {
 		struct drain_waiter *w = peer->waiters;
 		peer->waiters = w->next;
+		free(w);
+	}
+	while (peer->room_waiters) {
+		struct drain_waiter *w = peer->room_waiters;
+		peer->room_waiters = w->next;
 		free(w);
 	}
 	/* Leave a terminal or shared pipe the way we found it. */
@@ -537,6 +577,139 @@ int rpc_peer_send_body(struct rpc_peer *peer)
 		          rpc_peer_queued(peer));
 		output_broke(peer);
 		return -EPIPE;
+	}
+	update_out_watch(peer);
+	update_in_watch(peer);
+	return 0;
+}
+
+bool rpc_peer_can_splice(const struct rpc_peer *peer)
+{
+	return peer->out_pipe && !peer->output_broken && !peer->tap;
+}
+
+int rpc_peer_on_room(struct rpc_peer *peer, void (*fn)(void *data), void *data)
+{
+	struct drain_waiter *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fn = fn;
+	w->data = data;
+	w->next = peer->room_waiters;
+	peer->room_waiters = w;
+	update_out_watch(peer);
+	return 0;
+}
+
+void rpc_peer_cancel_room(struct rpc_peer *peer, void (*fn)(void *data), void *data)
+{
+	for (struct drain_waiter **pp = &peer->room_waiters; *pp;) {
+		struct drain_waiter *w = *pp;
+		if (w->fn == fn && w->data == data) {
+			*pp = w->next;
+			free(w);
+		} else {
+			pp = &w->next;
+		}
+	}
+	update_out_watch(peer);
+}
+
+size_t rpc_peer_splice_room(const struct rpc_peer *peer)
+{
+	if (!rpc_peer_can_splice(peer) || rpc_peer_queued(peer))
+		return 0;
+	/* What the client has not read yet; the rest of its pipe is room. */
+	int unread = 0;
+	if (ioctl(peer->out_fd, FIONREAD, &unread) < 0 || unread < 0)
+		return 0;
+	return (size_t)unread < peer->pipe_size ? peer->pipe_size - (size_t)unread : 0;
+}
+
+/* The rest of a spliced message's middle could not be spliced: read it
+ * from fd into the queue, where the message is finished. The bytes are
+ * in fd (the caller saw them there), so a read fails only if something
+ * is badly wrong; the message on the wire cannot be finished then, and
+ * the connection is treated as broken. */
+static int queue_from_fd(struct rpc_peer *peer, int fd, size_t len)
+{
+	int r = buf_reserve(&peer->out, len);
+	if (r < 0)
+		return r;
+	while (len > 0) {
+		ssize_t n = read(fd, peer->out.data + peer->out.len, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		peer->out.len += (size_t)n;
+		len -= (size_t)n;
+	}
+	peer->out.data[peer->out.len] = '\0';
+	return 0;
+}
+
+int rpc_peer_send_splice(struct rpc_peer *peer, const char *head, size_t hlen, int fd, size_t len,
+                         const char *tail, size_t tlen)
+{
+	if (peer->output_broken)
+		return -EPIPE;
+	if (!peer->out_pipe || peer->tap || rpc_peer_queued(peer))
+		return -EAGAIN;
+	/* The queue is empty: the header and head go through it, so that a
+	 * short write leaves their rest queued like any message's. */
+	int r = peer->lines ? 0 : frame_encode_header(&peer->out, hlen + len + tlen);
+	if (r < 0 || (r = buf_append(&peer->out, head, hlen)) < 0) {
+		buf_reset(&peer->out);
+		return r;
+	}
+	if (write_some(peer) < 0)
+		return -EPIPE; /* nothing taken from fd */
+	/* From here on the message is on the wire: it is finished whatever
+	 * happens, so that the next one starts where the client expects. */
+	size_t done = 0;
+	bool broke = false;
+	while (done < len && !rpc_peer_queued(peer)) {
+		ssize_t n = splice(fd, NULL, peer->out_fd, NULL, len - done,
+		                   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break; /* the client's pipe is full: the rest is queued */
+		if (n < 0 && errno == EPIPE) {
+			broke = true;
+		} else {
+			/* Not a pair of pipes splice can join after all: the
+			 * queue finishes this message, and every later one. */
+			log_warn("splice to the client: %s", n < 0 ? strerror(errno) : "no data");
+			peer->out_pipe = false;
+		}
+		break;
+	}
+	if (done < len && (r = queue_from_fd(peer, fd, len - done)) < 0) {
+		log_error("cannot finish a message to the client: %s", strerror(-r));
+		broke = true;
+	}
+	if (!broke && ((r = buf_append(&peer->out, tail, tlen)) < 0 ||
+	               (peer->lines && (r = buf_append(&peer->out, "\n", 1)) < 0))) {
+		log_error("cannot finish a message to the client: %s", strerror(-r));
+		broke = true;
+	}
+	if (broke) {
+		output_broke(peer);
+		return 0; /* the bytes were taken; the end is reported later */
+	}
+	if (!peer->out_watched && write_some(peer) < 0)
+		return 0;
+	if (rpc_peer_queued(peer) > CEILING) {
+		log_error("client has not read %zu bytes of replies: dropping the connection",
+		          rpc_peer_queued(peer));
+		output_broke(peer);
+		return 0;
 	}
 	update_out_watch(peer);
 	update_in_watch(peer);

@@ -53,6 +53,37 @@ struct buf;
 struct buf *rpc_peer_begin(struct rpc_peer *peer);
 int rpc_peer_send_body(struct rpc_peer *peer);
 bool rpc_peer_congested(const struct rpc_peer *peer);
+
+/* Zero-copy sends. When the output is a pipe, a message's middle can be
+ * moved into it from another pipe with splice(2), never entering the
+ * server's memory: run output that needs no JSON escape, for one.
+ * rpc_peer_splice_room() is how many bytes the client's pipe has room
+ * for now; 0 when splicing cannot be used now: the output is not a pipe
+ * or is broken, a tap watches (it wants the body), or something is
+ * queued (messages go out whole and in order, so a splice never passes
+ * the queue). */
+size_t rpc_peer_splice_room(const struct rpc_peer *peer);
+/* Whether splicing can be used at all now: the output is a pipe, not
+ * broken, and no tap watches. (With something queued it has no room.) */
+bool rpc_peer_can_splice(const struct rpc_peer *peer);
+/* Call fn(data) once, from the loop, when the output can take more
+ * (poll's POLLOUT: the client read some of its pipe) and nothing is
+ * queued. -ENOMEM. A producer whose output would be spliced waits so,
+ * instead of queueing copies while the client's pipe is full. */
+int rpc_peer_on_room(struct rpc_peer *peer, void (*fn)(void *data), void *data);
+/* Forget a room callback registered with this fn and data. */
+void rpc_peer_cancel_room(struct rpc_peer *peer, void (*fn)(void *data), void *data);
+/* Send one message whose body is head[0..hlen), then the next len bytes
+ * of the pipe fd, then tail[0..tlen): the caller has already read those
+ * bytes (with tee(2)) and knows they belong in the body as they are. What
+ * the client's pipe cannot take is read from fd into the queue, so the
+ * message always goes out whole. 0 when the len bytes have been taken
+ * from fd (also when the output broke meanwhile: the closed callback
+ * follows, as after rpc_peer_send); -EAGAIN (cannot now: see
+ * rpc_peer_splice_room), -EPIPE (the output is broken) or -ENOMEM when
+ * nothing was taken from fd. */
+int rpc_peer_send_splice(struct rpc_peer *peer, const char *head, size_t hlen, int fd, size_t len,
+                         const char *tail, size_t tlen);
 /* Call fn(data) once, when the queue falls below the low-water mark (at
  * once, from the next loop iteration, when it already is). -ENOMEM. */
 int rpc_peer_on_drain(struct rpc_peer *peer, void (*fn)(void *data), void *data);

@@ -42,6 +42,10 @@
 /* Output is sent at most this often per run, or when this much is held. */
 #define COALESCE_MS    20
 #define COALESCE_BYTES (256u * 1024)
+/* Output that needs no escape goes to the sink's relay from this length
+ * on; shorter pieces are coalesced and copied (a message of their own,
+ * with its syscalls, would cost more than the copy saves). */
+#define RELAY_MIN (16u * 1024)
 /* After asking pid 1 to end the box, how long before SIGKILL. */
 #define GRACE_MS 2000
 
@@ -208,6 +212,137 @@ static void on_bytes(struct run *run, int s, const char *buf, size_t n)
 	end_box(run);
 }
 
+/* The relay's scratch pipe (as large as a read) and /dev/null; -errno
+ * once they cannot be had. */
+static int relay_fds(struct sandbox *sbx)
+{
+	if (sbx->relay_off)
+		return -ENOSYS;
+	if (sbx->relay_null >= 0)
+		return 0;
+	if (pipe2(sbx->relay_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+		sbx->relay_pipe[0] = sbx->relay_pipe[1] = -1;
+		sbx->relay_off = true;
+		return -errno;
+	}
+	fcntl(sbx->relay_pipe[1], F_SETPIPE_SZ, COALESCE_BYTES);
+	sbx->relay_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (sbx->relay_null < 0) {
+		close(sbx->relay_pipe[0]);
+		close(sbx->relay_pipe[1]);
+		sbx->relay_pipe[0] = sbx->relay_pipe[1] = -1;
+		sbx->relay_off = true;
+		return -ENOSYS;
+	}
+	return 0;
+}
+
+/* Drop up to n bytes from the front of pipe fd without reading them;
+ * how many were dropped (all, unless splice fails). */
+static size_t relay_drop(struct sandbox *sbx, int fd, size_t n)
+{
+	size_t done = 0;
+	while (done < n) {
+		ssize_t m = splice(fd, NULL, sbx->relay_null, NULL, n - done, SPLICE_F_NONBLOCK);
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m <= 0)
+			break;
+		done += (size_t)m;
+	}
+	return done;
+}
+
+/* Output that can go to the client as it is, without the server copying
+ * it (run.h's relay; docs/performance.md, "The output relay"): tee(2)
+ * the box's pipe into the scratch pipe and read that copy into buf, to
+ * check it while the bytes stay in the box's pipe. Its longest prefix of
+ * whole UTF-8 characters that the sink sends as they are (no JSON escape)
+ * and that fits outputBytes, when long enough to be worth a message of
+ * its own, is handed to the sink's relay, which splices it from the box's
+ * pipe to the client's. What is left of the bytes read (or all of them)
+ * is dropped from the box's pipe and goes the usual way, from buf. So
+ * every byte leaves the box's pipe exactly once, in order, and the bytes
+ * handled are the bytes checked. -EAGAIN when the pipe was empty;
+ * -ENOSYS when the relay cannot be used (the caller reads). */
+static int relay_output(struct run *run, int s, int fd, char *buf, size_t size)
+{
+	struct sandbox *sbx = run->sbx;
+	if (run->dec[s].ncarry || relay_fds(sbx) < 0)
+		return -ENOSYS;
+	/* No more than the sink can take now: then what is checked is what
+	 * goes out, and nothing is checked twice. */
+	enum run_flow flow = RUN_CONTINUE;
+	size_t room = run->sink->relay_room(run->sink_data, run, &flow);
+	if (flow == RUN_PAUSE) {
+		pause_reading(run);
+		return 0;
+	}
+	if (room < RELAY_MIN)
+		return -ENOSYS;
+	ssize_t n = tee(fd, sbx->relay_pipe[1], room < size ? room : size, SPLICE_F_NONBLOCK);
+	if (n < 0 && errno == EAGAIN)
+		return -EAGAIN;
+	if (n <= 0) /* the end of the stream, or not a pipe: read() says */
+		return -ENOSYS;
+	size_t got = 0;
+	while (got < (size_t)n) {
+		ssize_t r = read(sbx->relay_pipe[0], buf + got, (size_t)n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			/* Cannot happen with a pipe of our own; if it does,
+			 * stop relaying (the box's bytes are all still there). */
+			log_error("run %s: the output relay's pipe failed; reading instead",
+			          run->id);
+			close(sbx->relay_pipe[0]);
+			close(sbx->relay_pipe[1]);
+			sbx->relay_pipe[0] = sbx->relay_pipe[1] = -1;
+			close(sbx->relay_null);
+			sbx->relay_null = -1;
+			sbx->relay_off = true;
+			return -ENOSYS;
+		}
+		got += (size_t)r;
+	}
+	size_t k = run->sink->plain(buf, got);
+	uint64_t budget = run->limits.output_bytes - run->out_bytes;
+	if (k > budget) /* cut on a character boundary */
+		for (k = (size_t)budget; k > 0 && (buf[k] & 0xc0) == 0x80;)
+			k--;
+	size_t took = 0;
+	if (k >= RELAY_MIN) {
+		/* What is held goes first: output keeps its order. */
+		flush_output(run);
+		if (run->paused)
+			return 0; /* the bytes wait in the box's pipe */
+		took = run->sink->relay(run->sink_data, run, (enum run_stream)s, buf, k, fd, &flow);
+		run->out_bytes += took;
+		sbx_tail_add(&run->tail[s], buf, took);
+		if (flow == RUN_PAUSE) {
+			pause_reading(run);
+			return 0; /* the rest waits in the box's pipe */
+		}
+	}
+	if (took == got)
+		return 0;
+	/* The rest goes the usual way: dropped from the box's pipe, handled
+	 * from buf. */
+	size_t at = took + relay_drop(sbx, fd, got - took);
+	while (at < got) {
+		/* splice failed: read instead, the same bytes into the same
+		 * place. */
+		ssize_t m = read(fd, buf + at, got - at);
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m <= 0)
+			break;
+		at += (size_t)m;
+	}
+	on_bytes(run, s, buf + took, at - took);
+	return 0;
+}
+
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)loop;
@@ -219,6 +354,11 @@ static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 	/* One read takes up to a notification's worth (COALESCE_BYTES) of
 	 * the box's 1 MiB pipe (box.c); static: the loop has one thread. */
 	static char buf[COALESCE_BYTES];
+	if (run->sink->relay && !run->truncated) {
+		int r = relay_output(run, s, fd, buf, sizeof(buf));
+		if (r != -ENOSYS)
+			return;
+	}
 	ssize_t n = read(fd, buf, sizeof(buf));
 	if (n > 0)
 		on_bytes(run, s, buf, (size_t)n);

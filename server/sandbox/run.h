@@ -80,6 +80,26 @@ struct run_sink {
 	size_t (*measure)(const char *text, size_t len, uint64_t budget, uint64_t *ret_cost);
 	/* May be NULL. RUN_QUEUED may come from within run_start. */
 	void (*status)(void *data, struct run *run, const struct run_status *status);
+	/* All NULL, or all set: output that can go on as it is, without
+	 * the server copying it. plain: the longest prefix of raw output
+	 * bytes[0..len) that are whole, valid UTF-8 characters the sink
+	 * sends byte for byte, costing one each under measure (for JSON: no
+	 * byte needing an escape). relay: text[0..len) is such text, within
+	 * outputBytes, and the same
+	 * bytes are the next len in the pipe fd, not yet taken; the sink may
+	 * take a prefix of them from fd (splice: they never enter the
+	 * server's memory) as one output chunk, in order with everything it
+	 * was handed before, cut on a character boundary. It returns how
+	 * many it took (0: none, and they come through output as usual) and
+	 * sets *ret_flow as output answers. */
+	size_t (*plain)(const char *bytes, size_t len);
+	size_t (*relay)(void *data, struct run *run, enum run_stream stream, const char *text,
+	                size_t len, int fd, enum run_flow *ret_flow);
+	/* With relay: how many bytes relay could take now (0: none, and the
+	 * output is read as usual). Or *ret_flow = RUN_PAUSE: where the
+	 * sink sends, nothing more fits yet; the run pauses (its output
+	 * waits in its pipe) until the sink calls run_resume_output(). */
+	size_t (*relay_room)(void *data, struct run *run, enum run_flow *ret_flow);
 };
 
 /* Read the run's output again after its sink answered RUN_PAUSE. Not from

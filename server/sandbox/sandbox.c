@@ -401,6 +401,7 @@ int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sa
 	}
 	s->loop = loop;
 	s->host = sbx_host_get();
+	s->relay_pipe[0] = s->relay_pipe[1] = s->relay_null = -1;
 	int r = sbx_config_resolve(section, &s->config, err, errsz);
 	if (r < 0) {
 		free(s);
@@ -756,6 +757,11 @@ void sandbox_free(struct sandbox *s)
 	sbx_config_release(&s->config);
 	free(s->workspace);
 	free(s->survey_files);
+	for (int i = 0; i < 2; i++)
+		if (s->relay_pipe[i] >= 0)
+			close(s->relay_pipe[i]);
+	if (s->relay_null >= 0)
+		close(s->relay_null);
 	free(s);
 }
 

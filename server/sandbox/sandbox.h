@@ -152,6 +152,13 @@ struct sandbox {
 	struct loop_timer *zygote_timer;
 	char *zygote_want;
 	unsigned zygote_failures;
+	/* run.c's relay of output (run_sink's relay): a scratch pipe that
+	 * tee(2) copies a box's pipe into, to be read and checked while the
+	 * bytes stay in the box's pipe, and /dev/null, where what was read
+	 * the usual way is dropped from the box's pipe. Made at the first
+	 * relay; -1 before, and relay_off once they could not be made. */
+	int relay_pipe[2], relay_null;
+	bool relay_off;
 };
 
 /* Prepare the subsystem: who the server is, the Landlock ABI, the

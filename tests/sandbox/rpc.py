@@ -2,7 +2,7 @@
 """rpc.py: drive a kiln server over stdio JSON-RPC for the sandbox tests.
 
   rpc.py KILN [--limits JSON] [--limits-last JSON] [--cancel-after S] [--stall S]
-         [--one-by-one S] LANG=FILE...
+         [--one-by-one S] [--socket] LANG=FILE...
 
 Starts KILN (a server), initializes, sends one snippet/run per LANG=FILE
 (all at once; --limits-last: the last one's limits, instead of --limits;
@@ -12,9 +12,12 @@ the server's output for S seconds (backpressure), and prints one JSON
 object: {"replies": [...], "output": {runId: {stdout, stderr}},
 "artifacts": [...], "rss_kb": [before, after] the stall}; each output entry also has "seq", the notifications'
 [stream, text] in the order they came. Bounded: gives up after 120 s.
+With --socket the server writes to a socket, not a pipe (it cannot splice
+output there: every message goes through its queue).
 """
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -70,10 +73,17 @@ def main():
     ap.add_argument("--stall", type=float)
     ap.add_argument("--config")
     ap.add_argument("--one-by-one", type=float)
+    ap.add_argument("--socket", action="store_true")
     ap.add_argument("runs", nargs="+")
     a = ap.parse_args()
     cmd = [a.kiln] + (["--config", a.config] if a.config else [])
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    if a.socket:
+        ours, theirs = socket.socketpair()
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=theirs.fileno())
+        theirs.close()
+        proc.stdout = ours.makefile("rb")
+    else:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
                 "params": {"capabilities": {}}})
     init = recv(proc.stdout)

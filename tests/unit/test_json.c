@@ -5,6 +5,7 @@
 #include "core/json.h"
 
 #include "core/buf.h"
+#include "core/position.h"
 
 #include "unit.h"
 
@@ -251,6 +252,63 @@ START_TEST(string_cost)
 }
 END_TEST
 
+/* json_string_verbatim: the prefix a JSON string holds as it is. Every
+ * byte value at every place of a 71-byte run (two 32-byte steps, then one
+ * at a time): it stops exactly where json_compact would change the text
+ * (an escape) or where the bytes stop being whole, valid UTF-8. */
+static size_t verbatim_ref(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		unsigned char c = (unsigned char)s[i];
+		if (c < 0x80) {
+			if (c < 0x20 || c == '"' || c == '\\')
+				return i;
+			i++;
+			continue;
+		}
+		size_t l = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+		if (i + l > n || !utf8_valid(s + i, l))
+			return i;
+		i += l;
+	}
+	return n;
+}
+
+START_TEST(string_verbatim)
+{
+	for (int b = 0; b < 0x100; b++)
+		for (int at = 0; at < 71; at++) {
+			char run[71];
+			memset(run, 'a', sizeof(run));
+			run[at] = (char)b;
+			size_t want = verbatim_ref(run, sizeof(run));
+			ck_assert_uint_eq(json_string_verbatim(run, sizeof(run)), want);
+			/* What it keeps, json_compact keeps as it is. */
+			if (want == sizeof(run))
+				ck_assert_uint_eq(compact_len(run, sizeof(run)), sizeof(run));
+		}
+	/* Whole characters of 2, 3 and 4 bytes, then cut by the end. */
+	const char *chars = "ab\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e/\x7f";
+	size_t n = strlen(chars);
+	ck_assert_uint_eq(json_string_verbatim(chars, n), n);
+	for (size_t cut = 1; cut < 4; cut++)
+		ck_assert_uint_eq(json_string_verbatim("xy\xf0\x9d\x84\x9e", 2 + cut), 2);
+	/* Overlong, surrogate, too large, a lone continuation byte. */
+	ck_assert_uint_eq(json_string_verbatim("ok\xc0\x80", 4), 2);
+	ck_assert_uint_eq(json_string_verbatim("ok\xed\xa0\x80", 5), 2);
+	ck_assert_uint_eq(json_string_verbatim("ok\xf4\x90\x80\x80", 6), 2);
+	ck_assert_uint_eq(json_string_verbatim("ok\x80z", 4), 2);
+	/* A character across a 32-byte step. */
+	char big[96];
+	memset(big, 'q', sizeof(big));
+	memcpy(big + 31, "\xe2\x82\xac", 3);
+	ck_assert_uint_eq(json_string_verbatim(big, sizeof(big)), sizeof(big));
+	big[64] = '\\';
+	ck_assert_uint_eq(json_string_verbatim(big, sizeof(big)), 64);
+}
+END_TEST
+
 /* json_write writes json_compact's bytes exactly, for every kind of value
  * the protocol sends: parsed texts (doubles keep their form) and built
  * objects with control bytes, NUL, quotes, slashes and UTF-8 in strings and
@@ -330,6 +388,7 @@ static Suite *json_suite(void)
 	tcase_add_test(tc, strict);
 	tcase_add_test(tc, stream_cuts);
 	tcase_add_test(tc, string_cost);
+	tcase_add_test(tc, string_verbatim);
 	tcase_add_test(tc, write_matches_compact);
 	suite_add_tcase(s, tc);
 	return s;

@@ -2,8 +2,10 @@
  * messages and bad input from a pipe or a regular file, end of input,
  * backpressure (congested past the high-water mark, drain callback below
  * the low one, nothing dropped, input paused meanwhile), the ceiling, a
- * broken output reported from the loop and never from inside a send, and
- * flush. */
+ * broken output reported from the loop and never from inside a send,
+ * flush, and splices (a message's middle moved from another pipe: whole,
+ * in order, finished through the queue when the client's pipe fills,
+ * refused untouched where they cannot be used). */
 #include "rpc/peer.h"
 
 #include <signal.h>
@@ -542,6 +544,304 @@ START_TEST(one_request_at_a_time)
 }
 END_TEST
 
+/* --- splice: a message's middle moved from another pipe ------------------ */
+
+/* A pipe holding n bytes of a pattern (no byte needing a JSON escape),
+ * then "END". */
+static void fill_source(int src[2], size_t n)
+{
+	ck_assert_int_eq(pipe(src), 0);
+	ck_assert_int_ge(fcntl(src[1], F_SETPIPE_SZ, 1 << 20), (int)(n + 3));
+	char *b = malloc(n + 3);
+	for (size_t i = 0; i < n; i++)
+		b[i] = (char)('a' + i % 26);
+	memcpy(b + n, "END", 3);
+	ck_assert_int_eq(write(src[1], b, n + 3), (ssize_t)(n + 3));
+	free(b);
+	fcntl(src[0], F_SETFL, O_NONBLOCK);
+}
+
+/* The rest of a source pipe is exactly "END": the splice took n bytes. */
+static void source_left_end(int fd)
+{
+	char rest[8];
+	ck_assert_int_eq(read(fd, rest, sizeof(rest)), 3);
+	ck_assert(memcmp(rest, "END", 3) == 0);
+}
+
+/* Read all there is from fd (non-blocking) onto b. */
+static void read_all(int fd, struct buf *b)
+{
+	char chunk[65536];
+	ssize_t n;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_append(b, chunk, (size_t)n);
+}
+
+/* Whether b from off holds the message head, the n pattern bytes, tail. */
+static size_t expect_spliced(const struct buf *b, size_t off, const char *head, size_t n,
+                             const char *tail)
+{
+	char hdr[64];
+	snprintf(hdr, sizeof(hdr), "Content-Length: %zu\r\n\r\n", strlen(head) + n + strlen(tail));
+	size_t h = strlen(hdr), hl = strlen(head), tl = strlen(tail);
+	ck_assert_uint_ge(b->len, off + h + hl + n + tl);
+	ck_assert(memcmp(b->data + off, hdr, h) == 0);
+	ck_assert(memcmp(b->data + off + h, head, hl) == 0);
+	for (size_t i = 0; i < n; i++)
+		if (b->data[off + h + hl + i] != (char)('a' + i % 26))
+			ck_abort_msg("byte %zu of the spliced middle is wrong", i);
+	ck_assert(memcmp(b->data + off + h + hl + n, tail, tl) == 0);
+	return off + h + hl + n + tl;
+}
+
+START_TEST(splice_whole)
+{
+	int in[2], out[2], src[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	fill_source(src, 1000);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	ck_assert(rpc_peer_can_splice(peer));
+	ck_assert_uint_ge(rpc_peer_splice_room(peer), 4096);
+	ck_assert_int_eq(rpc_peer_send_splice(peer, "{\"t\":\"", 6, src[0], 1000, "\"}", 2), 0);
+	ck_assert_uint_eq(rpc_peer_queued(peer), 0);
+	source_left_end(src[0]);
+	/* The next message follows it, whole. */
+	json_object *n = rpc_notification_new("x", NULL);
+	ck_assert_int_eq(rpc_peer_send(peer, n), 0);
+	json_object_put(n);
+	struct buf b;
+	buf_init(&b, 1 << 20);
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	read_all(out[0], &b);
+	size_t end = expect_spliced(&b, 0, "{\"t\":\"", 1000, "\"}");
+	const char *next = "Content-Length: 30\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}";
+	ck_assert_uint_eq(b.len, end + strlen(next));
+	ck_assert(memcmp(b.data + end, next, strlen(next)) == 0);
+	buf_release(&b);
+	close(in[0]);
+	close(in[1]);
+	close(out[0]);
+	close(out[1]);
+	close(src[0]);
+	close(src[1]);
+}
+END_TEST
+
+static struct buf client_got;
+static void client_collects(struct loop *l, void *data)
+{
+	(void)data;
+	read_all(client_fd, &client_got);
+	reader = loop_timer_start(l, 1, client_collects, NULL);
+}
+static void stop_when_flushed(struct loop *l, void *data)
+{
+	(void)data;
+	if (rpc_peer_queued(peer) == 0)
+		loop_stop(l, 7);
+	else
+		loop_timer_start(l, 1, stop_when_flushed, NULL);
+}
+
+/* The client's pipe fills in the middle of the message: the rest of the
+ * middle is read from the source into the queue, the message is still
+ * whole and in order, later messages queue behind it, and no splice
+ * passes a queue. */
+START_TEST(splice_client_full)
+{
+	int in[2], out[2], src[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_eq(fcntl(out[1], F_SETPIPE_SZ, 16384), 16384);
+	/* What the client has not read yet takes most of its pipe. */
+	char pre[10000];
+	memset(pre, 'P', sizeof(pre));
+	ck_assert_int_eq(write(out[1], pre, sizeof(pre)), (ssize_t)sizeof(pre));
+	fill_source(src, 100000);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	ck_assert_uint_le(rpc_peer_splice_room(peer), 16384 - sizeof(pre));
+	ck_assert_int_eq(rpc_peer_send_splice(peer, "{\"t\":\"", 6, src[0], 100000, "\"}", 2), 0);
+	source_left_end(src[0]);
+	ck_assert_uint_gt(rpc_peer_queued(peer), 0);
+	/* Something is queued: no room, and a splice is refused untouched. */
+	ck_assert_uint_eq(rpc_peer_splice_room(peer), 0);
+	int src2[2];
+	fill_source(src2, 100);
+	ck_assert_int_eq(rpc_peer_send_splice(peer, "{", 1, src2[0], 100, "}", 1), -EAGAIN);
+	json_object *n = rpc_notification_new("x", NULL);
+	ck_assert_int_eq(rpc_peer_send(peer, n), 0);
+	json_object_put(n);
+	buf_init(&client_got, 1 << 22);
+	client_fd = out[0];
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	reader = loop_timer_start(loop, 1, client_collects, NULL);
+	loop_timer_start(loop, 1, stop_when_flushed, NULL);
+	ck_assert_int_eq(loop_run(loop), 7);
+	loop_timer_stop(loop, reader);
+	read_all(out[0], &client_got);
+	for (size_t i = 0; i < sizeof(pre); i++)
+		ck_assert_int_eq(client_got.data[i], 'P');
+	size_t end = expect_spliced(&client_got, sizeof(pre), "{\"t\":\"", 100000, "\"}");
+	const char *next = "Content-Length: 30\r\n\r\n{\"jsonrpc\":\"2.0\",\"method\":\"x\"}";
+	ck_assert_uint_eq(client_got.len, end + strlen(next));
+	ck_assert(memcmp(client_got.data + end, next, strlen(next)) == 0);
+	/* The refused source still holds all it had. */
+	char rest[200];
+	ck_assert_int_eq(read(src2[0], rest, sizeof(rest)), 103);
+	buf_release(&client_got);
+	for (int i = 0; i < 2; i++) {
+		close(in[i]);
+		close(out[i]);
+		close(src[i]);
+		close(src2[i]);
+	}
+}
+END_TEST
+
+static int roomed, client_read;
+static void on_room(void *data)
+{
+	ck_assert_ptr_eq(data, &roomed);
+	/* Not before the client read. */
+	ck_assert_int_eq(client_read, 1);
+	roomed++;
+	loop_stop(loop, 8);
+}
+static void client_reads_once(struct loop *l, void *data)
+{
+	(void)l;
+	(void)data;
+	char chunk[65536];
+	ck_assert_int_gt(read(client_fd, chunk, sizeof(chunk)), 0);
+	client_read = 1;
+}
+
+/* A full client pipe has no room; the room callback comes when the
+ * client reads, not before; a cancelled one never. */
+START_TEST(splice_room_when_read)
+{
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_eq(fcntl(out[1], F_SETPIPE_SZ, 16384), 16384);
+	fcntl(out[1], F_SETFL, O_NONBLOCK);
+	char fill[4096];
+	memset(fill, 'F', sizeof(fill));
+	while (write(out[1], fill, sizeof(fill)) > 0)
+		;
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	ck_assert(rpc_peer_can_splice(peer));
+	ck_assert_uint_eq(rpc_peer_splice_room(peer), 0);
+	roomed = client_read = 0;
+	ck_assert_int_eq(rpc_peer_on_room(peer, on_room, &roomed), 0);
+	ck_assert_int_eq(rpc_peer_on_room(peer, on_room, NULL), 0);
+	rpc_peer_cancel_room(peer, on_room, NULL);
+	client_fd = out[0];
+	fcntl(out[0], F_SETFL, O_NONBLOCK);
+	loop_timer_start(loop, 30, client_reads_once, NULL);
+	ck_assert_int_eq(loop_run(loop), 8);
+	ck_assert_int_eq(roomed, 1);
+	ck_assert_uint_gt(rpc_peer_splice_room(peer), 0);
+	close(in[0]);
+	close(in[1]);
+	close(out[0]);
+	close(out[1]);
+}
+END_TEST
+
+/* The client closes its end while the output waits for room: the output
+ * is broken (the closed callback, from the loop), the waiter never called;
+ * no wait that ends at once, again and again. */
+START_TEST(splice_room_reader_gone)
+{
+	int in[2], out[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_eq(fcntl(out[1], F_SETPIPE_SZ, 16384), 16384);
+	fcntl(out[1], F_SETFL, O_NONBLOCK);
+	char fill[4096];
+	memset(fill, 'F', sizeof(fill));
+	while (write(out[1], fill, sizeof(fill)) > 0)
+		;
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	roomed = client_read = 0;
+	ck_assert_int_eq(rpc_peer_on_room(peer, on_room, &roomed), 0);
+	close(out[0]);
+	ck_assert_int_eq(loop_run(loop), 0);
+	ck_assert_int_eq(nclosed, 1);
+	ck_assert_int_eq(roomed, 0);
+	ck_assert(!rpc_peer_can_splice(peer));
+	close(in[0]);
+	close(in[1]);
+	close(out[1]);
+}
+END_TEST
+
+/* Where a splice cannot be used (not a pipe, a tap, a broken output)
+ * nothing is written and nothing taken from the source. */
+START_TEST(splice_refused)
+{
+	int in[2], sv[2], src[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	fill_source(src, 50);
+	peer = rpc_peer_new(loop, in[0], sv[0], 1000, &ops, NULL);
+	ck_assert(!rpc_peer_can_splice(peer));
+	ck_assert_uint_eq(rpc_peer_splice_room(peer), 0);
+	ck_assert_int_eq(rpc_peer_send_splice(peer, "{", 1, src[0], 50, "}", 1), -EAGAIN);
+	rpc_peer_free(peer);
+
+	int out[2];
+	ck_assert_int_eq(pipe(out), 0);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	rpc_peer_set_tap(peer, tap, NULL);
+	ck_assert(!rpc_peer_can_splice(peer));
+	ck_assert_int_eq(rpc_peer_send_splice(peer, "{", 1, src[0], 50, "}", 1), -EAGAIN);
+	rpc_peer_set_tap(peer, NULL, NULL);
+	close(out[0]); /* the client went away */
+	ck_assert_int_eq(rpc_peer_send_splice(peer, "{", 1, src[0], 50, "}", 1), -EPIPE);
+	ck_assert_int_eq(nclosed, 0); /* from the loop, later */
+	ck_assert_int_eq(loop_run(loop), 0);
+	ck_assert_int_eq(nclosed, 1);
+	char rest[100];
+	ck_assert_int_eq(read(src[0], rest, sizeof(rest)), 53);
+	close(in[0]);
+	close(in[1]);
+	close(sv[0]);
+	close(sv[1]);
+	close(out[1]);
+	close(src[0]);
+	close(src[1]);
+}
+END_TEST
+
+/* MCP's framing: no header, a newline after the message. */
+START_TEST(splice_lines)
+{
+	int in[2], out[2], src[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	fill_source(src, 300);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	rpc_peer_use_lines(peer);
+	ck_assert_int_eq(rpc_peer_send_splice(peer, "[\"", 2, src[0], 300, "\"]", 2), 0);
+	source_left_end(src[0]);
+	char got[400];
+	ck_assert_int_eq(read(out[0], got, sizeof(got)), 305);
+	ck_assert(memcmp(got, "[\"", 2) == 0);
+	for (int i = 0; i < 300; i++)
+		ck_assert_int_eq(got[2 + i], 'a' + i % 26);
+	ck_assert(memcmp(got + 302, "\"]\n", 3) == 0);
+	for (int i = 0; i < 2; i++) {
+		close(in[i]);
+		close(out[i]);
+		close(src[i]);
+	}
+}
+END_TEST
+
 static Suite *peer_suite(void)
 {
 	Suite *s = suite_create("peer");
@@ -558,6 +858,12 @@ static Suite *peer_suite(void)
 	tcase_add_test(tc, ceiling);
 	tcase_add_test(tc, tap_sees_both_ways);
 	tcase_add_test(tc, one_request_at_a_time);
+	tcase_add_test(tc, splice_whole);
+	tcase_add_test(tc, splice_client_full);
+	tcase_add_test(tc, splice_room_when_read);
+	tcase_add_test(tc, splice_room_reader_gone);
+	tcase_add_test(tc, splice_refused);
+	tcase_add_test(tc, splice_lines);
 	suite_add_tcase(s, tc);
 	return s;
 }
