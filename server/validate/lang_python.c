@@ -344,10 +344,10 @@ static bool py_visit(struct val_doc *d, TSNode n)
 	return s >= PY_SYMBOLS_MAX || !py_expression[s] || ts_node_has_error(n);
 }
 
-static void py_collect(struct val_doc *d, TSNode root)
+static void py_collect(struct val_doc *d)
 {
 	pthread_once(&py_expression_once, py_expression_init);
-	val_walk_if(d, root, py_visit);
+	val_walk_if(d, py_visit);
 }
 
 static const char *py_describe(const char *parent, const char *missing)

@@ -789,11 +789,14 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 	for (size_t i = 0; i < MEMO_SLOTS; i++)
 		memo->slot[i].kind = 0;
 	*st = (struct run){.d = d, .rs = rs, .sev = sev};
+	/* The tree read once, for collect's walk and the matcher's. */
+	int r = val_flat_read(d->flat, root);
+	if (r < 0)
+		return r;
 	/* The memo only after collect: names resolve against its aliases. */
 	if (d->lang->collect)
-		d->lang->collect(d, root);
+		d->lang->collect(d);
 	d->memo = memo;
-	int r = 0;
 	if (rs->matcher) {
 		/* Patterns whose every rule is off in this profile never make a
 		 * finding (take_match drops them): the matcher skips them. */
@@ -811,7 +814,7 @@ int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
 				     sev[rs->cap_rule[caps[k]]] != VAL_SEV_OFF;
 			skip[i] = n > 0 && !on;
 		}
-		r = val_matcher_run(rs->matcher, root, skip, take_match, st);
+		r = val_matcher_run(rs->matcher, d->flat, skip, take_match, st);
 	}
 	if (r >= 0 && st->nfound < MAX_FINDINGS && rs->ts_rest) {
 		TSQueryCursor *qc = ts_query_cursor_new();
