@@ -104,10 +104,14 @@ struct val_fnode {
 	TSFieldId field; /* the field it is in under its parent, 0 for none */
 	bool named;
 };
+struct val_open {
+	uint32_t at;   /* a parent the walk is below */
+	uint32_t left; /* its children not yet reached */
+};
 struct val_flat {
 	struct val_fnode *n;
 	uint32_t count, cap;
-	uint32_t *stack; /* the walk's open parents */
+	struct val_open *stack; /* the walk's open parents */
 	uint32_t cstack;
 };
 /* Read the tree under root into f (its buffers reused). -ENOMEM. */
@@ -217,8 +221,7 @@ bool val_syntax_first(struct val_doc *d, TSNode root, uint32_t *ret_start, uint3
 
 /* Run rs over the tree; add diagnostics for matches whose rule's severity
  * in profile (a borrowed JSON map) is not off. */
-int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
-                  json_object *profile);
+int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root, json_object *profile);
 
 /* Text that does not show what runs (rules/text.json): control
  * characters, bidirectional overrides and isolates, invisible characters

@@ -43,10 +43,14 @@ int val_flat_read(struct val_flat *f, TSNode root)
 		    .field = ts_tree_cursor_current_field_id(&c),
 		    .named = ts_node_is_named(node),
 		};
-		if (ts_tree_cursor_goto_first_child(&c)) {
+		/* How many children it has is known without the cursor: so the
+		 * walk never asks the cursor for a sibling that is not there,
+		 * its dearest step (it climbs through every hidden parent). */
+		uint32_t kids = ts_node_child_count(node);
+		if (kids > 0 && ts_tree_cursor_goto_first_child(&c)) {
 			if (depth == f->cstack) {
 				uint32_t nc = f->cstack ? f->cstack * 2 : 64;
-				uint32_t *s = realloc(f->stack, nc * sizeof(*s));
+				struct val_open *s = realloc(f->stack, nc * sizeof(*s));
 				if (!s) {
 					r = -ENOMEM;
 					break;
@@ -54,16 +58,22 @@ int val_flat_read(struct val_flat *f, TSNode root)
 				f->stack = s;
 				f->cstack = nc;
 			}
-			f->stack[depth++] = i;
+			f->stack[depth++] = (struct val_open){.at = i, .left = kids - 1};
 			continue;
 		}
-		/* A leaf: close it, and each parent the walk climbs out of. */
-		bool more;
-		while (!(more = ts_tree_cursor_goto_next_sibling(&c)) && depth > 0) {
+		/* A leaf: on to its next sibling, or close each parent the
+		 * walk climbs out of. */
+		while (depth > 0) {
+			struct val_open *o = &f->stack[depth - 1];
+			if (o->left > 0 && ts_tree_cursor_goto_next_sibling(&c)) {
+				o->left--;
+				break;
+			}
 			ts_tree_cursor_goto_parent(&c);
-			f->n[f->stack[--depth]].end = f->count;
+			f->n[o->at].end = f->count;
+			depth--;
 		}
-		if (!more)
+		if (depth == 0)
 			break;
 	}
 	ts_tree_cursor_delete(&c);
