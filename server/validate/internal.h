@@ -157,6 +157,12 @@ struct val_ruleset {
 	int *cap_rule; /* per capture id: index into rules, or -1 for helpers */
 	struct val_pattern *patterns;
 	size_t npatterns;
+	/* Each rule's severity and the patterns not to match (every rule
+	 * they report is off) under the profile of the last check,
+	 * val_rules_run()'s: worked out again when the profile changes. */
+	const json_object *sev_profile;
+	enum val_severity *sev;
+	bool *skip;
 };
 
 /* Load language's rule set from the embedded files (or dir when not NULL);
@@ -221,7 +227,7 @@ bool val_syntax_first(struct val_doc *d, TSNode root, uint32_t *ret_start, uint3
 
 /* Run rs over the tree; add diagnostics for matches whose rule's severity
  * in profile (a borrowed JSON map) is not off. */
-int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root, json_object *profile);
+int val_rules_run(struct val_doc *d, struct val_ruleset *rs, TSNode root, json_object *profile);
 
 /* Text that does not show what runs (rules/text.json): control
  * characters, bidirectional overrides and isolates, invisible characters
