@@ -590,6 +590,15 @@ static int by_position(const void *a, const void *b)
 static size_t first_invalid_utf8(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {
+		/* ASCII, most code, eight bytes at a time. */
+		uint64_t w;
+		if (i + sizeof(w) <= n) {
+			memcpy(&w, s + i, sizeof(w));
+			if (!(w & 0x8080808080808080ull)) {
+				i += sizeof(w);
+				continue;
+			}
+		}
 		size_t k = utf8_seq_len((const unsigned char *)s + i, n - i);
 		if (k == 1 && (unsigned char)s[i] >= 0x80)
 			return i;
