@@ -26,9 +26,9 @@ struct val_lang {
 	 * names the grammar that checks it by this name (lang->validator). */
 	const char *name;
 	const TSLanguage *(*ts)(void);
-	/* Walk the tree once, recording which names are bound to what
-	 * (imports, require(), simple assignments) in d's alias table. */
-	void (*collect)(struct val_doc *d, TSNode root);
+	/* Walk the tree once (d->flat), recording which names are bound to
+	 * what (imports, require(), simple assignments) in d's alias table. */
+	void (*collect)(struct val_doc *d);
 	/* The node's value as a constant string (literals, concatenations of
 	 * literals); false when it is not constant. out holds VAL_VALUE_MAX. */
 	bool (*fold)(struct val_doc *d, TSNode n, char *out, int depth);
@@ -94,6 +94,32 @@ struct val_pattern {
 	size_t npreds;
 };
 
+/* tree.c: the tree read once per check by one cursor walk: every visible
+ * node in preorder. Node i's children are i + 1, then each one's end, up to
+ * n[i].end; its next sibling (if any) is n[i].end. */
+struct val_fnode {
+	TSNode node;
+	uint32_t end;    /* one past the last node of its subtree */
+	TSSymbol sym;    /* ts_node_symbol(): the alias when it has one */
+	TSFieldId field; /* the field it is in under its parent, 0 for none */
+	bool named;
+};
+struct val_open {
+	uint32_t at;   /* a parent the walk is below */
+	uint32_t left; /* its children not yet reached */
+};
+struct val_flat {
+	struct val_fnode *n;
+	uint32_t count, cap;
+	struct val_open *stack; /* the walk's open parents */
+	uint32_t cstack;
+};
+/* Read the tree under root into f (its buffers reused). -ENOMEM. */
+int val_flat_read(struct val_flat *f, TSNode root);
+/* After a check: empty, the buffers kept unless they grew large. */
+void val_flat_trim(struct val_flat *f);
+void val_flat_free(struct val_flat *f);
+
 /* match.c: the rule patterns matched by kiln's own walk of the tree
  * (the subset of the query language the rule files use), instead of
  * tree-sitter's query cursor, which costs about 1000 instructions a node.
@@ -113,11 +139,11 @@ const uint16_t *val_matcher_captures(const struct val_matcher *m, uint32_t patte
 /* Called for each match; nonzero stops the walk (and is returned when
  * negative). */
 typedef int (*val_match_fn)(void *data, const TSQueryMatch *m);
-/* Walk the tree under root once, calling fn for each match of m's
+/* Go through the tree read into f once, calling fn for each match of m's
  * patterns, by node in document order; patterns marked in skip (indexed
  * by pattern, NULL for none) are not matched. -ENOMEM. */
-int val_matcher_run(const struct val_matcher *m, TSNode root, const bool *skip, val_match_fn fn,
-                    void *data);
+int val_matcher_run(const struct val_matcher *m, const struct val_flat *f, const bool *skip,
+                    val_match_fn fn, void *data);
 
 struct val_ruleset {
 	const struct val_lang *lang;
@@ -131,6 +157,12 @@ struct val_ruleset {
 	int *cap_rule; /* per capture id: index into rules, or -1 for helpers */
 	struct val_pattern *patterns;
 	size_t npatterns;
+	/* Each rule's severity and the patterns not to match (every rule
+	 * they report is off) under the profile of the last check,
+	 * val_rules_run()'s: worked out again when the profile changes. */
+	const json_object *sev_profile;
+	enum val_severity *sev;
+	bool *skip;
 };
 
 /* Load language's rule set from the embedded files (or dir when not NULL);
@@ -161,6 +193,7 @@ struct val_doc {
 	size_t naliases;
 	size_t caliases;
 	struct val_memo *memo; /* rules.c's, while the rules run; NULL otherwise */
+	struct val_flat *flat; /* the tree, read by val_rules_run() before collect */
 };
 
 /* The node's source text, copied into out (VAL_VALUE_MAX, cut). */
@@ -194,8 +227,7 @@ bool val_syntax_first(struct val_doc *d, TSNode root, uint32_t *ret_start, uint3
 
 /* Run rs over the tree; add diagnostics for matches whose rule's severity
  * in profile (a borrowed JSON map) is not off. */
-int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
-                  json_object *profile);
+int val_rules_run(struct val_doc *d, struct val_ruleset *rs, TSNode root, json_object *profile);
 
 /* Text that does not show what runs (rules/text.json): control
  * characters, bidirectional overrides and isolates, invisible characters

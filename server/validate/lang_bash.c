@@ -88,9 +88,9 @@ static void sh_visit(struct val_doc *d, TSNode n)
 	}
 }
 
-static void sh_collect(struct val_doc *d, TSNode root)
+static void sh_collect(struct val_doc *d)
 {
-	val_walk(d, root, sh_visit);
+	val_walk(d, sh_visit);
 }
 
 /* A command's qualified name is its constant value. */

@@ -85,32 +85,16 @@ bool val_unescape(char *out, const char *s, size_t n)
 	return true;
 }
 
-void val_walk_if(struct val_doc *d, TSNode root, bool (*visit)(struct val_doc *d, TSNode n))
+void val_walk_if(struct val_doc *d, bool (*visit)(struct val_doc *d, TSNode n))
 {
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	for (;;) {
-		if (visit(d, ts_tree_cursor_current_node(&c)) &&
-		    ts_tree_cursor_goto_first_child(&c))
-			continue;
-		while (!ts_tree_cursor_goto_next_sibling(&c))
-			if (!ts_tree_cursor_goto_parent(&c))
-				goto out;
-	}
-out:
-	ts_tree_cursor_delete(&c);
+	const struct val_flat *f = d->flat;
+	for (uint32_t i = 0; i < f->count;)
+		i = visit(d, f->n[i].node) ? i + 1 : f->n[i].end;
 }
 
-void val_walk(struct val_doc *d, TSNode root, void (*visit)(struct val_doc *d, TSNode n))
+void val_walk(struct val_doc *d, void (*visit)(struct val_doc *d, TSNode n))
 {
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	for (;;) {
-		visit(d, ts_tree_cursor_current_node(&c));
-		if (ts_tree_cursor_goto_first_child(&c))
-			continue;
-		while (!ts_tree_cursor_goto_next_sibling(&c))
-			if (!ts_tree_cursor_goto_parent(&c))
-				goto out;
-	}
-out:
-	ts_tree_cursor_delete(&c);
+	const struct val_flat *f = d->flat;
+	for (uint32_t i = 0; i < f->count; i++)
+		visit(d, f->n[i].node);
 }

@@ -31,10 +31,11 @@ static inline void val_join(char *out, const char *a, const char *b)
 		val_cats(out, b);
 }
 
-/* Call visit on root and every node below it, in document order. */
-void val_walk(struct val_doc *d, TSNode root, void (*visit)(struct val_doc *d, TSNode n));
+/* Call visit on every node of the checked tree (d->flat), in document
+ * order. */
+void val_walk(struct val_doc *d, void (*visit)(struct val_doc *d, TSNode n));
 /* The same, going below a node only when visit returned true for it. */
-void val_walk_if(struct val_doc *d, TSNode root, bool (*visit)(struct val_doc *d, TSNode n));
+void val_walk_if(struct val_doc *d, bool (*visit)(struct val_doc *d, TSNode n));
 
 /* The child in field name[0..len), as ts_node_child_by_field_name() finds
  * it, with the field's id looked up once per call site (*cache; 0 until

@@ -239,9 +239,9 @@ static void js_visit(struct val_doc *d, TSNode n)
 		collect_import(d, n);
 }
 
-static void js_collect(struct val_doc *d, TSNode root)
+static void js_collect(struct val_doc *d)
 {
-	val_walk(d, root, js_visit);
+	val_walk(d, js_visit);
 }
 
 static const char *js_describe(const char *parent, const char *missing)

@@ -10,6 +10,83 @@
 
 const TSLanguage *tree_sitter_python(void);
 
+/* The node types this file asks about, by symbol: a table from each symbol
+ * id to what ts_node_type() would name it, built once from the grammar's
+ * symbol names, so that a question is an index, not a strcmp() of the type
+ * name (name resolution asks a dozen per call). An id past the table is
+ * named by strcmp(), as before. */
+enum py_kind {
+	PK_OTHER,
+	PK_IDENTIFIER,
+	PK_DOTTED_NAME,
+	PK_ATTRIBUTE,
+	PK_SUBSCRIPT,
+	PK_PAREN,
+	PK_CALL,
+	PK_STRING,
+	PK_CONCAT,
+	PK_BINOP,
+	PK_STRING_START,
+	PK_STRING_CONTENT,
+	PK_STRING_END,
+	PK_IMPORT,
+	PK_IMPORT_FROM,
+	PK_ASSIGNMENT,
+	PK_ALIASED_IMPORT,
+	PK_LIST,
+	PK_TUPLE,
+};
+
+static const char *const py_kind_names[] = {
+    [PK_IDENTIFIER] = "identifier",
+    [PK_DOTTED_NAME] = "dotted_name",
+    [PK_ATTRIBUTE] = "attribute",
+    [PK_SUBSCRIPT] = "subscript",
+    [PK_PAREN] = "parenthesized_expression",
+    [PK_CALL] = "call",
+    [PK_STRING] = "string",
+    [PK_CONCAT] = "concatenated_string",
+    [PK_BINOP] = "binary_operator",
+    [PK_STRING_START] = "string_start",
+    [PK_STRING_CONTENT] = "string_content",
+    [PK_STRING_END] = "string_end",
+    [PK_IMPORT] = "import_statement",
+    [PK_IMPORT_FROM] = "import_from_statement",
+    [PK_ASSIGNMENT] = "assignment",
+    [PK_ALIASED_IMPORT] = "aliased_import",
+    [PK_LIST] = "list",
+    [PK_TUPLE] = "tuple",
+};
+
+static enum py_kind py_kind_named(const char *type)
+{
+	for (size_t k = 1; k < sizeof(py_kind_names) / sizeof(py_kind_names[0]); k++)
+		if (strcmp(type, py_kind_names[k]) == 0)
+			return (enum py_kind)k;
+	return PK_OTHER;
+}
+
+#define PY_SYMBOLS_MAX 1024
+static uint8_t py_kinds[PY_SYMBOLS_MAX];
+static bool py_expression[PY_SYMBOLS_MAX];
+static pthread_once_t py_tables_once = PTHREAD_ONCE_INIT;
+static void py_tables_init(void);
+
+static enum py_kind py_kind(TSNode n)
+{
+	pthread_once(&py_tables_once, py_tables_init);
+	TSSymbol s = ts_node_symbol(n);
+	return s < PY_SYMBOLS_MAX ? (enum py_kind)py_kinds[s] : py_kind_named(ts_node_type(n));
+}
+
+/* out = s, cut to VAL_VALUE_MAX as snprintf("%s") would, without printf. */
+static void py_copy(char *out, const char *s)
+{
+	size_t l = strnlen(s, VAL_VALUE_MAX - 1);
+	memmove(out, s, l);
+	out[l] = '\0';
+}
+
 /* CPython reads identifiers NFKC-normalised, so 'ｅｖａｌ' (fullwidth) and
  * '𝐞𝐯𝐚𝐥' (mathematical bold) are eval. Map the compatibility letters that
  * fold to ASCII (fullwidth forms, mathematical alphanumerics) so that rules
@@ -19,6 +96,18 @@ static void py_ident(struct val_doc *d, TSNode n, char *out)
 	char raw[VAL_VALUE_MAX];
 	val_node_text(d, n, raw);
 	size_t o = 0, len = strlen(raw);
+	/* Most names are ASCII, which has nothing to fold: copied as the
+	 * loop below would copy them, up to its bound. */
+	size_t ascii = 0;
+	while (ascii < len && (unsigned char)raw[ascii] < 0x80)
+		ascii++;
+	if (ascii == len) {
+		if (len > VAL_VALUE_MAX - 5)
+			len = VAL_VALUE_MAX - 5;
+		memcpy(out, raw, len);
+		out[len] = '\0';
+		return;
+	}
 	for (size_t i = 0; i < len && o < VAL_VALUE_MAX - 5;) {
 		const unsigned char *u = (const unsigned char *)raw + i;
 		size_t k = utf8_seq_len(u, len - i);
@@ -58,17 +147,17 @@ static bool fold_string(struct val_doc *d, TSNode n, char *out)
 	uint32_t nc = ts_node_child_count(n);
 	for (uint32_t i = 0; i < nc; i++) {
 		TSNode c = ts_node_child(n, i);
-		const char *t = ts_node_type(c);
+		enum py_kind t = py_kind(c);
 		uint32_t s = ts_node_start_byte(c), e = ts_node_end_byte(c);
-		if (strcmp(t, "string_start") == 0) {
+		if (t == PK_STRING_START) {
 			for (uint32_t k = s; k < e; k++)
 				raw |= d->code[k] == 'r' || d->code[k] == 'R';
-		} else if (strcmp(t, "string_content") == 0) {
+		} else if (t == PK_STRING_CONTENT) {
 			bool ok = raw ? val_cat(out, d->code + s, e - s)
 			              : val_unescape(out, d->code + s, e - s);
 			if (!ok)
 				return false;
-		} else if (strcmp(t, "string_end") != 0) {
+		} else if (t != PK_STRING_END) {
 			return false; /* an f-string interpolation */
 		}
 	}
@@ -80,7 +169,7 @@ static bool fold_join(struct val_doc *d, TSNode n, char *out, int depth)
 {
 	TSNode f = val_field(n, "function");
 	TSNode args = val_field(n, "arguments");
-	if (ts_node_is_null(f) || !val_type_is(f, "attribute") || ts_node_is_null(args))
+	if (ts_node_is_null(f) || py_kind(f) != PK_ATTRIBUTE || ts_node_is_null(args))
 		return false;
 	TSNode obj = val_field(f, "object");
 	TSNode attr = val_field(f, "attribute");
@@ -90,7 +179,7 @@ static bool fold_join(struct val_doc *d, TSNode n, char *out, int depth)
 	    ts_node_named_child_count(args) != 1)
 		return false;
 	TSNode list = ts_node_named_child(args, 0);
-	if (!val_type_is(list, "list") && !val_type_is(list, "tuple"))
+	if (py_kind(list) != PK_LIST && py_kind(list) != PK_TUPLE)
 		return false;
 	uint32_t k = ts_node_named_child_count(list);
 	for (uint32_t i = 0; i < k; i++) {
@@ -106,24 +195,24 @@ static bool py_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
 {
 	if (depth > VAL_DEPTH_MAX || ts_node_is_null(n))
 		return false;
-	const char *t = ts_node_type(n);
-	if (strcmp(t, "string") == 0)
+	enum py_kind t = py_kind(n);
+	if (t == PK_STRING)
 		return fold_string(d, n, out);
-	if (strcmp(t, "concatenated_string") == 0 || strcmp(t, "parenthesized_expression") == 0) {
+	if (t == PK_CONCAT || t == PK_PAREN) {
 		uint32_t k = ts_node_named_child_count(n);
 		for (uint32_t i = 0; i < k; i++)
 			if (!py_fold_into(d, ts_node_named_child(n, i), out, depth + 1))
 				return false;
 		return k > 0;
 	}
-	if (strcmp(t, "binary_operator") == 0) {
+	if (t == PK_BINOP) {
 		TSNode op = val_field(n, "operator");
 		if (ts_node_is_null(op) || !val_type_is(op, "+"))
 			return false;
 		return py_fold_into(d, val_field(n, "left"), out, depth + 1) &&
 		       py_fold_into(d, val_field(n, "right"), out, depth + 1);
 	}
-	if (strcmp(t, "call") == 0)
+	if (t == PK_CALL)
 		return fold_join(d, n, out, depth);
 	return false;
 }
@@ -148,7 +237,7 @@ static bool call_qname(struct val_doc *d, TSNode n, char *out, int depth)
 	    strcmp(fq, "builtins.__import__") == 0) {
 		if (!py_fold(d, a0, a, depth + 1))
 			return false;
-		snprintf(out, VAL_VALUE_MAX, "%s", a);
+		py_copy(out, a);
 		return true;
 	}
 	if ((strcmp(fq, "getattr") == 0 || strcmp(fq, "builtins.getattr") == 0) &&
@@ -165,41 +254,41 @@ static bool py_qname(struct val_doc *d, TSNode n, char *out, int depth)
 {
 	if (depth > VAL_DEPTH_MAX || ts_node_is_null(n))
 		return false;
-	const char *t = ts_node_type(n);
+	enum py_kind t = py_kind(n);
 	char tmp[VAL_VALUE_MAX];
-	if (strcmp(t, "identifier") == 0) {
+	if (t == PK_IDENTIFIER) {
 		py_ident(d, n, tmp);
 		const struct val_alias *a = val_alias_get(d, tmp);
-		snprintf(out, VAL_VALUE_MAX, "%s", a ? a->target : tmp);
+		py_copy(out, a ? a->target : tmp);
 		return true;
 	}
-	if (strcmp(t, "dotted_name") == 0) {
+	if (t == PK_DOTTED_NAME) {
 		/* A name in "from m import name": what it was bound to. */
 		if (ts_node_named_child_count(n) == 1)
 			return py_qname(d, ts_node_named_child(n, 0), out, depth + 1);
 		val_node_text(d, n, out);
 		return true;
 	}
-	if (strcmp(t, "attribute") == 0) {
+	if (t == PK_ATTRIBUTE) {
 		if (!py_qname(d, val_field(n, "object"), out, depth + 1))
 			return false;
 		py_ident(d, val_field(n, "attribute"), tmp);
 		return val_cats(out, ".") && val_cats(out, tmp);
 	}
-	if (strcmp(t, "subscript") == 0) {
+	if (t == PK_SUBSCRIPT) {
 		if (!py_qname(d, val_field(n, "value"), out, depth + 1) ||
 		    !py_fold(d, val_field(n, "subscript"), tmp, depth + 1))
 			return false;
 		/* sys.modules['os'] is the os module itself. */
 		if (strcmp(out, "sys.modules") == 0) {
-			snprintf(out, VAL_VALUE_MAX, "%s", tmp);
+			py_copy(out, tmp);
 			return true;
 		}
 		return val_cats(out, ".") && val_cats(out, tmp);
 	}
-	if (strcmp(t, "parenthesized_expression") == 0 && ts_node_named_child_count(n) == 1)
+	if (t == PK_PAREN && ts_node_named_child_count(n) == 1)
 		return py_qname(d, ts_node_named_child(n, 0), out, depth + 1);
-	if (strcmp(t, "call") == 0)
+	if (t == PK_CALL)
 		return call_qname(d, n, out, depth);
 	return false;
 }
@@ -210,7 +299,7 @@ static void collect_import(struct val_doc *d, TSNode n)
 	uint32_t k = ts_node_named_child_count(n);
 	for (uint32_t i = 0; i < k; i++) {
 		TSNode c = ts_node_named_child(n, i);
-		if (val_type_is(c, "dotted_name")) {
+		if (py_kind(c) == PK_DOTTED_NAME) {
 			/* import a.b binds a, and a.b is a module too. */
 			val_node_text(d, c, name);
 			val_alias_set(d, name, name, true);
@@ -219,7 +308,7 @@ static void collect_import(struct val_doc *d, TSNode n)
 				*dot = '\0';
 				val_alias_set(d, name, name, true);
 			}
-		} else if (val_type_is(c, "aliased_import")) {
+		} else if (py_kind(c) == PK_ALIASED_IMPORT) {
 			val_node_text(d, val_field(c, "name"), name);
 			py_ident(d, val_field(c, "alias"), alias);
 			val_alias_set(d, alias, name, true);
@@ -241,12 +330,12 @@ static void collect_from(struct val_doc *d, TSNode n)
 			continue;
 		TSNode c = ts_node_child(n, i);
 		char full[VAL_VALUE_MAX];
-		if (val_type_is(c, "aliased_import")) {
+		if (py_kind(c) == PK_ALIASED_IMPORT) {
 			val_node_text(d, val_field(c, "name"), name);
 			py_ident(d, val_field(c, "alias"), alias);
 		} else {
 			val_node_text(d, c, name);
-			snprintf(alias, sizeof(alias), "%s", name);
+			py_copy(alias, name);
 		}
 		val_join(full, mod, name);
 		val_alias_set(d, alias, full, false);
@@ -257,11 +346,10 @@ static void collect_assign(struct val_doc *d, TSNode n)
 {
 	TSNode left = val_field(n, "left");
 	TSNode right = val_field(n, "right");
-	if (ts_node_is_null(left) || ts_node_is_null(right) || !val_type_is(left, "identifier"))
+	if (ts_node_is_null(left) || ts_node_is_null(right) || py_kind(left) != PK_IDENTIFIER)
 		return;
-	const char *rt = ts_node_type(right);
-	if (strcmp(rt, "identifier") && strcmp(rt, "attribute") && strcmp(rt, "subscript") &&
-	    strcmp(rt, "call"))
+	enum py_kind rt = py_kind(right);
+	if (rt != PK_IDENTIFIER && rt != PK_ATTRIBUTE && rt != PK_SUBSCRIPT && rt != PK_CALL)
 		return;
 	char q[VAL_VALUE_MAX], name[VAL_VALUE_MAX];
 	if (!py_qname(d, right, q, 0))
@@ -273,7 +361,7 @@ static void collect_assign(struct val_doc *d, TSNode n)
 	for (size_t i = 0; i < d->naliases && !module; i++)
 		module = d->aliases[i].module && strcmp(d->aliases[i].target, q) == 0;
 	/* A call binds a name only when it is an import (__import__). */
-	if (strcmp(rt, "call") == 0)
+	if (rt == PK_CALL)
 		module = true;
 	val_alias_set(d, name, q, module);
 }
@@ -313,18 +401,15 @@ static const char *const expression_types[] = {
     "await",
     "slice",
 };
-#define PY_SYMBOLS_MAX 1024
-static bool py_expression[PY_SYMBOLS_MAX];
-static pthread_once_t py_expression_once = PTHREAD_ONCE_INIT;
-
-static void py_expression_init(void)
+static void py_tables_init(void)
 {
 	const TSLanguage *l = tree_sitter_python();
 	uint32_t n = ts_language_symbol_count(l);
 	for (uint32_t s = 0; s < n && s < PY_SYMBOLS_MAX; s++) {
+		const char *name = ts_language_symbol_name(l, (TSSymbol)s);
+		py_kinds[s] = (uint8_t)py_kind_named(name);
 		if (ts_language_symbol_type(l, (TSSymbol)s) != TSSymbolTypeRegular)
 			continue;
-		const char *name = ts_language_symbol_name(l, (TSSymbol)s);
 		for (size_t i = 0; i < sizeof(expression_types) / sizeof(expression_types[0]); i++)
 			if (strcmp(name, expression_types[i]) == 0)
 				py_expression[s] = true;
@@ -333,21 +418,21 @@ static void py_expression_init(void)
 
 static bool py_visit(struct val_doc *d, TSNode n)
 {
-	const char *t = ts_node_type(n);
-	if (strcmp(t, "import_statement") == 0)
+	enum py_kind t = py_kind(n);
+	if (t == PK_IMPORT)
 		collect_import(d, n);
-	else if (strcmp(t, "import_from_statement") == 0)
+	else if (t == PK_IMPORT_FROM)
 		collect_from(d, n);
-	else if (strcmp(t, "assignment") == 0)
+	else if (t == PK_ASSIGNMENT)
 		collect_assign(d, n);
 	TSSymbol s = ts_node_symbol(n);
 	return s >= PY_SYMBOLS_MAX || !py_expression[s] || ts_node_has_error(n);
 }
 
-static void py_collect(struct val_doc *d, TSNode root)
+static void py_collect(struct val_doc *d)
 {
-	pthread_once(&py_expression_once, py_expression_init);
-	val_walk_if(d, root, py_visit);
+	pthread_once(&py_tables_once, py_tables_init);
+	val_walk_if(d, py_visit);
 }
 
 static const char *py_describe(const char *parent, const char *missing)

@@ -4,9 +4,11 @@
  * (0.44M per 20-line check with no pattern at all, 1M with python.scm),
  * most of it working out each node's field and sibling facts for patterns
  * that cannot start there. This file reads each pattern's source once,
- * indexes the patterns by the node type they start at, and walks the tree
- * once with a plain cursor, trying at each node only the patterns that
- * start there.
+ * indexes the patterns by the node type they start at, and goes once
+ * through the tree as tree.c read it (every visible node in order, with
+ * its field and where its subtree ends), trying at each node only the
+ * patterns that start there; a node's children are read from that array,
+ * not by tree-sitter's cursor again.
  *
  * It knows the subset of the query language the rule files use: named
  * nodes and (_), fields, [alternatives], captures, the anchor '.' (first
@@ -516,18 +518,13 @@ const uint16_t *val_matcher_captures(const struct val_matcher *m, uint32_t patte
 
 /* --- matching -------------------------------------------------------------- */
 
-struct kid {
-	TSNode node;
-	TSFieldId field;
-	bool named;
-};
-
-/* The match in progress: what is left of a parent's children to match. */
+/* The match in progress: what is left of a parent's children to match.
+ * Children are nodes of the flat tree: the first is the parent's index + 1,
+ * each next one the previous one's end, the last ends at the parent's. */
 struct cont {
 	const struct mpat *parent;
-	size_t at, n; /* the parent node's children: arena[at .. at + n) */
-	uint16_t j;   /* next child pattern */
-	size_t i;     /* first child it may take */
+	uint32_t i, end; /* the first child it may take; the parent's end */
+	uint16_t j;      /* next child pattern */
 	struct cont *up;
 };
 
@@ -536,21 +533,8 @@ struct result {
 	uint16_t n;
 };
 
-/* Children already read at the current root: every pattern that starts
- * at a call reads the same argument list. */
-#define KID_CACHE 32
-struct kid_span {
-	const void *id;
-	uint32_t start;
-	size_t at, n;
-};
-
 struct mctx {
-	TSTreeCursor cur;
-	struct kid *arena; /* children read since the walk reached this root */
-	size_t top, cap;
-	struct kid_span seen[KID_CACHE];
-	size_t nseen;
+	const struct val_fnode *t; /* the flat tree */
 	TSQueryCapture caps[MAX_MATCH_CAPS];
 	uint16_t ncaps;
 	bool too_many; /* captures past MAX_MATCH_CAPS: the match is dropped */
@@ -562,47 +546,6 @@ struct mctx {
 	size_t npool, cpool;
 	bool nomem;
 };
-
-/* The node's visible children with their fields, on the arena: *ret_n of
- * them from the index returned. */
-static size_t load_kids(struct mctx *x, TSNode n, size_t *ret_n)
-{
-	uint32_t start = ts_node_start_byte(n);
-	for (size_t i = 0; i < x->nseen; i++)
-		if (x->seen[i].id == n.id && x->seen[i].start == start) {
-			*ret_n = x->seen[i].n;
-			return x->seen[i].at;
-		}
-	size_t at = x->top;
-	*ret_n = 0;
-	ts_tree_cursor_reset(&x->cur, n);
-	if (!ts_tree_cursor_goto_first_child(&x->cur))
-		return at;
-	do {
-		if (x->top == x->cap) {
-			size_t nc = x->cap ? x->cap * 2 : 256;
-			struct kid *a = realloc(x->arena, nc * sizeof(*a));
-			if (!a) {
-				x->nomem = true;
-				x->top = at;
-				return at;
-			}
-			x->arena = a;
-			x->cap = nc;
-		}
-		TSNode c = ts_tree_cursor_current_node(&x->cur);
-		x->arena[x->top++] = (struct kid){
-		    .node = c,
-		    .field = ts_tree_cursor_current_field_id(&x->cur),
-		    .named = ts_node_is_named(c),
-		};
-	} while (ts_tree_cursor_goto_next_sibling(&x->cur));
-	*ret_n = x->top - at;
-	if (x->nseen < KID_CACHE)
-		x->seen[x->nseen++] =
-		    (struct kid_span){.id = n.id, .start = start, .at = at, .n = *ret_n};
-	return at;
-}
 
 static void emit(struct mctx *x)
 {
@@ -635,12 +578,12 @@ static void emit(struct mctx *x)
 	x->npool += x->ncaps;
 }
 
-static void match_el(struct mctx *x, const struct mpat *p, TSNode n, struct cont *k);
+static void match_el(struct mctx *x, const struct mpat *p, uint32_t n, struct cont *k);
 
-static bool later_named(const struct mctx *x, const struct cont *k, size_t c)
+static bool later_named(const struct mctx *x, const struct cont *k, uint32_t c)
 {
-	for (size_t i = c + 1; i < k->n; i++)
-		if (x->arena[k->at + i].named)
+	for (uint32_t i = x->t[c].end; i < k->end; i = x->t[i].end)
+		if (x->t[i].named)
 			return true;
 	return false;
 }
@@ -659,16 +602,17 @@ static void run_cont(struct mctx *x, struct cont *k)
 		return;
 	}
 	const struct mpat *e = &k->parent->kids[k->j];
-	for (size_t c = k->i; c < k->n; c++) {
-		struct kid kd = x->arena[k->at + c];
-		if (e->anchored && !kd.named)
+	for (uint32_t c = k->i; c < k->end; c = x->t[c].end) {
+		const struct val_fnode *kd = &x->t[c];
+		if (e->anchored && !kd->named)
 			continue; /* an anchor passes over anonymous nodes */
-		bool ok = (!e->field || kd.field == e->field) && !(e->last && later_named(x, k, c));
+		bool ok =
+		    (!e->field || kd->field == e->field) && !(e->last && later_named(x, k, c));
 		if (ok) {
 			struct cont next = *k;
 			next.j++;
-			next.i = c + 1;
-			match_el(x, e, kd.node, &next);
+			next.i = kd->end;
+			match_el(x, e, c, &next);
 		}
 		if (e->anchored)
 			break; /* only the next named node could be it */
@@ -680,15 +624,15 @@ static void run_cont(struct mctx *x, struct cont *k)
 	}
 }
 
-static bool type_ok(const struct mpat *p, TSNode n)
+static bool type_ok(const struct mpat *p, const struct val_fnode *n)
 {
 	if (p->wildcard)
-		return ts_node_is_named(n) && ts_node_symbol(n) != ts_builtin_sym_error;
-	return ts_node_symbol(n) == p->sym;
+		return n->named && n->sym != ts_builtin_sym_error;
+	return n->sym == p->sym;
 }
 
 /* Element p against node n, then the rest of the match (k). */
-static void match_el(struct mctx *x, const struct mpat *p, TSNode n, struct cont *k)
+static void match_el(struct mctx *x, const struct mpat *p, uint32_t n, struct cont *k)
 {
 	uint16_t save = x->ncaps;
 	bool save_many = x->too_many;
@@ -697,18 +641,16 @@ static void match_el(struct mctx *x, const struct mpat *p, TSNode n, struct cont
 			x->too_many = true;
 			break;
 		}
-		x->caps[x->ncaps++] = (TSQueryCapture){.node = n, .index = p->caps[i]};
+		x->caps[x->ncaps++] = (TSQueryCapture){.node = x->t[n].node, .index = p->caps[i]};
 	}
 	if (p->alt) {
 		for (uint16_t i = 0; i < p->nkids; i++)
 			match_el(x, &p->kids[i], n, k);
-	} else if (type_ok(p, n)) {
+	} else if (type_ok(p, &x->t[n])) {
 		if (!p->nkids) {
 			run_cont(x, k);
 		} else {
-			size_t nk;
-			size_t at = load_kids(x, n, &nk);
-			struct cont c = {.parent = p, .at = at, .n = nk, .up = k};
+			struct cont c = {.parent = p, .i = n + 1, .end = x->t[n].end, .up = k};
 			run_cont(x, &c);
 		}
 	}
@@ -730,7 +672,7 @@ static bool caps_within(const TSQueryCapture *a, uint16_t na, const TSQueryCaptu
 }
 
 /* The matches of pattern pi at node n, each handed to fn. */
-static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, TSNode n,
+static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, uint32_t n,
                     const bool *skip, val_match_fn fn, void *data)
 {
 	/* A shape whose patterns all report rules that are off is not
@@ -799,33 +741,17 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, TS
 	return 0;
 }
 
-int val_matcher_run(const struct val_matcher *m, TSNode root, const bool *skip, val_match_fn fn,
-                    void *data)
+int val_matcher_run(const struct val_matcher *m, const struct val_flat *f, const bool *skip,
+                    val_match_fn fn, void *data)
 {
-	struct mctx x = {.cur = ts_tree_cursor_new(root)};
-	TSTreeCursor w = ts_tree_cursor_new(root);
+	struct mctx x = {.t = f->n};
 	int r = 0;
-	for (;;) {
-		TSNode n = ts_tree_cursor_current_node(&w);
-		TSSymbol s = ts_node_symbol(n);
-		x.top = x.nseen = 0;
+	for (uint32_t n = 0; n < f->count && r == 0; n++) {
+		TSSymbol s = f->n[n].sym;
 		if (s < m->nsyms)
 			for (uint32_t i = 0; i < m->count[s] && r == 0; i++)
 				r = match_at(&x, m, m->by_sym[m->first[s] + i], n, skip, fn, data);
-		if (r != 0)
-			break;
-		if (ts_tree_cursor_goto_first_child(&w))
-			continue;
-		bool more = false;
-		while (!(more = ts_tree_cursor_goto_next_sibling(&w)))
-			if (!ts_tree_cursor_goto_parent(&w))
-				break;
-		if (!more)
-			break;
 	}
-	ts_tree_cursor_delete(&w);
-	ts_tree_cursor_delete(&x.cur);
-	free(x.arena);
 	free(x.res);
 	free(x.keep);
 	free(x.pool);

@@ -97,6 +97,8 @@ void val_ruleset_free(struct val_ruleset *rs)
 	}
 	free(rs->rules);
 	free(rs->cap_rule);
+	free(rs->sev);
+	free(rs->skip);
 	val_matcher_free(rs->matcher);
 	if (rs->query)
 		ts_query_delete(rs->query);
@@ -774,45 +776,62 @@ static int take_match(void *data, const TSQueryMatch *m)
 	return st->nfound == MAX_FINDINGS;
 }
 
-int val_rules_run(struct val_doc *d, const struct val_ruleset *rs, TSNode root,
-                  json_object *profile)
+/* rs->sev and rs->skip for profile, unless they are already its. */
+static int profile_tables(struct val_ruleset *rs, json_object *profile)
 {
-	/* Each rule's severity under the profile, once per check, not per
-	 * match (two JSON lookups each, a few hundred matches a snippet). */
-	_cleanup_free_ enum val_severity *sev = calloc(rs->nrules ? rs->nrules : 1, sizeof(*sev));
-	_cleanup_free_ struct val_memo *memo = malloc(sizeof(*memo));
-	_cleanup_free_ struct run *st = malloc(sizeof(*st));
-	if (!sev || !memo || !st)
+	if (rs->sev && rs->sev_profile == profile)
+		return 0;
+	enum val_severity *sev = calloc(rs->nrules ? rs->nrules : 1, sizeof(*sev));
+	bool *skip = calloc(rs->npatterns + 1, sizeof(*skip));
+	if (!sev || !skip) {
+		free(sev);
+		free(skip);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < rs->nrules; i++)
 		sev[i] = val_severity_for(profile, &rs->rules[i]);
+	/* Patterns whose every rule is off in this profile never make a
+	 * finding (take_match drops them): the matcher skips them. */
+	for (size_t i = 0; rs->matcher && i < rs->npatterns; i++) {
+		uint16_t n;
+		const uint16_t *caps = val_matcher_captures(rs->matcher, (uint32_t)i, &n);
+		bool on = false;
+		for (uint16_t k = 0; k < n && !on; k++)
+			on =
+			    rs->cap_rule[caps[k]] >= 0 && sev[rs->cap_rule[caps[k]]] != VAL_SEV_OFF;
+		skip[i] = n > 0 && !on;
+	}
+	free(rs->sev);
+	free(rs->skip);
+	rs->sev = sev;
+	rs->skip = skip;
+	rs->sev_profile = profile;
+	return 0;
+}
+
+int val_rules_run(struct val_doc *d, struct val_ruleset *rs, TSNode root, json_object *profile)
+{
+	/* Each rule's severity under the profile, once per profile, not per
+	 * match or per check (two JSON lookups a rule). */
+	int r = profile_tables(rs, profile);
+	if (r < 0)
+		return r;
+	_cleanup_free_ struct val_memo *memo = malloc(sizeof(*memo));
+	_cleanup_free_ struct run *st = malloc(sizeof(*st));
+	if (!memo || !st)
+		return -ENOMEM;
 	for (size_t i = 0; i < MEMO_SLOTS; i++)
 		memo->slot[i].kind = 0;
-	*st = (struct run){.d = d, .rs = rs, .sev = sev};
+	*st = (struct run){.d = d, .rs = rs, .sev = rs->sev};
+	/* The tree read once, for collect's walk and the matcher's. */
+	if ((r = val_flat_read(d->flat, root)) < 0)
+		return r;
 	/* The memo only after collect: names resolve against its aliases. */
 	if (d->lang->collect)
-		d->lang->collect(d, root);
+		d->lang->collect(d);
 	d->memo = memo;
-	int r = 0;
-	if (rs->matcher) {
-		/* Patterns whose every rule is off in this profile never make a
-		 * finding (take_match drops them): the matcher skips them. */
-		_cleanup_free_ bool *skip = calloc(rs->npatterns + 1, sizeof(*skip));
-		if (!skip) {
-			d->memo = NULL;
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < rs->npatterns; i++) {
-			uint16_t n;
-			const uint16_t *caps = val_matcher_captures(rs->matcher, (uint32_t)i, &n);
-			bool on = false;
-			for (uint16_t k = 0; k < n && !on; k++)
-				on = rs->cap_rule[caps[k]] >= 0 &&
-				     sev[rs->cap_rule[caps[k]]] != VAL_SEV_OFF;
-			skip[i] = n > 0 && !on;
-		}
-		r = val_matcher_run(rs->matcher, root, skip, take_match, st);
-	}
+	if (rs->matcher)
+		r = val_matcher_run(rs->matcher, d->flat, rs->skip, take_match, st);
 	if (r >= 0 && st->nfound < MAX_FINDINGS && rs->ts_rest) {
 		TSQueryCursor *qc = ts_query_cursor_new();
 		if (!qc) {

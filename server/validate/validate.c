@@ -46,6 +46,7 @@ struct validator {
 	struct val_async *async; /* NULL until val_check_async() */
 	uint64_t generation;     /* val_generation() */
 	bool ts_only;            /* "matcher": "tree-sitter" */
+	struct val_flat flat;    /* each check's tree, read once (tree.c) */
 };
 
 const char *val_verdict_name(enum val_verdict v)
@@ -318,6 +319,7 @@ void val_free(struct validator *v)
 	free(v->workspace);
 	if (v->parser)
 		ts_parser_delete(v->parser);
+	val_flat_free(&v->flat);
 	free(v);
 }
 
@@ -588,6 +590,15 @@ static int by_position(const void *a, const void *b)
 static size_t first_invalid_utf8(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {
+		/* ASCII, most code, eight bytes at a time. */
+		uint64_t w;
+		if (i + sizeof(w) <= n) {
+			memcpy(&w, s + i, sizeof(w));
+			if (!(w & 0x8080808080808080ull)) {
+				i += sizeof(w);
+				continue;
+			}
+		}
 		size_t k = utf8_seq_len((const unsigned char *)s + i, n - i);
 		if (k == 1 && (unsigned char)s[i] >= 0x80)
 			return i;
@@ -791,6 +802,7 @@ int val_check_report(struct validator *v, const char *language, const char *code
 	    .workspace = v->workspace,
 	    .cancel = cancel,
 	    .out = &rep,
+	    .flat = &v->flat,
 	};
 	int r = pos_line_starts(code, len, &rep.line_starts, &rep.nlines);
 	if (r < 0)
@@ -861,6 +873,7 @@ judge:
 	*ret = rep;
 	rep = (struct val_report){0};
 out:
+	val_flat_trim(&v->flat);
 	doc_release(&d);
 	val_report_release(&rep);
 	return r;

@@ -255,6 +255,19 @@ START_TEST(python_utf8_and_missing_cpython)
 	ck_assert_int_eq(vd, VAL_DENY);
 	assert_range(find(diags, "syntax"), 1, 6, 1, 7);
 	json_object_put(diags);
+	/* ASCII is skipped eight bytes at a time: a bad byte is found at
+	 * every place in those steps. */
+	for (int at = 0; at < 24; at++) {
+		char code[34];
+		memset(code, 'a', 32);
+		code[32] = '\n';
+		code[33] = '\0';
+		code[at] = '\xff';
+		diags = check(v, "py", code, NULL, POS_UTF16, &vd);
+		ck_assert_int_eq(vd, VAL_DENY);
+		assert_range(find(diags, "syntax"), 0, at, 0, at + 1);
+		json_object_put(diags);
+	}
 	diags = check(v, "py", "print(1)\n", NULL, POS_UTF16, &vd);
 	ck_assert_int_eq(vd, VAL_ALLOW);
 	ck_assert_ptr_nonnull(find(diags, "kiln-no-cpython"));
