@@ -1,39 +1,74 @@
 #!/bin/sh
-# fetch-grammars.sh: fetch the pinned tree-sitter grammar sources named in
-# grammars.lock from the npm registry, check each tarball's sha256 and
-# unpack its src/ into OUTDIR/LANG/src. The sources are build products:
-# never commit them. Usage: fetch-grammars.sh LOCKFILE OUTDIR
+# fetch-grammars.sh: fetch the pinned tree-sitter sources (the runtime and
+# the grammars) named in grammars.lock, from the npm registry or from the
+# Debian archive (a source package's upstream tarball), check each
+# tarball's sha256 and unpack its src/ (and include/, when it has one) into
+# OUTDIR/NAME/. The sources are build products: never commit them.
+# Usage: fetch-grammars.sh LOCKFILE OUTDIR
+# KILN_DEBIAN_MIRROR overrides the archive (default http://deb.debian.org/debian).
 set -eu
 
 lock=$1
 out=$2
-if ! command -v npm >/dev/null 2>&1; then
-	echo "kiln: npm is needed to fetch the tree-sitter grammars (make deps installs it)" >&2
-	exit 1
-fi
+mirror=${KILN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-grep -v '^#' "$lock" | while read -r lang pkg version sum; do
+# fetch SOURCE VERSION: the tarball's path in $tmp on stdout.
+fetch() {
+	case $1 in
+	debian:*)
+		src=${1#debian:}
+		# The pool's folder: lib* packages under their first four letters.
+		case $src in lib?*) pre=$(echo "$src" | cut -c1-4) ;; *) pre=$(echo "$src" | cut -c1) ;; esac
+		file=${src}_$2.orig.tar.xz
+		if ! command -v curl >/dev/null 2>&1; then
+			echo "kiln: curl is needed to fetch $file (make deps installs it)" >&2
+			return 1
+		fi
+		curl -fsS --retry 3 -o "$tmp/$file" "$mirror/pool/main/$pre/$src/$file" || {
+			echo "kiln: cannot fetch $file from $mirror" >&2
+			return 1
+		}
+		echo "$tmp/$file"
+		;;
+	*)
+		if ! command -v npm >/dev/null 2>&1; then
+			echo "kiln: npm is needed to fetch the tree-sitter sources (make deps installs it)" >&2
+			return 1
+		fi
+		(cd "$tmp" && npm pack --silent "$1@$2" >/dev/null 2>"$tmp/npm.err") || {
+			cat "$tmp/npm.err" >&2
+			echo "kiln: cannot fetch $1@$2 from the npm registry" >&2
+			return 1
+		}
+		echo "$tmp/$1-$2.tgz"
+		;;
+	esac
+}
+
+grep -v '^#' "$lock" | while read -r lang pkg version sum root; do
 	[ -n "$lang" ] || continue
+	root=${root:-package}
 	if [ -f "$out/$lang/.sum" ] && [ "$(cat "$out/$lang/.sum")" = "$sum" ]; then
 		continue
 	fi
-	(cd "$tmp" && npm pack --silent "$pkg@$version" >/dev/null 2>"$tmp/npm.err") || {
-		cat "$tmp/npm.err" >&2
-		echo "kiln: cannot fetch $pkg@$version from the npm registry" >&2
-		exit 1
-	}
-	tgz="$tmp/$pkg-$version.tgz"
-	got=$(sha256sum "$tgz" | cut -d' ' -f1)
+	tarball=$(fetch "$pkg" "$version") || exit 1
+	got=$(sha256sum "$tarball" | cut -d' ' -f1)
 	if [ "$got" != "$sum" ]; then
-		echo "kiln: $pkg@$version has sha256 $got, expected $sum: refusing it" >&2
+		echo "kiln: $pkg $version has sha256 $got, expected $sum: refusing it" >&2
 		exit 1
 	fi
 	rm -rf "${out:?}/$lang"
 	mkdir -p "$out/$lang"
-	tar -xzf "$tgz" -C "$out/$lang" --strip-components=1 package/src
+	# ROOT/src, and ROOT/include when the tarball has it, land in NAME/
+	# (GNU tar finds the compression itself).
+	dirs="$root/src"
+	if tar -tf "$tarball" | grep -q "^$root/include/"; then dirs="$dirs $root/include"; fi
+	depth=$(echo "$root" | awk -F/ '{ print NF }')
+	# shellcheck disable=SC2086
+	tar -xf "$tarball" -C "$out/$lang" --strip-components="$depth" $dirs
 	echo "$sum" >"$out/$lang/.sum"
-	echo "kiln: fetched $pkg@$version (sha256 ok)" >&2
+	echo "kiln: fetched $pkg $version (sha256 ok)" >&2
 done

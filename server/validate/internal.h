@@ -292,3 +292,11 @@ void val_async_free(struct val_async *a);
  * the slot its thread lives in. */
 json_object *val_config(const struct validator *v);
 struct val_async **val_async_slot(struct validator *v);
+
+/* tree-sitter's allocator (ts_alloc.c): a free list per size class and
+ * thread in front of malloc, at most VAL_TS_CACHE_MAX blocks a thread.
+ * val_new installs it (once per process); the rest are for tests. */
+#define VAL_TS_CACHE_MAX 4096
+void val_ts_alloc_install(void);
+size_t val_ts_alloc_cached(void); /* blocks the calling thread holds */
+void val_ts_alloc_flush(void);    /* gives them back to malloc */

@@ -216,6 +216,7 @@ int val_new(json_object *config, struct validator **ret_val)
 	}
 	static uint64_t generations;
 	v->generation = __atomic_add_fetch(&generations, 1, __ATOMIC_RELAXED);
+	val_ts_alloc_install();
 	v->parser = ts_parser_new();
 	if (!v->parser)
 		goto fail;
