@@ -209,3 +209,6 @@ void sandbox_cgroup_free_later(struct sandbox *s, struct sbx_cgroup *cg);
  * ready (the first two boxes, or two in a row). 0, or -errno with *ret
  * NULL. */
 int sandbox_cgroup_take(struct sandbox *s, struct sbx_cgroup **ret);
+/* sandbox_free: the thread that makes cgroups ahead ends; what it made,
+ * and the cgroup made ahead and not taken, are removed (before the root). */
+void sandbox_cgroup_ahead_stop(struct sandbox *s);
