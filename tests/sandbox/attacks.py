@@ -91,6 +91,18 @@ def stale_kiln_cgroups():
     return found
 
 
+# Python program text for a box's code: drained(fd) waits (a bounded
+# while) until kiln has read all that is in the pipe fd writes to, so the
+# next write reaches kiln as a read of its own.
+DRAINED = ("import os, fcntl, termios, struct, time\n"
+           "def drained(fd):\n"
+           "    for _ in range(5000):\n"
+           "        b = fcntl.ioctl(fd, termios.FIONREAD, b'\\0\\0\\0\\0')\n"
+           "        if struct.unpack('i', b)[0] == 0:\n"
+           "            return\n"
+           "        time.sleep(0.002)\n")
+
+
 class Suite:
     def __init__(self, args):
         self.kiln = os.path.abspath(args.kiln)
@@ -870,13 +882,7 @@ class Suite:
             # coalescing: its notifications must keep the order it read
             # them in, o0 e0 o1 e1 ..., not all of stdout then all of
             # stderr, and never one stream's text under the other's name.
-            code = ("import os, fcntl, termios, struct, time\n"
-                    "def drained(fd):\n"
-                    "    for _ in range(5000):\n"
-                    "        b = fcntl.ioctl(fd, termios.FIONREAD, b'\\0\\0\\0\\0')\n"
-                    "        if struct.unpack('i', b)[0] == 0:\n"
-                    "            return\n"
-                    "        time.sleep(0.002)\n"
+            code = (DRAINED +
                     "for i in range(5):\n"
                     "    os.write(1, b'o%d\\n' % i); drained(1)\n"
                     "    os.write(2, b'e%d\\n' % i); drained(2)\n")
@@ -963,13 +969,7 @@ class Suite:
             # Long clean chunks, stdout and stderr in turns, each read by
             # kiln before the next is written (as above): the spliced
             # messages keep the order kiln read the chunks in.
-            code = ("import os, fcntl, termios, struct, time\n"
-                    "def drained(fd):\n"
-                    "    for _ in range(5000):\n"
-                    "        b = fcntl.ioctl(fd, termios.FIONREAD, b'\\0\\0\\0\\0')\n"
-                    "        if struct.unpack('i', b)[0] == 0:\n"
-                    "            return\n"
-                    "        time.sleep(0.002)\n"
+            code = (DRAINED +
                     "def put(fd, b):\n"
                     "    while b:\n"
                     "        b = b[os.write(fd, b):]\n"
@@ -1402,9 +1402,13 @@ def main():
     ap.add_argument("--no-box", action="store_true",
                     help="run where no box can be built (user.max_user_namespaces 0): "
                     "each case passes only if it fails")
-    s = Suite(ap.parse_args())
-    # List the cases first (building a case's closure runs nothing), so
-    # that any the run below never reaches are counted, not dropped.
+    run_suite(Suite(ap.parse_args()))
+
+
+def run_suite(s):
+    """Run suite s's cases (those --only names, or all) and exit with its
+    result. The cases are listed first (building a case's closure runs
+    nothing), so that any the run never reaches are counted, not dropped."""
     s.listing = True
     s.all_cases()
     s.listing = False

@@ -31,7 +31,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 
 sys.path[:0] = [os.path.dirname(os.path.abspath(__file__)),
                 os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib")]
@@ -454,25 +453,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)
     ap.add_argument("--only", action="append")
-    s = SpareSuite(ap.parse_args())
-    s.listing = True
-    s.all_cases()
-    s.listing = False
-    want = [n for n in s.listed if not s.only or n in s.only]
-    for n in sorted(s.only - set(s.listed)):
-        print("not ok %s: no such case" % n, flush=True)
-        s.failed += 1
-    try:
-        s.all_cases()
-    except Exception:
-        traceback.print_exc()
-        print("not ok the suite itself: stopped on an exception", flush=True)
-        s.failed += 1
-    for n in want:
-        if n not in s.ran:
-            print("not ok %s: not run (the suite stopped before it)" % n, flush=True)
-            s.failed += 1
-    sys.exit(s.finish())
+    attacks.run_suite(SpareSuite(ap.parse_args()))
 
 
 if __name__ == "__main__":
