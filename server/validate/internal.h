@@ -94,9 +94,10 @@ struct val_pattern {
 	size_t npreds;
 };
 
-/* tree.c: the tree read once per check by one cursor walk: every visible
- * node in preorder. Node i's children are i + 1, then each one's end, up to
- * n[i].end; its next sibling (if any) is n[i].end. */
+/* tree.c: the tree read once per check, by one walk of tree-sitter's own
+ * subtrees: every visible node in preorder. Node i's children are i + 1,
+ * then each one's end, up to n[i].end; its next sibling (if any) is
+ * n[i].end. */
 struct val_fnode {
 	TSNode node;
 	uint32_t end;    /* one past the last node of its subtree */
@@ -104,10 +105,7 @@ struct val_fnode {
 	TSFieldId field; /* the field it is in under its parent, 0 for none */
 	bool named;
 };
-struct val_open {
-	uint32_t at;   /* a parent the walk is below */
-	uint32_t left; /* its children not yet reached */
-};
+struct val_open; /* tree.c's: a parent whose children the walk is going through */
 struct val_flat {
 	struct val_fnode *n;
 	uint32_t count, cap;

@@ -76,3 +76,8 @@ $(FUZZB)/gen/%.o: $(BUILD)/gen/%.c
 $(BUILD)/bench/validate_bench: tests/bench/validate_bench.c $(BUILD)/libkiln.a
 	@mkdir -p $(dir $@)
 	$(CC) $(OPT_CFLAGS) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libkiln.a $(ALL_LIBS)
+
+# tree.c reads tree-sitter's subtrees with the pinned runtime's own
+# internal headers (<src/subtree.h>), in every build.
+$(foreach b,$(BUILD) $(ASAN) $(FUZZB),$(b)/server/validate/tree.o): \
+	MODULE_CFLAGS += -isystem $(VAL_GRAM_DIR)/runtime
