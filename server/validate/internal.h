@@ -176,6 +176,7 @@ struct val_alias {
 	char *name;
 	char *target;
 	bool module;
+	uint32_t hash; /* of name (lang_common.c) */
 };
 
 struct val_memo;
@@ -199,7 +200,8 @@ void val_node_text(struct val_doc *d, TSNode n, char *out);
 /* The node's string for predicates: its folded value when constant, else
  * its source text. */
 void val_node_value(struct val_doc *d, TSNode n, char *out);
-/* Record name -> target (copies); later bindings replace earlier ones. */
+/* lang_common.c: record name -> target (copies); later bindings replace
+ * earlier ones. */
 void val_alias_set(struct val_doc *d, const char *name, const char *target, bool module);
 const struct val_alias *val_alias_get(struct val_doc *d, const char *name);
 

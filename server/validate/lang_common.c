@@ -1,4 +1,5 @@
-/* lang_common.c: string unescaping shared by the language files. */
+/* lang_common.c: what the language files share: string unescaping, the
+ * walks over the checked tree, and the table of names the snippet binds. */
 #include "validate/lang_common.h"
 
 #include <stdlib.h>
@@ -97,4 +98,54 @@ void val_walk(struct val_doc *d, void (*visit)(struct val_doc *d, TSNode n))
 	const struct val_flat *f = d->flat;
 	for (uint32_t i = 0; i < f->count; i++)
 		visit(d, f->n[i].node);
+}
+
+/* The name's hash (FNV-1a): a lookup compares it before the name, since
+ * name resolution asks for every identifier of every call the rules look
+ * at, against every name the snippet binds. */
+static uint32_t alias_hash(const char *name)
+{
+	uint32_t h = 2166136261u;
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		h = (h ^ *p) * 16777619u;
+	return h;
+}
+
+void val_alias_set(struct val_doc *d, const char *name, const char *target, bool module)
+{
+	uint32_t h = alias_hash(name);
+	for (size_t i = 0; i < d->naliases; i++)
+		if (d->aliases[i].hash == h && strcmp(d->aliases[i].name, name) == 0) {
+			char *t = strdup(target);
+			if (!t)
+				return;
+			free(d->aliases[i].target);
+			d->aliases[i].target = t;
+			d->aliases[i].module = module;
+			return;
+		}
+	if (d->naliases == d->caliases) {
+		size_t c = d->caliases ? d->caliases * 2 : 16;
+		struct val_alias *a = realloc(d->aliases, c * sizeof(*a));
+		if (!a)
+			return;
+		d->aliases = a;
+		d->caliases = c;
+	}
+	char *n = strdup(name), *t = strdup(target);
+	if (!n || !t) {
+		free(n);
+		free(t);
+		return;
+	}
+	d->aliases[d->naliases++] = (struct val_alias){n, t, module, h};
+}
+
+const struct val_alias *val_alias_get(struct val_doc *d, const char *name)
+{
+	uint32_t h = alias_hash(name);
+	for (size_t i = 0; i < d->naliases; i++)
+		if (d->aliases[i].hash == h && strcmp(d->aliases[i].name, name) == 0)
+			return &d->aliases[i];
+	return NULL;
 }

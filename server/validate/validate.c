@@ -382,43 +382,6 @@ static void doc_release(struct val_doc *d)
 	free(d->aliases);
 }
 
-void val_alias_set(struct val_doc *d, const char *name, const char *target, bool module)
-{
-	for (size_t i = 0; i < d->naliases; i++)
-		if (strcmp(d->aliases[i].name, name) == 0) {
-			char *t = strdup(target);
-			if (!t)
-				return;
-			free(d->aliases[i].target);
-			d->aliases[i].target = t;
-			d->aliases[i].module = module;
-			return;
-		}
-	if (d->naliases == d->caliases) {
-		size_t c = d->caliases ? d->caliases * 2 : 16;
-		struct val_alias *a = realloc(d->aliases, c * sizeof(*a));
-		if (!a)
-			return;
-		d->aliases = a;
-		d->caliases = c;
-	}
-	char *n = strdup(name), *t = strdup(target);
-	if (!n || !t) {
-		free(n);
-		free(t);
-		return;
-	}
-	d->aliases[d->naliases++] = (struct val_alias){n, t, module};
-}
-
-const struct val_alias *val_alias_get(struct val_doc *d, const char *name)
-{
-	for (size_t i = 0; i < d->naliases; i++)
-		if (strcmp(d->aliases[i].name, name) == 0)
-			return &d->aliases[i];
-	return NULL;
-}
-
 void val_node_text(struct val_doc *d, TSNode n, char *out)
 {
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
