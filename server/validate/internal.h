@@ -59,6 +59,20 @@ struct val_rule {
 	char *explanation;
 };
 
+/* re_prefix.c: the one-byte values a regex matches and the first two
+ * bytes of the longer ones (pairs hashed into VAL_RE_PAIR_BITS bits), when
+ * it can tell (the regex anchored with ^, never matching the empty value):
+ * a value that starts otherwise does not match, without regexec(). */
+#define VAL_RE_PAIR_BITS 4096
+struct val_re_prefix {
+	bool known;
+	uint64_t one[4];
+	uint64_t pair[VAL_RE_PAIR_BITS / 64];
+};
+void val_re_prefix(const char *src, struct val_re_prefix *ret);
+/* False when value cannot match; true when regexec() must say. */
+bool val_re_may_match(const struct val_re_prefix *p, const char *value);
+
 enum val_pred_op {
 	VAL_P_EQ,
 	VAL_P_NOT_EQ,
@@ -82,11 +96,8 @@ struct val_pred {
 	regex_t re;
 	regex_t re2;
 	int nre;
-	/* The bytes a match of re can start with, when rules.c could tell
-	 * (re anchored, never empty): a value starting otherwise does not
-	 * match, without regexec(). */
-	bool re_first_known;
-	uint64_t re_first[4];
+	/* What a match of re can start with (re_prefix.c). */
+	struct val_re_prefix re_prefix;
 };
 
 struct val_pattern {

@@ -7,7 +7,6 @@
  * #not-contains?). See docs/validator.md for the format. */
 #include "validate/internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -167,156 +166,11 @@ static const struct {
     {"not-contains?", VAL_P_NOT_CONTAINS, 2, 2, 2},
 };
 
-/* --- the first bytes of a regex ---------------------------------------------
- *
- * Most values a pattern tests fail its regex at the first byte ("print"
- * against "^(os|posix|nt)\\.(system|...)$"), and glibc's regexec() costs
- * about 2000 instructions even then. So the bytes a match can begin with
- * are worked out once, for the extended regexes the rule files use:
- * literals, escaped punctuation, bracket lists and ranges, groups,
- * alternation, ? * +, and ^ at the start of each top-level alternative
- * (a match begins at the value's first byte). Anything else (., {n},
- * classes, back-references, no ^) leaves the set unknown and regexec()
- * decides alone. A set is never smaller than the truth: it is only used
- * to say no. */
-struct re_scan {
-	const char *p;
-	bool ok;
-};
-
-static void first_add(uint64_t *set, unsigned char c)
-{
-	set[c >> 6] |= 1ull << (c & 63);
-}
-
-static void scan_alt(struct re_scan *r, uint64_t *set, bool *nullable, bool top);
-
-/* One atom and its quantifier: the bytes it can begin with into set,
- * *nullable when it can match nothing (or only the end, for $). */
-static void scan_atom(struct re_scan *r, uint64_t *set, bool *nullable)
-{
-	unsigned char c = (unsigned char)*r->p;
-	*nullable = false;
-	if (c == '(') {
-		r->p++;
-		scan_alt(r, set, nullable, false);
-		if (*r->p != ')') {
-			r->ok = false;
-			return;
-		}
-		r->p++;
-	} else if (c == '[') {
-		r->p++;
-		if (*r->p == '^') {
-			r->ok = false;
-			return;
-		}
-		for (bool first = true; *r->p && (*r->p != ']' || first); first = false) {
-			unsigned char a = (unsigned char)r->p[0], b = (unsigned char)r->p[2];
-			if (a == '[') { /* [:alpha:] and the like */
-				r->ok = false;
-				return;
-			}
-			if (r->p[1] == '-' && b && b != ']') {
-				if (b < a) {
-					r->ok = false;
-					return;
-				}
-				for (unsigned x = a; x <= b; x++)
-					first_add(set, (unsigned char)x);
-				r->p += 3;
-			} else {
-				first_add(set, a);
-				r->p++;
-			}
-		}
-		if (*r->p != ']') {
-			r->ok = false;
-			return;
-		}
-		r->p++;
-	} else if (c == '\\') {
-		unsigned char e = (unsigned char)r->p[1];
-		if (!e || !ispunct(e)) { /* \w, \1 and the like are not literals */
-			r->ok = false;
-			return;
-		}
-		first_add(set, e);
-		r->p += 2;
-	} else if (c == '$') {
-		*nullable = true;
-		r->p++;
-	} else if (c && !strchr("^.*+?{|)", c)) {
-		first_add(set, c);
-		r->p++;
-	} else {
-		r->ok = false;
-		return;
-	}
-	if (*r->p == '?' || *r->p == '*') {
-		*nullable = true;
-		r->p++;
-	} else if (*r->p == '+') {
-		r->p++;
-	}
-	if (*r->p && strchr("?*+{", *r->p))
-		r->ok = false;
-}
-
-/* Atoms up to | or ): the first bytes of those that can come first. */
-static void scan_seq(struct re_scan *r, uint64_t *set, bool *nullable)
-{
-	bool all_null = true;
-	while (r->ok && *r->p && *r->p != '|' && *r->p != ')') {
-		uint64_t s[4] = {0};
-		bool n;
-		scan_atom(r, s, &n);
-		if (all_null)
-			for (int i = 0; i < 4; i++)
-				set[i] |= s[i];
-		all_null = all_null && n;
-	}
-	*nullable = all_null;
-}
-
-static void scan_alt(struct re_scan *r, uint64_t *set, bool *nullable, bool top)
-{
-	*nullable = false;
-	for (;;) {
-		if (top) {
-			if (*r->p != '^') {
-				r->ok = false;
-				return;
-			}
-			r->p++;
-		}
-		bool n;
-		scan_seq(r, set, &n);
-		*nullable = *nullable || n;
-		if (!r->ok || *r->p != '|')
-			return;
-		r->p++;
-	}
-}
-
-/* p->re_first for regex src, when it can be known. */
-static void first_bytes(struct val_pred *p, const char *src)
-{
-	struct re_scan r = {.p = src, .ok = true};
-	uint64_t set[4] = {0};
-	bool nullable;
-	scan_alt(&r, set, &nullable, true);
-	if (!r.ok || *r.p || nullable)
-		return;
-	memcpy(p->re_first, set, sizeof(set));
-	p->re_first_known = true;
-}
-
-/* False when value cannot match p->re; true when regexec() must say. */
+/* False when value cannot match p->re (re_prefix.c); true when regexec()
+ * must say. */
 static bool may_match(const struct val_pred *p, const char *value)
 {
-	unsigned char c = (unsigned char)value[0];
-	return !p->re_first_known || (c && (p->re_first[c >> 6] >> (c & 63) & 1));
+	return val_re_may_match(&p->re_prefix, value);
 }
 
 /* One predicate: steps[0] is its name, then arguments up to Done. */
@@ -375,7 +229,7 @@ static int compile_pred(struct val_ruleset *rs, const TSQueryPredicateStep *step
 			return -EINVAL;
 		}
 		if (i == 0)
-			first_bytes(p, p->strs[0]);
+			val_re_prefix(p->strs[0], &p->re_prefix);
 		p->nre++;
 	}
 	return 0;
@@ -672,6 +526,32 @@ out:
 	return found;
 }
 
+/* Whether n's value matches p->re. Most values are names that do not fold
+ * (an identifier's value is its text), tested against a regex whose first
+ * two bytes refuse them (PY-DUNDER-WALK's at every identifier): for those
+ * the two bytes are read from the source, and the text is neither copied
+ * nor remembered. */
+static bool value_matches(struct val_doc *d, const struct val_pred *p, TSNode n, char *val)
+{
+	if (!p->re_prefix.known) {
+		node_value(d, n, val);
+	} else if (!d->lang->fold(d, n, val, 0)) {
+		/* The first bytes val_node_text() would copy. */
+		uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+		if (e > d->len)
+			e = (uint32_t)d->len;
+		char head[3] = "";
+		if (s < e) {
+			head[0] = d->code[s];
+			head[1] = s + 1 < e && head[0] ? d->code[s + 1] : '\0';
+		}
+		if (!val_re_may_match(&p->re_prefix, head))
+			return false;
+		val_node_text(d, n, val);
+	}
+	return may_match(p, val) && regexec(&p->re, val, 0, NULL, 0) == 0;
+}
+
 static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQueryMatch *m)
 {
 	TSNode n, n2;
@@ -697,9 +577,7 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 	}
 	case VAL_P_MATCH:
 	case VAL_P_NOT_MATCH:
-		node_value(d, n, val);
-		return (may_match(p, val) && regexec(&p->re, val, 0, NULL, 0) == 0) ==
-		       (p->op == VAL_P_MATCH);
+		return value_matches(d, p, n, val) == (p->op == VAL_P_MATCH);
 	case VAL_P_ANY_OF:
 		node_value(d, n, val);
 		for (size_t i = 0; i < p->nstrs; i++)
