@@ -70,8 +70,26 @@ struct val_re_prefix {
 	uint64_t pair[VAL_RE_PAIR_BITS / 64];
 };
 void val_re_prefix(const char *src, struct val_re_prefix *ret);
-/* False when value cannot match; true when regexec() must say. */
-bool val_re_may_match(const struct val_re_prefix *p, const char *value);
+/* Where pair a, b sits in a struct val_re_prefix's bitmap. */
+static inline unsigned val_re_pair_bit(unsigned char a, unsigned char b)
+{
+	return ((unsigned)a * 263u ^ (unsigned)b * 911u) % VAL_RE_PAIR_BITS;
+}
+/* False when value cannot match; true when regexec() must say. regexec()
+ * finds a match at the start of the value, not the whole value: a
+ * one-byte match is enough, else a longer one's first two bytes. */
+static inline bool val_re_may_match(const struct val_re_prefix *p, const char *value)
+{
+	if (!p->known)
+		return true;
+	unsigned char a = (unsigned char)value[0], b = a ? (unsigned char)value[1] : 0;
+	if (!a)
+		return false;
+	if (p->one[a >> 6] >> (a & 63) & 1)
+		return true;
+	unsigned i = val_re_pair_bit(a, b);
+	return b && (p->pair[i >> 6] >> (i & 63) & 1);
+}
 
 enum val_pred_op {
 	VAL_P_EQ,

@@ -225,12 +225,6 @@ static void scan_alt(struct re_scan *r, struct l2 *set, bool top)
 	free(alt);
 }
 
-/* Where pair a, b sits in a struct val_re_prefix's bitmap. */
-static unsigned pair_bit(unsigned char a, unsigned char b)
-{
-	return ((unsigned)a * 263u ^ (unsigned)b * 911u) % VAL_RE_PAIR_BITS;
-}
-
 void val_re_prefix(const char *src, struct val_re_prefix *ret)
 {
 	memset(ret, 0, sizeof(*ret));
@@ -245,22 +239,8 @@ void val_re_prefix(const char *src, struct val_re_prefix *ret)
 		for (unsigned i = 0; i < 65536; i++)
 			if (bit_get(set->two, i))
 				bit_set(ret->pair,
-				        pair_bit((unsigned char)(i >> 8), (unsigned char)i));
+				        val_re_pair_bit((unsigned char)(i >> 8), (unsigned char)i));
 		ret->known = true;
 	}
 	free(set);
-}
-
-bool val_re_may_match(const struct val_re_prefix *p, const char *value)
-{
-	if (!p->known)
-		return true;
-	unsigned char a = (unsigned char)value[0];
-	if (!a)
-		return false;
-	/* regexec() finds a match at the start of the value, not the whole
-	 * value: a one-byte match is enough, else a longer one's first two
-	 * bytes. */
-	unsigned char b = (unsigned char)value[1];
-	return bit_get(p->one, a) || (b && bit_get(p->pair, pair_bit(a, b)));
 }

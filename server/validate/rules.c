@@ -374,14 +374,23 @@ struct memo_slot {
 
 struct val_memo {
 	struct memo_slot slot[MEMO_SLOTS];
+	/* The slot last asked for: the patterns of a shape ask for the same
+	 * node's name one after another (NULL at first). */
+	struct memo_slot *last;
 };
 
 static struct memo_slot *memo_slot(struct val_doc *d, TSNode n, enum memo_kind kind, bool *ret_hit)
 {
 	uint32_t start = ts_node_start_byte(n);
+	struct memo_slot *m = d->memo->last;
+	if (m && m->kind == kind && m->id == n.id && m->start == start) {
+		*ret_hit = true;
+		return m;
+	}
 	uintptr_t h = ((uintptr_t)n.id >> 4) ^ start ^ ((uintptr_t)kind << 5);
-	struct memo_slot *m = &d->memo->slot[(h ^ (h >> 7)) % MEMO_SLOTS];
+	m = &d->memo->slot[(h ^ (h >> 7)) % MEMO_SLOTS];
 	*ret_hit = m->kind == kind && m->id == n.id && m->start == start;
+	d->memo->last = m;
 	return m;
 }
 
@@ -396,22 +405,22 @@ static void memo_store(struct memo_slot *m, TSNode n, enum memo_kind kind, bool 
 	memcpy(m->s, s, l + 1);
 }
 
-/* d->lang->qname(), remembered. */
-static bool node_qname(struct val_doc *d, TSNode n, char *out)
+/* d->lang->qname(), remembered: the name, or NULL when the node has none.
+ * It is the memo's (buf's, VAL_VALUE_MAX, without a memo), not copied out:
+ * read it before the next node_qname() or node_value(). */
+static const char *node_qname(struct val_doc *d, TSNode n, char *buf)
 {
 	if (!d->memo)
-		return d->lang->qname(d, n, out, 0);
+		return d->lang->qname(d, n, buf, 0) ? buf : NULL;
 	bool hit;
 	struct memo_slot *m = memo_slot(d, n, MEMO_QNAME, &hit);
-	if (hit) {
-		memcpy(out, m->s, (size_t)m->len + 1);
-		return m->ok;
+	if (!hit) {
+		bool ok = d->lang->qname(d, n, buf, 0);
+		if (!ok)
+			buf[0] = '\0';
+		memo_store(m, n, MEMO_QNAME, ok, buf);
 	}
-	bool ok = d->lang->qname(d, n, out, 0);
-	if (!ok)
-		out[0] = '\0';
-	memo_store(m, n, MEMO_QNAME, ok, out);
-	return ok;
+	return m->ok ? m->s : NULL;
 }
 
 /* val_node_value(), remembered. */
@@ -442,8 +451,9 @@ static bool is_literal(struct val_doc *d, TSNode n)
 
 static bool is_module(struct val_doc *d, TSNode n)
 {
-	char q[VAL_VALUE_MAX];
-	if (!node_qname(d, n, q))
+	char buf[VAL_VALUE_MAX];
+	const char *q = node_qname(d, n, buf);
+	if (!q)
 		return false;
 	for (size_t i = 0; i < d->naliases; i++)
 		if (d->aliases[i].module && strcmp(d->aliases[i].target, q) == 0)
@@ -586,8 +596,8 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 		return false;
 	case VAL_P_QNAME_MATCH:
 	case VAL_P_NOT_QNAME_MATCH: {
-		bool ok = node_qname(d, n, val) && may_match(p, val) &&
-		          regexec(&p->re, val, 0, NULL, 0) == 0;
+		const char *q = node_qname(d, n, val);
+		bool ok = q && may_match(p, q) && regexec(&p->re, q, 0, NULL, 0) == 0;
 		return ok == (p->op == VAL_P_QNAME_MATCH);
 	}
 	case VAL_P_NOT_LITERAL:
@@ -700,6 +710,7 @@ int val_rules_run(struct val_doc *d, struct val_ruleset *rs, TSNode root, json_o
 		return -ENOMEM;
 	for (size_t i = 0; i < MEMO_SLOTS; i++)
 		memo->slot[i].kind = 0;
+	memo->last = NULL;
 	*st = (struct run){.d = d, .rs = rs, .sev = rs->sev};
 	/* The tree read once, for collect's walk and the matcher's. */
 	if ((r = val_flat_read(d->flat, root)) < 0)
