@@ -166,11 +166,26 @@ const uint16_t *val_matcher_captures(const struct val_matcher *m, uint32_t patte
 /* Called for each match; nonzero stops the walk (and is returned when
  * negative). */
 typedef int (*val_match_fn)(void *data, const TSQueryMatch *m);
+/* A native pattern's gate: a match reaches fn only when the name of the
+ * node in slot (its place in the shape, -1 for no gate) is one that
+ * prefix may let through (val_re_may_match), or when no node took that
+ * slot. rules.c gives a pattern the gate of its first #qname-match? whose
+ * prefix is known, a predicate its take_match() would refuse the match
+ * by: the dozen patterns of a call's shape ask the name's first bytes
+ * once per node instead of each going through take_match(). */
+struct val_gate {
+	int slot;
+	const struct val_re_prefix *prefix;
+};
+/* The first two bytes of n's name into head[0..1] (head[1] 0 when it has
+ * one byte); false when n has no name. */
+typedef bool (*val_head_fn)(void *data, TSNode n, char head[2]);
 /* Go through the tree read into f once, calling fn for each match of m's
  * patterns, by node in document order; patterns marked in skip (indexed
- * by pattern, NULL for none) are not matched. -ENOMEM. */
+ * by pattern, NULL for none) are not matched; gates (indexed by pattern,
+ * NULL for none) are asked through head. -ENOMEM. */
 int val_matcher_run(const struct val_matcher *m, const struct val_flat *f, const bool *skip,
-                    val_match_fn fn, void *data);
+                    const struct val_gate *gates, val_head_fn head, val_match_fn fn, void *data);
 
 struct val_ruleset {
 	const struct val_lang *lang;
@@ -190,6 +205,8 @@ struct val_ruleset {
 	const json_object *sev_profile;
 	enum val_severity *sev;
 	bool *skip;
+	/* Per pattern, the matcher's gate (NULL without a matcher). */
+	struct val_gate *gates;
 };
 
 /* Load language's rule set from the embedded files (or dir when not NULL);

@@ -545,6 +545,13 @@ struct mctx {
 	TSQueryCapture *pool;
 	size_t npool, cpool;
 	bool nomem;
+	/* The gates' question, and the last node it was asked about with its
+	 * answer (a node's name does not change during a run). */
+	val_head_fn head;
+	void *head_data;
+	bool asked, named;
+	TSNode asked_node;
+	char asked_head[3];
 };
 
 static void emit(struct mctx *x)
@@ -671,9 +678,28 @@ static bool caps_within(const TSQueryCapture *a, uint16_t na, const TSQueryCaptu
 	return true;
 }
 
+/* Whether gate g lets match r through. */
+static bool gate_open(struct mctx *x, const struct val_gate *g, const struct result *r)
+{
+	const TSQueryCapture *c = NULL;
+	for (uint16_t i = 0; i < r->n && !c; i++)
+		if (x->pool[r->at + i].index == (uint32_t)g->slot)
+			c = &x->pool[r->at + i];
+	if (!c)
+		return true; /* the predicate holds for a capture that took no node */
+	if (!x->asked || x->asked_node.id != c->node.id ||
+	    ts_node_start_byte(x->asked_node) != ts_node_start_byte(c->node)) {
+		x->asked_head[0] = x->asked_head[1] = x->asked_head[2] = '\0';
+		x->named = x->head(x->head_data, c->node, x->asked_head);
+		x->asked_node = c->node;
+		x->asked = true;
+	}
+	return x->named && val_re_may_match(g->prefix, x->asked_head);
+}
+
 /* The matches of pattern pi at node n, each handed to fn. */
 static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, uint32_t n,
-                    const bool *skip, val_match_fn fn, void *data)
+                    const bool *skip, const struct val_gate *gates, val_match_fn fn, void *data)
 {
 	/* A shape whose patterns all report rules that are off is not
 	 * matched at all (PY-FILE-WRITE's four in the standard profile). */
@@ -718,10 +744,13 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, ui
 	for (uint32_t q = pi; q != UINT32_MAX; q = m->next_same[q]) {
 		if (skip && skip[q])
 			continue;
+		const struct val_gate *g = gates && gates[q].slot >= 0 ? &gates[q] : NULL;
 		for (size_t a = 0; a < x->nres; a++) {
 			if (!x->keep[a])
 				continue;
 			const struct result *ra = &x->res[a];
+			if (g && !gate_open(x, g, ra))
+				continue;
 			TSQueryCapture caps[MAX_MATCH_CAPS];
 			for (uint16_t i = 0; i < ra->n; i++)
 				caps[i] = (TSQueryCapture){
@@ -742,15 +771,18 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, ui
 }
 
 int val_matcher_run(const struct val_matcher *m, const struct val_flat *f, const bool *skip,
-                    val_match_fn fn, void *data)
+                    const struct val_gate *gates, val_head_fn head, val_match_fn fn, void *data)
 {
-	struct mctx x = {.t = f->n};
+	struct mctx x = {.t = f->n, .head = head, .head_data = data};
+	if (!head)
+		gates = NULL;
 	int r = 0;
 	for (uint32_t n = 0; n < f->count && r == 0; n++) {
 		TSSymbol s = f->n[n].sym;
 		if (s < m->nsyms)
 			for (uint32_t i = 0; i < m->count[s] && r == 0; i++)
-				r = match_at(&x, m, m->by_sym[m->first[s] + i], n, skip, fn, data);
+				r = match_at(&x, m, m->by_sym[m->first[s] + i], n, skip, gates, fn,
+				             data);
 	}
 	free(x.res);
 	free(x.keep);

@@ -98,6 +98,7 @@ void val_ruleset_free(struct val_ruleset *rs)
 	free(rs->cap_rule);
 	free(rs->sev);
 	free(rs->skip);
+	free(rs->gates);
 	val_matcher_free(rs->matcher);
 	if (rs->query)
 		ts_query_delete(rs->query);
@@ -235,6 +236,31 @@ static int compile_pred(struct val_ruleset *rs, const TSQueryPredicateStep *step
 	return 0;
 }
 
+/* Pattern i's gate for the matcher: its first #qname-match? whose regex's
+ * first bytes re_prefix.c knows, on a capture that has one place in the
+ * shape. take_match() refuses a match that predicate refuses whatever the
+ * others say; the gate refuses it first, by the same two bytes. */
+static struct val_gate pattern_gate(const struct val_ruleset *rs, uint32_t i)
+{
+	uint16_t n;
+	const uint16_t *caps = val_matcher_captures(rs->matcher, i, &n);
+	const struct val_pattern *pat = &rs->patterns[i];
+	for (size_t j = 0; j < pat->npreds; j++) {
+		const struct val_pred *p = &pat->preds[j];
+		if (p->op != VAL_P_QNAME_MATCH || !p->re_prefix.known)
+			continue;
+		int slot = -1, seen = 0;
+		for (uint16_t k = 0; k < n; k++)
+			if (caps[k] == p->cap) {
+				slot = k;
+				seen++;
+			}
+		if (seen == 1)
+			return (struct val_gate){.slot = slot, .prefix = &p->re_prefix};
+	}
+	return (struct val_gate){.slot = -1};
+}
+
 static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, char *detail,
                       size_t dsz)
 {
@@ -315,6 +341,11 @@ static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, cha
 			if (val_matcher_native(rs->matcher, (uint32_t)i))
 				ts_query_disable_pattern(rs->query, (uint32_t)i);
 		rs->ts_rest = val_matcher_count(rs->matcher) < rs->npatterns;
+		rs->gates = calloc(rs->npatterns + 1, sizeof(*rs->gates));
+		if (!rs->gates)
+			return -ENOMEM;
+		for (size_t i = 0; i < rs->npatterns; i++)
+			rs->gates[i] = pattern_gate(rs, (uint32_t)i);
 	}
 	return 0;
 }
@@ -613,6 +644,10 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 	return false;
 }
 
+/* The gates' question (val_head_fn): the first bytes of n's qualified
+ * name, from the memo as #qname-match? reads it. */
+static bool name_head(void *data, TSNode n, char head[2]);
+
 struct finding {
 	size_t rule;
 	uint32_t start, end;
@@ -662,6 +697,18 @@ static int take_match(void *data, const TSQueryMatch *m)
 	if (r < 0)
 		return r;
 	return st->nfound == MAX_FINDINGS;
+}
+
+static bool name_head(void *data, TSNode n, char head[2])
+{
+	struct run *st = data;
+	char buf[VAL_VALUE_MAX];
+	const char *q = node_qname(st->d, n, buf);
+	if (!q)
+		return false;
+	head[0] = q[0];
+	head[1] = q[0] ? q[1] : '\0';
+	return true;
 }
 
 /* rs->sev and rs->skip for profile, unless they are already its. */
@@ -720,7 +767,8 @@ int val_rules_run(struct val_doc *d, struct val_ruleset *rs, TSNode root, json_o
 		d->lang->collect(d);
 	d->memo = memo;
 	if (rs->matcher)
-		r = val_matcher_run(rs->matcher, d->flat, rs->skip, take_match, st);
+		r = val_matcher_run(rs->matcher, d->flat, rs->skip, rs->gates, name_head,
+		                    take_match, st);
 	if (r >= 0 && st->nfound < MAX_FINDINGS && rs->ts_rest) {
 		TSQueryCursor *qc = ts_query_cursor_new();
 		if (!qc) {

@@ -1,0 +1,148 @@
+/* test_gate.c: match.c's gates, which keep a match of a native pattern
+ * from its callback when the name of the node in the gate's slot cannot
+ * begin a match of the gate's regex (rules.c gives each pattern the gate
+ * of its first #qname-match?). A gate must refuse only what it should: a
+ * match in which no node took the slot goes through (the predicate holds
+ * for a capture that took no node), and so does every match whose name's
+ * first bytes may begin one. The names are asked once per node, not once
+ * per pattern that gates on it. Whether the diagnostics stay what they
+ * were is 40-validate's (the corpus, both engines). */
+#include "validate/internal.h"
+
+#include "unit.h"
+
+/* The test's names: a node's text, none for one that starts with '"'. */
+struct names {
+	const char *code;
+	int asked;
+};
+
+static bool head_of_text(void *data, TSNode n, char head[2])
+{
+	struct names *nm = data;
+	nm->asked++;
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	if (s >= e || nm->code[s] == '"')
+		return false;
+	head[0] = nm->code[s];
+	head[1] = s + 1 < e ? nm->code[s + 1] : '\0';
+	return true;
+}
+
+struct seen {
+	struct names *names; /* the callback's data is the gates' too */
+	int per_pattern[4];
+	int with_string; /* pattern 2's matches that hold @s */
+};
+
+static int count_match(void *data, const TSQueryMatch *m)
+{
+	struct seen *sn = data;
+	ck_assert_uint_lt(m->pattern_index, 4);
+	sn->per_pattern[m->pattern_index]++;
+	if (m->pattern_index == 2)
+		sn->with_string += m->capture_count > 1;
+	return 0;
+}
+
+static bool seen_head(void *data, TSNode n, char head[2])
+{
+	struct seen *sn = data;
+	return head_of_text(sn->names, n, head);
+}
+
+/* Patterns 0 and 1 share a shape (one match, two patterns); pattern 2's
+ * gated capture is optional. */
+static const char query_src[] = "((call function: (_) @f) (#qname-match? @f \"^os\\\\.\"))\n"
+                                "((call function: (_) @g) (#qname-match? @g \"^ev\"))\n"
+                                "((call arguments: (argument_list (string)? @s)) @c)\n";
+
+static const char code[] = "os.system(\"x\")\n"
+                           "eval(1)\n"
+                           "print()\n"
+                           "os.path.join()\n"
+                           "\"s\".join()\n";
+
+START_TEST(gates_refuse_by_the_first_bytes_only)
+{
+	const struct val_lang *l = val_lang_find("python");
+	ck_assert_ptr_nonnull(l);
+	uint32_t off;
+	TSQueryError qerr;
+	TSQuery *q = ts_query_new(l->ts(), query_src, sizeof(query_src) - 1, &off, &qerr);
+	ck_assert_msg(q != NULL, "query error %d at %u", (int)qerr, off);
+	struct val_matcher *m = NULL;
+	ck_assert_int_eq(val_matcher_new(l->ts(), q, query_src, sizeof(query_src) - 1, &m), 0);
+	ck_assert_uint_eq(val_matcher_count(m), 3);
+	TSParser *p = ts_parser_new();
+	ck_assert(ts_parser_set_language(p, l->ts()));
+	TSTree *t = ts_parser_parse_string(p, NULL, code, sizeof(code) - 1);
+	struct val_flat flat = {0};
+	ck_assert_int_eq(val_flat_read(&flat, ts_tree_root_node(t)), 0);
+
+	struct val_re_prefix os, ev, x;
+	val_re_prefix("^os\\.", &os);
+	val_re_prefix("^ev", &ev);
+	val_re_prefix("^x", &x);
+	ck_assert(os.known && ev.known && x.known);
+	uint16_t n;
+	const uint16_t *caps = val_matcher_captures(m, 2, &n);
+	ck_assert_uint_eq(n, 2);
+	int s_slot = -1;
+	for (uint16_t k = 0; k < n; k++) {
+		uint32_t len;
+		if (strcmp(ts_query_capture_name_for_id(q, caps[k], &len), "s") == 0)
+			s_slot = k;
+	}
+	ck_assert_int_ge(s_slot, 0);
+	struct val_gate gates[3] = {
+	    {.slot = 0, .prefix = &os},
+	    {.slot = 0, .prefix = &ev},
+	    {.slot = s_slot, .prefix = &x},
+	};
+
+	/* Without gates every call is every pattern's match. */
+	struct names nm = {.code = code};
+	struct seen all = {.names = &nm};
+	ck_assert_int_eq(val_matcher_run(m, &flat, NULL, NULL, seen_head, count_match, &all), 0);
+	ck_assert_int_eq(all.per_pattern[0], 5);
+	ck_assert_int_eq(all.per_pattern[1], 5);
+	ck_assert_int_eq(all.per_pattern[2], 5);
+	ck_assert_int_eq(all.with_string, 1);
+	ck_assert_int_eq(nm.asked, 0);
+
+	/* With them: os.system and os.path.join begin "os" (not "s".join,
+	 * which has no name), eval begins "ev"; pattern 2 keeps the four calls
+	 * where @s took no node and refuses os.system's "x", which has no name.
+	 * Five function nodes and one string asked about, each once. */
+	struct seen gated = {.names = &nm};
+	ck_assert_int_eq(val_matcher_run(m, &flat, NULL, gates, seen_head, count_match, &gated), 0);
+	ck_assert_int_eq(gated.per_pattern[0], 2);
+	ck_assert_int_eq(gated.per_pattern[1], 1);
+	ck_assert_int_eq(gated.per_pattern[2], 4);
+	ck_assert_int_eq(gated.with_string, 0);
+	ck_assert_int_eq(nm.asked, 6);
+
+	/* Gates without a question to ask are no gates. */
+	struct seen unasked = {.names = &nm};
+	ck_assert_int_eq(val_matcher_run(m, &flat, NULL, gates, NULL, count_match, &unasked), 0);
+	ck_assert_int_eq(unasked.per_pattern[0] + unasked.per_pattern[1], 10);
+
+	val_flat_free(&flat);
+	ts_tree_delete(t);
+	ts_parser_delete(p);
+	val_matcher_free(m);
+	ts_query_delete(q);
+}
+END_TEST
+
+static Suite *gate_suite(void)
+{
+	Suite *s = suite_create("gate");
+	TCase *tc = tcase_create("gate");
+	tcase_add_test(tc, gates_refuse_by_the_first_bytes_only);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+UNIT_MAIN(gate_suite)
