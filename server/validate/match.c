@@ -716,20 +716,22 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, ui
 	match_el(x, &m->pats[pi], n, NULL);
 	if (x->nomem)
 		return -ENOMEM;
+	if (!x->nres)
+		return 0; /* the shape does not match here: nothing to hand on */
+	if (x->nkeep < x->nres) {
+		bool *k = realloc(x->keep, x->cres * sizeof(*k));
+		if (!k)
+			return -ENOMEM;
+		x->keep = k;
+		x->nkeep = x->cres;
+	}
 	for (size_t a = 0; a < x->nres; a++) {
 		const struct result *ra = &x->res[a];
 		const TSQueryCapture *ca = x->pool + ra->at;
 		/* Dropped: a match whose captures another one holds too (the
 		 * one that skipped a '?'), and the later of two equal ones. */
 		bool drop = false;
-		if (x->nkeep < x->nres) {
-			bool *k = realloc(x->keep, x->cres * sizeof(*k));
-			if (!k)
-				return -ENOMEM;
-			x->keep = k;
-			x->nkeep = x->cres;
-		}
-		for (size_t b = 0; b < x->nres && !drop; b++) {
+		for (size_t b = 0; b < x->nres && !drop && x->nres > 1; b++) {
 			if (b == a)
 				continue;
 			const struct result *rb = &x->res[b];
