@@ -36,8 +36,11 @@
  * and cat's MB/s (median of the turns, lowest, highest), the ratio kiln /
  * cat taken turn by turn (median, lowest, highest), and CPU seconds per
  * 100 MB (medians): kiln's server, this client, cat, and the producer
- * under cat. The server's CPU comes from its process CPU clock, cat's and
- * the producer's from wait4().
+ * under cat, and the box's under kiln (its pid 1 and the same producer:
+ * result.cpuMs); and the whole machine's busy CPU over each side's turns
+ * (/proc/stat), which counts the producer in the box too, and any other
+ * load. The server's CPU comes from its process CPU clock, cat's and the
+ * producer's from wait4(). With -v, each turn's figures on stderr.
  *
  *        sandbox_out -n N -p PAUSE [-b PROGRAM] KILN CONFIG LANG CODE
  * Runs CODE in LANG once, then N times, each after PAUSE seconds (not
@@ -66,7 +69,7 @@
 #include <unistd.h>
 
 static int to_fd, from_fd;
-static bool use_json_c;
+static bool use_json_c, verbose;
 /* Read buffer: as large as the largest message we accept plus a read. */
 #define IN_MAX (8u << 20)
 static char *inbuf;
@@ -106,6 +109,7 @@ static void fail(const char *what)
 struct msg {
 	char method[64];
 	long long id;
+	long long cpu_ms; /* result.cpuMs of snippet/run's reply, or -1 */
 	bool has_id, has_error, has_text;
 	const char *text;
 	size_t text_len;
@@ -336,7 +340,7 @@ static void literal(struct parser *ps, const char *word)
 	ps->p += n;
 }
 
-enum where { W_OTHER, W_TOP, W_PARAMS };
+enum where { W_OTHER, W_TOP, W_PARAMS, W_RESULT };
 
 /* One value; inside the top object and its params, keep what struct msg
  * keeps. */
@@ -390,6 +394,13 @@ static void parse_value(struct parser *ps, struct msg *m, enum where w, int dept
 					m->has_error = true;
 				if (w == W_TOP && kl == 6 && memcmp(k, "params", 6) == 0)
 					inner = W_PARAMS;
+				if (w == W_TOP && kl == 6 && memcmp(k, "result", 6) == 0)
+					inner = W_RESULT;
+				if (w == W_RESULT && kl == 5 && memcmp(k, "cpuMs", 5) == 0 &&
+				    ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') {
+					m->cpu_ms = parse_number(ps);
+					goto next;
+				}
 				if (w == W_PARAMS && kl == 4 && memcmp(k, "text", 4) == 0 &&
 				    ps->p < ps->end && *ps->p == '"') {
 					/* Decoded in place: no later string of the
@@ -438,7 +449,7 @@ static void parse_value(struct parser *ps, struct msg *m, enum where w, int dept
 static void parse_msg(char *body, size_t len, struct msg *m)
 {
 	struct parser ps;
-	*m = (struct msg){.method = ""};
+	*m = (struct msg){.method = "", .cpu_ms = -1};
 	ps.p = (unsigned char *)body;
 	ps.end = ps.p + len;
 	skip_ws(&ps);
@@ -455,7 +466,7 @@ static void parse_msg_json_c(json_tokener *tok, const char *body, size_t len, st
 {
 	static json_object *last;
 	json_object_put(last);
-	*m = (struct msg){.method = ""};
+	*m = (struct msg){.method = "", .cpu_ms = -1};
 	json_tokener_reset(tok);
 	json_object *o = json_tokener_parse_ex(tok, body, (int)len);
 	if (!o || json_tokener_get_parse_end(tok) != len)
@@ -555,6 +566,10 @@ static void recv_msg(json_tokener *tok, struct msg *m)
 	}
 }
 
+/* result.cpuMs of the last snippet/run reply: the box's CPU (its pid 1
+ * and the program), -1 when it had none. */
+static long long box_cpu_ms;
+
 /* Send snippet/run and read up to its reply; the bytes of text received,
  * each checked to be 'x' when check is set. */
 static size_t run(json_tokener *tok, int id, const char *params, bool check)
@@ -588,6 +603,7 @@ static size_t run(json_tokener *tok, int id, const char *params, bool check)
 		} else if (m.has_id && m.id == id) {
 			if (m.has_error)
 				fail("the run failed");
+			box_cpu_ms = m.cpu_ms;
 			return got;
 		}
 	}
@@ -659,6 +675,21 @@ static double ns_of(clockid_t c)
 	if (clock_gettime(c, &ts) < 0)
 		die("clock_gettime");
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds the whole machine spent busy so far (/proc/stat: all but
+ * idle, iowait and steal): over a turn, every process of the pipeline,
+ * the box's producer included, and whatever else ran meanwhile. */
+static double machine_busy_s(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[8] = {0};
+	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+	                 &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		fail("cannot read /proc/stat");
+	fclose(f);
+	/* user nice system idle iowait irq softirq steal */
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / (double)sysconf(_SC_CLK_TCK);
 }
 
 static double tv_s(struct timeval tv)
@@ -869,6 +900,8 @@ int main(int argc, char **argv)
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (strcmp(argv[a], "-j") == 0)
 			use_json_c = true;
+		else if (strcmp(argv[a], "-v") == 0)
+			verbose = true;
 		else if (strcmp(argv[a], "-s") == 0)
 			return self_test();
 		else if (strcmp(argv[a], "-S") == 0 && a + 1 < argc)
@@ -988,15 +1021,17 @@ int main(int argc, char **argv)
 		clockid_t srv;
 		if (clock_getcpuclockid(pid, &srv) != 0)
 			die("clock_getcpuclockid");
-		double *v = calloc((size_t)turns * 8, sizeof(*v));
+		double *v = calloc((size_t)turns * 10, sizeof(*v));
 		if (!v)
 			die("calloc");
 		double *kmbs = v, *cmbs = v + turns, *ratio = v + 2 * turns, *scpu = v + 3 * turns,
-		       *ccpu = v + 4 * turns, *catcpu = v + 5 * turns, *pycpu = v + 6 * turns;
+		       *ccpu = v + 4 * turns, *catcpu = v + 5 * turns, *pycpu = v + 6 * turns,
+		       *kall = v + 7 * turns, *call = v + 8 * turns, *boxcpu = v + 9 * turns;
 		double bytes = (double)((size_t)mb << 20);
 		for (int t = 0; t < 2 * turns; t++) {
 			int turn = t / 2;
 			bool kiln_now = (t % 2) == (turn % 2); /* cat first in even turns */
+			double m0 = machine_busy_s();
 			if (kiln_now) {
 				double c0 = ns_of(srv), s0 = self_cpu(), t0 = now_s();
 				size_t got = run(tok, 3 + turn, params, true);
@@ -1006,23 +1041,36 @@ int main(int argc, char **argv)
 				kmbs[turn] = bytes / dt / 1e6;
 				scpu[turn] = (ns_of(srv) - c0) * 100e6 / bytes;
 				ccpu[turn] = (self_cpu() - s0) * 100e6 / bytes;
+				kall[turn] = (machine_busy_s() - m0) * 100e6 / bytes;
+				boxcpu[turn] = (double)box_cpu_ms / 1000 * 100e6 / bytes;
 			} else {
 				double cc, pc, dt = cat_run(python, code, &cc, &pc);
 				cmbs[turn] = bytes / dt / 1e6;
 				catcpu[turn] = cc * 100e6 / bytes;
 				pycpu[turn] = pc * 100e6 / bytes;
+				call[turn] = (machine_busy_s() - m0) * 100e6 / bytes;
 			}
 		}
-		for (int t = 0; t < turns; t++)
+		for (int t = 0; t < turns; t++) {
 			ratio[t] = kmbs[t] / cmbs[t];
+			if (verbose)
+				fprintf(stderr,
+				        "turn %d: kiln %.0f MB/s, cat %.0f MB/s, %.3fx; CPU per 100 MB "
+				        "server %.4f client %.4f box %.4f machine %.4f, cat %.4f "
+				        "producer %.4f machine %.4f\n",
+				        t, kmbs[t], cmbs[t], ratio[t], scpu[t], ccpu[t], boxcpu[t], kall[t],
+				        catcpu[t], pycpu[t], call[t]);
+		}
 		printf("kiln=%.1f kiln_lo=%.1f kiln_hi=%.1f cat=%.1f cat_lo=%.1f cat_hi=%.1f "
 		       "ratio=%.3f ratio_lo=%.3f ratio_hi=%.3f server_cpu=%.4f client_cpu=%.4f "
-		       "cat_cpu=%.4f producer_cpu=%.4f\n",
+		       "cat_cpu=%.4f producer_cpu=%.4f box_cpu=%.4f kiln_machine_cpu=%.4f "
+		       "cat_machine_cpu=%.4f\n",
 		       median_of(kmbs, turns), lowest_of(kmbs, turns), highest_of(kmbs, turns),
 		       median_of(cmbs, turns), lowest_of(cmbs, turns), highest_of(cmbs, turns),
 		       median_of(ratio, turns), lowest_of(ratio, turns), highest_of(ratio, turns),
 		       median_of(scpu, turns), median_of(ccpu, turns), median_of(catcpu, turns),
-		       median_of(pycpu, turns));
+		       median_of(pycpu, turns), median_of(boxcpu, turns), median_of(kall, turns),
+		       median_of(call, turns));
 		free(v);
 	} else {
 		double c0 = cpu_of(pid), s0 = self_cpu(), t0 = now_s();
