@@ -4,7 +4,8 @@
  * the low one, nothing dropped, input paused meanwhile), the ceiling, a
  * broken output reported from the loop and never from inside a send,
  * flush, and splices (a message's middle moved from another pipe: whole,
- * in order, finished through the queue when the client's pipe fills,
+ * in one piece that wakes the client once, in order, finished through
+ * the queue when the client's pipe fills,
  * refused untouched where they cannot be used). */
 #include "rpc/peer.h"
 
@@ -629,6 +630,56 @@ START_TEST(splice_whole)
 }
 END_TEST
 
+/* SIGIO-style notices of the client's pipe (F_SETSIG: queued, one per
+ * event): the kernel sends one each time data lands in the pipe, when
+ * it would wake a reader blocked there. */
+static volatile sig_atomic_t notices;
+static void on_notice(int sig)
+{
+	(void)sig;
+	notices++;
+}
+
+/* A spliced message lands in the client's pipe at once, in one piece
+ * (staged, then moved with one splice): a client waiting in read() is
+ * woken once for it, not for the header and head, the middle and the
+ * tail in turn, and its first read has the whole message. */
+START_TEST(splice_wakes_client_once)
+{
+	int in[2], out[2], src[2];
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	ck_assert_int_ge(fcntl(out[1], F_SETPIPE_SZ, 1 << 20), 1 << 19);
+	fill_source(src, 200000);
+	struct sigaction sa = {.sa_handler = on_notice};
+	ck_assert_int_eq(sigaction(SIGRTMIN, &sa, NULL), 0);
+	ck_assert_int_eq(fcntl(out[0], F_SETOWN, getpid()), 0);
+	ck_assert_int_eq(fcntl(out[0], F_SETSIG, SIGRTMIN), 0);
+	ck_assert_int_eq(fcntl(out[0], F_SETFL, O_ASYNC | O_NONBLOCK), 0);
+	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
+	for (int round = 0; round < 3; round++) {
+		notices = 0;
+		ck_assert_int_eq(
+		    rpc_peer_send_splice(peer, "{\"t\":\"", 6, src[0], 200000, "\"}", 2), 0);
+		ck_assert_int_eq(notices, 1);
+		source_left_end(src[0]);
+		struct buf b;
+		buf_init(&b, 1 << 20);
+		read_all(out[0], &b);
+		ck_assert_uint_eq(expect_spliced(&b, 0, "{\"t\":\"", 200000, "\"}"), b.len);
+		buf_release(&b);
+		close(src[0]);
+		close(src[1]);
+		fill_source(src, 200000);
+	}
+	for (int i = 0; i < 2; i++) {
+		close(in[i]);
+		close(out[i]);
+		close(src[i]);
+	}
+}
+END_TEST
+
 static struct buf client_got;
 static void client_collects(struct loop *l, void *data)
 {
@@ -860,6 +911,7 @@ static Suite *peer_suite(void)
 	tcase_add_test(tc, one_request_at_a_time);
 	tcase_add_test(tc, splice_whole);
 	tcase_add_test(tc, splice_client_full);
+	tcase_add_test(tc, splice_wakes_client_once);
 	tcase_add_test(tc, splice_room_when_read);
 	tcase_add_test(tc, splice_room_reader_gone);
 	tcase_add_test(tc, splice_refused);
