@@ -180,9 +180,23 @@ END {
 		"kiln server to a C client", f["kiln"], f["kiln_lo"], f["kiln_hi"], f["ratio"], f["ratio_lo"], f["ratio_hi"]
 	printf "  %-34s CPU per 100 MB: server %.3f s, client %.3f s, the box (the producer and its pid 1) %.3f s; the server relays at %.1fx cat'"'"'s CPU per byte\n", "",
 		f["server_cpu"], f["client_cpu"], f["box_cpu"], f["server_cpu"] / f["cat_cpu"]
-	# The same producer in both; in kiln's the box's CPU (result.cpuMs).
+	# The same producer in both; for kiln, the CPU of the box (cpuMs).
 	p = f["producer_cpu"]; b = f["box_cpu"]
 	printf "  %-34s the whole pipeline'"'"'s CPU per byte (box + server + client against producer + cat): %.1fx, so %.2fx cat where CPU is the limit\n", "",
 		(b + f["server_cpu"] + f["client_cpu"]) / (p + f["cat_cpu"]), (p + f["cat_cpu"]) / (b + f["server_cpu"] + f["client_cpu"])
 	printf "  %-34s %8.1f MB/s, one run (client CPU %.3f s per 100 MB)\n", "the same, client parsing with json-c", j, jcpu
 }'
+# The same turns with both sides pinned to one CPU (BENCH_CPU, default the
+# last; none skips this), as protocol.sh's round trips: each process's
+# wake-up of the next is then no inter-processor interrupt (an exit to the
+# hypervisor on a VM), and the ratio says what the CPU per byte allows.
+# The unpinned figure above stays the headline.
+cpu=${BENCH_CPU:-$(($(nproc) - 1))}
+if [ "$cpu" != none ] && command -v taskset >/dev/null 2>&1; then
+	taskset -c "$cpu" build/bench/sandbox_out -t "$OUT_TURNS" "$PY" "$KILN" "$tmp/config.json" "$MB" |
+		awk -v cpu="$cpu" '{
+		for (i = 1; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
+		printf "  %-34s %8.1f MB/s against cat'"'"'s %.1f: %.2fx (turns %.2f-%.2f)\n", "both pinned to CPU " cpu,
+			f["kiln"], f["cat"], f["ratio"], f["ratio_lo"], f["ratio_hi"]
+	}' || echo "  the pinned output bench failed"
+fi
