@@ -669,13 +669,13 @@ static int queue_from_fd(struct rpc_peer *peer, int fd, size_t len)
  * out before anything is taken from the source, as without a stage. */
 static bool stage_ready(struct rpc_peer *peer)
 {
+	if (peer->stage_off)
+		return false;
 	struct pollfd p = {.fd = peer->out_fd, .events = POLLOUT};
 	if (poll(&p, 1, 0) < 0 || (p.revents & POLLERR))
 		return false;
 	if (peer->stage[0] >= 0)
 		return true;
-	if (peer->stage_off)
-		return false;
 	if (pipe2(peer->stage, O_CLOEXEC | O_NONBLOCK) < 0) {
 		peer->stage[0] = peer->stage[1] = -1;
 		peer->stage_off = true;
