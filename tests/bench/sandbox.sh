@@ -42,7 +42,8 @@ K="$KILN run --config $tmp/config.json"
 # warm box's latency in turns with the same program run bare.
 mkdir -p build/bench
 cc -O2 -std=gnu17 -Wall -Wextra -Werror -D_GNU_SOURCE $(pkg-config --cflags json-c) \
-	-o build/bench/sandbox_out tests/bench/sandbox_out.c $(pkg-config --libs json-c)
+	-o build/bench/sandbox_out tests/bench/sandbox_out.c tests/bench/out_json.c \
+	$(pkg-config --libs json-c)
 # Its JSON parser checks itself first (every escape, every malformed
 # message, each way of scanning): a figure from a parser that skips work
 # would be worth nothing.
