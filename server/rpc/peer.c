@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +58,12 @@ struct rpc_peer {
 	 * spliced into it from another pipe (rpc_peer_send_splice). */
 	bool out_pipe;
 	size_t pipe_size;
+	/* A spliced message is put together here (header and head, its
+	 * middle, its tail) and moved to the client's pipe in one splice:
+	 * the client wakes once for it, not once for each part. Empty
+	 * between sends; -1 until the first, and when it cannot be had. */
+	int stage[2];
+	bool stage_off;
 	struct buf body; /* the message being sent, serialised (json_write) */
 	struct drain_waiter *waiters;
 	struct loop_timer *drain_timer;
@@ -428,6 +435,7 @@ struct rpc_peer *rpc_peer_new(struct loop *loop, int in_fd, int out_fd, size_t m
 	peer->loop = loop;
 	peer->in_fd = in_fd;
 	peer->out_fd = out_fd;
+	peer->stage[0] = peer->stage[1] = -1;
 	peer->ops = ops;
 	peer->data = data;
 	frame_reader_init(&peer->fr, max_message);
@@ -492,6 +500,10 @@ void rpc_peer_free(struct rpc_peer *peer)
 		struct drain_waiter *w = peer->room_waiters;
 		peer->room_waiters = w->next;
 		free(w);
+	}
+	if (peer->stage[0] >= 0) {
+		close(peer->stage[0]);
+		close(peer->stage[1]);
 	}
 	/* Leave a terminal or shared pipe the way we found it. */
 	if (peer->in_flags >= 0)
@@ -649,6 +661,60 @@ static int queue_from_fd(struct rpc_peer *peer, int fd, size_t len)
 	return 0;
 }
 
+/* The staging pipe, opened on first use as large as the client's:
+ * whatever one message's middle spans in the pipe it comes from (at most
+ * that pipe's slots, 256 for 1 MiB), plus its head and tail. false when
+ * it cannot be had (then every part goes straight to the client), and
+ * when the client has closed its end: then the head's write finds that
+ * out before anything is taken from the source, as without a stage. */
+static bool stage_ready(struct rpc_peer *peer)
+{
+	if (peer->stage_off)
+		return false;
+	struct pollfd p = {.fd = peer->out_fd, .events = POLLOUT};
+	if (poll(&p, 1, 0) < 0 || (p.revents & POLLERR))
+		return false;
+	if (peer->stage[0] >= 0)
+		return true;
+	if (pipe2(peer->stage, O_CLOEXEC | O_NONBLOCK) < 0) {
+		peer->stage[0] = peer->stage[1] = -1;
+		peer->stage_off = true;
+		return false;
+	}
+	fcntl(peer->stage[1], F_SETPIPE_SZ, (int)peer->pipe_size);
+	return true;
+}
+
+/* Move what is staged (n bytes) to the client: spliced while its pipe has
+ * room, the rest read into the queue (behind which everything after it
+ * then waits), so the stage is empty again. true when the connection
+ * broke. */
+static bool stage_flush(struct rpc_peer *peer, size_t n)
+{
+	while (n > 0 && !rpc_peer_queued(peer)) {
+		ssize_t m = splice(peer->stage[0], NULL, peer->out_fd, NULL, n, SPLICE_F_NONBLOCK);
+		if (m > 0) {
+			n -= (size_t)m;
+			continue;
+		}
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0 && errno == EAGAIN)
+			break;
+		if (m < 0 && errno == EPIPE)
+			return true;
+		log_warn("splice to the client: %s", m < 0 ? strerror(errno) : "no data");
+		peer->out_pipe = false;
+		break;
+	}
+	int r = n > 0 ? queue_from_fd(peer, peer->stage[0], n) : 0;
+	if (r < 0) {
+		log_error("cannot finish a message to the client: %s", strerror(-r));
+		return true;
+	}
+	return false;
+}
+
 int rpc_peer_send_splice(struct rpc_peer *peer, const char *head, size_t hlen, int fd, size_t len,
                          const char *tail, size_t tlen)
 {
@@ -663,13 +729,47 @@ int rpc_peer_send_splice(struct rpc_peer *peer, const char *head, size_t hlen, i
 		buf_reset(&peer->out);
 		return r;
 	}
-	if (write_some(peer) < 0)
+	size_t done = 0;
+	bool broke = false, tail_sent = false;
+	/* Staged: the header and head (one write, under PIPE_BUF: all or
+	 * nothing into the empty stage), as much of the middle as the stage
+	 * takes, the tail when all of it did; then all of it to the client. */
+	if (peer->out.len < PIPE_BUF && stage_ready(peer) &&
+	    write(peer->stage[1], peer->out.data, peer->out.len) == (ssize_t)peer->out.len) {
+		size_t staged = peer->out.len;
+		buf_reset(&peer->out);
+		while (done < len) {
+			ssize_t n =
+			    splice(fd, NULL, peer->stage[1], NULL, len - done, SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				done += (size_t)n;
+				continue;
+			}
+			if (n < 0 && errno == EINTR)
+				continue;
+			break; /* the stage is full: the rest goes the usual way */
+		}
+		staged += done;
+		char end[PIPE_BUF];
+		size_t elen = tlen + (peer->lines ? 1 : 0);
+		if (done == len && elen <= sizeof(end)) {
+			memcpy(end, tail, tlen);
+			if (peer->lines)
+				end[tlen] = '\n';
+			/* Under PIPE_BUF: all or nothing, and nothing when the
+			 * stage has no slot left (then it is queued below). */
+			if (write(peer->stage[1], end, elen) == (ssize_t)elen) {
+				staged += elen;
+				tail_sent = true;
+			}
+		}
+		broke = stage_flush(peer, staged);
+	} else if (write_some(peer) < 0) {
 		return -EPIPE; /* nothing taken from fd */
+	}
 	/* From here on the message is on the wire: it is finished whatever
 	 * happens, so that the next one starts where the client expects. */
-	size_t done = 0;
-	bool broke = false;
-	while (done < len && !rpc_peer_queued(peer)) {
+	while (!broke && done < len && !rpc_peer_queued(peer)) {
 		ssize_t n = splice(fd, NULL, peer->out_fd, NULL, len - done,
 		                   SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		if (n > 0) {
@@ -694,8 +794,9 @@ int rpc_peer_send_splice(struct rpc_peer *peer, const char *head, size_t hlen, i
 		log_error("cannot finish a message to the client: %s", strerror(-r));
 		broke = true;
 	}
-	if (!broke && ((r = buf_append(&peer->out, tail, tlen)) < 0 ||
-	               (peer->lines && (r = buf_append(&peer->out, "\n", 1)) < 0))) {
+	if (!broke && !tail_sent &&
+	    ((r = buf_append(&peer->out, tail, tlen)) < 0 ||
+	     (peer->lines && (r = buf_append(&peer->out, "\n", 1)) < 0))) {
 		log_error("cannot finish a message to the client: %s", strerror(-r));
 		broke = true;
 	}

@@ -29,6 +29,9 @@
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
 
+/* The size of the box's stdout pipe (see plumb). */
+#define BOX_PIPE_BYTES (256 * 1024)
+
 struct clone_args_k {
 	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
 	    set_tid_size, cgroup;
@@ -198,11 +201,16 @@ static int plumb(struct sbx_plan *plan, enum sbx_box_io io, struct sbx_box *b, i
 	}
 	b->fds[0] = out[0];
 	b->fds[1] = err[0];
-	/* A larger stdout pipe (1 MiB, the unprivileged maximum): a program
-	 * that writes fast blocks less often, and the server reads it in
-	 * fewer, larger reads. Best effort: past the user's pipe budget the
-	 * kernel refuses, and the default 64 KiB works too. */
-	fcntl(out[0], F_SETPIPE_SZ, 1 << 20);
+	/* A larger stdout pipe: 256 KiB, one notification's worth
+	 * (run.c's COALESCE_BYTES), so that the server takes what a program
+	 * wrote in one read or one relayed message and the program blocks
+	 * less often than with the default 64 KiB. Not 1 MiB: the pages of
+	 * a pipe that large fall out of cache between the program's write
+	 * and the server's and the client's reads, and every stage then
+	 * spends more CPU per byte (docs/performance.md, "Output at half of
+	 * cat"). Best effort: past the user's pipe budget the kernel
+	 * refuses, and the default works too. */
+	fcntl(out[0], F_SETPIPE_SZ, BOX_PIPE_BYTES);
 	theirs[0] = plan->out_fd = out[1];
 	theirs[1] = plan->err_fd = err[1];
 	fcntl(b->fds[0], F_SETFL, O_NONBLOCK);

@@ -352,7 +352,7 @@ static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 	if (run->paused)
 		return;
 	/* One read takes up to a notification's worth (COALESCE_BYTES) of
-	 * the box's 1 MiB pipe (box.c); static: the loop has one thread. */
+	 * the box's 256 KiB pipe (box.c); static: the loop has one thread. */
 	static char buf[COALESCE_BYTES];
 	if (run->sink->relay && !run->truncated) {
 		int r = relay_output(run, s, fd, buf, sizeof(buf));

@@ -6,13 +6,20 @@
  * box's, not a Python client's json.loads (which was the limit:
  * docs/performance.md).
  *
- * The parser below is a complete, validating JSON parser (RFC 8259: every
- * value, escape and number is checked; \u escapes and surrogate pairs are
- * decoded) that keeps only what a client of run/output keeps: method, id,
- * error and params.text. It scans a string 8 bytes at a time, as a
- * browser's JSON.parse does with SIMD; json-c's tokener, byte at a time,
- * was the limit at about 600 MB/s of the client's CPU. With -j the client
- * parses with json-c instead (json_tokener_parse_ex), for comparison.
+ * Its parser (out_json.c) is a complete, validating JSON parser (RFC
+ * 8259: every value, escape and number is checked; \u escapes and
+ * surrogate pairs are decoded) that keeps only what a client of
+ * run/output keeps: method, id, error, params.text and result.cpuMs. It scans a string 32 bytes at a time with AVX2
+ * (16 with SSE2, 8 without either; chosen at start-up, -S avx2|sse2|swar
+ * to choose), as a browser's JSON.parse does with SIMD, and decodes each
+ * string in place in the buffer it read (RapidJSON's in-situ parsing),
+ * so that text without escapes is never copied; json-c's tokener, byte at
+ * a time, was the limit at about 600 MB/s of the client's CPU. Reads go
+ * after what is buffered, moved to the buffer's start only past 2 MiB
+ * (-c BYTES). With -j the client parses with json-c instead
+ * (json_tokener_parse_ex), for comparison. -s runs the parser's
+ * self-test (every escape decoded, every malformed message refused, with
+ * each way of scanning) and exits.
  *
  * Usage: sandbox_out [-j] KILN CONFIG MB
  * Starts KILN --config CONFIG, runs `pass` once (the warm box is then
@@ -29,8 +36,11 @@
  * and cat's MB/s (median of the turns, lowest, highest), the ratio kiln /
  * cat taken turn by turn (median, lowest, highest), and CPU seconds per
  * 100 MB (medians): kiln's server, this client, cat, and the producer
- * under cat. The server's CPU comes from its process CPU clock, cat's and
- * the producer's from wait4().
+ * under cat, and the box's under kiln (its pid 1 and the same producer:
+ * result.cpuMs); and the whole machine's busy CPU over each side's turns
+ * (/proc/stat), which counts the producer in the box too, and any other
+ * load. The server's CPU comes from its process CPU clock, cat's and the
+ * producer's from wait4(). With -v, each turn's figures on stderr.
  *
  *        sandbox_out -n N -p PAUSE [-b PROGRAM] KILN CONFIG LANG CODE
  * Runs CODE in LANG once, then N times, each after PAUSE seconds (not
@@ -57,12 +67,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "out_json.h"
+
 static int to_fd, from_fd;
-static bool use_json_c;
+static bool use_json_c, verbose;
 /* Read buffer: as large as the largest message we accept plus a read. */
 #define IN_MAX (8u << 20)
 static char *inbuf;
 static size_t inlen, inoff;
+/* A message's header (Content-Length, perhaps Content-Type) is at most
+ * this long. */
+#define HEAD_MAX 1024
 
 static double now_s(void)
 {
@@ -83,304 +98,12 @@ static void fail(const char *what)
 	exit(1);
 }
 
-/* --- the parser ---------------------------------------------------------- */
-
-/* What a client keeps of a message. text points into msg_text (valid until
- * the next message). */
-struct msg {
-	char method[64];
-	long long id;
-	bool has_id, has_error, has_text;
-	const char *text;
-	size_t text_len;
-};
-
-struct parser {
-	const unsigned char *p, *end;
-	char *out; /* decoded string, grown as needed */
-	size_t cap, len;
-};
-
-#define BAD(why) fail("not JSON: " why)
-
-static void skip_ws(struct parser *ps)
-{
-	while (ps->p < ps->end &&
-	       (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\r' || *ps->p == '\t'))
-		ps->p++;
-}
-
-static void out_add(struct parser *ps, const void *b, size_t n)
-{
-	if (ps->len + n > ps->cap) {
-		size_t cap = ps->cap ? ps->cap : 4096;
-		while (cap < ps->len + n)
-			cap *= 2;
-		if (!(ps->out = realloc(ps->out, cap)))
-			die("realloc");
-		ps->cap = cap;
-	}
-	memcpy(ps->out + ps->len, b, n);
-	ps->len += n;
-}
-
-/* Whether one of 8 bytes is below 0x20, '"' or '\\' (SWAR). */
-static inline bool special8(const unsigned char *s)
-{
-	uint64_t w;
-	memcpy(&w, s, 8);
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-	uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
-	return (((w - ones * 0x20) | (q - ones) | (b - ones)) & ~w & high) != 0;
-}
-
-static unsigned hex4(struct parser *ps)
-{
-	if (ps->end - ps->p < 4)
-		BAD("a short \\u escape");
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++) {
-		unsigned c = *ps->p++, d;
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-			d = (c | 0x20) - 'a' + 10;
-		else
-			BAD("a bad \\u escape");
-		v = v << 4 | d;
-	}
-	return v;
-}
-
-static void put_utf8(struct parser *ps, unsigned cp)
-{
-	unsigned char b[4];
-	size_t n;
-	if (cp < 0x80)
-		b[0] = (unsigned char)cp, n = 1;
-	else if (cp < 0x800)
-		b[0] = (unsigned char)(0xc0 | cp >> 6), b[1] = (unsigned char)(0x80 | (cp & 0x3f)), n = 2;
-	else if (cp < 0x10000)
-		b[0] = (unsigned char)(0xe0 | cp >> 12), b[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f)),
-		b[2] = (unsigned char)(0x80 | (cp & 0x3f)), n = 3;
-	else
-		b[0] = (unsigned char)(0xf0 | cp >> 18), b[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f)),
-		b[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f)), b[3] = (unsigned char)(0x80 | (cp & 0x3f)),
-		n = 4;
-	out_add(ps, b, n);
-}
-
-/* A string at ps->p (its opening quote), decoded into ps->out[0..len). */
-static void parse_string(struct parser *ps)
-{
-	ps->len = 0;
-	ps->p++;
-	for (;;) {
-		const unsigned char *run = ps->p;
-		while (ps->end - ps->p >= 8 && !special8(ps->p))
-			ps->p += 8;
-		while (ps->p < ps->end && *ps->p >= 0x20 && *ps->p != '"' && *ps->p != '\\')
-			ps->p++;
-		out_add(ps, run, (size_t)(ps->p - run));
-		if (ps->p >= ps->end)
-			BAD("an unterminated string");
-		unsigned char c = *ps->p++;
-		if (c == '"')
-			return;
-		if (c < 0x20)
-			BAD("a control character in a string");
-		if (ps->p >= ps->end)
-			BAD("an unterminated escape");
-		c = *ps->p++;
-		static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-		const char *e = c ? strchr(from, c) : NULL;
-		if (e) {
-			out_add(ps, &to[e - from], 1);
-			continue;
-		}
-		if (c != 'u')
-			BAD("an unknown escape");
-		unsigned cp = hex4(ps);
-		if (cp >= 0xd800 && cp <= 0xdbff && ps->end - ps->p >= 6 && ps->p[0] == '\\' &&
-		    ps->p[1] == 'u') {
-			const unsigned char *save = ps->p;
-			ps->p += 2;
-			unsigned lo = hex4(ps);
-			if (lo >= 0xdc00 && lo <= 0xdfff)
-				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-			else
-				ps->p = save;
-		}
-		/* A lone surrogate: U+FFFD, as a browser's TextEncoder would. */
-		put_utf8(ps, cp >= 0xd800 && cp <= 0xdfff ? 0xfffd : cp);
-	}
-}
-
-static long long parse_number(struct parser *ps)
-{
-	const unsigned char *s = ps->p;
-	if (ps->p < ps->end && *ps->p == '-')
-		ps->p++;
-	if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
-		BAD("a bad number");
-	if (*ps->p == '0')
-		ps->p++;
-	else
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	if (ps->p < ps->end && *ps->p == '.') {
-		ps->p++;
-		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
-			BAD("a bad fraction");
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	}
-	if (ps->p < ps->end && (*ps->p | 0x20) == 'e') {
-		ps->p++;
-		if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
-			ps->p++;
-		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
-			BAD("a bad exponent");
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	}
-	return strtoll((const char *)s, NULL, 10);
-}
-
-static void literal(struct parser *ps, const char *word)
-{
-	size_t n = strlen(word);
-	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
-		BAD("an unknown literal");
-	ps->p += n;
-}
-
-enum where { W_OTHER, W_TOP, W_PARAMS };
-
-/* One value; inside the top object and its params, keep what struct msg
- * keeps. */
-static void parse_value(struct parser *ps, struct msg *m, enum where w, int depth)
-{
-	if (depth > 64)
-		BAD("nested too deep");
-	skip_ws(ps);
-	if (ps->p >= ps->end)
-		BAD("a missing value");
-	switch (*ps->p) {
-	case '{':
-	case '[': {
-		bool obj = *ps->p == '{';
-		ps->p++;
-		skip_ws(ps);
-		if (ps->p < ps->end && *ps->p == (obj ? '}' : ']')) {
-			ps->p++;
-			return;
-		}
-		for (;;) {
-			enum where inner = W_OTHER;
-			if (obj) {
-				skip_ws(ps);
-				if (ps->p >= ps->end || *ps->p != '"')
-					BAD("a key that is not a string");
-				parse_string(ps);
-				skip_ws(ps);
-				if (ps->p >= ps->end || *ps->p++ != ':')
-					BAD("a missing colon");
-				skip_ws(ps);
-				size_t kl = ps->len;
-				const char *k = ps->out;
-				if (w == W_TOP && kl == 6 && memcmp(k, "method", 6) == 0 &&
-				    ps->p < ps->end && *ps->p == '"') {
-					parse_string(ps);
-					size_t n = ps->len < sizeof(m->method) - 1 ? ps->len
-					                                           : sizeof(m->method) - 1;
-					memcpy(m->method, ps->out, n);
-					m->method[n] = '\0';
-					goto next;
-				}
-				if (w == W_TOP && kl == 2 && memcmp(k, "id", 2) == 0 &&
-				    ps->p < ps->end && (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9'))) {
-					m->id = parse_number(ps);
-					m->has_id = true;
-					goto next;
-				}
-				if (w == W_TOP && kl == 5 && memcmp(k, "error", 5) == 0)
-					m->has_error = true;
-				if (w == W_TOP && kl == 6 && memcmp(k, "params", 6) == 0)
-					inner = W_PARAMS;
-				if (w == W_PARAMS && kl == 4 && memcmp(k, "text", 4) == 0 &&
-				    ps->p < ps->end && *ps->p == '"') {
-					/* The text is the decoded buffer itself: taken
-					 * over, so that no later string overwrites it. */
-					parse_string(ps);
-					m->text = ps->out;
-					m->text_len = ps->len;
-					m->has_text = true;
-					ps->out = NULL;
-					ps->cap = ps->len = 0;
-					goto next;
-				}
-			}
-			parse_value(ps, m, inner, depth + 1);
-		next:
-			skip_ws(ps);
-			if (ps->p >= ps->end)
-				BAD("an unterminated object or array");
-			if (*ps->p == ',') {
-				ps->p++;
-				continue;
-			}
-			if (*ps->p++ != (obj ? '}' : ']'))
-				BAD("a missing comma");
-			return;
-		}
-	}
-	case '"':
-		parse_string(ps);
-		return;
-	case 't':
-		literal(ps, "true");
-		return;
-	case 'f':
-		literal(ps, "false");
-		return;
-	case 'n':
-		literal(ps, "null");
-		return;
-	default:
-		parse_number(ps);
-	}
-}
-
-static struct parser ps;
-static char *text_keep;
-
-/* Parse a whole message body into m. */
-static void parse_msg(const char *body, size_t len, struct msg *m)
-{
-	*m = (struct msg){.method = ""};
-	ps.p = (const unsigned char *)body;
-	ps.end = ps.p + len;
-	skip_ws(&ps);
-	if (ps.p >= ps.end || *ps.p != '{')
-		BAD("a message that is not an object");
-	parse_value(&ps, m, W_TOP, 0);
-	skip_ws(&ps);
-	if (ps.p != ps.end)
-		BAD("bytes after the message");
-	/* The text's buffer is reused for the next string after this one. */
-	if (m->has_text) {
-		free(text_keep);
-		text_keep = (char *)m->text;
-	}
-}
-
 /* The same with json-c, for comparison (-j). */
 static void parse_msg_json_c(json_tokener *tok, const char *body, size_t len, struct msg *m)
 {
 	static json_object *last;
 	json_object_put(last);
-	*m = (struct msg){.method = ""};
+	*m = (struct msg){.method = "", .cpu_ms = -1};
 	json_tokener_reset(tok);
 	json_object *o = json_tokener_parse_ex(tok, body, (int)len);
 	if (!o || json_tokener_get_parse_end(tok) != len)
@@ -422,13 +145,21 @@ static void send_msg(const char *body)
 		}
 }
 
-/* The next message, parsed into m. */
+/* Buffered bytes are moved to the buffer's start only once this much is
+ * used (or a message would not fit): reads go after what is there, and
+ * most bytes are never moved, while the buffer in use stays small enough
+ * to stay in cache. */
+static size_t compact_at = 2u << 20;
+
+/* The next message, parsed into m (its text points into inbuf, valid
+ * until the next call). */
 static void recv_msg(json_tokener *tok, struct msg *m)
 {
+	size_t head = 0, want = 0; /* the current message's header and whole size, once known */
 	for (;;) {
 		char *start = inbuf + inoff;
 		size_t avail = inlen - inoff;
-		char *end = memmem(start, avail, "\r\n\r\n", 4);
+		char *end = want ? NULL : memmem(start, avail < HEAD_MAX ? avail : HEAD_MAX, "\r\n\r\n", 4);
 		if (end) {
 			/* The header is short: a NUL after it for strcasestr. */
 			char save = *end;
@@ -437,27 +168,32 @@ static void recv_msg(json_tokener *tok, struct msg *m)
 			*end = save;
 			if (!cl)
 				fail("a message without Content-Length");
+			head = (size_t)(end - start) + 4;
 			size_t len = strtoul(cl + 15, NULL, 10);
-			size_t head = (size_t)(end - start) + 4;
-			if (head + len > IN_MAX)
+			if (len > IN_MAX - head)
 				fail("a message too large");
-			if (avail >= head + len) {
-				if (use_json_c)
-					parse_msg_json_c(tok, start + head, len, m);
-				else
-					parse_msg(start + head, len, m);
-				inoff += head + len;
-				return;
-			}
+			want = head + len;
+		} else if (!want && avail >= HEAD_MAX)
+			fail("a header too large");
+		if (want && avail >= want) {
+			if (use_json_c)
+				parse_msg_json_c(tok, start + head, want - head, m);
+			else
+				out_json_parse(start + head, want - head, m);
+			inoff += want;
+			if (inoff == inlen)
+				inoff = inlen = 0;
+			return;
 		}
-		/* Keep the partial message at the start, then read more. */
-		if (inoff) {
+		/* Keep the partial message at the start when the buffer is
+		 * used up to compact_at or the message would not fit. */
+		if (inoff && (inlen >= compact_at || inoff + want > IN_MAX)) {
 			memmove(inbuf, inbuf + inoff, inlen - inoff);
 			inlen -= inoff;
 			inoff = 0;
 		}
 		if (inlen == IN_MAX)
-			fail("a header too large");
+			fail("a message too large");
 		ssize_t r = read(from_fd, inbuf + inlen, IN_MAX - inlen);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -466,6 +202,10 @@ static void recv_msg(json_tokener *tok, struct msg *m)
 		inlen += (size_t)r;
 	}
 }
+
+/* result.cpuMs of the last snippet/run reply: the box's CPU (its pid 1
+ * and the program), -1 when it had none. */
+static long long box_cpu_ms;
 
 /* Send snippet/run and read up to its reply; the bytes of text received,
  * each checked to be 'x' when check is set. */
@@ -500,6 +240,7 @@ static size_t run(json_tokener *tok, int id, const char *params, bool check)
 		} else if (m.has_id && m.id == id) {
 			if (m.has_error)
 				fail("the run failed");
+			box_cpu_ms = m.cpu_ms;
 			return got;
 		}
 	}
@@ -573,6 +314,21 @@ static double ns_of(clockid_t c)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU seconds the whole machine spent busy so far (/proc/stat: all but
+ * idle, iowait and steal): over a turn, every process of the pipeline,
+ * the box's producer included, and whatever else ran meanwhile. */
+static double machine_busy_s(void)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	unsigned long long v[8] = {0};
+	if (!f || fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+	                 &v[3], &v[4], &v[5], &v[6], &v[7]) != 8)
+		fail("cannot read /proc/stat");
+	fclose(f);
+	/* user nice system idle iowait irq softirq steal */
+	return (double)(v[0] + v[1] + v[2] + v[5] + v[6]) / (double)sysconf(_SC_CLK_TCK);
+}
+
 static double tv_s(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
@@ -644,10 +400,19 @@ int main(int argc, char **argv)
 {
 	int a = 1, runs = 0, turns = 0;
 	double pause = 0;
-	const char *bare = NULL, *python = NULL;
+	const char *bare = NULL, *python = NULL, *scan = NULL;
+	out_json_choose_scan(NULL);
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (strcmp(argv[a], "-j") == 0)
 			use_json_c = true;
+		else if (strcmp(argv[a], "-v") == 0)
+			verbose = true;
+		else if (strcmp(argv[a], "-s") == 0)
+			return out_json_self_test();
+		else if (strcmp(argv[a], "-S") == 0 && a + 1 < argc)
+			scan = argv[++a];
+		else if (strcmp(argv[a], "-c") == 0 && a + 1 < argc)
+			compact_at = (size_t)atol(argv[++a]);
 		else if (strcmp(argv[a], "-t") == 0 && a + 2 < argc) {
 			turns = atoi(argv[++a]);
 			python = argv[++a];
@@ -667,6 +432,7 @@ int main(int argc, char **argv)
 		                "       sandbox_out -n N -p PAUSE KILN CONFIG LANG CODE\n");
 		return 2;
 	}
+	out_json_choose_scan(scan);
 	const char *kiln = argv[a], *config = argv[a + 1];
 	int mb = runs > 0 ? 0 : atoi(argv[a + 2]);
 	signal(SIGPIPE, SIG_IGN);
@@ -760,15 +526,17 @@ int main(int argc, char **argv)
 		clockid_t srv;
 		if (clock_getcpuclockid(pid, &srv) != 0)
 			die("clock_getcpuclockid");
-		double *v = calloc((size_t)turns * 8, sizeof(*v));
+		double *v = calloc((size_t)turns * 10, sizeof(*v));
 		if (!v)
 			die("calloc");
 		double *kmbs = v, *cmbs = v + turns, *ratio = v + 2 * turns, *scpu = v + 3 * turns,
-		       *ccpu = v + 4 * turns, *catcpu = v + 5 * turns, *pycpu = v + 6 * turns;
+		       *ccpu = v + 4 * turns, *catcpu = v + 5 * turns, *pycpu = v + 6 * turns,
+		       *kall = v + 7 * turns, *call = v + 8 * turns, *boxcpu = v + 9 * turns;
 		double bytes = (double)((size_t)mb << 20);
 		for (int t = 0; t < 2 * turns; t++) {
 			int turn = t / 2;
 			bool kiln_now = (t % 2) == (turn % 2); /* cat first in even turns */
+			double m0 = machine_busy_s();
 			if (kiln_now) {
 				double c0 = ns_of(srv), s0 = self_cpu(), t0 = now_s();
 				size_t got = run(tok, 3 + turn, params, true);
@@ -778,23 +546,36 @@ int main(int argc, char **argv)
 				kmbs[turn] = bytes / dt / 1e6;
 				scpu[turn] = (ns_of(srv) - c0) * 100e6 / bytes;
 				ccpu[turn] = (self_cpu() - s0) * 100e6 / bytes;
+				kall[turn] = (machine_busy_s() - m0) * 100e6 / bytes;
+				boxcpu[turn] = (double)box_cpu_ms / 1000 * 100e6 / bytes;
 			} else {
 				double cc, pc, dt = cat_run(python, code, &cc, &pc);
 				cmbs[turn] = bytes / dt / 1e6;
 				catcpu[turn] = cc * 100e6 / bytes;
 				pycpu[turn] = pc * 100e6 / bytes;
+				call[turn] = (machine_busy_s() - m0) * 100e6 / bytes;
 			}
 		}
-		for (int t = 0; t < turns; t++)
+		for (int t = 0; t < turns; t++) {
 			ratio[t] = kmbs[t] / cmbs[t];
+			if (verbose)
+				fprintf(stderr,
+				        "turn %d: kiln %.0f MB/s, cat %.0f MB/s, %.3fx; CPU per 100 MB "
+				        "server %.4f client %.4f box %.4f machine %.4f, cat %.4f "
+				        "producer %.4f machine %.4f\n",
+				        t, kmbs[t], cmbs[t], ratio[t], scpu[t], ccpu[t], boxcpu[t], kall[t],
+				        catcpu[t], pycpu[t], call[t]);
+		}
 		printf("kiln=%.1f kiln_lo=%.1f kiln_hi=%.1f cat=%.1f cat_lo=%.1f cat_hi=%.1f "
 		       "ratio=%.3f ratio_lo=%.3f ratio_hi=%.3f server_cpu=%.4f client_cpu=%.4f "
-		       "cat_cpu=%.4f producer_cpu=%.4f\n",
+		       "cat_cpu=%.4f producer_cpu=%.4f box_cpu=%.4f kiln_machine_cpu=%.4f "
+		       "cat_machine_cpu=%.4f\n",
 		       median_of(kmbs, turns), lowest_of(kmbs, turns), highest_of(kmbs, turns),
 		       median_of(cmbs, turns), lowest_of(cmbs, turns), highest_of(cmbs, turns),
 		       median_of(ratio, turns), lowest_of(ratio, turns), highest_of(ratio, turns),
 		       median_of(scpu, turns), median_of(ccpu, turns), median_of(catcpu, turns),
-		       median_of(pycpu, turns));
+		       median_of(pycpu, turns), median_of(boxcpu, turns), median_of(kall, turns),
+		       median_of(call, turns));
 		free(v);
 	} else {
 		double c0 = cpu_of(pid), s0 = self_cpu(), t0 = now_s();

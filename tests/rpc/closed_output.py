@@ -74,9 +74,14 @@ def main():
     while kilnrpc.recv(p.stdout).get("id") != 1:
         pass
     code = "import sys\nwhile True:\n    sys.stdout.write('x' * 4000 + '\\n')\n"
+    # outputBytes far above what the pipes and the server's queue hold:
+    # with the default 10 MiB, a server that reads fast enough could end
+    # the run at the cap (and reply) before the client has read 20
+    # outputs, and would then have nothing left to write to find the
+    # closed end with.
     kilnrpc.send(p, {"jsonrpc": "2.0", "id": 2, "method": "snippet/run",
                      "params": {"language": "python", "code": code,
-                                "limits": {"wallMs": 20000}}})
+                                "limits": {"wallMs": 20000, "outputBytes": 1 << 30}}})
     outputs = 0
     while outputs < 20:
         msg = kilnrpc.recv(p.stdout)

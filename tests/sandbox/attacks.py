@@ -993,6 +993,21 @@ class Suite:
             return None
         self.case("protocol-relay-order-kept", relay_interleaved)
 
+        def box_pipe_size():
+            # The program's stdout is a pipe of one notification's worth
+            # (256 KiB, box.c): the server takes what it wrote in one read
+            # or one relayed message, and the pipe's pages stay in cache
+            # between the program's write and the reads (1 MiB cost every
+            # stage more CPU per byte: docs/performance.md, "Output at
+            # half of cat").
+            d = self.rpc([("python", "import fcntl\nprint(fcntl.fcntl(1, 1032))\n")])
+            res = d["replies"][0].get("result") if d["replies"][0] else None
+            if not res or res["exitCode"] != 0:
+                return "%r" % d["replies"][0]
+            got = d["output"].get(res["runId"], {}).get("stdout", "")
+            return None if got == "%d\n" % (256 << 10) else "stdout's pipe: %r" % got
+        self.case("protocol-box-pipe-one-notification", box_pipe_size)
+
         def artifact_names():
             # Names that are not UTF-8 reach the client as valid UTF-8 (the
             # JSON stream stays valid), inline and copied alike.

@@ -4,7 +4,8 @@
  * the low one, nothing dropped, input paused meanwhile), the ceiling, a
  * broken output reported from the loop and never from inside a send,
  * flush, and splices (a message's middle moved from another pipe: whole,
- * in order, finished through the queue when the client's pipe fills,
+ * in one piece that wakes the client once, in order, finished through
+ * the queue when the client's pipe fills,
  * refused untouched where they cannot be used). */
 #include "rpc/peer.h"
 
@@ -595,16 +596,35 @@ static size_t expect_spliced(const struct buf *b, size_t off, const char *head, 
 	return off + h + hl + n + tl;
 }
 
+/* SIGIO-style notices of the client's pipe (F_SETSIG: queued, one per
+ * event): the kernel sends one each time data lands in the pipe, when
+ * it would wake a reader blocked there. */
+static volatile sig_atomic_t notices;
+static void on_notice(int sig)
+{
+	notices += sig == SIGRTMIN;
+}
+
+/* The message lands in the client's pipe at once, in one piece (staged,
+ * then moved with one splice): a client waiting in read() is woken once
+ * for it (the pipe's SIGIO notices count the wake-ups), not for the
+ * header and head, the middle and the tail in turn. */
 START_TEST(splice_whole)
 {
 	int in[2], out[2], src[2];
 	ck_assert_int_eq(pipe(in), 0);
 	ck_assert_int_eq(pipe(out), 0);
 	fill_source(src, 1000);
+	ck_assert_int_eq(signal(SIGRTMIN, on_notice) == SIG_ERR, 0);
+	ck_assert_int_eq(fcntl(out[0], F_SETOWN, getpid()) | fcntl(out[0], F_SETSIG, SIGRTMIN) |
+	                     fcntl(out[0], F_SETFL, O_ASYNC),
+	                 0);
 	peer = rpc_peer_new(loop, in[0], out[1], 1000, &ops, NULL);
 	ck_assert(rpc_peer_can_splice(peer));
 	ck_assert_uint_ge(rpc_peer_splice_room(peer), 4096);
+	notices = 0;
 	ck_assert_int_eq(rpc_peer_send_splice(peer, "{\"t\":\"", 6, src[0], 1000, "\"}", 2), 0);
+	ck_assert_int_eq(notices, 1);
 	ck_assert_uint_eq(rpc_peer_queued(peer), 0);
 	source_left_end(src[0]);
 	/* The next message follows it, whole. */
