@@ -4,10 +4,11 @@
  * is a struct run of run.c that has no box of its own. Everything is a
  * loop callback: pipe bytes go to the run, channel frames are displays
  * and the run's end, the status socket and the pidfd say the driver (or
- * the box) has ended. Nothing the channel brings is trusted: a frame is
- * at most SESSION_FRAME_MAX bytes of strict JSON of a known shape, and
- * anything else ends the session with the reason. */
-#include "sandbox/session.h"
+ * the box) has ended. The channel's frames are session_channel.c's
+ * (nothing it brings is trusted), the start of the box and driver (built,
+ * or from the zygote, whose spare the open may wait for)
+ * session_start.c's. */
+#include "sandbox/session_private.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,11 +36,6 @@
 #include "sandbox/sandbox.h"
 #include "sandbox/zygote.h"
 
-/* The driver's source, embedded at build time (session_embed.sh). */
-extern const char sbx_session_driver[];
-
-/* The largest frame the driver may send (a display with a big image). */
-#define SESSION_FRAME_MAX (16u << 20)
 /* What waits to be written to the driver: a run request (1 MiB of code,
  * JSON-escaped at most 6 times). */
 #define SESSION_OUTQ_MAX (8u << 20)
@@ -49,64 +45,8 @@ extern const char sbx_session_driver[];
 /* Reads of a pipe before a frame is handled: the text the code wrote
  * before a display goes out first. */
 #define DRAIN_READS 16
-/* The driver's description of the session, kept as it came. */
-#define VARS_MAX_BYTES (64u * 1024)
-
-#define DRIVER_PATH "code/kiln_session.py"
-/* The files a run may hand back as artifacts. */
-#define SESSION_CHANGED_MAX 64
-
-struct sbx_session {
-	struct sandbox *sbx;
-	struct loop *loop;
-	struct sbx_session *next;
-	char id[24];
-	char language[32];
-	json_object *limits_req; /* the open's limits, for a reset; owned */
-	struct sbx_limits life;  /* as resolved at open */
-
-	struct sbx_box box; /* built while alive */
-	bool alive;
-	bool io_paused;
-	bool interrupting; /* SIGINT sent, kill_timer running */
-	bool killing;      /* the grace is over: pid 1 was told to end the box */
-	char why[320];     /* why it ended; "" while alive */
-
-	struct buf in;   /* channel bytes not yet a whole frame */
-	struct buf outq; /* bytes for the driver not yet written */
-	struct run *run; /* the run under way, or NULL */
-	struct loop_timer *idle_timer, *kill_timer;
-	json_object *vars;
-
-	/* The workspace (the host folder, or NULL) and the picture of the
-	 * box's upper layer at the last run's end (wsdiff.h): each run
-	 * reports what it changed itself. Lent to the run reading the layer
-	 * back (snap_lent) until sbx_session_take_snap; gen tells a reset's
-	 * box from the one before. */
-	char *ws_host;
-	struct sbx_ws_snap *snap;
-	bool snap_lent;
-	unsigned gen;
-	/* With a workspace, the driver's GO waits for the list of what to
-	 * hide (hide.h): the plan and rlimits it will go with. */
-	struct sbx_hide_req *hide_req;
-	struct sbx_plan_owned *go_plan;
-	struct sbx_rlimit go_rl[SBX_MAX_RLIMITS];
-	size_t go_nrl;
-	/* The box is the zygote's (zygote.h): the list goes to its pid 1
-	 * (sbx_zygote_send_hide), not with a GO. */
-	bool zygote_box;
-	/* Open (alive) while the zygote's spare is on its way: the box is
-	 * empty, a run's frame waits in outq, and the plan waits here for
-	 * the rest of the start (on_spare). */
-	struct sbx_zygote_wait *zwait;
-	struct sbx_plan_owned *zplan;
-};
 
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data);
-static void on_ctl(struct loop *loop, int fd, unsigned events, void *data);
-static void end_session(struct sbx_session *ss, const char *why, int wstatus, bool have_status);
-static void arm_idle(struct sbx_session *ss);
 
 const char *sbx_session_id(const struct sbx_session *ss)
 {
@@ -133,12 +73,12 @@ struct sbx_session *sbx_session_find(struct sandbox *s, const char *id)
 
 /* --- watching the box ------------------------------------------------------ */
 
-static unsigned ctl_events(const struct sbx_session *ss)
+unsigned sess_ctl_events(const struct sbx_session *ss)
 {
 	return (ss->io_paused ? 0 : LOOP_READ) | (ss->outq.len ? LOOP_WRITE : 0);
 }
 
-static void watch_io(struct sbx_session *ss)
+void sess_watch_io(struct sbx_session *ss)
 {
 	int r;
 	for (int s = 0; s < 2; s++)
@@ -151,7 +91,7 @@ static void watch_io(struct sbx_session *ss)
 				log_warn("session %s: cannot watch its output", ss->id);
 		}
 	if (ss->box.ctl_fd >= 0)
-		loop_modify(ss->loop, ss->box.ctl_fd, ctl_events(ss));
+		loop_modify(ss->loop, ss->box.ctl_fd, sess_ctl_events(ss));
 }
 
 void sbx_session_pause_io(struct sbx_session *ss, bool pause)
@@ -159,10 +99,10 @@ void sbx_session_pause_io(struct sbx_session *ss, bool pause)
 	if (ss->io_paused == pause)
 		return;
 	ss->io_paused = pause;
-	watch_io(ss);
+	sess_watch_io(ss);
 	/* Frames that arrived while paused are handled now. */
 	if (!pause && ss->alive && ss->box.ctl_fd >= 0)
-		on_ctl(ss->loop, ss->box.ctl_fd, 0, ss);
+		sess_on_ctl(ss->loop, ss->box.ctl_fd, 0, ss);
 }
 
 static void pipe_eof(struct sbx_session *ss, int s)
@@ -203,223 +143,11 @@ static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
  * waits for kiln to read the pipes before each frame (and, after a
  * display, for the frame to be read), so this finds little; bounded, and
  * done even while the sink is paused, so that a run's text is its own. */
-static void drain_pipes(struct sbx_session *ss)
+void sess_drain_pipes(struct sbx_session *ss)
 {
 	for (int s = 0; s < 2; s++)
 		for (int i = 0; i < DRAIN_READS && read_pipe(ss, s) > 0; i++)
 			;
-}
-
-/* --- the channel ----------------------------------------------------------- */
-
-static int queue_frame(struct sbx_session *ss, json_object *msg)
-{
-	size_t len = 0;
-	const char *body = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
-	if (!body)
-		return -ENOMEM;
-	unsigned char hdr[4] = {(unsigned char)(len >> 24), (unsigned char)(len >> 16),
-	                        (unsigned char)(len >> 8), (unsigned char)len};
-	if (buf_append(&ss->outq, hdr, 4) < 0 || buf_append(&ss->outq, body, len) < 0)
-		return -E2BIG;
-	return 0;
-}
-
-static void write_out(struct sbx_session *ss)
-{
-	/* The box is on its way (zwait): the frame goes when it comes. */
-	if (ss->box.ctl_fd < 0)
-		return;
-	while (ss->outq.len) {
-		ssize_t n = send(ss->box.ctl_fd, ss->outq.data, ss->outq.len, MSG_NOSIGNAL);
-		if (n > 0) {
-			buf_consume(&ss->outq, (size_t)n);
-			continue;
-		}
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			break;
-		/* The driver is gone: its exit tells the rest. */
-		buf_reset(&ss->outq);
-		break;
-	}
-	loop_modify(ss->loop, ss->box.ctl_fd, ctl_events(ss));
-}
-
-static void drain_pipes(struct sbx_session *ss);
-
-/* A copy of the box's /work for a run's artifacts (run.c reads them off
- * the loop and closes it), or -1. */
-static int work_dup(const struct sbx_session *ss)
-{
-	return ss->box.work_fd >= 0 ? fcntl(ss->box.work_fd, F_DUPFD_CLOEXEC, 3) : -1;
-}
-
-static void run_done_frame(struct sbx_session *ss, json_object *msg)
-{
-	if (ss->run)
-		drain_pipes(ss);
-	const char *status = "";
-	json_get_string(msg, "status", &status);
-	int64_t cpu = 0, rss = 0;
-	json_get_int64(msg, "cpuMs", &cpu);
-	json_get_int64(msg, "maxRssKb", &rss);
-	struct run_session_end e = {.cpu_ms = cpu > 0 ? (uint64_t)cpu : 0,
-	                            .max_rss_kb = rss > 0 ? rss : 0,
-	                            .session_id = ss->id,
-	                            .work_fd = -1,
-	                            .upper_fd = -1};
-	if (strcmp(status, "error") == 0) {
-		e.status = RUN_SESSION_ERROR;
-		json_object *err = json_get(msg, "error");
-		json_get_string(err, "name", &e.error_name);
-		json_get_string(err, "value", &e.error_value);
-	} else if (strcmp(status, "interrupted") == 0) {
-		e.status = RUN_SESSION_INTERRUPTED;
-	} else if (strcmp(status, "cpu") == 0) {
-		e.status = RUN_SESSION_CPU;
-	} else {
-		e.status = RUN_SESSION_OK;
-	}
-	json_object *vars = json_get(msg, "vars");
-	if (json_object_is_type(vars, json_type_array)) {
-		size_t len = 0;
-		json_object_to_json_string_length(vars, JSON_C_TO_STRING_PLAIN, &len);
-		if (len <= VARS_MAX_BYTES) {
-			json_object_put(ss->vars);
-			ss->vars = json_object_get(vars);
-		}
-	}
-	if (ss->killing)
-		return; /* too late: the box is being ended */
-	if (ss->kill_timer) {
-		loop_timer_stop(ss->loop, ss->kill_timer);
-		ss->kill_timer = NULL;
-	}
-	ss->interrupting = false;
-	struct run *run = steal_pointer(&ss->run);
-	arm_idle(ss);
-	if (!run)
-		return; /* the end of a run that was cancelled */
-	run->session = NULL;
-	/* The names it changed under /work/out: strings of at most 4 KiB,
-	 * at most 64 of them. Whatever the driver says, only files under
-	 * /work/out can be named. */
-	const char *changed[SESSION_CHANGED_MAX];
-	json_object *ch = json_get(msg, "changed");
-	size_t nch = json_object_is_type(ch, json_type_array) ? json_object_array_length(ch) : 0;
-	for (size_t i = 0; i < nch && e.nchanged < SESSION_CHANGED_MAX; i++) {
-		json_object *v = json_object_array_get_idx(ch, i);
-		if (json_object_is_type(v, json_type_string) &&
-		    json_object_get_string_len(v) < 4096)
-			changed[e.nchanged++] = json_object_get_string(v);
-	}
-	e.changed = changed;
-	e.work_fd = e.nchanged ? work_dup(ss) : -1;
-	/* The workspace's layer, to compare with the host and the picture of
-	 * the last run's end; the session takes no run until it is back. */
-	e.upper_fd = -1;
-	if (ss->ws_host && ss->box.upper_fd >= 0 &&
-	    (e.upper_fd = fcntl(ss->box.upper_fd, F_DUPFD_CLOEXEC, 3)) >= 0) {
-		e.ws_host = ss->ws_host;
-		e.snap = steal_pointer(&ss->snap);
-		e.snap_gen = ss->gen;
-		ss->snap_lent = true;
-	}
-	/* Last: done may start the next run in this session. */
-	struct sandbox *s = ss->sbx;
-	run_session_end(run, &e);
-	/* A zygote a session asked for is built once the server is idle. */
-	sbx_zygote_idle(s);
-}
-
-/* One frame from the driver; false when it broke the protocol (why set). */
-static bool handle_frame(struct sbx_session *ss, const char *body, size_t len, char *why,
-                         size_t whysz)
-{
-	_cleanup_json_ json_object *msg = NULL;
-	char detail[128];
-	if (json_parse_strict(body, len, SESSION_FRAME_MAX, &msg, detail, sizeof(detail)) < 0 ||
-	    !json_object_is_type(msg, json_type_object)) {
-		snprintf(why, whysz, "its channel carried a frame that is not a JSON object");
-		return false;
-	}
-	const char *op = "";
-	json_get_string(msg, "op", &op);
-	if (strcmp(op, "display") == 0) {
-		json_object *data = json_get(msg, "data"), *md = json_get(msg, "metadata");
-		if (!sbx_display_bundle_ok(data) ||
-		    (md && !json_object_is_type(md, json_type_object))) {
-			snprintf(why, whysz, "its channel carried a display kiln cannot read");
-			return false;
-		}
-		if (ss->run) {
-			_cleanup_json_ json_object *empty = md ? NULL : json_object_new_object();
-			run_session_display(ss->run, data, md ? md : empty, len);
-		}
-		return true;
-	}
-	if (strcmp(op, "done") == 0) {
-		run_done_frame(ss, msg);
-		return true;
-	}
-	snprintf(why, whysz, "its channel carried an unknown message");
-	return false;
-}
-
-/* Handle every whole frame in ss->in, each after the text before it. */
-static void handle_frames(struct sbx_session *ss)
-{
-	while (ss->alive && !ss->io_paused && ss->in.len >= 4) {
-		const unsigned char *h = (const unsigned char *)ss->in.data;
-		uint32_t n =
-		    (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 | (uint32_t)h[2] << 8 | h[3];
-		if (n > SESSION_FRAME_MAX) {
-			end_session(ss, "its channel carried a frame over 16 MiB", 0, false);
-			return;
-		}
-		if (ss->in.len < 4 + (size_t)n)
-			return;
-		char why[128];
-		bool ok = handle_frame(ss, ss->in.data + 4, n, why, sizeof(why));
-		if (!ok) {
-			end_session(ss, why, 0, false);
-			return;
-		}
-		if (ss->alive)
-			buf_consume(&ss->in, 4 + (size_t)n);
-	}
-}
-
-static void on_ctl(struct loop *loop, int fd, unsigned events, void *data)
-{
-	(void)loop;
-	struct sbx_session *ss = data;
-	if (events & LOOP_WRITE)
-		write_out(ss);
-	if (!ss->alive || ss->io_paused)
-		return;
-	/* Bounded per wake-up: a flood must not starve the loop. */
-	for (int i = 0; i < 8 && ss->alive && !ss->io_paused; i++) {
-		char buf[65536];
-		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		if (n <= 0) {
-			/* The driver closed its end: it is ending; pid 1's report
-			 * says how. Stop watching the hung-up socket. */
-			loop_modify(ss->loop, fd, 0);
-			break;
-		}
-		if (buf_append(&ss->in, buf, (size_t)n) < 0) {
-			end_session(ss, "its channel carried a frame over 16 MiB", 0, false);
-			return;
-		}
-		handle_frames(ss);
-	}
-	if (ss->alive)
-		handle_frames(ss);
 }
 
 /* --- the box's end ----------------------------------------------------------- */
@@ -452,7 +180,7 @@ static void stop_timers(struct sbx_session *ss)
 
 /* Unwatch and end the box: every process of it is dead on return, or
  * handed to the sandbox to reap when pid 1 has reported. */
-static void drop_box(struct sbx_session *ss)
+void sess_drop_box(struct sbx_session *ss)
 {
 	/* The spare stays the zygote's. */
 	sbx_zygote_wait_cancel(ss->sbx, steal_pointer(&ss->zwait));
@@ -476,7 +204,7 @@ static void drop_box(struct sbx_session *ss)
 
 /* The session is over: say why to the run under way, if any, and keep
  * the reason for the next request. */
-static void end_session(struct sbx_session *ss, const char *why, int wstatus, bool have_status)
+void sess_end_session(struct sbx_session *ss, const char *why, int wstatus, bool have_status)
 {
 	if (!ss->alive)
 		return;
@@ -489,7 +217,7 @@ static void end_session(struct sbx_session *ss, const char *why, int wstatus, bo
 		for (int s = 0; s < 2; s++)
 			while (ss->box.fds[s] >= 0 && read_pipe(ss, s) > 0)
 				;
-	drop_box(ss);
+	sess_drop_box(ss);
 	struct run *run = steal_pointer(&ss->run);
 	if (run) {
 		run->session = NULL;
@@ -503,7 +231,7 @@ static void end_session(struct sbx_session *ss, const char *why, int wstatus, bo
 	}
 }
 
-static void on_status(struct loop *loop, int fd, unsigned events, void *data)
+void sess_on_status(struct loop *loop, int fd, unsigned events, void *data)
 {
 	struct sbx_session *ss = data;
 	bool end = sbx_box_read_status(&ss->box) || (events & (LOOP_HUP | LOOP_ERR));
@@ -513,17 +241,17 @@ static void on_status(struct loop *loop, int fd, unsigned events, void *data)
 	if (ss->box.failed) {
 		snprintf(why, sizeof(why), "the session's box could not be built (%s failed: %s)",
 		         sbx_step_name(ss->box.fail_step), strerror(ss->box.fail_err));
-		end_session(ss, why, 0, false);
+		sess_end_session(ss, why, 0, false);
 	} else if (ss->box.have_exit) {
 		if (ss->why[0])
 			snprintf(why, sizeof(why), "%s", ss->why);
 		else
 			describe_status(why, sizeof(why), ss->box.exit_msg.wstatus, &ss->life);
-		end_session(ss, why, ss->box.exit_msg.wstatus, true);
+		sess_end_session(ss, why, ss->box.exit_msg.wstatus, true);
 	}
 }
 
-static void on_pid1(struct loop *loop, int fd, unsigned events, void *data)
+void sess_on_pid1(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)events;
 	struct sbx_session *ss = data;
@@ -533,11 +261,11 @@ static void on_pid1(struct loop *loop, int fd, unsigned events, void *data)
 	ss->box.reaped = true;
 	sbx_box_read_status(&ss->box);
 	if (ss->box.have_exit) {
-		on_status(loop, ss->box.status_fd, LOOP_HUP, ss);
+		sess_on_status(loop, ss->box.status_fd, LOOP_HUP, ss);
 		return;
 	}
-	end_session(ss, ss->why[0] ? ss->why : "the session's box ended without a report", SIGKILL,
-	            false);
+	sess_end_session(ss, ss->why[0] ? ss->why : "the session's box ended without a report",
+	                 SIGKILL, false);
 }
 
 static void on_kill_timer(struct loop *loop, void *data)
@@ -547,7 +275,7 @@ static void on_kill_timer(struct loop *loop, void *data)
 	ss->kill_timer = NULL;
 	if (ss->killing) {
 		/* pid 1 itself did not answer: kill the box from here. */
-		end_session(ss, ss->why, SIGKILL, true);
+		sess_end_session(ss, ss->why, SIGKILL, true);
 		return;
 	}
 	ss->killing = true;
@@ -561,7 +289,7 @@ static void on_kill_timer(struct loop *loop, void *data)
 	syscall(SYS_pidfd_send_signal, ss->box.pidfd, SIGUSR1, NULL, 0);
 	ss->kill_timer = loop_timer_start(ss->loop, SESSION_GRACE_MS, on_kill_timer, ss);
 	if (!ss->kill_timer)
-		end_session(ss, ss->why, SIGKILL, true);
+		sess_end_session(ss, ss->why, SIGKILL, true);
 }
 
 /* The run was interrupted before its frame left: the box is still on
@@ -574,7 +302,7 @@ static void on_unsent(struct loop *loop, void *data)
 	ss->kill_timer = NULL;
 	ss->interrupting = false;
 	struct run *run = steal_pointer(&ss->run);
-	arm_idle(ss);
+	sess_arm_idle(ss);
 	if (!run)
 		return;
 	run->session = NULL;
@@ -620,7 +348,7 @@ void sbx_session_forget_run(struct sbx_session *ss, struct run *run)
 	if (ss->zwait) {
 		/* Its frame has not left: the code never runs. */
 		buf_reset(&ss->outq);
-		arm_idle(ss);
+		sess_arm_idle(ss);
 		return;
 	}
 	/* A run cancelled while its code runs: the code would go on in the
@@ -640,10 +368,10 @@ static void on_idle(struct loop *loop, void *data)
 	snprintf(why, sizeof(why),
 	         "the session was closed after %llu ms without a run (sandbox.sessionIdleMs)",
 	         (unsigned long long)ss->sbx->config.session_idle_ms);
-	end_session(ss, why, 0, false);
+	sess_end_session(ss, why, 0, false);
 }
 
-static void arm_idle(struct sbx_session *ss)
+void sess_arm_idle(struct sbx_session *ss)
 {
 	if (ss->idle_timer)
 		loop_timer_stop(ss->loop, ss->idle_timer);
@@ -654,169 +382,6 @@ static void arm_idle(struct sbx_session *ss)
 }
 
 /* --- open, run, reset, close ------------------------------------------------- */
-
-/* GO for the session's box: the driver. */
-static int send_driver_go(struct sbx_session *ss, const struct sbx_plan_owned *po,
-                          const struct sbx_rlimit *rl, size_t nrl, int hide_fd)
-{
-	char driver_arg[] = "/" DRIVER_PATH;
-	char *argv[] = {po->plan.argv[0], driver_arg, NULL};
-	return sbx_box_send_go(&ss->box, po, DRIVER_PATH, argv, rl, nrl, sbx_session_driver,
-	                       hide_fd);
-}
-
-/* The list of what to hide is ready: the driver starts, or the session
- * ends saying why. */
-static void on_hide_list(void *data, int fd, const char *why)
-{
-	struct sbx_session *ss = data;
-	ss->hide_req = NULL;
-	struct sbx_plan_owned *po = steal_pointer(&ss->go_plan);
-	int r = fd < 0           ? fd
-	        : ss->zygote_box ? sbx_zygote_send_hide(&ss->box, fd)
-	                         : send_driver_go(ss, po, ss->go_rl, ss->go_nrl, fd);
-	sbx_plan_free(po);
-	if (fd >= 0)
-		close(fd);
-	if (r < 0) {
-		char msg[sizeof(ss->why)];
-		snprintf(msg, sizeof(msg), "kiln could not start the session: %s",
-		         fd < 0 ? why : strerror(-r));
-		end_session(ss, msg, 0, false);
-	}
-}
-
-static void on_spare(void *data, int r);
-
-/* The driver forked from the Python zygote (zygote.h), when it is on and
- * ready: its imports are the zygote's, its box is a fresh one like a
- * built session box (with the workspace, its pid 1 waits for the list of
- * what to hide, as a built box's does for GO). 0, -EINPROGRESS (the
- * spare is on its way: on_spare), or -errno (then the box is built as
- * below). */
-static int from_zygote(struct sbx_session *ss, const struct sbx_plan_owned *po)
-{
-	char *layout = sbx_plan_layout(&po->plan);
-	if (!layout)
-		return -ENOMEM;
-	int r = sbx_zygote_take_session(ss->sbx, po, layout, &ss->life, "/" DRIVER_PATH,
-	                                sbx_session_driver, &ss->box, on_spare, ss, &ss->zwait);
-	free(layout);
-	return r;
-}
-
-/* Start the driver in the box, the zygote's (zygote true) or one built
- * now, and watch it. po is taken. */
-static int start_driver(struct sbx_session *ss, struct sbx_plan_owned *po, bool zygote, char *err,
-                        size_t errsz)
-{
-	struct sandbox *s = ss->sbx;
-	int step = -1;
-	int r = zygote ? 0 : sbx_box_build(s, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
-	if (r < 0) {
-		if (step >= 0)
-			snprintf(err, errsz,
-			         "kiln cannot open the session: the sandbox could not be built (%s "
-			         "failed: %s).%s",
-			         sbx_step_name(step), strerror(-r), sbx_failure_hint(step, -r));
-		sbx_plan_free(po);
-		return r;
-	}
-	if (ss->box.cg && (r = sbx_cgroup_set_limits(ss->box.cg, ss->life.memory_bytes,
-	                                             ss->life.processes, ss->life.cpu_cores)) < 0)
-		log_warn("session %s: the cgroup took only some limits: %s", ss->id, strerror(-r));
-	/* The session lives longer than one run's CPU time: each run's is
-	 * the driver's to set (a soft RLIMIT_CPU), and the wall clock holds
-	 * whatever the code does to it. */
-	struct sbx_rlimit rl[SBX_MAX_RLIMITS];
-	size_t nrl = sbx_plan_rlimits_for(&ss->life, "python", rl);
-	for (size_t i = 0; i < nrl; i++)
-		if (rl[i].resource == RLIMIT_CPU)
-			rl[i].lim.rlim_cur = rl[i].lim.rlim_max = RLIM_INFINITY;
-	ss->zygote_box = zygote;
-	if (zygote && !po->plan.ws_host) {
-		/* From the zygote, the driver is on its way already (and r may
-		 * hold the cgroup's warning above). */
-		r = 0;
-		sbx_plan_free(po);
-	} else if (po->plan.ws_host) {
-		/* GO when the list is ready; the box builds meanwhile. */
-		memcpy(ss->go_rl, rl, nrl * sizeof(*rl));
-		ss->go_nrl = nrl;
-		ss->go_plan = po;
-		r = sbx_hide_request(s, on_hide_list, ss, &ss->hide_req);
-	} else {
-		r = send_driver_go(ss, po, rl, nrl, -1);
-		sbx_plan_free(po);
-	}
-	if (r < 0) {
-		snprintf(err, errsz, "kiln cannot open the session: cannot start its program (%s)",
-		         strerror(-r));
-		sbx_plan_free(steal_pointer(&ss->go_plan));
-		sbx_box_release(s, &ss->box);
-		return r;
-	}
-	struct loop *loop = ss->loop;
-	if (loop_watch(loop, ss->box.pidfd, LOOP_READ, on_pid1, ss) < 0 ||
-	    loop_watch(loop, ss->box.status_fd, LOOP_READ, on_status, ss) < 0 ||
-	    loop_watch(loop, ss->box.ctl_fd, LOOP_READ, on_ctl, ss) < 0) {
-		drop_box(ss);
-		return -ENOMEM;
-	}
-	ss->alive = true;
-	ss->why[0] = '\0';
-	/* A run's frame that waited for the box goes now (LOOP_WRITE). */
-	watch_io(ss);
-	arm_idle(ss);
-	log_debug("session %s: pid %d%s", ss->id, (int)ss->box.pid,
-	          zygote ? ", from the zygote" : "");
-	return 0;
-}
-
-/* The zygote's spare the session waited for came (r >= 0: its box holds
- * it) or did not (its box is built now). If the driver cannot start,
- * the session ends with why, and a run under way is answered so. */
-static void on_spare(void *data, int r)
-{
-	struct sbx_session *ss = data;
-	ss->zwait = NULL;
-	char err[sizeof(ss->why)];
-	r = start_driver(ss, steal_pointer(&ss->zplan), r >= 0, err, sizeof(err));
-	if (r >= 0)
-		return;
-	if (r == -ENOMEM)
-		snprintf(err, sizeof(err), "kiln cannot open the session: out of memory");
-	/* drop_box (above) or not: it is over either way. */
-	ss->alive = true;
-	end_session(ss, err, 0, false);
-}
-
-/* Build the box and start the driver; or, when the zygote's spare is on
- * its way, open the session without a box: it is alive, a run's frame
- * waits, and the start goes on from the loop (on_spare). */
-static int start_box(struct sbx_session *ss, char *err, size_t errsz)
-{
-	struct sandbox *s = ss->sbx;
-	struct sbx_plan_owned *po = NULL;
-	int r = sbx_box_plan(s, ss->language, &ss->life, &po, err, errsz);
-	if (r < 0)
-		return r;
-	/* A fresh box: a fresh, empty upper layer. */
-	ss->gen++;
-	sbx_ws_snap_free(steal_pointer(&ss->snap));
-	ss->snap_lent = false;
-	free(ss->ws_host);
-	ss->ws_host = po->plan.ws_host ? strdup(po->plan.ws_host) : NULL;
-	r = from_zygote(ss, po);
-	if (r != -EINPROGRESS)
-		return start_driver(ss, po, r >= 0, err, errsz);
-	ss->zplan = po;
-	ss->alive = true;
-	ss->why[0] = '\0';
-	arm_idle(ss);
-	log_debug("session %s: waits for the zygote's box", ss->id);
-	return 0;
-}
 
 /* The run under way ends now, and is answered: its session is being
  * closed or reset (the box is gone). id: the session's, copied. */
@@ -846,7 +411,7 @@ static void session_free(struct sbx_session *ss)
 		run->session = NULL;
 		run_cancel(run);
 	}
-	drop_box(ss);
+	sess_drop_box(ss);
 	buf_release(&ss->in);
 	buf_release(&ss->outq);
 	json_object_put(ss->vars);
@@ -901,7 +466,7 @@ int sbx_session_open(struct sandbox *s, const char *language, json_object *limit
 	ss->next = s->sessions;
 	s->sessions = ss;
 	if (r >= 0)
-		r = start_box(ss, err, errsz);
+		r = sess_start_box(ss, err, errsz);
 	if (r < 0) {
 		session_free(ss);
 		return r;
@@ -990,7 +555,7 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 	json_object_object_add(req, "code", json_object_new_string(code));
 	json_object_object_add(req, "cpuMs", json_object_new_int64((int64_t)lim.cpu_ms));
 	json_object_object_add(req, "outDir", json_object_new_string(SBX_WORKSPACE "/out"));
-	r = queue_frame(ss, req);
+	r = sess_queue_frame(ss, req);
 	json_object_put(req);
 	if (r < 0) {
 		snprintf(err, errsz, "session %s cannot take the run now: %s", ss->id,
@@ -1004,7 +569,7 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 		ss->idle_timer = NULL;
 	}
 	ss->run = run;
-	write_out(ss);
+	sess_write_out(ss);
 	*ret_run = run;
 	return 0;
 }
@@ -1014,13 +579,13 @@ int sbx_session_reset(struct sbx_session *ss, char *err, size_t errsz)
 	err[0] = '\0';
 	stop_timers(ss);
 	struct run *run = steal_pointer(&ss->run);
-	drop_box(ss);
+	sess_drop_box(ss);
 	snprintf(ss->why, sizeof(ss->why), "the session was reset (session/reset)");
 	if (run)
 		end_run_now(run, ss->id, ss->why);
 	json_object_put(ss->vars);
 	ss->vars = NULL;
-	int r = start_box(ss, err, errsz);
+	int r = sess_start_box(ss, err, errsz);
 	if (r < 0)
 		snprintf(ss->why, sizeof(ss->why), "it could not be reset: %s", err);
 	return r;

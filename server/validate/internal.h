@@ -261,6 +261,13 @@ static inline bool val_cancelled(const struct val_doc *d)
 	return d->cancel && __atomic_load_n(d->cancel, __ATOMIC_RELAXED);
 }
 
+/* Parse the document's code with p (its language set) on a budget of
+ * budget microseconds of this thread's CPU time, tree-sitter stopping at
+ * the document's cancel flag; NULL when the budget ran out or the check
+ * was cancelled (the parser is then left to resume: ts_parser_reset()
+ * it). */
+TSTree *val_parse(TSParser *p, const struct val_doc *d, uint64_t budget);
+
 /* Diagnostics from ERROR and MISSING nodes (at most a few), added to the
  * report with severity sev and code; the number added. suffix (may be
  * NULL) is appended to each message. */

@@ -1,10 +1,54 @@
-/* syntax.c: syntax diagnostics from tree-sitter's ERROR and MISSING nodes,
- * with the narrowest range that still points at the problem and a message
- * a person understands ("expected ':' after the if condition"). */
+/* syntax.c: the parse on a CPU-time budget, and syntax diagnostics from
+ * tree-sitter's ERROR and MISSING nodes, with the narrowest range that
+ * still points at the problem and a message a person understands
+ * ("expected ':' after the if condition"). */
 #include "validate/internal.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+/* The shortest wall-clock slice a parse is resumed for. */
+#define PARSE_SLICE_MIN_US 10000
+
+/* This thread's CPU time in microseconds; UINT64_MAX when it cannot be
+ * read (the budget is then taken as spent). */
+static uint64_t thread_cpu_us(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) < 0)
+		return UINT64_MAX;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* tree-sitter times a parse on the wall clock, but the validator's thread
+ * runs niced: on a busy machine it waits for a core, and code it parses in
+ * a tenth of a second of CPU would run out of wall-clock time and be
+ * refused as too complex. So the budget is this thread's CPU time:
+ * tree-sitter's wall-clock timeout is the budget not yet spent (wall time
+ * is never less than CPU time), and when it runs out with CPU time left,
+ * the parse resumes where it stopped. On an idle machine that is one
+ * slice, as before. */
+TSTree *val_parse(TSParser *p, const struct val_doc *d, uint64_t budget)
+{
+	uint64_t start = thread_cpu_us(), used = 0;
+	TSTree *tree = NULL;
+	ts_parser_set_cancellation_flag(p, (const size_t *)d->cancel);
+	while (start != UINT64_MAX) {
+		uint64_t slice = budget - used;
+		if (slice < PARSE_SLICE_MIN_US)
+			slice = PARSE_SLICE_MIN_US;
+		ts_parser_set_timeout_micros(p, slice);
+		tree = ts_parser_parse_string(p, NULL, d->code, (uint32_t)d->len);
+		if (tree || val_cancelled(d))
+			break;
+		uint64_t now = thread_cpu_us();
+		if (now == UINT64_MAX || (used = now - start) >= budget)
+			break;
+	}
+	ts_parser_set_cancellation_flag(p, NULL);
+	return tree;
+}
 
 /* Broken code cascades: after a few errors the rest is noise. */
 #define MAX_SYNTAX_DIAGS 5

@@ -25,10 +25,11 @@
 #define DEFAULT_BASH          "/bin/bash"
 #define DEFAULT_NODE          "/usr/bin/node"
 #define DEFAULT_PY_TIMEOUT_MS 2000
-/* tree-sitter gives up on one parse after this long (pathological input):
- * 2 s, and 2 s more per MiB, since a 4 MiB snippet takes about a second
- * on a loaded machine (and several under the sanitizers). */
-#define PARSE_TIMEOUT_US(len) (2000000 + (uint64_t)(len)*2)
+/* tree-sitter gives up on one parse after this much of the checking
+ * thread's CPU time (pathological input): 2 s, and 2 s more per MiB,
+ * since a 4 MiB snippet takes about a second (several under the
+ * sanitizers). CPU time, not the wall clock's: see val_parse(). */
+#define PARSE_BUDGET_US(len) (2000000 + (uint64_t)(len)*2)
 /* Code up to this size goes to the real parser before the parse. */
 #define SEND_AHEAD_MAX (64 * 1024)
 
@@ -789,19 +790,17 @@ int val_check_report(struct validator *v, const char *language, const char *code
 	/* The real parser starts on the code now and answers while
 	 * tree-sitter parses and the rules run (check_tree reads it). Only
 	 * for small code, where the wait is what the person feels: on big
-	 * code the two would share the CPU, and tree-sitter's parse, timed
-	 * on the wall clock, could run out of time on a busy machine. Not for
-	 * code that is not UTF-8: Python is refused without asking. */
+	 * code the two would share the CPU, and the worker's answer, timed on
+	 * the wall clock from the send, could run out of time on a busy
+	 * machine while tree-sitter parses. Not for code that is not UTF-8:
+	 * Python is refused without asking. */
 	enum val_parser rp;
 	const char *rargv0;
 	if (len <= SEND_AHEAD_MAX && real_parser(v, lang, &rp, &rargv0) &&
 	    (strcmp(lang->name, "python") != 0 || first_invalid_utf8(code, len) == len))
 		val_pyworker_send(v->py, rp, rargv0, code, len, cancel);
 	ts_parser_set_language(v->parser, lang->ts());
-	ts_parser_set_timeout_micros(v->parser, PARSE_TIMEOUT_US(len));
-	ts_parser_set_cancellation_flag(v->parser, (const size_t *)cancel);
-	TSTree *tree = ts_parser_parse_string(v->parser, NULL, code, (uint32_t)len);
-	ts_parser_set_cancellation_flag(v->parser, NULL);
+	TSTree *tree = val_parse(v->parser, &d, PARSE_BUDGET_US(len));
 	if (!tree) {
 		if (v->py)
 			val_pyworker_drop(v->py);

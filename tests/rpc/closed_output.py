@@ -1,17 +1,30 @@
 #!/usr/bin/env python3
 """closed_output.py: the client closes its read end (kiln's stdout) while a
-run streams output. kiln must notice on a write, stop the run and exit
-cleanly: no sanitizer report, no process of its left behind.
+run streams output. kiln must notice, stop the run and exit cleanly: no
+sanitizer report, no process of its left behind.
 
-Before the fix, the write error called the peer's closed callback from
+Two cases. lines: the run prints lines; every newline needs a JSON escape,
+so the output goes through the peer's queue and kiln notices on a write
+(before that fix, the write error called the peer's closed callback from
 inside rpc_peer_send, which stopped and freed the run that was still
-flushing its output: a heap-use-after-free under ASan.
+flushing its output: a heap-use-after-free under ASan). room: the run
+writes one endless clean run (no byte needing an escape), which the splice
+relay carries; the client stops reading until its pipe is full to the last
+byte with nothing queued in kiln, so the run waits for room in the
+client's pipe (run_sink.c's relay room), and then closes its end. No write
+is pending to hear EPIPE: kiln must notice the close on the wait itself,
+without spinning (its CPU time after the close stays small), and exit.
 
-Usage: closed_output.py KILN (the ASan build). Exit 0 on success."""
+Usage: closed_output.py KILN [lines|room] (the ASan build; lines by
+default). Exit 0 on success."""
 import ctypes
+import json
+import fcntl
 import os
 import signal
+import subprocess
 import sys
+import termios
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
@@ -60,19 +73,55 @@ def descendants(root):
     return found
 
 
-def main():
-    kiln = sys.argv[1]
+def start(kiln):
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
-        print("cannot become a subreaper")
-        return 1
-    import subprocess
-    p = subprocess.Popen([kiln], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE)
+        raise SystemExit("cannot become a subreaper")
+    return subprocess.Popen([kiln], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
+def finish(p, rc, boxed, what):
+    """After kiln exited (rc): no sanitizer report, no crash, nothing left."""
+    err = p.stderr.read().decode(errors="replace")
+    p.stdin.close()
+    bad = 0
+    if "ERROR: AddressSanitizer" in err or "runtime error:" in err:
+        print("sanitizer report:\n" + err[-4000:])
+        bad = 1
+    if rc < 0 or rc >= 128:
+        print("kiln died of a signal or crashed: exit %d" % rc)
+        bad = 1
+    # Let a dying box finish dying, then nothing may be left.
+    left = orphans()
+    for _ in range(50):
+        if not left:
+            break
+        time.sleep(0.1)
+        left = orphans()
+    if left:
+        print("processes left behind: %s" % left)
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+        bad = 1
+    if not bad:
+        print("kiln exited %d after %s, its %d processes gone with it" % (rc, what, len(boxed)))
+    return bad
+
+
+def case_lines(kiln):
+    p = start(kiln)
     kilnrpc.send(p, {"jsonrpc": "2.0", "id": 1, "method": "initialize",
                      "params": {"processId": None, "capabilities": {}}})
     while kilnrpc.recv(p.stdout).get("id") != 1:
         pass
+    # The run must still stream when the client closes. Under the default
+    # outputBytes (10 MiB) it could reach its cap first on a busy machine
+    # (a message coalesces up to 256 KiB: 20 of them and the 1 MiB pipe
+    # are most of it); the run ends, its reply is written, and kiln, with
+    # nothing to write and its stdin open, has nothing to notice the
+    # close with (seen: kiln idle, no run, nothing queued, until the
+    # client's 20 s wait ran out).
     code = "import sys\nwhile True:\n    sys.stdout.write('x' * 4000 + '\\n')\n"
     # outputBytes far above what the pipes and the server's queue hold:
     # with the default 10 MiB, a server that reads fast enough could end
@@ -107,31 +156,204 @@ def main():
         p.wait()
         print("kiln did not exit after its output closed")
         return 1
-    err = p.stderr.read().decode(errors="replace")
-    p.stdin.close()
-    bad = 0
-    if "ERROR: AddressSanitizer" in err or "runtime error:" in err:
-        print("sanitizer report:\n" + err[-4000:])
-        bad = 1
-    if rc < 0 or rc >= 128:
-        print("kiln died of a signal or crashed: exit %d" % rc)
-        bad = 1
-    # Let a dying box finish dying, then nothing may be left.
-    left = orphans()
-    for _ in range(50):
-        if not left:
+    return finish(p, rc, boxed, "%d outputs" % outputs)
+
+
+class Frames:
+    """The client's side of kiln's stdout, read raw (no buffering of its
+    own): whole messages, and how many bytes the one cut short lacks."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.data = b""
+
+    def feed(self, b):
+        msgs = []
+        self.data += b
+        while True:
+            head, sep, rest = self.data.partition(b"\r\n\r\n")
+            if not sep:
+                return msgs
+            n = int(head.split(b":")[1])
+            if len(rest) < n:
+                return msgs
+            msgs.append(json.loads(rest[:n]))
+            self.data = rest[n:]
+
+    def missing(self):
+        """Bytes still to come of the message cut short: 0 at a message's
+        end, None when its header is not all there."""
+        if not self.data:
+            return 0
+        head, sep, rest = self.data.partition(b"\r\n\r\n")
+        if not sep:
+            return None
+        return int(head.split(b":")[1]) - len(rest)
+
+    def read_all(self):
+        """Every byte now in the pipe (the fd is non-blocking)."""
+        msgs = []
+        while True:
+            try:
+                b = os.read(self.fd, 1 << 20)
+            except BlockingIOError:
+                return msgs
+            if not b:
+                return msgs
+            msgs += self.feed(b)
+
+
+def unread(fd):
+    n = ctypes.c_int()
+    fcntl.ioctl(fd, termios.FIONREAD, n)
+    return n.value
+
+
+def cpu_ticks(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def kiln_end(pid, fd):
+    """kiln's end of the client's pipe (kiln keeps its protocol fd aside:
+    its fd 1 is stderr)."""
+    ino = os.fstat(fd).st_ino
+    for n in os.listdir("/proc/%d/fd" % pid):
+        path = "/proc/%d/fd/%s" % (pid, n)
+        try:
+            if os.stat(path).st_ino == ino:
+                return path
+        except OSError:
+            pass
+    raise SystemExit("kiln's end of the client's pipe not found")
+
+
+def stop(pid):
+    """SIGSTOP kiln and wait until it is stopped."""
+    os.kill(pid, signal.SIGSTOP)
+    for _ in range(1000):
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    raise SystemExit("kiln did not stop")
+
+
+def settle(pid, fd, what):
+    """Wait until kiln neither writes to the client's pipe nor uses CPU
+    for half a second (its run paused); False after 30 s."""
+    last = None
+    for _ in range(300):
+        now = (unread(fd), cpu_ticks(pid))
+        if now == last:
+            return True
+        last = now
+        time.sleep(0.5)
+    print("kiln never stopped %s" % what)
+    return False
+
+
+def case_room(kiln):
+    p = start(kiln)
+    fd = p.stdout.fileno()
+    frames = Frames(fd)
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                       "params": {"processId": None, "capabilities": {}}}).encode()
+    p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    p.stdin.flush()
+    while not any(m.get("id") == 1 for m in frames.feed(os.read(fd, 65536))):
+        pass
+    size = fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    code = "import os\nb = b'x' * 65536\nwhile True:\n    os.write(1, b)\n"
+    kilnrpc.send(p, {"jsonrpc": "2.0", "id": 2, "method": "snippet/run",
+                     "params": {"language": "python", "code": code,
+                                "limits": {"wallMs": 120000, "outputBytes": 1 << 30}}})
+    outputs = 0
+    while outputs < 8:
+        b = os.read(fd, 65536)
+        if not b:
+            print("kiln closed its output before streaming")
+            return 1
+        for m in frames.feed(b):
+            if m.get("id") == 2:
+                print("the run ended early: %s" % m)
+                return 1
+            if m.get("method") == "run/output":
+                outputs += 1
+    boxed = descendants(p.pid)
+    if not boxed:
+        print("no process under kiln while its run streams")
+        return 1
+    os.set_blocking(fd, False)
+    # The client stops reading: its pipe fills and the run pauses, its
+    # last message most likely part in the pipe, part in kiln's queue.
+    # Then, with kiln stopped, the client empties its pipe and puts back
+    # filler (standing in for text it has not read) so that the rest of
+    # that message fills the pipe to its last byte: kiln's queue empties,
+    # the run goes on, finds no room and waits for it, nothing queued.
+    filler = os.open(kiln_end(p.pid, fd), os.O_WRONLY | os.O_NONBLOCK)
+    for attempt in range(10):
+        if not settle(p.pid, fd, "writing"):
+            return 1
+        stop(p.pid)
+        frames.read_all()
+        need = frames.missing()
+        if need:
+            left = size - need
+        else:
+            # At a message's end (or in a header): leave one byte, for
+            # kiln to start the next message with, and look again.
+            left = size - 1
+        if unread(fd):
+            print("kiln wrote while stopped")
+            return 1
+        while left:
+            left -= os.write(filler, b"f" * min(left, 65536))
+        frames.data = b""
+        os.kill(p.pid, signal.SIGCONT)
+        if need:
             break
-        time.sleep(0.1)
-        left = orphans()
-    if left:
-        print("processes left behind: %s" % left)
-        for pid in left:
-            os.kill(pid, signal.SIGKILL)
-        bad = 1
-    if not bad:
-        print("kiln exited %d after %d outputs, its %d processes gone with it"
-              % (rc, outputs, len(boxed)))
-    return bad
+    else:
+        print("the client's pipe never held part of a message")
+        return 1
+    os.close(filler)
+    if not settle(p.pid, fd, "writing"):
+        return 1
+    if unread(fd) != size:
+        print("kiln wrote the rest of its message and more: %d of %d bytes in the pipe"
+              % (unread(fd), size))
+        return 1
+    if not descendants(p.pid):
+        print("the run ended while it waited for room")
+        return 1
+    # The run waits for room, kiln idle; the client closes its end.
+    before = cpu_ticks(p.pid)
+    hz = os.sysconf("SC_CLK_TCK")
+    p.stdout.close()
+    rc = None
+    for _ in range(400):
+        rc = p.poll()
+        if rc is not None:
+            break
+        spent = cpu_ticks(p.pid) - before
+        if spent > 2 * hz:
+            print("kiln spins after the client closed its end: %.1f s of CPU" % (spent / hz))
+            break
+        time.sleep(0.05)
+    if rc is None:
+        p.kill()
+        p.wait()
+        print("kiln did not exit after its output closed while the run waited for room")
+        return 1
+    return finish(p, rc, boxed, "the run waited for room (%d outputs, %d stops)"
+                  % (outputs, attempt + 1))
+
+
+def main():
+    kiln = sys.argv[1]
+    which = sys.argv[2] if len(sys.argv) > 2 else "lines"
+    return {"lines": case_lines, "room": case_room}[which](kiln)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
 #!/bin/sh
 # 17-connection.sh: the client connection end to end, against real server
-# processes: a client that closes its read end mid-run (ASan build: no
-# use-after-free, clean exit, no process left), a client that writes and
-# never reads (bounded memory, healthy afterwards; release build, since
-# ASan's quarantine would hide the figure), and a client process that dies
-# while kiln's stdin stays open; and the form of every error message kiln
-# sends over the transcripts.
+# processes: a client that closes its read end mid-run, while output goes
+# through the queue and while a clean run waits for room in its pipe (ASan
+# build: no use-after-free, no spin, clean exit, no process left), a
+# client that writes and never reads (bounded memory, healthy afterwards;
+# release build, since ASan's quarantine would hide the figure), and a
+# client process that dies while kiln's stdin stays open; and the form of
+# every error message kiln sends over the transcripts.
 # Last line: "connection: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -40,7 +41,9 @@ for t in "$asan" "$release"; do
 done
 
 check "client closes its read end while a run streams" \
-	python3 tests/rpc/closed_output.py "$asan"
+	python3 tests/rpc/closed_output.py "$asan" lines
+check "client closes its read end while a clean run waits for room in its pipe" \
+	python3 tests/rpc/closed_output.py "$asan" room
 check "client that never reads: input paused, memory bounded" \
 	python3 tests/rpc/queue.py "$release"
 check "client process dies: kiln exits (--clientProcessId, processId)" \
