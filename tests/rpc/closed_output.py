@@ -115,19 +115,15 @@ def case_lines(kiln):
                      "params": {"processId": None, "capabilities": {}}})
     while kilnrpc.recv(p.stdout).get("id") != 1:
         pass
-    # The run must still stream when the client closes. Under the default
-    # outputBytes (10 MiB) it could reach its cap first on a busy machine
-    # (a message coalesces up to 256 KiB: 20 of them and the 1 MiB pipe
-    # are most of it); the run ends, its reply is written, and kiln, with
-    # nothing to write and its stdin open, has nothing to notice the
-    # close with (seen: kiln idle, no run, nothing queued, until the
-    # client's 20 s wait ran out).
+    # The run must still stream when the client closes, so outputBytes is
+    # far above what the pipes and the server's queue hold. Under the
+    # default 10 MiB a server that reads fast enough (a busy client, a
+    # message coalescing up to 256 KiB) ends the run at the cap and
+    # writes its reply before the client has read 20 outputs; kiln, with
+    # nothing left to write and its stdin open, then has nothing to
+    # notice the close with (seen: kiln idle, no run, nothing queued,
+    # until the client's 20 s wait ran out).
     code = "import sys\nwhile True:\n    sys.stdout.write('x' * 4000 + '\\n')\n"
-    # outputBytes far above what the pipes and the server's queue hold:
-    # with the default 10 MiB, a server that reads fast enough could end
-    # the run at the cap (and reply) before the client has read 20
-    # outputs, and would then have nothing left to write to find the
-    # closed end with.
     kilnrpc.send(p, {"jsonrpc": "2.0", "id": 2, "method": "snippet/run",
                      "params": {"language": "python", "code": code,
                                 "limits": {"wallMs": 20000, "outputBytes": 1 << 30}}})
