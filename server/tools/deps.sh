@@ -17,7 +17,7 @@ pkgs=""
 pylibs="python3-numpy python3-pandas python3-matplotlib"
 for purpose in "$@"; do
 	case "$purpose" in
-	build) pkgs="$pkgs gcc make pkg-config curl xz-utils libjson-c-dev libseccomp-dev libbsd-dev
+	build) pkgs="$pkgs gcc make pkg-config curl xz-utils patch libjson-c-dev libseccomp-dev libbsd-dev
 		libcurl4-openssl-dev libedit-dev libmd-dev $pylibs" ;;
 	test) pkgs="$pkgs check clang clang-format libclang-rt-14-dev python3 nodejs npm util-linux
 		ca-certificates neovim lua-check emacs-nox elpa-package-lint elpa-eglot python3.11-examples $pylibs

@@ -3,13 +3,17 @@
 # the grammars) named in grammars.lock, from the npm registry or from the
 # Debian archive (a source package's upstream tarball), check each
 # tarball's sha256 and unpack its src/ (and include/, when it has one) into
-# OUTDIR/NAME/. The sources are build products: never commit them.
-# Usage: fetch-grammars.sh LOCKFILE OUTDIR
+# OUTDIR/NAME/, then apply kiln's own changes to NAME's sources, if any
+# (PATCHDIR/NAME-*.patch in name order, `patch -p1` in OUTDIR/NAME; each
+# says why in its header). The sources are build products: never commit them.
+# Usage: fetch-grammars.sh LOCKFILE OUTDIR [PATCHDIR]
+# PATCHDIR defaults to server/validate/patches.
 # KILN_DEBIAN_MIRROR overrides the archive (default http://deb.debian.org/debian).
 set -eu
 
 lock=$1
 out=$2
+patchdir=${3:-$(dirname "$0")/patches}
 mirror=${KILN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$out"
 tmp=$(mktemp -d)
@@ -51,7 +55,15 @@ fetch() {
 grep -v '^#' "$lock" | while read -r lang pkg version sum root; do
 	[ -n "$lang" ] || continue
 	root=${root:-package}
-	if [ -f "$out/$lang/.sum" ] && [ "$(cat "$out/$lang/.sum")" = "$sum" ]; then
+	# What NAME/ holds: the tarball's sum, and the patches' when there are
+	# any, so that a new or changed patch unpacks the sources again.
+	patches=$(find "$patchdir" -maxdepth 1 -name "$lang-*.patch" 2>/dev/null | sort)
+	stamp=$sum
+	if [ -n "$patches" ]; then
+		# shellcheck disable=SC2086
+		stamp="$sum $(cat $patches | sha256sum | cut -d' ' -f1)"
+	fi
+	if [ -f "$out/$lang/.sum" ] && [ "$(cat "$out/$lang/.sum")" = "$stamp" ]; then
 		continue
 	fi
 	tarball=$(fetch "$pkg" "$version") || exit 1
@@ -69,6 +81,13 @@ grep -v '^#' "$lock" | while read -r lang pkg version sum root; do
 	depth=$(echo "$root" | awk -F/ '{ print NF }')
 	# shellcheck disable=SC2086
 	tar -xf "$tarball" -C "$out/$lang" --strip-components="$depth" $dirs
-	echo "$sum" >"$out/$lang/.sum"
+	for p in $patches; do
+		if ! patch -s -p1 -d "$out/$lang" <"$p" >&2; then
+			echo "kiln: $p does not apply to $pkg $version" >&2
+			exit 1
+		fi
+		echo "kiln: applied $(basename "$p") to $pkg $version" >&2
+	done
+	echo "$stamp" >"$out/$lang/.sum"
 	echo "kiln: fetched $pkg $version (sha256 ok)" >&2
 done

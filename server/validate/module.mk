@@ -27,7 +27,7 @@ MODULE_OBJS += grammars/runtime/lib.o \
 VAL_SRCS := $(wildcard server/validate/*.c)
 $(foreach b,$(BUILD) $(ASAN) $(FUZZB),$(VAL_SRCS:%.c=$(b)/%.o)): $(VAL_STAMP)
 
-$(VAL_STAMP): $(VAL_LOCK) server/validate/fetch-grammars.sh
+$(VAL_STAMP): $(VAL_LOCK) server/validate/fetch-grammars.sh $(wildcard server/validate/patches/*.patch)
 	@sh server/validate/fetch-grammars.sh $(VAL_LOCK) $(VAL_GRAM_DIR)
 	@touch $@
 

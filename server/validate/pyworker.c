@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,9 +40,8 @@
  * error goes to `node --check --input-type=module` for its position (line,
  * and a caret in UTF-16 units). */
 static const char worker_src[] =
-    "import json, re, subprocess, sys, warnings\n"
+    "import json, os, re, select, subprocess, sys, warnings\n"
     "warnings.simplefilter('ignore')\n"
-    "rd, wr = sys.stdin.buffer, sys.stdout.buffer\n"
     "BREAK = re.compile(r'\\r\\n|\\r|\\n')\n"
     "ESM = ('Cannot use import statement outside a module', \"Unexpected token 'export'\",\n"
     "       'await is only valid in async functions and the top level bodies of modules',\n"
@@ -200,24 +200,44 @@ static const char worker_src[] =
     "        return 'err %d %d %d %d 0 %s' % (a[0], a[1], b[0], b[1], msg)\n"
     "    a = at(src, ls, min(i, len(src)))\n"
     "    return 'err %d -1 %d -1 %d %s' % (a[0], a[0], eof, msg)\n"
+    "# The request is awaited in poll(), not in a blocking read: kiln's read of\n"
+    "# the last answer frees space in this socket's buffer, and the kernel wakes\n"
+    "# a reader blocked on the socket for that too (a wake-up and two switches\n"
+    "# for nothing, on the CPU kiln's parse runs on when the other is busy);\n"
+    "# poll() wakes for input alone.\n"
+    "IN = select.poll()\n"
+    "IN.register(0, select.POLLIN)\n"
+    "buf = bytearray()\n"
+    "def more():\n"
+    "    IN.poll()\n"
+    "    d = os.read(0, 65536)\n"
+    "    if not d:\n"
+    "        sys.exit(0)\n"
+    "    buf.extend(d)\n"
     "while True:\n"
-    "    h = rd.readline()\n"
-    "    if not h:\n"
-    "        break\n"
-    "    lang, argv0, n = h.split(b' ')\n"
-    "    data = rd.read(int(n))\n"
+    "    nl = buf.find(b'\\n')\n"
+    "    while nl < 0:\n"
+    "        more()\n"
+    "        nl = buf.find(b'\\n')\n"
+    "    lang, argv0, n = bytes(buf[:nl]).split(b' ')\n"
+    "    del buf[:nl + 1]\n"
+    "    n = int(n)\n"
+    "    while len(buf) < n:\n"
+    "        more()\n"
+    "    data = bytes(buf[:n])\n"
+    "    del buf[:n]\n"
     "    try:\n"
-    "        src = data.decode('utf-8', 'surrogateescape')\n"
     "        if lang == b'python':\n"
     "            out = python(data.decode('utf-8'))\n"
     "        elif lang == b'bash':\n"
-    "            out = bash(argv0.decode(), data, src)\n"
+    "            out = bash(argv0.decode(), data, data.decode('utf-8', 'surrogateescape'))\n"
     "        else:\n"
-    "            out = node(argv0.decode(), data, src)\n"
+    "            out = node(argv0.decode(), data, data.decode('utf-8', 'surrogateescape'))\n"
     "    except Exception as e:\n"
     "        out = 'fail %s' % e\n"
-    "    wr.write(out.replace('\\n', ' ').encode('utf-8', 'replace') + b'\\n')\n"
-    "    wr.flush()\n";
+    "    out = out.replace('\\n', ' ').encode('utf-8', 'replace') + b'\\n'\n"
+    "    while out:\n"
+    "        out = out[os.write(1, out):]\n";
 
 #define REPLY_MAX 1024
 /* Building the box and starting python3 takes milliseconds; this only
@@ -307,21 +327,35 @@ static int wait_fd(int fd, short events, uint64_t deadline, const volatile size_
 	}
 }
 
-static int write_all(int fd, const char *p, size_t n, uint64_t deadline,
-                     const volatile size_t *cancel)
+/* Send every byte of iov[0..n) (modified), the pieces in one sendmsg
+ * when the socket takes them: the worker wakes once per request and reads
+ * it whole, not once for the header and again for the code (each wake-up
+ * is two switches when the worker shares kiln's CPU, an interrupt when it
+ * sleeps on the other). */
+static int send_all(int fd, struct iovec *iov, int n, uint64_t deadline,
+                    const volatile size_t *cancel)
 {
 	while (n > 0) {
-		ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-		if (k > 0) {
-			p += k;
-			n -= (size_t)k;
-			continue;
-		}
+		struct msghdr m = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+		ssize_t k = sendmsg(fd, &m, MSG_NOSIGNAL);
 		if (k < 0 && errno != EAGAIN && errno != EINTR)
 			return neg_errno();
-		int r = wait_fd(fd, POLLOUT, deadline, cancel);
-		if (r < 0)
-			return r;
+		if (k < 0) {
+			int r = wait_fd(fd, POLLOUT, deadline, cancel);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		size_t done = (size_t)k;
+		while (n > 0 && done >= iov->iov_len) {
+			done -= iov->iov_len;
+			iov++;
+			n--;
+		}
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + done;
+			iov->iov_len -= done;
+		}
 	}
 	return 0;
 }
@@ -390,9 +424,9 @@ static int send_request(struct val_pyworker *w, enum val_parser p, const char *a
 	int hl = snprintf(hdr, sizeof(hdr), "%s %s %zu\n", names[p], argv0 ? argv0 : "-", len);
 	if (hl < 0 || (size_t)hl >= sizeof(hdr))
 		return -ENAMETOOLONG;
-	int r = write_all(fd, hdr, (size_t)hl, deadline, cancel);
-	if (r >= 0)
-		r = write_all(fd, code, len, deadline, cancel);
+	struct iovec iov[2] = {{.iov_base = hdr, .iov_len = (size_t)hl},
+	                       {.iov_base = (void *)code, .iov_len = len}};
+	int r = send_all(fd, iov, 2, deadline, cancel);
 	if (r >= 0)
 		*ret_deadline = deadline;
 	return r;

@@ -10,7 +10,8 @@
 # matched by kiln's own walk against tree-sitter's query cursor on the
 # corpora (tests/validate/engines.py: the same diagnostics), and the loop's latency
 # while a 4 MiB check runs on the validator's thread
-# (tests/validate/latency_check.py). Range unit tests are tests/unit/test_validate.c
+# (tests/validate/latency_check.py), and fetch-grammars.sh applying kiln's patches
+# to the fetched sources. Range unit tests are tests/unit/test_validate.c
 # (suite 10-unit). Last line: "validate: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -81,6 +82,32 @@ if want engines; then
 	rc=$?
 	grep -v '^ok ' "$tmp/engines.out"
 	add_counts "$tmp/engines.out" engines $rc
+fi
+
+# --- kiln's patches to the fetched sources (fetch-grammars.sh) ---------------
+# A made-up source package from a file:// archive, and a patch for it:
+# the patch is applied after the sum is checked and counts in the stamp
+# (a changed patch unpacks again); one that does not apply fails the fetch.
+fg=$tmp/fetch
+mkdir -p "$fg/pkg/src" "$fg/mirror/pool/main/libk/libkilntest" "$fg/patches"
+printf 'int a;\nint b;\nint c;\n' >"$fg/pkg/src/scanner.c"
+tar -C "$fg" -cJf "$fg/mirror/pool/main/libk/libkilntest/libkilntest_1.0.orig.tar.xz" pkg
+fg_sum=$(sha256sum "$fg/mirror/pool/main/libk/libkilntest/libkilntest_1.0.orig.tar.xz" | cut -d' ' -f1)
+echo "demo debian:libkilntest 1.0 $fg_sum pkg" >"$fg/lock"
+printf -- '--- a/src/scanner.c\n+++ b/src/scanner.c\n@@ -1,3 +1,3 @@\n int a;\n-int b;\n+int b2;\n int c;\n' >"$fg/patches/demo-b.patch"
+fetch_demo() { KILN_DEBIAN_MIRROR="file://$fg/mirror" sh server/validate/fetch-grammars.sh "$fg/lock" "$fg/out" "$fg/patches" >"$fg/log" 2>&1; }
+if fetch_demo && grep -qx 'int b2;' "$fg/out/demo/src/scanner.c" && [ "$(wc -w <"$fg/out/demo/.sum")" = 2 ]; then
+	ok "fetch-grammars.sh applies kiln's patch after the sum"
+else
+	bad "fetch-grammars.sh did not apply the patch"
+	cat "$fg/log" "$fg/out/demo/src/scanner.c"
+fi
+sed -i 's/^-int b;$/-int x;/' "$fg/patches/demo-b.patch"
+if ! fetch_demo && grep -q 'demo-b.patch does not apply' "$fg/log"; then
+	ok "a changed patch unpacks again, and one that does not apply fails the fetch"
+else
+	bad "a patch that does not apply was not refused"
+	cat "$fg/log"
 fi
 
 # --- kiln validate ------------------------------------------------------------

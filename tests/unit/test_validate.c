@@ -445,6 +445,42 @@ START_TEST(worker_restarts_after_timeout)
 }
 END_TEST
 
+/* Code bigger than the socket's buffer reaches CPython whole: kiln sends
+ * the request in pieces (the header and the code in one sendmsg, then
+ * what did not fit) and the worker reads it in many, and the error on its
+ * last line is where CPython puts it. The same worker then answers small
+ * checks: nothing of the big one is left in its buffer. */
+START_TEST(big_code_reaches_the_worker_whole)
+{
+	ck_assert_msg(access("/usr/bin/python3", X_OK) == 0, "/usr/bin/python3 is missing");
+	enum { LINES = 100000 };
+	size_t cap = (size_t)LINES * 24 + 16, len = 0;
+	char *code = malloc(cap);
+	ck_assert_ptr_nonnull(code);
+	for (int i = 0; i < LINES; i++)
+		len += (size_t)snprintf(code + len, cap - len, "x_%d = %d\n", i, i);
+	len += (size_t)snprintf(code + len, cap - len, "if x\n");
+	ck_assert_uint_gt(len, 1u << 20);
+	struct validator *v = make(NULL);
+	enum val_verdict vd;
+	json_object *diags = check(v, "python", code, NULL, POS_UTF16, &vd);
+	ck_assert_int_eq(vd, VAL_DENY);
+	ck_assert_ptr_null(find(diags, "kiln-no-cpython"));
+	ck_assert_str_eq(first_message(diags, "syntax"), "expected ':'");
+	assert_range(find(diags, "syntax"), LINES, 4, LINES, 4);
+	json_object_put(diags);
+	free(code);
+	diags = check(v, "python", "y = (\n", NULL, POS_UTF16, &vd);
+	ck_assert_str_eq(first_message(diags, "syntax"), "'(' was never closed");
+	assert_range(find(diags, "syntax"), 0, 4, 0, 5);
+	json_object_put(diags);
+	diags = check(v, "python", "y = 1\n", NULL, POS_UTF16, &vd);
+	ck_assert_msg(vd == VAL_ALLOW, "%s", json_compact(diags));
+	json_object_put(diags);
+	val_free(v);
+}
+END_TEST
+
 /* The real parser is the authority on syntax for every language, and its
  * error lands where it points: bash names a line and a token, node a line
  * and a caret; an unclosed construct is placed where tree-sitter saw it
@@ -950,6 +986,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, unchecked_regions);
 	tcase_add_test(tc, worker_is_sandboxed_and_reused);
 	tcase_add_test(tc, worker_restarts_after_timeout);
+	tcase_add_test(tc, big_code_reaches_the_worker_whole);
 	tcase_add_loop_test(tc, real_parsers_are_the_authority, 0,
 	                    (int)(sizeof(parser_cases) / sizeof(parser_cases[0])));
 	tcase_add_test(tc, real_parsers_accept_valid_code);
