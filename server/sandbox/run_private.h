@@ -1,6 +1,9 @@
-/* run_private.h: what run.c (a run) and warm.c (the cache of boxes built
- * ahead of their run) share: the run itself, and the steps of giving it a
- * box. Not for the rest of the server: run.h is the sandbox's API. */
+/* run_private.h: what run.c (a run: its box, start, queue, end),
+ * run_output.c (its output), run_exit.c (its status, exit and outcome),
+ * run_session.c (a session's run) and warm.c (the cache of boxes built
+ * ahead of their run) share: the run itself, the steps of giving it a
+ * box, and the calls between the run's files. Not for the rest of the
+ * server: run.h is the sandbox's API. */
 #pragma once
 
 #include <json-c/json.h>
@@ -22,6 +25,15 @@ struct sbx_cgroup;
 struct sbx_hide_req;
 struct sbx_job;
 struct sbx_zygote_wait;
+struct sbx_artifacts;
+struct sbx_ws_changes;
+struct sbx_displays;
+struct sbx_ws_snap;
+struct loop;
+
+/* Output is sent when this much is held (run_output.c), and one read of
+ * a pipe takes up to this much. */
+#define RUN_COALESCE_BYTES (256u * 1024)
 
 enum { OUT, ERR };
 struct run {
@@ -158,6 +170,46 @@ struct run_session_end {
 };
 /* Report the run's end to its owner and free it. */
 void run_session_end(struct run *run, const struct run_session_end *e);
+
+/* run_output.c. Hand what is held to the sink; it may answer that
+ * reading pauses. */
+void run_flush_output(struct run *run);
+/* Add decoded text of stream s (see run_output.c); false when it does not
+ * all fit in the output limit. */
+bool run_add_text(struct run *run, int s, const char *bytes, size_t n, bool final, bool counted);
+/* Text of stream s, counted against outputBytes; past the limit the
+ * output is cut with a marker and the box ended. */
+void run_on_bytes(struct run *run, int s, const char *buf, size_t n);
+/* The loop's callback for the box's pipes (data is the run). */
+void run_on_pipe(struct loop *loop, int fd, unsigned events, void *data);
+
+/* run_exit.c. Send pid 1 sig (while it is there). */
+void run_signal_box(struct run *run, int sig);
+/* Ask pid 1 to kill everything and report (SIGUSR1), SIGKILL later; a
+ * session's run interrupts the session's code instead. */
+void run_end_box(struct run *run);
+/* The loop's callbacks for the status socket, the pidfd and the wall
+ * clock (data is the run). */
+void run_on_status(struct loop *loop, int fd, unsigned events, void *data);
+void run_on_pid1_exit(struct loop *loop, int fd, unsigned events, void *data);
+void run_on_wall(struct loop *loop, void *data);
+/* A sentence on why the box could not be built and what to do. */
+void run_describe_failure(struct run *run, int step, int err);
+/* The end of a run whose program has ended: hand over the artifacts
+ * found, the workspace's changes and the displays shown (each NULL when
+ * none), free the run, then tell its owner. */
+void run_finish(struct run *run, const struct sbx_artifacts *found,
+                const struct sbx_ws_changes *changes, const struct sbx_displays *shown);
+/* Collect the run's artifacts off the loop, then finish it; 0 when that
+ * started. */
+int run_start_collecting(struct run *run);
+/* Finish the run when both pipes are at EOF and pid 1 has reported the
+ * program's end (or is gone). */
+void run_maybe_finish(struct run *run);
+
+/* run_session.c. Hand the session's workspace picture back. */
+void run_give_snap(struct sandbox *s, const char *sess_id, unsigned gen, bool *lent,
+                   struct sbx_ws_snap *snap);
 
 /* warm.c: if the cache holds a box of layout, built with the folder
  * now at ws_host (the plan's workspace, or NULL), move it into b (which
