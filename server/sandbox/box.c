@@ -202,7 +202,7 @@ static int plumb(struct sbx_plan *plan, enum sbx_box_io io, struct sbx_box *b, i
 	b->fds[0] = out[0];
 	b->fds[1] = err[0];
 	/* A larger stdout pipe: 256 KiB, one notification's worth
-	 * (run.c's COALESCE_BYTES), so that the server takes what a program
+	 * (run_private.h's RUN_COALESCE_BYTES), so that the server takes what a program
 	 * wrote in one read or one relayed message and the program blocks
 	 * less often than with the default 64 KiB. Not 1 MiB: the pages of
 	 * a pipe that large fall out of cache between the program's write

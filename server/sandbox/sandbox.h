@@ -152,7 +152,7 @@ struct sandbox {
 	struct loop_timer *zygote_timer;
 	char *zygote_want;
 	unsigned zygote_failures;
-	/* run.c's relay of output (run_sink's relay): a scratch pipe that
+	/* run_output.c's relay of output (run_sink's relay): a scratch pipe that
 	 * tee(2) copies a box's pipe into, to be read and checked while the
 	 * bytes stay in the box's pipe, and /dev/null, where what was read
 	 * the usual way is dropped from the box's pipe. Made at the first

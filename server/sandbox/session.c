@@ -1,7 +1,7 @@
 /* session.c: sessions that keep state between runs (see session.h). The
  * session owns a box built as SBX_BOX_SESSION (a run's pipes, and a
  * socket as the program's stdin: the driver's channel); the run under way
- * is a struct run of run.c that has no box of its own. Everything is a
+ * is a struct run (run_session.c) that has no box of its own. Everything is a
  * loop callback: pipe bytes go to the run, channel frames are displays
  * and the run's end, the status socket and the pidfd say the driver (or
  * the box) has ended. The channel's frames are session_channel.c's

@@ -65,7 +65,7 @@ void sess_write_out(struct sbx_session *ss)
 
 void sess_drain_pipes(struct sbx_session *ss);
 
-/* A copy of the box's /work for a run's artifacts (run.c reads them off
+/* A copy of the box's /work for a run's artifacts (run_exit.c reads them off
  * the loop and closes it), or -1. */
 static int work_dup(const struct sbx_session *ss)
 {
