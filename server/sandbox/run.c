@@ -23,15 +23,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
-#include "sandbox/artifact.h"
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
-#include "sandbox/display.h"
 #include "sandbox/hide.h"
 #include "sandbox/job.h"
 #include "sandbox/limits.h"
@@ -39,7 +36,6 @@
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/session.h"
-#include "sandbox/text.h"
 #include "sandbox/zygote.h"
 
 const char *run_id(const struct run *run)

@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
@@ -26,10 +25,7 @@
 #include "sandbox/cgroup.h"
 #include "sandbox/child.h"
 #include "sandbox/display.h"
-#include "sandbox/hide.h"
 #include "sandbox/job.h"
-#include "sandbox/limits.h"
-#include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/session.h"

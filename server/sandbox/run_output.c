@@ -19,24 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/json.h"
 #include "core/log.h"
 #include "core/loop.h"
-#include "core/util.h"
-#include "sandbox/artifact.h"
-#include "sandbox/box.h"
-#include "sandbox/cgroup.h"
-#include "sandbox/child.h"
-#include "sandbox/display.h"
-#include "sandbox/hide.h"
-#include "sandbox/job.h"
-#include "sandbox/limits.h"
-#include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/session.h"
 #include "sandbox/text.h"
-#include "sandbox/zygote.h"
 
 /* Output is sent at most this often per run, or when this much is held. */
 #define COALESCE_MS 20

@@ -16,24 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/json.h"
-#include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
-#include "sandbox/artifact.h"
-#include "sandbox/box.h"
-#include "sandbox/cgroup.h"
-#include "sandbox/child.h"
-#include "sandbox/display.h"
-#include "sandbox/hide.h"
-#include "sandbox/job.h"
-#include "sandbox/limits.h"
-#include "sandbox/plan.h"
 #include "sandbox/run_private.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/session.h"
-#include "sandbox/text.h"
-#include "sandbox/zygote.h"
 
 /* A session's run: hand the session's workspace picture back (see
  * run_private.h), the new one or, when the layer was not read, the old. */
