@@ -523,6 +523,8 @@ void run_free(struct run *run)
 	/* Kills what is left of the box and waits for it. */
 	sbx_box_release(run->sbx, &run->box);
 	buf_release(&run->pending);
+	sbx_tail_free(&run->tail[OUT]);
+	sbx_tail_free(&run->tail[ERR]);
 	run_give_snap(run->sbx, run->sess_id, run->snap_gen, &run->snap_lent,
 	              steal_pointer(&run->snap));
 	free(run->workspace);

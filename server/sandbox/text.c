@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/scan.h"
@@ -124,6 +125,10 @@ int sbx_utf8_decode(struct sbx_utf8 *u, const char *data, size_t n, bool final, 
 
 void sbx_tail_add(struct sbx_tail *t, const char *text, size_t n)
 {
+	if (n == 0)
+		return;
+	if (!t->buf && !(t->buf = malloc(2 * SBX_TAIL_MAX + 1)))
+		return;
 	if (n >= SBX_TAIL_MAX) {
 		text += n - SBX_TAIL_MAX;
 		n = SBX_TAIL_MAX;
@@ -141,10 +146,18 @@ void sbx_tail_add(struct sbx_tail *t, const char *text, size_t n)
 
 const char *sbx_tail_str(struct sbx_tail *t)
 {
+	if (!t->buf)
+		return "";
 	size_t start = t->len > SBX_TAIL_MAX ? t->len - SBX_TAIL_MAX : 0;
 	/* Never start inside a character. */
 	while (start < t->len && ((unsigned char)t->buf[start] & 0xc0) == 0x80)
 		start++;
 	t->buf[t->len] = '\0';
 	return t->buf + start;
+}
+
+void sbx_tail_free(struct sbx_tail *t)
+{
+	free(t->buf);
+	*t = (struct sbx_tail){0};
 }

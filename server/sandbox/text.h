@@ -21,12 +21,18 @@ int sbx_utf8_decode(struct sbx_utf8 *u, const char *data, size_t n, bool final, 
 #define SBX_TAIL_MAX (16u * 1024)
 
 /* The last <= SBX_TAIL_MAX bytes of a stream's text, cut on a character
- * boundary, NUL-terminated. */
+ * boundary, NUL-terminated. Its buffer (2 * SBX_TAIL_MAX + 1 bytes) is
+ * allocated at the first text: a run holds two, and most streams stay
+ * empty (a zeroed 64 KiB in each run cost the warm /bin/true path 17
+ * page faults, docs/performance.md). Zero-initialise; sbx_tail_free. */
 struct sbx_tail {
-	char buf[2 * SBX_TAIL_MAX + 1];
+	char *buf;
 	size_t len;
 };
 
+/* Without memory for its buffer the tail stays as it was (it is a
+ * report's excerpt: the output itself went out already). */
 void sbx_tail_add(struct sbx_tail *t, const char *text, size_t n);
-/* The tail as a C string (valid until the next add). */
+/* The tail as a C string (valid until the next add or the free). */
 const char *sbx_tail_str(struct sbx_tail *t);
+void sbx_tail_free(struct sbx_tail *t);

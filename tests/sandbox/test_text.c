@@ -105,12 +105,19 @@ static void text_tests(void)
 		splits(name, in, 70, want);
 	}
 
-	struct sbx_tail t = {.len = 0};
+	struct sbx_tail t = {0};
+	sbx_tail_add(&t, "", 0);
+	CHECK(!t.buf && strcmp(sbx_tail_str(&t), "") == 0,
+	      "an empty tail holds no buffer (a run's two cost no page until output)");
+	sbx_tail_add(&t, "ab", 2);
+	CHECK(t.buf && strcmp(sbx_tail_str(&t), "ab") == 0, "the first text allocates the tail");
 	for (int i = 0; i < 8000; i++)
 		sbx_tail_add(&t, "\xe2\x82\xac", 3);
 	const char *s = sbx_tail_str(&t);
 	CHECK(strlen(s) <= SBX_TAIL_MAX && utf8_valid(s, strlen(s)), "tail is capped and valid");
 	CHECK(strlen(s) >= SBX_TAIL_MAX - 3, "tail keeps the last 16 KiB");
+	sbx_tail_free(&t);
+	CHECK(!t.buf && t.len == 0 && strcmp(sbx_tail_str(&t), "") == 0, "a freed tail is empty");
 }
 
 static const char *enforced_by(const struct sbx_limits *l, unsigned cg, const char *name)
