@@ -731,7 +731,7 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, ui
 		/* Dropped: a match whose captures another one holds too (the
 		 * one that skipped a '?'), and the later of two equal ones. */
 		bool drop = false;
-		for (size_t b = 0; b < x->nres && !drop && x->nres > 1; b++) {
+		for (size_t b = 0; b < x->nres && !drop; b++) {
 			if (b == a)
 				continue;
 			const struct result *rb = &x->res[b];
