@@ -85,6 +85,11 @@ size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *
  * at the end is left out) that json_write_string does not escape (no
  * control character, '"' or '\\'). */
 size_t json_string_verbatim(const char *bytes, size_t len);
+/* Whether json_string_verbatim scans with AVX2 (64 bytes a step), chosen
+ * once from the CPU; on=false makes it use the SSE2 scan (for tests),
+ * on=true goes back to AVX2 where the CPU has it. Returns whether AVX2 is
+ * used now. */
+bool json_verbatim_avx2(bool on);
 
 /* Append json_compact(obj)'s exact bytes to out, without json-c's own
  * buffer: strings are escaped 8 bytes at a time where nothing needs an

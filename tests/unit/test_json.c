@@ -253,9 +253,11 @@ START_TEST(string_cost)
 END_TEST
 
 /* json_string_verbatim: the prefix a JSON string holds as it is. Every
- * byte value at every place of a 71-byte run (two 32-byte steps, then one
- * at a time): it stops exactly where json_compact would change the text
- * (an escape) or where the bytes stop being whole, valid UTF-8. */
+ * byte value at every place of a 141-byte run (two 64-byte steps of the
+ * AVX2 scan, or four 32-byte ones of SSE2, then one at a time), with
+ * each scan the CPU has: it stops exactly where json_compact would
+ * change the text (an escape) or where the bytes stop being whole, valid
+ * UTF-8. */
 static size_t verbatim_ref(const char *s, size_t n)
 {
 	size_t i = 0;
@@ -277,17 +279,23 @@ static size_t verbatim_ref(const char *s, size_t n)
 
 START_TEST(string_verbatim)
 {
-	for (int b = 0; b < 0x100; b++)
-		for (int at = 0; at < 71; at++) {
-			char run[71];
-			memset(run, 'a', sizeof(run));
-			run[at] = (char)b;
-			size_t want = verbatim_ref(run, sizeof(run));
-			ck_assert_uint_eq(json_string_verbatim(run, sizeof(run)), want);
-			/* What it keeps, json_compact keeps as it is. */
-			if (want == sizeof(run))
-				ck_assert_uint_eq(compact_len(run, sizeof(run)), sizeof(run));
-		}
+	for (int avx2 = 0; avx2 < 2; avx2++) {
+		if (json_verbatim_avx2(avx2) != avx2)
+			continue; /* no AVX2 here */
+		for (int b = 0; b < 0x100; b++)
+			for (int at = 0; at < 141; at++) {
+				char run[141];
+				memset(run, 'a', sizeof(run));
+				run[at] = (char)b;
+				size_t want = verbatim_ref(run, sizeof(run));
+				ck_assert_uint_eq(json_string_verbatim(run, sizeof(run)), want);
+				/* What it keeps, json_compact keeps as it is. */
+				if (want == sizeof(run))
+					ck_assert_uint_eq(compact_len(run, sizeof(run)),
+					                  sizeof(run));
+			}
+	}
+	json_verbatim_avx2(true);
 	/* Whole characters of 2, 3 and 4 bytes, then cut by the end. */
 	const char *chars = "ab\xc3\xa9\xe2\x82\xac\xf0\x9d\x84\x9e/\x7f";
 	size_t n = strlen(chars);
