@@ -117,6 +117,8 @@ static uint32_t to_epoll(unsigned events)
 		e |= EPOLLIN | EPOLLRDHUP;
 	if (events & LOOP_WRITE)
 		e |= EPOLLOUT;
+	if (events & LOOP_EDGE)
+		e |= EPOLLET;
 	return e;
 }
 

@@ -16,6 +16,12 @@ enum loop_events {
 	/* Reported only: the peer hung up or the fd is in error. */
 	LOOP_HUP = 1 << 2,
 	LOOP_ERR = 1 << 3,
+	/* With LOOP_READ: edge-triggered (EPOLLET). The callback is called
+	 * when the fd's wait queue is woken (a pipe's writer that found it
+	 * empty filled it, or ended a write, or closed), not again while
+	 * data stays unread: it must take what is there, or know that a
+	 * wake-up will come. */
+	LOOP_EDGE = 1 << 4,
 };
 
 typedef void (*loop_io_fn)(struct loop *loop, int fd, unsigned events, void *data);

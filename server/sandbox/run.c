@@ -55,8 +55,8 @@ int run_watch_box(struct run *run)
 	struct loop *loop = run->loop;
 	if (loop_watch(loop, run->box.pidfd, LOOP_READ, run_on_pid1_exit, run) < 0 ||
 	    loop_watch(loop, run->box.status_fd, LOOP_READ, run_on_status, run) < 0 ||
-	    loop_watch(loop, run->box.fds[OUT], LOOP_READ, run_on_pipe, run) < 0 ||
-	    loop_watch(loop, run->box.fds[ERR], LOOP_READ, run_on_pipe, run) < 0)
+	    loop_watch(loop, run->box.fds[OUT], RUN_PIPE_EVENTS, run_on_pipe, run) < 0 ||
+	    loop_watch(loop, run->box.fds[ERR], RUN_PIPE_EVENTS, run_on_pipe, run) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -138,26 +138,43 @@ void run_on_bytes(struct run *run, int s, const char *buf, size_t n)
 	run_end_box(run);
 }
 
-/* The relay's scratch pipe (as large as a read) and /dev/null; -errno
- * once they cannot be had. */
+static void relay_close(struct sandbox *sbx)
+{
+	for (int i = 0; i < 2; i++) {
+		if (sbx->relay_pipe[i] >= 0)
+			close(sbx->relay_pipe[i]);
+		if (sbx->relay_hold[i] >= 0)
+			close(sbx->relay_hold[i]);
+		sbx->relay_pipe[i] = sbx->relay_hold[i] = -1;
+	}
+	if (sbx->relay_null >= 0)
+		close(sbx->relay_null);
+	sbx->relay_null = -1;
+	sbx->relay_off = true;
+}
+
+/* The relay's holding and scratch pipes (each as large as a read) and
+ * /dev/null; -errno once they cannot be had. */
 static int relay_fds(struct sandbox *sbx)
 {
 	if (sbx->relay_off)
 		return -ENOSYS;
 	if (sbx->relay_null >= 0)
 		return 0;
-	if (pipe2(sbx->relay_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
-		sbx->relay_pipe[0] = sbx->relay_pipe[1] = -1;
-		sbx->relay_off = true;
-		return -errno;
+	if (pipe2(sbx->relay_pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
+	    pipe2(sbx->relay_hold, O_CLOEXEC | O_NONBLOCK) < 0) {
+		int e = errno;
+		relay_close(sbx);
+		return -e;
 	}
-	fcntl(sbx->relay_pipe[1], F_SETPIPE_SZ, RUN_COALESCE_BYTES);
+	/* Each takes all a box's pipe of up to RUN_COALESCE_BYTES holds (as
+	 * many slots), which take_output counts on. */
+	int scratch = fcntl(sbx->relay_pipe[1], F_SETPIPE_SZ, RUN_COALESCE_BYTES),
+	    held = fcntl(sbx->relay_hold[1], F_SETPIPE_SZ, RUN_COALESCE_BYTES);
 	sbx->relay_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (sbx->relay_null < 0) {
-		close(sbx->relay_pipe[0]);
-		close(sbx->relay_pipe[1]);
-		sbx->relay_pipe[0] = sbx->relay_pipe[1] = -1;
-		sbx->relay_off = true;
+	if (scratch < (int)RUN_COALESCE_BYTES || held < (int)RUN_COALESCE_BYTES ||
+	    sbx->relay_null < 0) {
+		relay_close(sbx);
 		return -ENOSYS;
 	}
 	return 0;
@@ -180,24 +197,31 @@ static size_t relay_drop(struct sandbox *sbx, int fd, size_t n)
 }
 
 /* Output that can go to the client as it is, without the server copying
- * it (run.h's relay; docs/performance.md, "The output relay"): tee(2)
- * the box's pipe into the scratch pipe and read that copy into buf, to
- * check it while the bytes stay in the box's pipe. Its longest prefix of
- * whole UTF-8 characters that the sink sends as they are (no JSON escape)
- * and that fits outputBytes, when long enough to be worth a message of
- * its own, is handed to the sink's relay, which splices it from the box's
- * pipe to the client's. What is left of the bytes read (or all of them)
- * is dropped from the box's pipe and goes the usual way, from buf. So
- * every byte leaves the box's pipe exactly once, in order, and the bytes
- * handled are the bytes checked. -EAGAIN when the pipe was empty;
- * -ENOSYS when the relay cannot be used (the caller reads). */
-static int relay_output(struct run *run, int s, int fd, char *buf, size_t size)
+ * it (run.h's relay; docs/performance.md, "The output relay"): moved
+ * from the box's pipe into the holding pipe with splice(2), which frees
+ * the box's pipe for the program's next write at once (it writes while
+ * the server checks: "Output, unpinned"), then tee(2)'d into the
+ * scratch pipe and that copy read into buf, to check it while the bytes
+ * stay held. Its longest prefix of whole UTF-8 characters that the sink
+ * sends as they are (no JSON escape) and that fits outputBytes, when
+ * long enough to be worth a message of its own, is handed to the sink's
+ * relay, which splices it from the holding pipe to the client's. What
+ * is left of the bytes held (or all of them) is dropped from the
+ * holding pipe and goes the usual way, from buf, so that the holding
+ * pipe is empty again when this returns. So every byte leaves the box's
+ * pipe exactly once, in order, and the bytes handled are the bytes
+ * checked. Returns how many bytes it took from the box's pipe, and
+ * sets *asked to how many it asked for (0 taken: paused); -EAGAIN when
+ * the pipe was empty; -ENOSYS when the relay cannot be used (the caller
+ * reads). */
+static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t size, size_t *asked)
 {
 	struct sandbox *sbx = run->sbx;
 	if (run->dec[s].ncarry || relay_fds(sbx) < 0)
 		return -ENOSYS;
 	/* No more than the sink can take now: then what is checked is what
-	 * goes out, and nothing is checked twice. */
+	 * goes out, and nothing is checked twice. The sink says no (or to
+	 * pause) before anything is taken from the box's pipe. */
 	enum run_flow flow = RUN_CONTINUE;
 	size_t room = run->sink->relay_room(run->sink_data, run, &flow);
 	if (flow == RUN_PAUSE) {
@@ -206,30 +230,40 @@ static int relay_output(struct run *run, int s, int fd, char *buf, size_t size)
 	}
 	if (room < RELAY_MIN)
 		return -ENOSYS;
-	ssize_t n = tee(fd, sbx->relay_pipe[1], room < size ? room : size, SPLICE_F_NONBLOCK);
+	int hold = sbx->relay_hold[0];
+	*asked = room < size ? room : size;
+	ssize_t n =
+	    splice(fd, NULL, sbx->relay_hold[1], NULL, *asked, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 	if (n < 0 && errno == EAGAIN)
 		return -EAGAIN;
 	if (n <= 0) /* the end of the stream, or not a pipe: read() says */
 		return -ENOSYS;
 	size_t got = 0;
-	while (got < (size_t)n) {
+	ssize_t t = tee(hold, sbx->relay_pipe[1], (size_t)n, SPLICE_F_NONBLOCK);
+	while (t == n && got < (size_t)n) {
 		ssize_t r = read(sbx->relay_pipe[0], buf + got, (size_t)n - got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0) {
-			/* Cannot happen with a pipe of our own; if it does,
-			 * stop relaying (the box's bytes are all still there). */
-			log_error("run %s: the output relay's pipe failed; reading instead",
-			          run->id);
-			close(sbx->relay_pipe[0]);
-			close(sbx->relay_pipe[1]);
-			sbx->relay_pipe[0] = sbx->relay_pipe[1] = -1;
-			close(sbx->relay_null);
-			sbx->relay_null = -1;
-			sbx->relay_off = true;
-			return -ENOSYS;
-		}
+		if (r <= 0)
+			break;
 		got += (size_t)r;
+	}
+	if (got < (size_t)n) {
+		/* Cannot happen with pipes of our own; if it does, the held
+		 * bytes are read from the holding pipe and go the usual way,
+		 * and the relay stops (the box's pipe is read from then on). */
+		log_error("run %s: the output relay's pipe failed; reading instead", run->id);
+		for (got = 0; got < (size_t)n;) {
+			ssize_t r = read(hold, buf + got, (size_t)n - got);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		relay_close(sbx);
+		run_on_bytes(run, s, buf, got);
+		return n;
 	}
 	size_t k = run->sink->plain(buf, got);
 	uint64_t budget = run->limits.output_bytes - run->out_bytes;
@@ -240,56 +274,85 @@ static int relay_output(struct run *run, int s, int fd, char *buf, size_t size)
 	if (k >= RELAY_MIN) {
 		/* What is held goes first: output keeps its order. */
 		run_flush_output(run);
-		if (run->paused)
-			return 0; /* the bytes wait in the box's pipe */
-		took = run->sink->relay(run->sink_data, run, (enum run_stream)s, buf, k, fd, &flow);
-		run->out_bytes += took;
-		sbx_tail_add(&run->tail[s], buf, took);
-		if (flow == RUN_PAUSE) {
-			pause_reading(run);
-			return 0; /* the rest waits in the box's pipe */
+		if (!run->paused) {
+			took = run->sink->relay(run->sink_data, run, (enum run_stream)s, buf, k,
+			                        hold, &flow);
+			run->out_bytes += took;
+			sbx_tail_add(&run->tail[s], buf, took);
 		}
 	}
-	if (took == got)
-		return 0;
-	/* The rest goes the usual way: dropped from the box's pipe, handled
-	 * from buf. */
-	size_t at = took + relay_drop(sbx, fd, got - took);
-	while (at < got) {
-		/* splice failed: read instead, the same bytes into the same
-		 * place. */
-		ssize_t m = read(fd, buf + at, got - at);
-		if (m < 0 && errno == EINTR)
-			continue;
-		if (m <= 0)
-			break;
-		at += (size_t)m;
+	if (took < got) {
+		/* The rest goes the usual way: dropped from the holding pipe,
+		 * handled from buf (at most one read past a pause, as when
+		 * the box's pipe is read). */
+		size_t at = took + relay_drop(sbx, hold, got - took);
+		while (at < got) {
+			/* splice failed: read instead, the same bytes into the
+			 * same place. */
+			ssize_t m = read(hold, buf + at, got - at);
+			if (m < 0 && errno == EINTR)
+				continue;
+			if (m <= 0)
+				break;
+			at += (size_t)m;
+		}
+		run_on_bytes(run, s, buf + took, at - took);
 	}
-	run_on_bytes(run, s, buf + took, at - took);
-	return 0;
+	if (flow == RUN_PAUSE)
+		pause_reading(run);
+	return n;
+}
+
+/* One take from a box's pipe: relayed, or read the usual way. true when
+ * the pipe may hold more that no wake-up will report: the watch is
+ * edge-triggered (RUN_PIPE_EVENTS), so the next take comes from this
+ * call, not from the loop. A writer that found the pipe empty wakes the
+ * server when it has filled it or ended its write, and a writer that
+ * closes wakes it too; so the pipe needs another take now only when this
+ * one may have left bytes (it took all it asked for, less than the pipe
+ * holds) or the writer had gone when the loop reported the pipe (hup:
+ * then no wake-up comes, and the pipe is taken until its end). */
+static bool take_output(struct run *run, int s, int fd, bool hup)
+{
+	/* One read takes up to a notification's worth (RUN_COALESCE_BYTES) of
+	 * the box's 256 KiB pipe (box.c); static: the loop has one thread. */
+	static char buf[RUN_COALESCE_BYTES];
+	if (!run->pipe_bytes[s]) {
+		int size = fcntl(fd, F_GETPIPE_SZ);
+		run->pipe_bytes[s] = size > 0 ? (size_t)size : SIZE_MAX;
+	}
+	size_t asked = sizeof(buf);
+	ssize_t n = -ENOSYS;
+	/* Relayed only from a pipe the holding pipe takes whole. */
+	if (run->sink->relay && !run->truncated && run->pipe_bytes[s] <= sizeof(buf))
+		n = relay_output(run, s, fd, buf, sizeof(buf), &asked);
+	if (n == -EAGAIN)
+		return false;
+	if (n == -ENOSYS) {
+		asked = sizeof(buf);
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			return true;
+		if (n < 0 && errno == EAGAIN)
+			return false;
+		if (n <= 0) {
+			stream_eof(run, s); /* may end the run: nothing after */
+			return false;
+		}
+		run_on_bytes(run, s, buf, (size_t)n);
+	}
+	if (run->paused || run->box.fds[s] != fd)
+		return false;
+	return hup || ((size_t)n == asked && asked < run->pipe_bytes[s]);
 }
 
 void run_on_pipe(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)loop;
-	(void)events;
 	struct run *run = data;
 	int s = fd == run->box.fds[OUT] ? OUT : ERR;
-	if (run->paused)
-		return;
-	/* One read takes up to a notification's worth (RUN_COALESCE_BYTES) of
-	 * the box's 256 KiB pipe (box.c); static: the loop has one thread. */
-	static char buf[RUN_COALESCE_BYTES];
-	if (run->sink->relay && !run->truncated) {
-		int r = relay_output(run, s, fd, buf, sizeof(buf));
-		if (r != -ENOSYS)
-			return;
-	}
-	ssize_t n = read(fd, buf, sizeof(buf));
-	if (n > 0)
-		run_on_bytes(run, s, buf, (size_t)n);
-	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
-		stream_eof(run, s);
+	while (!run->paused && take_output(run, s, fd, events & LOOP_HUP))
+		;
 }
 
 void run_resume_output(struct run *run)
@@ -303,7 +366,7 @@ void run_resume_output(struct run *run)
 	}
 	for (int s = 0; s < 2; s++)
 		if (run->box.fds[s] >= 0 &&
-		    loop_watch(run->loop, run->box.fds[s], LOOP_READ, run_on_pipe, run) < 0)
+		    loop_watch(run->loop, run->box.fds[s], RUN_PIPE_EVENTS, run_on_pipe, run) < 0)
 			log_error("run %s: cannot watch its output again", run->id);
 }
 

@@ -86,6 +86,8 @@ struct run {
 	char *workspace; /* the host folder its box shows, or NULL */
 	bool timed_out, truncated, killing;
 	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */
+	/* The box's pipes' sizes (F_GETPIPE_SZ), 0 until first asked. */
+	size_t pipe_bytes[2];
 	/* At the end: how it ended, and the job copying its artifacts back
 	 * (job.h) while the loop goes on. */
 	bool collecting;
@@ -181,6 +183,10 @@ bool run_add_text(struct run *run, int s, const char *bytes, size_t n, bool fina
  * output is cut with a marker and the box ended. */
 void run_on_bytes(struct run *run, int s, const char *buf, size_t n);
 /* The loop's callback for the box's pipes (data is the run). */
+/* How the box's pipes are watched for run_on_pipe: edge-triggered, so
+ * that the server is not woken (and does not wait for the pipe's lock)
+ * while the program is in the middle of a write (run_output.c). */
+#define RUN_PIPE_EVENTS (LOOP_READ | LOOP_EDGE)
 void run_on_pipe(struct loop *loop, int fd, unsigned events, void *data);
 
 /* run_exit.c. Send pid 1 sig (while it is there). */

@@ -398,6 +398,7 @@ int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sa
 	s->loop = loop;
 	s->host = sbx_host_get();
 	s->relay_pipe[0] = s->relay_pipe[1] = s->relay_null = -1;
+	s->relay_hold[0] = s->relay_hold[1] = -1;
 	int r = sbx_config_resolve(section, &s->config, err, errsz);
 	if (r < 0) {
 		free(s);
@@ -579,6 +580,9 @@ void sandbox_free(struct sandbox *s)
 	for (int i = 0; i < 2; i++)
 		if (s->relay_pipe[i] >= 0)
 			close(s->relay_pipe[i]);
+	for (int i = 0; i < 2; i++)
+		if (s->relay_hold[i] >= 0)
+			close(s->relay_hold[i]);
 	if (s->relay_null >= 0)
 		close(s->relay_null);
 	free(s);

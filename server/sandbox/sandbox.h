@@ -152,12 +152,15 @@ struct sandbox {
 	struct loop_timer *zygote_timer;
 	char *zygote_want;
 	unsigned zygote_failures;
-	/* run_output.c's relay of output (run_sink's relay): a scratch pipe that
-	 * tee(2) copies a box's pipe into, to be read and checked while the
-	 * bytes stay in the box's pipe, and /dev/null, where what was read
-	 * the usual way is dropped from the box's pipe. Made at the first
-	 * relay; -1 before, and relay_off once they could not be made. */
-	int relay_pipe[2], relay_null;
+	/* run_output.c's relay of output (run_sink's relay): a holding pipe
+	 * that a box's output is moved into (splice(2), the box's pipe is
+	 * free for the program's next write at once), a scratch pipe that
+	 * tee(2) copies the held bytes into, to be read and checked while
+	 * they stay held, and /dev/null, where what was read the usual way
+	 * is dropped from the holding pipe. Made at the first relay; -1
+	 * before, and relay_off once they could not be made. Empty between
+	 * two calls of the relay (the loop has one thread). */
+	int relay_pipe[2], relay_hold[2], relay_null;
 	bool relay_off;
 };
 

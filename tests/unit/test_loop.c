@@ -1,7 +1,7 @@
 /* test_loop.c: the event loop (core/loop.c): fd watches, one-shot timers
  * in deadline order, a 0 ms timer that waits for pending fd events,
- * unwatching an fd whose event is already collected, signals through
- * signalfd, and loop_stop's exit code. */
+ * unwatching an fd whose event is already collected, edge-triggered
+ * watches, signals through signalfd, and loop_stop's exit code. */
 #include "core/loop.h"
 
 #include <signal.h>
@@ -211,6 +211,60 @@ START_TEST(hangup_is_readable)
 }
 END_TEST
 
+static int edges;
+
+static void on_edge(struct loop *loop, int fd, unsigned events, void *data)
+{
+	(void)loop;
+	(void)fd;
+	(void)data;
+	ck_assert(events & LOOP_READ);
+	edges++; /* reads nothing: the byte stays in the pipe */
+}
+
+/* Timers of edge_triggered_once_per_write: what has been reported so
+ * far, then the next write or the writer's close. */
+static int edge_fds[2];
+
+static void write_again(struct loop *loop, void *data)
+{
+	(void)loop;
+	(void)data;
+	ck_assert_int_eq(edges, 1);
+	ck_assert_int_eq(write(edge_fds[1], "y", 1), 1);
+}
+
+static void close_writer(struct loop *loop, void *data)
+{
+	(void)loop;
+	(void)data;
+	ck_assert_int_eq(edges, 2);
+	close(edge_fds[1]);
+}
+
+/* LOOP_EDGE (the box's pipes, run_output.c): a pipe with unread data is
+ * reported once per wake-up of its readers (a write, the writer's
+ * close), not at every iteration as a level-triggered watch is: here the
+ * loop goes round at each of the timers, with the bytes never read. */
+START_TEST(edge_triggered_once_per_write)
+{
+	struct loop *loop = loop_new();
+	ck_assert_int_eq(pipe(edge_fds), 0);
+	edges = 0;
+	ck_assert_int_eq(write(edge_fds[1], "x", 1), 1);
+	ck_assert_int_eq(loop_watch(loop, edge_fds[0], LOOP_READ | LOOP_EDGE, on_edge, NULL), 0);
+	for (int ms = 1; ms <= 30; ms += 2)
+		loop_timer_start(loop, (unsigned)ms, mark_timer, (void *)"");
+	loop_timer_start(loop, 10, write_again, NULL);
+	loop_timer_start(loop, 20, close_writer, NULL);
+	loop_timer_start(loop, 32, stop_timer, NULL);
+	ck_assert_int_eq(loop_run(loop), 7);
+	ck_assert_int_eq(edges, 3);
+	close(edge_fds[0]);
+	loop_free(loop);
+}
+END_TEST
+
 static void on_signal(struct loop *loop, int signo, void *data)
 {
 	ck_assert_int_eq(signo, SIGUSR1);
@@ -266,6 +320,7 @@ static Suite *loop_suite(void)
 	tcase_add_test(tc, zero_timer_does_not_starve_fds);
 	tcase_add_test(tc, modify_events);
 	tcase_add_test(tc, hangup_is_readable);
+	tcase_add_test(tc, edge_triggered_once_per_write);
 	tcase_add_test(tc, signals_through_the_loop);
 	tcase_add_test(tc, bad_fd);
 	suite_add_tcase(s, tc);
