@@ -1317,6 +1317,24 @@ class Suite:
             return None
         self.case("warm-box-takes-the-runs-limits", warm_box_run_limits)
 
+        def warm_box_run_cpus():
+            # pid 1 pins the prepared process to its own CPU to wake it
+            # there (child.c); the program must still get every CPU the
+            # server has, like a fresh box's. Run 2 takes the warm box.
+            show = "grep Cpus_allowed_list /proc/self/status\n"
+            d = self.rpc([("bash", show), ("bash", show)], "--one-by-one", "0.5")
+            res = [r.get("result") if r else None for r in d["replies"]]
+            if not all(res):
+                return "runs failed: %r" % d["replies"]
+            if not res[1]["warmBox"]:
+                return "the second run did not get a warm box: %r" % res[1]
+            out = [d["output"].get(r["runId"], {}).get("stdout", "") for r in res]
+            with open("/proc/self/status") as f:
+                want = [ln.strip() for ln in f if ln.startswith("Cpus_allowed_list")]
+            got = [o.strip() for o in out]
+            return None if got == want * 2 else "CPUs %r, the server's %r" % (got, want)
+        self.case("warm-box-program-cpus", warm_box_run_cpus)
+
         def warm_box_dies_with_server():
             # The boxes a server keeps (the warm box waiting for code,
             # the validator's worker) end with it, stopped or killed.
