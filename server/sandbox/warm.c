@@ -71,17 +71,21 @@ static void on_warm_dead(struct loop *loop, int fd, unsigned events, void *data)
 #define PM_EXCLUSIVE (1ULL << 56)
 /* The largest mapping looked at: the heap, the data, the stacks. */
 #define OWN_MAPPING_MAX (64UL << 20)
+/* At most this many pages copied a box (some 250 in a server at rest):
+ * a server whose heap grew does not copy all of it each run. */
+#define OWN_PAGES_MAX 4096
 
 /* Copy in pages [from, to) of one mapping that are present and shared
  * (the box's clone) and anonymous: MADV_POPULATE_WRITE breaks their
  * copy-on-write as a write would, without writing (a thread of the
  * server may be writing them), and fails harmlessly on a range that
  * has gone meanwhile. Pages never touched stay unallocated. */
-static void own_range(int pm, uintptr_t from, uintptr_t to, const atomic_bool *cancel)
+static void own_range(int pm, uintptr_t from, uintptr_t to, size_t *budget,
+                      const atomic_bool *cancel)
 {
 	uint64_t ent[512];
 	const uintptr_t page = 4096;
-	for (uintptr_t at = from; at < to && !atomic_load(cancel);) {
+	for (uintptr_t at = from; at < to && *budget && !atomic_load(cancel);) {
 		size_t n = (to - at) / page;
 		if (n > sizeof(ent) / sizeof(ent[0]))
 			n = sizeof(ent) / sizeof(ent[0]);
@@ -95,9 +99,13 @@ static void own_range(int pm, uintptr_t from, uintptr_t to, const atomic_bool *c
 			while (j < n &&
 			       (ent[j] & (PM_PRESENT | PM_FILE | PM_EXCLUSIVE)) == PM_PRESENT)
 				j++;
-			if (j > i)
+			if (j - i > *budget)
+				j = i + *budget;
+			if (j > i) {
 				madvise((void *)(at + i * page), (j - i) * page,
 				        MADV_POPULATE_WRITE);
+				*budget -= j - i;
+			}
 			i = j + 1;
 		}
 		at += n * page;
@@ -117,14 +125,16 @@ static void own_pages(void *data, const atomic_bool *cancel)
 	int pm = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	FILE *maps = fopen("/proc/self/maps", "re");
 	char line[512];
-	while (pm >= 0 && maps && fgets(line, sizeof(line), maps) && !atomic_load(cancel)) {
+	size_t budget = OWN_PAGES_MAX;
+	while (pm >= 0 && maps && budget && fgets(line, sizeof(line), maps) &&
+	       !atomic_load(cancel)) {
 		unsigned long from, to;
 		char perms[5];
 		/* Bounded: a larger mapping is a reservation (a sanitizer's
 		 * shadow), whose pagemap would take seconds to read. */
 		if (sscanf(line, "%lx-%lx %4s", &from, &to, perms) == 3 &&
 		    strcmp(perms, "rw-p") == 0 && to - from <= OWN_MAPPING_MAX)
-			own_range(pm, from, to, cancel);
+			own_range(pm, from, to, &budget, cancel);
 		/* A line longer than the buffer: its rest is not a line. */
 		while (!strchr(line, '\n') && fgets(line, sizeof(line), maps))
 			;
