@@ -720,11 +720,15 @@ int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cgroup_stats *ret)
 	if (r < 0)
 		return r;
 	keyed(text, "usage_usec", &st.cpu_usec);
-	if (read_at(cg->fd, "memory.peak", text, sizeof(text)) >= 0)
+	/* A controller's files exist only where kiln's cgroup hands it down
+	 * (root->controllers, known since the root was set up): without
+	 * it they are not looked for at each run's end. */
+	unsigned on = cg->root->controllers;
+	if ((on & SBX_CG_MEMORY) && read_at(cg->fd, "memory.peak", text, sizeof(text)) >= 0)
 		st.memory_peak_bytes = strtoull(text, NULL, 10);
-	if (read_at(cg->fd, "memory.events", text, sizeof(text)) >= 0)
+	if ((on & SBX_CG_MEMORY) && read_at(cg->fd, "memory.events", text, sizeof(text)) >= 0)
 		keyed(text, "oom_kill", &st.oom_kills);
-	if (read_at(cg->fd, "pids.events", text, sizeof(text)) >= 0)
+	if ((on & SBX_CG_PIDS) && read_at(cg->fd, "pids.events", text, sizeof(text)) >= 0)
 		keyed(text, "max", &st.pids_max_hits);
 	*ret = st;
 	return 0;

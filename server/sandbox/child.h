@@ -239,6 +239,7 @@ enum sbx_step {
 	SBX_STEP_SECCOMP,
 	SBX_STEP_EXEC,
 	SBX_STEP_CGROUP, /* a zygote's spare joining its cgroup (zygote.c) */
+	SBX_STEP_CPUS,   /* a prepared process's CPU set, around its wait (child_program.c) */
 };
 
 /* One message on a status socket, with pass_fd attached (SCM_RIGHTS)

@@ -109,10 +109,16 @@ __attribute__((noreturn)) static void program(const struct prog_args *a)
 		PSTEP(pfd, SBX_STEP_LANDLOCK, child_apply_landlock(p->landlock_abi, p->ws_host));
 	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
 	/* From here on the filter applies to the process's own calls: the
-	 * wait for the run, the rlimits (prlimit64 on itself) and execve. */
+	 * wait for the run, its CPUs and rlimits (on itself) and execve. */
 	PSTEP(pfd, SBX_STEP_SECCOMP, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp));
-	if (run_fd >= 0)
+	if (run_fd >= 0) {
+		/* Pid 1 pins this process to its own CPU to wake it there
+		 * (child.c): the program gets back the CPUs it had. */
+		static cpu_set_t cpus;
+		PSTEP(pfd, SBX_STEP_CPUS, sched_getaffinity(0, sizeof(cpus), &cpus));
 		PSTEP(pfd, SBX_STEP_CODE, await_run(run_fd));
+		PSTEP(pfd, SBX_STEP_CPUS, sched_setaffinity(0, sizeof(cpus), &cpus));
+	}
 	for (size_t i = 0; i < a->nrlimits; i++)
 		PSTEP(pfd, SBX_STEP_RLIMIT, setrlimit(a->rlimits[i].resource, &a->rlimits[i].lim));
 	execve(a->argv[0], a->argv, a->envp);

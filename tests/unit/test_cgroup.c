@@ -506,6 +506,21 @@ START_TEST(plain_fewer_controllers)
 	                 "<missing>");
 	ck_assert_str_eq(slurpf(t, sizeof(t), "%s/r1/%s", sbx_cgroup_root_path(root), "cpu.max"),
 	                 "<missing>");
+	/* Stats look only at the files of the controllers handed down: here
+	 * the memory files (which a kernel would not show without the
+	 * controller) are not read, the pids one is. */
+	char r1dir[PATH_MAX];
+	pathf(r1dir, "%s/r1", sbx_cgroup_root_path(root));
+	write_in(r1dir, "cpu.stat", "usage_usec 42\n");
+	write_in(r1dir, "memory.peak", "8392704\n");
+	write_in(r1dir, "memory.events", "oom_kill 3\n");
+	write_in(r1dir, "pids.events", "max 4\n");
+	struct sbx_cgroup_stats st;
+	ck_assert_int_eq(sbx_cgroup_stats(cg, &st), 0);
+	ck_assert_uint_eq(st.cpu_usec, 42);
+	ck_assert_uint_eq(st.pids_max_hits, 4);
+	ck_assert_uint_eq(st.memory_peak_bytes, 0);
+	ck_assert_uint_eq(st.oom_kills, 0);
 	/* Names are one path component, and new. */
 	struct sbx_cgroup *bad = (struct sbx_cgroup *)&bad;
 	ck_assert_int_eq(sbx_cgroup_new(root, "r1", &bad), -EEXIST);
