@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -241,13 +240,17 @@ static const char worker_src[] =
     "        out = out[os.write(1, out):]\n";
 
 #define REPLY_MAX 1024
-/* How long the check waits for a Python answer sent ahead awake, asking
- * again and yielding the CPU, before it sleeps in poll(). By then kiln's
- * own check is done, so the answer is usually tens of microseconds away;
- * sleeping for it costs more than that on a virtual machine (the worker's
- * write must wake this thread's CPU from a halt: 20-70 us). bash -n starts a
- * process (milliseconds): it is awaited asleep. */
+/* How long the check waits for a Python answer sent ahead awake (reading
+ * again) before it sleeps in poll(). By then kiln's own check is done, and
+ * the answer is usually tens of microseconds away; sleeping for it costs
+ * more than that on a virtual machine (the worker's write must wake this
+ * thread's CPU from a halt, 20-70 us, and costs the worker 14 us). But
+ * when the worker waits for this very CPU (the scheduler put it here, on a
+ * busy machine), spinning only delays it: a spin that ends without the
+ * answer means the next SPIN_BACKOFF answers are awaited asleep at once.
+ * bash -n starts a process (milliseconds): awaited asleep. */
 #define ANSWER_SPIN_US 200
+#define SPIN_BACKOFF   64
 /* Building the box and starting python3 takes milliseconds; this only
  * bounds a machine that is badly stuck. */
 #define START_MS 10000
@@ -259,6 +262,7 @@ struct val_pyworker {
 	bool broken;             /* could not start: do not try again */
 	bool pending;            /* a request was sent (val_pyworker_send), not read */
 	enum val_parser pending_parser;
+	struct val_spin spin; /* how the last Python answers were awaited */
 	uint64_t pending_deadline;
 	char why[768]; /* the last reason CPython could not answer */
 };
@@ -376,9 +380,25 @@ static uint64_t mono_us(void)
 	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
-int val_pyworker_read_line(int fd, char *out, size_t osz, uint64_t deadline,
-                           const volatile size_t *cancel, unsigned spin_us)
+unsigned val_spin_budget(struct val_spin *sp)
 {
+	if (sp->skip > 0) {
+		sp->skip--;
+		return 0;
+	}
+	return ANSWER_SPIN_US;
+}
+
+void val_spin_result(struct val_spin *sp, unsigned spin_us, bool slept)
+{
+	if (spin_us && slept)
+		sp->skip = SPIN_BACKOFF;
+}
+
+int val_pyworker_read_line(int fd, char *out, size_t osz, uint64_t deadline,
+                           const volatile size_t *cancel, unsigned spin_us, bool *ret_slept)
+{
+	*ret_slept = false;
 	size_t n = 0;
 	uint64_t spin_end = 0;
 	for (;;) {
@@ -405,13 +425,10 @@ int val_pyworker_read_line(int fd, char *out, size_t osz, uint64_t deadline,
 			if (now < spin_end) {
 				if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
 					return -ECANCELED;
-				/* The CPU goes to whoever else wants it on this
-				 * one (the worker, when the scheduler put it
-				 * here); on an idle CPU this returns at once. */
-				sched_yield();
 				continue;
 			}
 		}
+		*ret_slept = true;
 		int r = wait_fd(fd, POLLIN, deadline, cancel);
 		if (r < 0)
 			return r;
@@ -464,11 +481,15 @@ static int send_request(struct val_pyworker *w, enum val_parser p, const char *a
 }
 
 static int read_answer(struct val_pyworker *w, uint64_t deadline, const volatile size_t *cancel,
-                       unsigned spin_us, struct val_pyerror *ret)
+                       bool spin, struct val_pyerror *ret)
 {
 	char line[REPLY_MAX];
+	bool slept;
+	unsigned spin_us = spin ? val_spin_budget(&w->spin) : 0;
 	int r = val_pyworker_read_line(sbx_worker_fd(w->proc), line, sizeof(line), deadline, cancel,
-	                               spin_us);
+	                               spin_us, &slept);
+	if (spin && r >= 0)
+		val_spin_result(&w->spin, spin_us, slept);
 	if (r >= 0)
 		r = parse_reply(w, line, ret);
 	return r;
@@ -479,7 +500,7 @@ static int ask(struct val_pyworker *w, enum val_parser p, const char *argv0, con
 {
 	uint64_t deadline;
 	int r = send_request(w, p, argv0, code, len, cancel, &deadline);
-	return r < 0 ? r : read_answer(w, deadline, cancel, 0, ret);
+	return r < 0 ? r : read_answer(w, deadline, cancel, false, ret);
 }
 
 int val_pyworker_send(struct val_pyworker *w, enum val_parser p, const char *argv0,
@@ -527,7 +548,7 @@ int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *ar
 		w->pending = false;
 		struct val_pyerror e;
 		int r = read_answer(w, w->pending_deadline, cancel,
-		                    w->pending_parser == VAL_PARSE_PYTHON ? ANSWER_SPIN_US : 0, &e);
+		                    w->pending_parser == VAL_PARSE_PYTHON, &e);
 		if (r == 1)
 			*ret_err = e;
 		if (r >= 0 || r == -ENOEXEC)

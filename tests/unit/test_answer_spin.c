@@ -1,11 +1,12 @@
 /* test_answer_spin.c: pyworker.c's read of the worker's answer
  * (val_pyworker_read_line). With a spin budget the first microseconds of
- * the wait are spent awake, reading again and yielding the CPU, so an
- * answer that comes within them is read without the thread sleeping (no
- * voluntary context switch; sched_yield() is not one); past the budget,
- * or without one, the thread sleeps in poll() and still reads the answer.
- * The pending Python read of a check uses the budget (ANSWER_SPIN_US);
- * that the diagnostics stay what they were is 40-validate's. */
+ * the wait are spent awake, reading again, so an answer that comes within
+ * them is read without the thread sleeping (no voluntary context switch);
+ * past the budget, or without one, the thread sleeps in poll() and still
+ * reads the answer. The budget backs off (val_spin_budget): after a spin
+ * that did not see the answer, the next answers are awaited asleep at
+ * once, then the spin is tried again. That the diagnostics stay what they
+ * were is 40-validate's. */
 #include "validate/internal.h"
 
 #include <pthread.h>
@@ -52,12 +53,17 @@ static long read_one(long delay_us, unsigned spin_us, const char *want)
 	pthread_t t;
 	ck_assert_int_eq(pthread_create(&t, NULL, write_later, &wr), 0);
 	char line[64];
+	bool slept;
 	long before = voluntary_switches();
 	__atomic_store_n(&wr.go, 1, __ATOMIC_RELEASE);
-	int r =
-	    val_pyworker_read_line(sv[0], line, sizeof(line), loop_now_ms() + 5000, NULL, spin_us);
+	int r = val_pyworker_read_line(sv[0], line, sizeof(line), loop_now_ms() + 5000, NULL,
+	                               spin_us, &slept);
 	long after = voluntary_switches();
 	ck_assert_int_eq(r, 0);
+	/* It says it slept when it did (a sleep in poll() is a voluntary
+	 * switch). */
+	if (after > before)
+		ck_assert(slept);
 	ck_assert_str_eq(line, want);
 	pthread_join(t, NULL);
 	close(sv[0]);
@@ -105,15 +111,17 @@ START_TEST(a_line_in_pieces_and_the_end_of_the_socket)
 	ck_assert_int_eq(pthread_create(&t, NULL, write_later, &wr), 0);
 	__atomic_store_n(&wr.go, 1, __ATOMIC_RELEASE);
 	char line[64];
-	ck_assert_int_eq(
-	    val_pyworker_read_line(sv[0], line, sizeof(line), loop_now_ms() + 5000, NULL, 200), 0);
+	bool slept;
+	ck_assert_int_eq(val_pyworker_read_line(sv[0], line, sizeof(line), loop_now_ms() + 5000,
+	                                        NULL, 200, &slept),
+	                 0);
 	ck_assert_str_eq(line, "ok");
 	pthread_join(t, NULL);
 	/* The worker gone mid-wait: its end of the socket, not a hang. */
 	close(sv[1]);
-	ck_assert_int_eq(
-	    val_pyworker_read_line(sv[0], line, sizeof(line), loop_now_ms() + 5000, NULL, 200),
-	    -EPIPE);
+	ck_assert_int_eq(val_pyworker_read_line(sv[0], line, sizeof(line), loop_now_ms() + 5000,
+	                                        NULL, 200, &slept),
+	                 -EPIPE);
 	close(sv[0]);
 }
 END_TEST
@@ -124,11 +132,36 @@ START_TEST(a_cancelled_check_stops_spinning)
 	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
 	size_t cancel = 1;
 	char line[64];
+	bool slept;
 	ck_assert_int_eq(val_pyworker_read_line(sv[0], line, sizeof(line), loop_now_ms() + 5000,
-	                                        &cancel, 1000000),
+	                                        &cancel, 1000000, &slept),
 	                 -ECANCELED);
+	ck_assert(!slept);
 	close(sv[0]);
 	close(sv[1]);
+}
+END_TEST
+
+START_TEST(a_spin_that_missed_backs_off)
+{
+	struct val_spin sp = {0};
+	unsigned budget = val_spin_budget(&sp);
+	ck_assert_uint_gt(budget, 0);
+	/* A spin that saw the answer: the next one spins too. */
+	val_spin_result(&sp, budget, false);
+	ck_assert_uint_eq(val_spin_budget(&sp), budget);
+	/* One that did not: some answers are awaited asleep at once (their
+	 * sleep does not extend the back-off), then the spin comes back. */
+	val_spin_result(&sp, budget, true);
+	int asleep = 0;
+	unsigned b;
+	while ((b = val_spin_budget(&sp)) == 0 && asleep < 100000) {
+		val_spin_result(&sp, b, true);
+		asleep++;
+	}
+	ck_assert_int_gt(asleep, 0);
+	ck_assert_int_lt(asleep, 1000);
+	ck_assert_uint_eq(b, budget);
 }
 END_TEST
 
@@ -141,6 +174,7 @@ static Suite *answer_spin_suite(void)
 	tcase_add_test(tc, past_the_budget_the_answer_is_awaited_asleep);
 	tcase_add_test(tc, a_line_in_pieces_and_the_end_of_the_socket);
 	tcase_add_test(tc, a_cancelled_check_stops_spinning);
+	tcase_add_test(tc, a_spin_that_missed_backs_off);
 	suite_add_tcase(s, tc);
 	return s;
 }
