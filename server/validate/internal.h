@@ -331,6 +331,25 @@ int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *ar
  * caller that does not check after all calls val_pyworker_drop. */
 int val_pyworker_send(struct val_pyworker *w, enum val_parser p, const char *argv0,
                       const char *code, size_t len, const volatile size_t *cancel);
+/* Read one answer line from the worker's socket fd (non-blocking) into
+ * out (NUL-terminated, without its newline), waiting until deadline (a
+ * loop_now_ms() value): 0, or -errno (-ECANCELED as soon as cancel turns
+ * non-zero, -ETIMEDOUT, -EPIPE at its end). With spin_us, the first
+ * spin_us microseconds of waiting are spent awake (reading again), not
+ * asleep in poll(); *ret_slept says whether it slept. */
+int val_pyworker_read_line(int fd, char *out, size_t osz, uint64_t deadline,
+                           const volatile size_t *cancel, unsigned spin_us, bool *ret_slept);
+/* Whether to wait awake for the next Python answer: spin budgets that
+ * back off after a spin that did not see the answer (the worker was
+ * waiting for the spinning CPU, or slow). */
+struct val_spin {
+	unsigned skip; /* answers still to await asleep at once */
+};
+/* The spin budget (microseconds, 0: none) for the next answer. */
+unsigned val_spin_budget(struct val_spin *sp);
+/* How the answer awaited with budget spin_us came: slept says it was not
+ * seen during the spin. */
+void val_spin_result(struct val_spin *sp, unsigned spin_us, bool slept);
 /* Forget a request sent and not read: the worker is stopped (its answer
  * would be read as the next one's). */
 void val_pyworker_drop(struct val_pyworker *w);

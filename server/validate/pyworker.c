@@ -240,6 +240,17 @@ static const char worker_src[] =
     "        out = out[os.write(1, out):]\n";
 
 #define REPLY_MAX 1024
+/* How long the check waits for a Python answer sent ahead awake (reading
+ * again) before it sleeps in poll(). By then kiln's own check is done, and
+ * the answer is usually tens of microseconds away; sleeping for it costs
+ * more than that on a virtual machine (the worker's write must wake this
+ * thread's CPU from a halt, 20-70 us, and costs the worker 14 us). But
+ * when the worker waits for this very CPU (the scheduler put it here, on a
+ * busy machine), spinning only delays it: a spin that ends without the
+ * answer means the next SPIN_BACKOFF answers are awaited asleep at once.
+ * bash -n starts a process (milliseconds): awaited asleep. */
+#define ANSWER_SPIN_US 200
+#define SPIN_BACKOFF   64
 /* Building the box and starting python3 takes milliseconds; this only
  * bounds a machine that is badly stuck. */
 #define START_MS 10000
@@ -250,6 +261,8 @@ struct val_pyworker {
 	struct sbx_worker *proc; /* NULL when not running */
 	bool broken;             /* could not start: do not try again */
 	bool pending;            /* a request was sent (val_pyworker_send), not read */
+	enum val_parser pending_parser;
+	struct val_spin spin; /* how the last Python answers were awaited */
 	uint64_t pending_deadline;
 	char why[768]; /* the last reason CPython could not answer */
 };
@@ -360,10 +373,34 @@ static int send_all(int fd, struct iovec *iov, int n, uint64_t deadline,
 	return 0;
 }
 
-static int read_line(int fd, char *out, size_t osz, uint64_t deadline,
-                     const volatile size_t *cancel)
+static uint64_t mono_us(void)
 {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+unsigned val_spin_budget(struct val_spin *sp)
+{
+	if (sp->skip > 0) {
+		sp->skip--;
+		return 0;
+	}
+	return ANSWER_SPIN_US;
+}
+
+void val_spin_result(struct val_spin *sp, unsigned spin_us, bool slept)
+{
+	if (spin_us && slept)
+		sp->skip = SPIN_BACKOFF;
+}
+
+int val_pyworker_read_line(int fd, char *out, size_t osz, uint64_t deadline,
+                           const volatile size_t *cancel, unsigned spin_us, bool *ret_slept)
+{
+	*ret_slept = false;
 	size_t n = 0;
+	uint64_t spin_end = 0;
 	for (;;) {
 		ssize_t k = read(fd, out + n, osz - 1 - n);
 		if (k > 0) {
@@ -381,6 +418,17 @@ static int read_line(int fd, char *out, size_t osz, uint64_t deadline,
 			return -EPIPE;
 		if (errno != EAGAIN && errno != EINTR)
 			return neg_errno();
+		if (spin_us) {
+			uint64_t now = mono_us();
+			if (!spin_end)
+				spin_end = now + spin_us;
+			if (now < spin_end) {
+				if (cancel && __atomic_load_n(cancel, __ATOMIC_RELAXED))
+					return -ECANCELED;
+				continue;
+			}
+		}
+		*ret_slept = true;
 		int r = wait_fd(fd, POLLIN, deadline, cancel);
 		if (r < 0)
 			return r;
@@ -433,10 +481,15 @@ static int send_request(struct val_pyworker *w, enum val_parser p, const char *a
 }
 
 static int read_answer(struct val_pyworker *w, uint64_t deadline, const volatile size_t *cancel,
-                       struct val_pyerror *ret)
+                       bool spin, struct val_pyerror *ret)
 {
 	char line[REPLY_MAX];
-	int r = read_line(sbx_worker_fd(w->proc), line, sizeof(line), deadline, cancel);
+	bool slept;
+	unsigned spin_us = spin ? val_spin_budget(&w->spin) : 0;
+	int r = val_pyworker_read_line(sbx_worker_fd(w->proc), line, sizeof(line), deadline, cancel,
+	                               spin_us, &slept);
+	if (spin && r >= 0)
+		val_spin_result(&w->spin, spin_us, slept);
 	if (r >= 0)
 		r = parse_reply(w, line, ret);
 	return r;
@@ -447,7 +500,7 @@ static int ask(struct val_pyworker *w, enum val_parser p, const char *argv0, con
 {
 	uint64_t deadline;
 	int r = send_request(w, p, argv0, code, len, cancel, &deadline);
-	return r < 0 ? r : read_answer(w, deadline, cancel, ret);
+	return r < 0 ? r : read_answer(w, deadline, cancel, false, ret);
 }
 
 int val_pyworker_send(struct val_pyworker *w, enum val_parser p, const char *argv0,
@@ -461,6 +514,7 @@ int val_pyworker_send(struct val_pyworker *w, enum val_parser p, const char *arg
 		return r;
 	}
 	w->pending = true;
+	w->pending_parser = p;
 	return 0;
 }
 
@@ -493,7 +547,8 @@ int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *ar
 		 * worker is restarted and asked again, as below. */
 		w->pending = false;
 		struct val_pyerror e;
-		int r = read_answer(w, w->pending_deadline, cancel, &e);
+		int r = read_answer(w, w->pending_deadline, cancel,
+		                    w->pending_parser == VAL_PARSE_PYTHON, &e);
 		if (r == 1)
 			*ret_err = e;
 		if (r >= 0 || r == -ENOEXEC)

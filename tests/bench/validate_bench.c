@@ -2,6 +2,8 @@
  * calls it. Usage: validate_bench LANG FILE ITERATIONS [python|nopython].
  * Prints "median_us p90_us findings" for the file: the median and 90th
  * percentile of ITERATIONS calls, and how many diagnostics one call gave.
+ * VALIDATE_BENCH_GAP_US=N sleeps N microseconds between calls (untimed),
+ * as an editor's checks come apart, not back to back.
  * Built and run by tests/bench/validate.sh; not a test. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,8 @@ int main(int argc, char **argv)
 	if (n < 1 || val_new(config, &v) < 0)
 		return 2;
 	json_object_put(config);
+	const char *gap_env = getenv("VALIDATE_BENCH_GAP_US");
+	long gap_us = gap_env ? atol(gap_env) : 0;
 	double *t = calloc((size_t)n, sizeof(double));
 	size_t findings = 0;
 	char detail[256];
@@ -64,6 +68,10 @@ int main(int argc, char **argv)
 	for (int i = -1; i < n; i++) {
 		json_object *diags;
 		enum val_verdict verdict;
+		if (gap_us > 0) {
+			struct timespec gap = {gap_us / 1000000, gap_us % 1000000 * 1000};
+			nanosleep(&gap, NULL);
+		}
 		if (i == 0)
 			CALLGRIND_ZERO_STATS;
 		double t0 = now_us();
