@@ -1255,6 +1255,18 @@ class Suite:
             return "left behind: %s" % left if left else None
         self.case("server-stop-kills-everything", server_stop)
 
+        def warm_pair(runs, *extra):
+            # Two runs one by one, the second in the warm box built after
+            # the first: (reply set, results, stdouts, None), or why not
+            # as the last.
+            d = self.rpc(runs, "--one-by-one", "0.5", *extra)
+            res = [r.get("result") if r else None for r in d["replies"]]
+            if not all(res):
+                return d, None, None, "runs failed: %r" % d["replies"]
+            if not res[1]["warmBox"]:
+                return d, None, None, "the second run did not get a warm box: %r" % res[1]
+            return d, res, [d["output"].get(r["runId"], {}).get("stdout", "") for r in res], None
+
         def warm_box_fresh():
             # A warm box is built before its run's program and code are
             # known, but still serves one run only. Run 1 (python) leaves
@@ -1274,13 +1286,9 @@ class Suite:
                       "ls /code\n"
                       "echo x 2>/dev/null > /code/snippet.sh && echo WROTE-CODE\n"
                       "echo own > /work/out/b.txt\n")
-            d = self.rpc([("python", first), ("bash", second)], "--one-by-one", "0.5")
-            res = [r.get("result") if r else None for r in d["replies"]]
-            if not all(res):
-                return "runs failed: %r" % d["replies"]
-            if not res[1]["warmBox"]:
-                return "the second run did not get a warm box: %r" % res[1]
-            out = [d["output"].get(r["runId"], {}).get("stdout", "") for r in res]
+            d, res, out, why = warm_pair([("python", first), ("bash", second)])
+            if why:
+                return why
             # pid 1 (kiln), bash, its subshell and cat: nothing of run 1.
             procs = [ln.split()[1:] for ln in out[1].splitlines() if ln.startswith("PROCS")]
             if not procs or not set(procs[0]) <= {"kiln", "bash", "cat"}:
@@ -1302,15 +1310,11 @@ class Suite:
             # built after. Run 2 asks for other limits of the same
             # layout, takes the warm box, and reads its limits back.
             show = "echo LIMITS $(ulimit -n) $(ulimit -u) $(ulimit -f)\n"
-            d = self.rpc([("bash", show), ("bash", show)], "--one-by-one", "0.5",
-                         "--limits-last", json.dumps({"openFiles": 77, "processes": 33,
-                                                      "fileSizeBytes": 1 << 20}))
-            res = [r.get("result") if r else None for r in d["replies"]]
-            if not all(res):
-                return "runs failed: %r" % d["replies"]
-            if not res[1]["warmBox"]:
-                return "the second run did not get a warm box: %r" % res[1]
-            out = [d["output"].get(r["runId"], {}).get("stdout", "") for r in res]
+            d, res, out, why = warm_pair([("bash", show), ("bash", show)], "--limits-last",
+                                         json.dumps({"openFiles": 77, "processes": 33,
+                                                     "fileSizeBytes": 1 << 20}))
+            if why:
+                return why
             want = "LIMITS 77 33 %d" % ((1 << 20) // 1024)
             if want not in out[1] or want in out[0]:
                 return "limits not the run's own: %r (want %r in the second)" % (out, want)
@@ -1322,13 +1326,9 @@ class Suite:
             # there (child.c); the program must still get every CPU the
             # server has, like a fresh box's. Run 2 takes the warm box.
             show = "grep Cpus_allowed_list /proc/self/status\n"
-            d = self.rpc([("bash", show), ("bash", show)], "--one-by-one", "0.5")
-            res = [r.get("result") if r else None for r in d["replies"]]
-            if not all(res):
-                return "runs failed: %r" % d["replies"]
-            if not res[1]["warmBox"]:
-                return "the second run did not get a warm box: %r" % res[1]
-            out = [d["output"].get(r["runId"], {}).get("stdout", "") for r in res]
+            d, res, out, why = warm_pair([("bash", show), ("bash", show)])
+            if why:
+                return why
             with open("/proc/self/status") as f:
                 want = [ln.strip() for ln in f if ln.startswith("Cpus_allowed_list")]
             got = [o.strip() for o in out]
