@@ -138,7 +138,7 @@ void run_on_bytes(struct run *run, int s, const char *buf, size_t n)
 	run_end_box(run);
 }
 
-static void relay_close(struct sandbox *sbx)
+void run_relay_close(struct sandbox *sbx)
 {
 	for (int i = 0; i < 2; i++) {
 		if (sbx->relay_pipe[i] >= 0)
@@ -164,7 +164,7 @@ static int relay_fds(struct sandbox *sbx)
 	if (pipe2(sbx->relay_pipe, O_CLOEXEC | O_NONBLOCK) < 0 ||
 	    pipe2(sbx->relay_hold, O_CLOEXEC | O_NONBLOCK) < 0) {
 		int e = errno;
-		relay_close(sbx);
+		run_relay_close(sbx);
 		return -e;
 	}
 	/* Each takes all a box's pipe of up to RUN_COALESCE_BYTES holds (as
@@ -174,7 +174,7 @@ static int relay_fds(struct sandbox *sbx)
 	sbx->relay_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (scratch < (int)RUN_COALESCE_BYTES || held < (int)RUN_COALESCE_BYTES ||
 	    sbx->relay_null < 0) {
-		relay_close(sbx);
+		run_relay_close(sbx);
 		return -ENOSYS;
 	}
 	return 0;
@@ -261,7 +261,7 @@ static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t si
 				break;
 			got += (size_t)r;
 		}
-		relay_close(sbx);
+		run_relay_close(sbx);
 		run_on_bytes(run, s, buf, got);
 		return n;
 	}

@@ -182,12 +182,15 @@ bool run_add_text(struct run *run, int s, const char *bytes, size_t n, bool fina
 /* Text of stream s, counted against outputBytes; past the limit the
  * output is cut with a marker and the box ended. */
 void run_on_bytes(struct run *run, int s, const char *buf, size_t n);
-/* The loop's callback for the box's pipes (data is the run). */
 /* How the box's pipes are watched for run_on_pipe: edge-triggered, so
  * that the server is not woken (and does not wait for the pipe's lock)
  * while the program is in the middle of a write (run_output.c). */
 #define RUN_PIPE_EVENTS (LOOP_READ | LOOP_EDGE)
+/* The loop's callback for the box's pipes (data is the run). */
 void run_on_pipe(struct loop *loop, int fd, unsigned events, void *data);
+/* Close the relay's pipes and /dev/null (those made), and turn the relay
+ * off. */
+void run_relay_close(struct sandbox *sbx);
 
 /* run_exit.c. Send pid 1 sig (while it is there). */
 void run_signal_box(struct run *run, int sig);

@@ -577,14 +577,7 @@ void sandbox_free(struct sandbox *s)
 	sbx_config_release(&s->config);
 	free(s->workspace);
 	free(s->survey_files);
-	for (int i = 0; i < 2; i++)
-		if (s->relay_pipe[i] >= 0)
-			close(s->relay_pipe[i]);
-	for (int i = 0; i < 2; i++)
-		if (s->relay_hold[i] >= 0)
-			close(s->relay_hold[i]);
-	if (s->relay_null >= 0)
-		close(s->relay_null);
+	run_relay_close(s);
 	free(s);
 }
 
