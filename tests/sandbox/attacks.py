@@ -295,15 +295,19 @@ class Suite:
             return None
         return run
 
-    def with_limits(self, limits):
-        """A config like the suite's with these sandbox.limits."""
+    def config_with(self, section, key, value):
+        """A config like the suite's with section.key set to value."""
         path = os.path.join(self.scratch, "cfg-%s.json" % secrets.token_hex(4))
         with open(self.config) as f:
             cfg = json.load(f)
-        cfg["sandbox"]["limits"] = limits
+        cfg[section][key] = value
         with open(path, "w") as f:
             json.dump(cfg, f)
         return path
+
+    def with_limits(self, limits):
+        """A config like the suite's with these sandbox.limits."""
+        return self.config_with("sandbox", "limits", limits)
 
     def python_case(self, code, check, limits_timeout=20, limits=None):
         def run():
@@ -1255,6 +1259,19 @@ class Suite:
             return "left behind: %s" % left if left else None
         self.case("server-stop-kills-everything", server_stop)
 
+        def children(pid):
+            # {(pid, start time)} of pid's children.
+            found = set()
+            for p in os.listdir("/proc"):
+                try:
+                    with open("/proc/%s/stat" % p) as f:
+                        st = f.read().rsplit(")", 1)[1].split()
+                except (OSError, IndexError):
+                    continue
+                if int(st[1]) == pid:
+                    found.add((int(p), st[19]))
+            return found
+
         def warm_pair(runs, *extra):
             # Two runs one by one, the second in the warm box built after
             # the first: (reply set, results, stdouts, None), or why not
@@ -1338,17 +1355,6 @@ class Suite:
         def warm_box_dies_with_server():
             # The boxes a server keeps (the warm box waiting for code,
             # the validator's worker) end with it, stopped or killed.
-            def children(pid):
-                found = set()
-                for p in os.listdir("/proc"):
-                    try:
-                        with open("/proc/%s/stat" % p) as f:
-                            st = f.read().rsplit(")", 1)[1].split()
-                    except (OSError, IndexError):
-                        continue
-                    if int(st[1]) == pid:
-                        found.add((int(p), st[19]))  # pid, start time
-                return found
 
             def alive(pid, start):
                 try:
@@ -1406,12 +1412,7 @@ class Suite:
             # Without the validator's CPython worker, whose own pid 1 (a
             # clone too, made at any time) shares them until the next
             # warm box is built.
-            cfg_path = os.path.join(self.scratch, "cfg-pages.json")
-            with open(self.config) as f:
-                cfg = json.load(f)
-            cfg["validator"]["python"] = False
-            with open(cfg_path, "w") as f:
-                json.dump(cfg, f)
+            cfg_path = self.config_with("validator", "python", False)
             proc = subprocess.Popen([self.kiln_release, "--config", cfg_path], env=self.env,
                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                     stderr=subprocess.DEVNULL)
@@ -1435,14 +1436,7 @@ class Suite:
                             elif writable and ln.startswith("Shared_Dirty:"):
                                 shared += int(head[1])
                     # Only with its warm box (pid 1, its child) built.
-                    kids = 0
-                    for q in os.listdir("/proc"):
-                        try:
-                            with open("/proc/%s/stat" % q) as f:
-                                if int(f.read().rsplit(")", 1)[1].split()[1]) == proc.pid:
-                                    kids += 1
-                        except (OSError, ValueError, IndexError):
-                            continue
+                    kids = len(children(proc.pid))
                     if kids and shared < 200:
                         break
             finally:
