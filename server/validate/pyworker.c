@@ -261,8 +261,7 @@ struct val_pyworker {
 	struct sbx_worker *proc; /* NULL when not running */
 	bool broken;             /* could not start: do not try again */
 	bool pending;            /* a request was sent (val_pyworker_send), not read */
-	enum val_parser pending_parser;
-	struct val_spin spin; /* how the last Python answers were awaited */
+	struct val_spin spin;    /* how the last Python answers were awaited */
 	uint64_t pending_deadline;
 	char why[768]; /* the last reason CPython could not answer */
 };
@@ -514,7 +513,6 @@ int val_pyworker_send(struct val_pyworker *w, enum val_parser p, const char *arg
 		return r;
 	}
 	w->pending = true;
-	w->pending_parser = p;
 	return 0;
 }
 
@@ -543,12 +541,12 @@ int val_pyworker_check(struct val_pyworker *w, enum val_parser p, const char *ar
 	if (w->broken)
 		return -ENOENT;
 	if (w->pending) {
-		/* Sent ahead by val_pyworker_send: read it. Past a failure the
-		 * worker is restarted and asked again, as below. */
+		/* Sent ahead by val_pyworker_send, for this same check (so
+		 * with this p): read it. Past a failure the worker is
+		 * restarted and asked again, as below. */
 		w->pending = false;
 		struct val_pyerror e;
-		int r = read_answer(w, w->pending_deadline, cancel,
-		                    w->pending_parser == VAL_PARSE_PYTHON, &e);
+		int r = read_answer(w, w->pending_deadline, cancel, p == VAL_PARSE_PYTHON, &e);
 		if (r == 1)
 			*ret_err = e;
 		if (r >= 0 || r == -ENOEXEC)
