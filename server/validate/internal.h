@@ -51,6 +51,16 @@ const struct val_lang *val_lang_find(const char *name);
 extern const struct val_lang *const val_langs[];
 extern const struct val_lang val_lang_python, val_lang_bash, val_lang_javascript;
 extern const size_t val_langs_count;
+/* ts_table.c: the TSLanguage the parser is given for lang: the grammar's
+ * own, or a copy of it whose parse table is laid out whole (every lookup
+ * one read, the same values; made at the first call, kept for the
+ * process). Queries are made with the grammar's own (lang->ts()). */
+const TSLanguage *val_ts_language(const struct val_lang *lang);
+/* A new copy of own with its parse table laid out whole, to be freed with
+ * val_ts_whole_free(); NULL when the table would pass the cap (2 MiB), or
+ * on no memory. */
+const TSLanguage *val_ts_whole(const TSLanguage *own);
+void val_ts_whole_free(const TSLanguage *l);
 
 struct val_rule {
 	char *id;

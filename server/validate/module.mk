@@ -81,3 +81,7 @@ $(BUILD)/bench/validate_bench: tests/bench/validate_bench.c $(BUILD)/libkiln.a
 # internal headers (<src/subtree.h>), in every build.
 $(foreach b,$(BUILD) $(ASAN) $(FUZZB),$(b)/server/validate/tree.o): \
 	MODULE_CFLAGS += -isystem $(VAL_GRAM_DIR)/runtime
+
+# test_ts_table compares lookups through the pinned runtime's own
+# ts_language_lookup() (<src/language.h>).
+$(ASAN)/tests/unit/test_ts_table: private ALL_CFLAGS += -isystem $(VAL_GRAM_DIR)/runtime

@@ -799,7 +799,7 @@ int val_check_report(struct validator *v, const char *language, const char *code
 	if (len <= SEND_AHEAD_MAX && real_parser(v, lang, &rp, &rargv0) &&
 	    (strcmp(lang->name, "python") != 0 || first_invalid_utf8(code, len) == len))
 		val_pyworker_send(v->py, rp, rargv0, code, len, cancel);
-	ts_parser_set_language(v->parser, lang->ts());
+	ts_parser_set_language(v->parser, val_ts_language(lang));
 	TSTree *tree = val_parse(v->parser, &d, PARSE_BUDGET_US(len));
 	if (!tree) {
 		if (v->py)
