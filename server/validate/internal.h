@@ -61,6 +61,9 @@ const TSLanguage *val_ts_language(const struct val_lang *lang);
  * on no memory. */
 const TSLanguage *val_ts_whole(const TSLanguage *own);
 void val_ts_whole_free(const TSLanguage *l);
+/* What val_ts_language() has answered for lang so far, or NULL before its
+ * first call (for tests). */
+const TSLanguage *val_ts_made(const struct val_lang *lang);
 
 struct val_rule {
 	char *id;

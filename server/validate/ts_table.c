@@ -111,11 +111,24 @@ void val_ts_whole_free(const TSLanguage *l)
 	free(w);
 }
 
-const TSLanguage *val_ts_language(const struct val_lang *lang)
+static size_t lang_index(const struct val_lang *lang)
 {
 	size_t li = 0;
 	while (li < val_langs_count && val_langs[li] != lang)
 		li++;
+	return li;
+}
+
+const TSLanguage *val_ts_made(const struct val_lang *lang)
+{
+	size_t li = lang_index(lang);
+	return li < MAX_LANGS && li < val_langs_count ? __atomic_load_n(&made[li], __ATOMIC_ACQUIRE)
+	                                              : NULL;
+}
+
+const TSLanguage *val_ts_language(const struct val_lang *lang)
+{
+	size_t li = lang_index(lang);
 	const TSLanguage *own = lang->ts();
 	if (li >= MAX_LANGS || li == val_langs_count)
 		return own;

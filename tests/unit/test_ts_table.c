@@ -115,6 +115,33 @@ START_TEST(a_symbol_in_two_groups_has_the_first_value)
 }
 END_TEST
 
+/* A check parses with the copy: the first Python check of this process
+ * (each test runs in its own) makes it. */
+START_TEST(a_check_parses_with_the_whole_table)
+{
+	const struct val_lang *py = val_lang_find("python");
+	ck_assert_ptr_null(val_ts_made(py));
+	json_object *config = json_tokener_parse("{\"python\": false}");
+	struct validator *v = NULL;
+	ck_assert_int_eq(val_new(config, &v), 0);
+	json_object_put(config);
+	json_object *diags = NULL;
+	enum val_verdict vd;
+	char detail[256] = "";
+	const char *code = "import os\nos.system('ls')\n";
+	ck_assert_int_eq(val_check(v, "python", code, strlen(code), "standard", POS_UTF16, &diags,
+	                           &vd, detail, sizeof(detail)),
+	                 0);
+	ck_assert_int_eq(vd, VAL_DENY);
+	json_object_put(diags);
+	val_free(v);
+	const TSLanguage *made = val_ts_made(py);
+	ck_assert_ptr_nonnull(made);
+	ck_assert_ptr_ne(made, py->ts());
+	ck_assert_uint_eq(made->large_state_count, made->state_count);
+}
+END_TEST
+
 static const char *lang_of(const char *name)
 {
 	const char *dot = strrchr(name, '.');
@@ -196,6 +223,7 @@ static Suite *ts_table_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, every_grammar_looks_up_the_same);
 	tcase_add_test(tc, a_symbol_in_two_groups_has_the_first_value);
+	tcase_add_test(tc, a_check_parses_with_the_whole_table);
 	tcase_add_test(tc, the_corpus_parses_to_the_same_trees);
 	suite_add_tcase(s, tc);
 	return s;
