@@ -199,6 +199,9 @@ typedef bool (*val_head_fn)(void *data, TSNode n, char head[2]);
  * NULL for none) are asked through head. -ENOMEM. */
 int val_matcher_run(const struct val_matcher *m, const struct val_flat *f, const bool *skip,
                     const struct val_gate *gates, val_head_fn head, val_match_fn fn, void *data);
+/* Shapes matched at a node by this thread's runs so far (a shape whose
+ * gates refuse the nodes it would take is not matched): for tests. */
+extern _Thread_local uint64_t val_match_tries;
 
 struct val_ruleset {
 	const struct val_lang *lang;

@@ -62,7 +62,16 @@ struct val_matcher {
 	uint32_t *next_same;     /* the next pattern of the same shape, or UINT32_MAX */
 	uint16_t **slot_cap;     /* per pattern: slot -> capture id */
 	uint16_t *nslots;
+	/* Per pattern: slot -> where its node is found before matching (the
+	 * root itself, or the root's child pattern of that index, which has a
+	 * field), or SLOT_DEEP. */
+	uint16_t **slot_at;
 };
+
+#define SLOT_DEEP UINT16_MAX       /* below the root's children, or optional */
+#define SLOT_ROOT (UINT16_MAX - 1) /* the root node */
+
+_Thread_local uint64_t val_match_tries;
 
 /* --- reading a pattern ---------------------------------------------------- */
 
@@ -405,6 +414,26 @@ static bool same_shape(const struct mpat *a, const struct mpat *b)
 	return true;
 }
 
+/* Where each slot's node is before any matching: the root's own captures
+ * take the root; a child pattern with a field that is not optional takes a
+ * child of the root in that field, of its type (one of them, whatever else
+ * the shape asks); any other capture may take a node further down, or
+ * none. */
+static void where_slots(const struct mpat *root, uint16_t *slot_at)
+{
+	for (uint16_t i = 0; i < MAX_MATCH_CAPS; i++)
+		slot_at[i] = SLOT_DEEP;
+	for (uint16_t i = 0; i < root->ncaps; i++)
+		slot_at[root->caps[i]] = SLOT_ROOT;
+	for (uint16_t k = 0; k < root->nkids; k++) {
+		const struct mpat *kid = &root->kids[k];
+		if (kid->optional || !kid->field)
+			continue;
+		for (uint16_t i = 0; i < kid->ncaps; i++)
+			slot_at[kid->caps[i]] = k;
+	}
+}
+
 void val_matcher_free(struct val_matcher *m)
 {
 	if (!m)
@@ -412,6 +441,9 @@ void val_matcher_free(struct val_matcher *m)
 	for (uint32_t i = 0; m->slot_cap && i < m->npatterns; i++)
 		free(m->slot_cap[i]);
 	free(m->slot_cap);
+	for (uint32_t i = 0; m->slot_at && i < m->npatterns; i++)
+		free(m->slot_at[i]);
+	free(m->slot_at);
 	free(m->nslots);
 	free(m->next_same);
 	for (uint32_t i = 0; m->pats && i < m->npatterns; i++)
@@ -440,8 +472,9 @@ int val_matcher_new(const TSLanguage *lang, const TSQuery *q, const char *src, s
 	m->next_same = calloc(m->npatterns + 1u, sizeof(*m->next_same));
 	m->slot_cap = calloc(m->npatterns + 1u, sizeof(*m->slot_cap));
 	m->nslots = calloc(m->npatterns + 1u, sizeof(*m->nslots));
+	m->slot_at = calloc(m->npatterns + 1u, sizeof(*m->slot_at));
 	if (!m->pats || !m->native || !m->first || !m->count || !m->by_sym || !m->next_same ||
-	    !m->slot_cap || !m->nslots) {
+	    !m->slot_cap || !m->nslots || !m->slot_at) {
 		val_matcher_free(m);
 		return -ENOMEM;
 	}
@@ -460,6 +493,12 @@ int val_matcher_new(const TSLanguage *lang, const TSQuery *q, const char *src, s
 			free_pat(&m->pats[i]);
 			continue;
 		}
+		m->slot_at[i] = malloc(MAX_MATCH_CAPS * sizeof(**m->slot_at));
+		if (!m->slot_at[i]) {
+			val_matcher_free(m);
+			return -ENOMEM;
+		}
+		where_slots(&m->pats[i], m->slot_at[i]);
 		m->native[i] = true;
 		m->nnative++;
 	}
@@ -678,6 +717,21 @@ static bool caps_within(const TSQueryCapture *a, uint16_t na, const TSQueryCaptu
 	return true;
 }
 
+/* Whether gate g lets a match whose slot holds node through. */
+static bool gate_open_at(struct mctx *x, const struct val_gate *g, TSNode node)
+{
+	/* The node and its start (context[0], what ts_node_start_byte()
+	 * reads): an alias has the id of the node it names. */
+	if (!x->asked || x->asked_node.id != node.id ||
+	    x->asked_node.context[0] != node.context[0]) {
+		x->asked_head[0] = x->asked_head[1] = x->asked_head[2] = '\0';
+		x->named = x->head(x->head_data, node, x->asked_head);
+		x->asked_node = node;
+		x->asked = true;
+	}
+	return x->named && val_re_may_match(g->prefix, x->asked_head);
+}
+
 /* Whether gate g lets match r through. */
 static bool gate_open(struct mctx *x, const struct val_gate *g, const struct result *r)
 {
@@ -687,14 +741,52 @@ static bool gate_open(struct mctx *x, const struct val_gate *g, const struct res
 			c = &x->pool[r->at + i];
 	if (!c)
 		return true; /* the predicate holds for a capture that took no node */
-	if (!x->asked || x->asked_node.id != c->node.id ||
-	    ts_node_start_byte(x->asked_node) != ts_node_start_byte(c->node)) {
-		x->asked_head[0] = x->asked_head[1] = x->asked_head[2] = '\0';
-		x->named = x->head(x->head_data, c->node, x->asked_head);
-		x->asked_node = c->node;
-		x->asked = true;
+	return gate_open_at(x, g, c->node);
+}
+
+/* Whether child pattern p could take node n (its type; an alternative's
+ * alternatives). */
+static bool may_take(const struct mpat *p, const struct val_fnode *n)
+{
+	if (!p->alt)
+		return type_ok(p, n);
+	for (uint16_t i = 0; i < p->nkids; i++)
+		if (p->kids[i].alt || type_ok(&p->kids[i], n))
+			return true;
+	return false;
+}
+
+/* Whether a match of shape pi at node n could get past the gates of some
+ * pattern of the shape that is not skipped. A gate whose slot's node is
+ * the root or one of its children in a field (where_slots) is asked about
+ * those nodes before matching: a match takes one of them there, so when
+ * the gates of every pattern refuse every one of them, no match of the
+ * shape would reach fn, and the shape is not matched. Most calls' names
+ * begin no name the dozen patterns of a call's shape look for. */
+static bool may_pass(struct mctx *x, const struct val_matcher *m, uint32_t pi, uint32_t n,
+                     const bool *skip, const struct val_gate *gates)
+{
+	for (uint32_t q = pi; q != UINT32_MAX; q = m->next_same[q]) {
+		if (skip && skip[q])
+			continue;
+		const struct val_gate *g = &gates[q];
+		if (g->slot < 0 || g->slot >= MAX_MATCH_CAPS)
+			return true;
+		uint16_t at = m->slot_at[q][g->slot];
+		if (at == SLOT_DEEP)
+			return true;
+		if (at == SLOT_ROOT) {
+			if (gate_open_at(x, g, x->t[n].node))
+				return true;
+			continue;
+		}
+		const struct mpat *kid = &m->pats[q].kids[at];
+		for (uint32_t c = n + 1; c < x->t[n].end; c = x->t[c].end)
+			if (x->t[c].field == kid->field && may_take(kid, &x->t[c]) &&
+			    gate_open_at(x, g, x->t[c].node))
+				return true;
 	}
-	return x->named && val_re_may_match(g->prefix, x->asked_head);
+	return false;
 }
 
 /* The matches of pattern pi at node n, each handed to fn. */
@@ -710,6 +802,9 @@ static int match_at(struct mctx *x, const struct val_matcher *m, uint32_t pi, ui
 		if (q == UINT32_MAX)
 			return 0;
 	}
+	if (gates && !may_pass(x, m, pi, n, skip, gates))
+		return 0;
+	val_match_tries++;
 	x->nres = x->npool = 0;
 	x->ncaps = 0;
 	x->too_many = false;

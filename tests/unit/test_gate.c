@@ -31,14 +31,14 @@ static bool head_of_text(void *data, TSNode n, char head[2])
 
 struct seen {
 	struct names *names; /* the callback's data is the gates' too */
-	int per_pattern[4];
+	int per_pattern[5];
 	int with_string; /* pattern 2's matches that hold @s */
 };
 
 static int count_match(void *data, const TSQueryMatch *m)
 {
 	struct seen *sn = data;
-	ck_assert_uint_lt(m->pattern_index, 4);
+	ck_assert_uint_lt(m->pattern_index, 5);
 	sn->per_pattern[m->pattern_index]++;
 	if (m->pattern_index == 2)
 		sn->with_string += m->capture_count > 1;
@@ -136,11 +136,118 @@ START_TEST(gates_refuse_by_the_first_bytes_only)
 }
 END_TEST
 
+/* Shapes asked before they are matched: a gate whose node is the root or
+ * a child of the root in a field refuses the whole shape at a node when
+ * it refuses every node there that the shape could take; a capture that a
+ * match may leave empty (the optional @h) is never asked first. */
+static const char pre_src[] = "((call function: (_) @f) (#qname-match? @f \"^os\\\\.\"))\n"
+                              "((call function: (_) @g) (#qname-match? @g \"^ev\"))\n"
+                              "((call arguments: (argument_list) function: (_)? @h))\n"
+                              "((call function: (identifier) @i))\n"
+                              "((call) @c)\n";
+
+static int slot_of(const struct val_matcher *m, const TSQuery *q, uint32_t pattern,
+                   const char *name)
+{
+	uint16_t n;
+	const uint16_t *caps = val_matcher_captures(m, pattern, &n);
+	for (uint16_t k = 0; k < n; k++) {
+		uint32_t len;
+		if (strcmp(ts_query_capture_name_for_id(q, caps[k], &len), name) == 0)
+			return k;
+	}
+	return -1;
+}
+
+START_TEST(shapes_whose_gates_refuse_are_not_tried)
+{
+	const struct val_lang *l = val_lang_find("python");
+	uint32_t off;
+	TSQueryError qerr;
+	TSQuery *q = ts_query_new(l->ts(), pre_src, sizeof(pre_src) - 1, &off, &qerr);
+	ck_assert_msg(q != NULL, "query error %d at %u", (int)qerr, off);
+	struct val_matcher *m = NULL;
+	ck_assert_int_eq(val_matcher_new(l->ts(), q, pre_src, sizeof(pre_src) - 1, &m), 0);
+	ck_assert_uint_eq(val_matcher_count(m), 5);
+	TSParser *p = ts_parser_new();
+	ck_assert(ts_parser_set_language(p, l->ts()));
+	TSTree *t = ts_parser_parse_string(p, NULL, code, sizeof(code) - 1);
+	struct val_flat flat = {0};
+	ck_assert_int_eq(val_flat_read(&flat, ts_tree_root_node(t)), 0);
+
+	struct val_re_prefix os, ev, zz, pr;
+	val_re_prefix("^os\\.", &os);
+	val_re_prefix("^ev", &ev);
+	val_re_prefix("^zz", &zz);
+	val_re_prefix("^pr", &pr);
+	struct val_gate gates[5] = {
+	    {.slot = slot_of(m, q, 0, "f"), .prefix = &os},
+	    {.slot = slot_of(m, q, 1, "g"), .prefix = &ev},
+	    {.slot = slot_of(m, q, 2, "h"), .prefix = &zz},
+	    {.slot = slot_of(m, q, 3, "i"), .prefix = &pr},
+	    {.slot = slot_of(m, q, 4, "c"), .prefix = &ev},
+	};
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_ge(gates[i].slot, 0);
+
+	/* Without gates: four shapes at each of the five calls. */
+	struct names nm = {.code = code};
+	struct seen all = {.names = &nm};
+	uint64_t tries = val_match_tries;
+	ck_assert_int_eq(val_matcher_run(m, &flat, NULL, NULL, seen_head, count_match, &all), 0);
+	ck_assert_uint_eq(val_match_tries - tries, 20);
+	int want_all[5] = {5, 5, 5, 2, 5};
+	for (int i = 0; i < 5; i++)
+		ck_assert_int_eq(all.per_pattern[i], want_all[i]);
+
+	/* With them: the shape of 0 and 1 at os.system, eval and
+	 * os.path.join; pattern 2's @h may take no node, so it is tried at
+	 * every call and each match goes through; 3 only where the function is
+	 * an identifier whose name begins "pr" (print); 4 where the call's own
+	 * name begins "ev". */
+	struct seen gated = {.names = &nm};
+	tries = val_match_tries;
+	ck_assert_int_eq(val_matcher_run(m, &flat, NULL, gates, seen_head, count_match, &gated), 0);
+	ck_assert_uint_eq(val_match_tries - tries, 3 + 5 + 1 + 1);
+	int want[5] = {2, 1, 5, 1, 1};
+	for (int i = 0; i < 5; i++)
+		ck_assert_msg(gated.per_pattern[i] == want[i], "pattern %d: %d matches, not %d", i,
+		              gated.per_pattern[i], want[i]);
+
+	/* A pattern left out by the profile does not keep its shape tried. */
+	bool skip[5] = {false, true, false, false, false};
+	struct seen skipped = {.names = &nm};
+	tries = val_match_tries;
+	ck_assert_int_eq(val_matcher_run(m, &flat, skip, gates, seen_head, count_match, &skipped),
+	                 0);
+	ck_assert_uint_eq(val_match_tries - tries, 2 + 5 + 1 + 1);
+	ck_assert_int_eq(skipped.per_pattern[0], 2);
+	ck_assert_int_eq(skipped.per_pattern[1], 0);
+
+	/* Only the nodes a shape could take are asked about: pattern 3 alone
+	 * asks about eval and print, not about the attributes. */
+	bool only3[5] = {true, true, true, false, true};
+	struct names nm3 = {.code = code};
+	struct seen alone = {.names = &nm3};
+	ck_assert_int_eq(val_matcher_run(m, &flat, only3, gates, seen_head, count_match, &alone),
+	                 0);
+	ck_assert_int_eq(alone.per_pattern[3], 1);
+	ck_assert_int_eq(nm3.asked, 2);
+
+	val_flat_free(&flat);
+	ts_tree_delete(t);
+	ts_parser_delete(p);
+	val_matcher_free(m);
+	ts_query_delete(q);
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("gate");
 	TCase *tc = tcase_create("gate");
 	tcase_add_test(tc, gates_refuse_by_the_first_bytes_only);
+	tcase_add_test(tc, shapes_whose_gates_refuse_are_not_tried);
 	suite_add_tcase(s, tc);
 	return s;
 }
