@@ -189,10 +189,13 @@ typedef int (*val_match_fn)(void *data, const TSQueryMatch *m);
 struct val_gate {
 	int slot;
 	const struct val_re_prefix *prefix;
+	/* The gate of a #match? (a pattern with no #qname-match? to gate on):
+	 * the first bytes of the node's value, not of its name. */
+	bool value;
 };
-/* The first two bytes of n's name into head[0..1] (head[1] 0 when it has
- * one byte); false when n has no name. */
-typedef bool (*val_head_fn)(void *data, TSNode n, char head[2]);
+/* The first two bytes of n's name (of its value when value is true) into
+ * head[0..1] (head[1] 0 when it has one byte); false when n has no name. */
+typedef bool (*val_head_fn)(void *data, TSNode n, bool value, char head[2]);
 /* Go through the tree read into f once, calling fn for each match of m's
  * patterns, by node in document order; patterns marked in skip (indexed
  * by pattern, NULL for none) are not matched; gates (indexed by pattern,

@@ -588,7 +588,7 @@ struct mctx {
 	 * answer (a node's name does not change during a run). */
 	val_head_fn head;
 	void *head_data;
-	bool asked, named;
+	bool asked, asked_value, named;
 	TSNode asked_node;
 	char asked_head[3];
 };
@@ -723,10 +723,11 @@ static bool gate_open_at(struct mctx *x, const struct val_gate *g, TSNode node)
 	/* The node and its start (context[0], what ts_node_start_byte()
 	 * reads): an alias has the id of the node it names. */
 	if (!x->asked || x->asked_node.id != node.id ||
-	    x->asked_node.context[0] != node.context[0]) {
+	    x->asked_node.context[0] != node.context[0] || x->asked_value != g->value) {
 		x->asked_head[0] = x->asked_head[1] = x->asked_head[2] = '\0';
-		x->named = x->head(x->head_data, node, x->asked_head);
+		x->named = x->head(x->head_data, node, g->value, x->asked_head);
 		x->asked_node = node;
+		x->asked_value = g->value;
 		x->asked = true;
 	}
 	return x->named && val_re_may_match(g->prefix, x->asked_head);

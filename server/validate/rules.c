@@ -258,6 +258,22 @@ static struct val_gate pattern_gate(const struct val_ruleset *rs, uint32_t i)
 		if (seen == 1)
 			return (struct val_gate){.slot = slot, .prefix = &p->re_prefix};
 	}
+	/* Else its first #match? of the same kind, on the value's first
+	 * bytes as value_matches() reads them. */
+	for (size_t j = 0; j < pat->npreds; j++) {
+		const struct val_pred *p = &pat->preds[j];
+		if (p->op != VAL_P_MATCH || !p->re_prefix.known)
+			continue;
+		int slot = -1, seen = 0;
+		for (uint16_t k = 0; k < n; k++)
+			if (caps[k] == p->cap) {
+				slot = k;
+				seen++;
+			}
+		if (seen == 1)
+			return (struct val_gate){
+			    .slot = slot, .prefix = &p->re_prefix, .value = true};
+	}
 	return (struct val_gate){.slot = -1};
 }
 
@@ -572,20 +588,26 @@ out:
  * two bytes refuse them (PY-DUNDER-WALK's at every identifier): for those
  * the two bytes are read from the source, and the text is neither copied
  * nor remembered. */
+/* The first bytes val_node_text() would copy of n. */
+static void text_head(const struct val_doc *d, TSNode n, char head[3])
+{
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	if (e > d->len)
+		e = (uint32_t)d->len;
+	head[0] = head[1] = head[2] = '\0';
+	if (s < e) {
+		head[0] = d->code[s];
+		head[1] = s + 1 < e && head[0] ? d->code[s + 1] : '\0';
+	}
+}
+
 static bool value_matches(struct val_doc *d, const struct val_pred *p, TSNode n, char *val)
 {
 	if (!p->re_prefix.known) {
 		node_value(d, n, val);
 	} else if (!d->lang->fold(d, n, val, 0)) {
-		/* The first bytes val_node_text() would copy. */
-		uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-		if (e > d->len)
-			e = (uint32_t)d->len;
-		char head[3] = "";
-		if (s < e) {
-			head[0] = d->code[s];
-			head[1] = s + 1 < e && head[0] ? d->code[s + 1] : '\0';
-		}
+		char head[3];
+		text_head(d, n, head);
 		if (!val_re_may_match(&p->re_prefix, head))
 			return false;
 		val_node_text(d, n, val);
@@ -645,8 +667,9 @@ static bool pred_holds(struct val_doc *d, const struct val_pred *p, const TSQuer
 }
 
 /* The gates' question (val_head_fn): the first bytes of n's qualified
- * name, from the memo as #qname-match? reads it. */
-static bool name_head(void *data, TSNode n, char head[2]);
+ * name, from the memo as #qname-match? reads it, or of its value as
+ * value_matches() first looks at it. */
+static bool name_head(void *data, TSNode n, bool value, char head[2]);
 
 struct finding {
 	size_t rule;
@@ -699,10 +722,24 @@ static int take_match(void *data, const TSQueryMatch *m)
 	return st->nfound == MAX_FINDINGS;
 }
 
-static bool name_head(void *data, TSNode n, char head[2])
+static bool name_head(void *data, TSNode n, bool value, char head[2])
 {
 	struct run *st = data;
 	char buf[VAL_VALUE_MAX];
+	if (value) {
+		/* value_matches()'s first test: the folded value's first bytes,
+		 * or the source's when it does not fold. */
+		char h[3];
+		if (st->d->lang->fold(st->d, n, buf, 0)) {
+			h[0] = buf[0];
+			h[1] = buf[0] ? buf[1] : '\0';
+		} else {
+			text_head(st->d, n, h);
+		}
+		head[0] = h[0];
+		head[1] = h[1];
+		return true;
+	}
 	const char *q = node_qname(st->d, n, buf);
 	if (!q)
 		return false;

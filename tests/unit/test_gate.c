@@ -17,8 +17,9 @@ struct names {
 	int asked;
 };
 
-static bool head_of_text(void *data, TSNode n, char head[2])
+static bool head_of_text(void *data, TSNode n, bool value, char head[2])
 {
+	(void)value;
 	struct names *nm = data;
 	nm->asked++;
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
@@ -45,10 +46,10 @@ static int count_match(void *data, const TSQueryMatch *m)
 	return 0;
 }
 
-static bool seen_head(void *data, TSNode n, char head[2])
+static bool seen_head(void *data, TSNode n, bool value, char head[2])
 {
 	struct seen *sn = data;
-	return head_of_text(sn->names, n, head);
+	return head_of_text(sn->names, n, value, head);
 }
 
 /* Patterns 0 and 1 share a shape (one match, two patterns); pattern 2's
@@ -242,12 +243,63 @@ START_TEST(shapes_whose_gates_refuse_are_not_tried)
 }
 END_TEST
 
+/* A gate of a #match? asks for the value's first bytes, a gate of a
+ * #qname-match? for the name's: two questions about one node, each asked. */
+static bool kind_head(void *data, TSNode n, bool value, char head[2])
+{
+	struct seen *sn = data;
+	sn->names->asked++;
+	if (value)
+		return head_of_text(sn->names, n, value, head);
+	head[0] = head[1] = 'z';
+	return true;
+}
+
+static const char kind_src[] = "((call function: (_) @f))\n"
+                               "((call function: (identifier) @i))\n";
+
+START_TEST(name_and_value_gates_ask_apart)
+{
+	const struct val_lang *l = val_lang_find("python");
+	uint32_t off;
+	TSQueryError qerr;
+	TSQuery *q = ts_query_new(l->ts(), kind_src, sizeof(kind_src) - 1, &off, &qerr);
+	ck_assert_msg(q != NULL, "query error %d at %u", (int)qerr, off);
+	struct val_matcher *m = NULL;
+	ck_assert_int_eq(val_matcher_new(l->ts(), q, kind_src, sizeof(kind_src) - 1, &m), 0);
+	TSParser *p = ts_parser_new();
+	ck_assert(ts_parser_set_language(p, l->ts()));
+	TSTree *t = ts_parser_parse_string(p, NULL, code, sizeof(code) - 1);
+	struct val_flat flat = {0};
+	ck_assert_int_eq(val_flat_read(&flat, ts_tree_root_node(t)), 0);
+	struct val_re_prefix os, ev;
+	val_re_prefix("^os", &os);
+	val_re_prefix("^ev", &ev);
+	struct val_gate gates[2] = {
+	    {.slot = slot_of(m, q, 0, "f"), .prefix = &os},
+	    {.slot = slot_of(m, q, 1, "i"), .prefix = &ev, .value = true},
+	};
+	/* Every name is "zz": no match of 0; eval's value begins "ev". */
+	struct names nm = {.code = code};
+	struct seen sn = {.names = &nm};
+	ck_assert_int_eq(val_matcher_run(m, &flat, NULL, gates, kind_head, count_match, &sn), 0);
+	ck_assert_int_eq(sn.per_pattern[0], 0);
+	ck_assert_int_eq(sn.per_pattern[1], 1);
+	val_flat_free(&flat);
+	ts_tree_delete(t);
+	ts_parser_delete(p);
+	val_matcher_free(m);
+	ts_query_delete(q);
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("gate");
 	TCase *tc = tcase_create("gate");
 	tcase_add_test(tc, gates_refuse_by_the_first_bytes_only);
 	tcase_add_test(tc, shapes_whose_gates_refuse_are_not_tried);
+	tcase_add_test(tc, name_and_value_gates_ask_apart);
 	suite_add_tcase(s, tc);
 	return s;
 }
