@@ -6,8 +6,13 @@
  * for a capture that took no node), and so does every match whose name's
  * first bytes may begin one. The names are asked once per node, not once
  * per pattern that gates on it. Whether the diagnostics stay what they
- * were is 40-validate's (the corpus, both engines). */
+ * were is 40-validate's (the corpus, both engines). The gates are asked
+ * before a shape is matched where the node the gated capture takes is
+ * known (the root, a root's child in a field): a shape they refuse there
+ * is not tried. A pattern with no #qname-match? is gated on its #match?,
+ * by its value's first bytes. */
 #include "validate/internal.h"
+#include "validate/validate.h"
 
 #include "unit.h"
 
@@ -293,6 +298,83 @@ START_TEST(name_and_value_gates_ask_apart)
 }
 END_TEST
 
+/* A validator without CPython, and its diagnostics for code. */
+static struct validator *make(const char *config_json)
+{
+	json_object *config = json_tokener_parse(config_json);
+	struct validator *v = NULL;
+	ck_assert_int_eq(val_new(config, &v), 0);
+	json_object_put(config);
+	return v;
+}
+
+static json_object *check(struct validator *v, const char *lang, const char *src,
+                          const char *profile, enum pos_encoding enc, enum val_verdict *verdict)
+{
+	json_object *diags = NULL;
+	char detail[256] = "";
+	enum val_verdict vd;
+	int r =
+	    val_check(v, lang, src, strlen(src), profile, enc, &diags, &vd, detail, sizeof(detail));
+	ck_assert_msg(r == 0, "val_check: %d %s", r, detail);
+	if (verdict)
+		*verdict = vd;
+	return diags;
+}
+
+/* Shapes matched by a check of n lines of bare names: each name is an
+ * identifier that (identifier) @PY-DUNDER-WALK's #match? refuses by its
+ * first bytes, and the shape is not matched there (match.c's gates, asked
+ * before the shapes), so the count does not grow with the lines. */
+static uint64_t tries_for_names(struct validator *v, int n)
+{
+	static char names[4096];
+	size_t len = 0;
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "name%d\n", i);
+	uint64_t before = val_match_tries;
+	json_object_put(check(v, "python", names, "standard", POS_UTF16, NULL));
+	return val_match_tries - before;
+}
+
+START_TEST(refused_names_are_not_matched)
+{
+	struct validator *v = make("{\"python\": false}");
+	uint64_t one = tries_for_names(v, 1), many = tries_for_names(v, 50);
+	ck_assert_msg(one == many, "%lu shapes for 1 name, %lu for 50", (unsigned long)one,
+	              (unsigned long)many);
+	val_free(v);
+}
+END_TEST
+
+/* A #match? is gated on the first bytes of the value it tests: a string's
+ * value after its escapes, not its source ("\\x5f_..." is "__..."). */
+START_TEST(value_gates_read_the_value)
+{
+	struct validator *v = make("{\"python\": false}");
+	json_object *diags = check(v, "python",
+	                           "x = \"\\x5f_globals__\"\n"
+	                           "y = \"__glob\" \"als__\"\n"
+	                           "z = '__nothing__'\n",
+	                           "standard", POS_UTF16, NULL);
+	int dunder = 0;
+	for (size_t i = 0; i < json_object_array_length(diags); i++) {
+		json_object *d = json_object_array_get_idx(diags, i), *c, *r, *st, *ln;
+		if (!json_object_object_get_ex(d, "code", &c) ||
+		    strcmp(json_object_get_string(c), "PY-DUNDER-WALK") != 0)
+			continue;
+		dunder++;
+		ck_assert(json_object_object_get_ex(d, "range", &r) &&
+		          json_object_object_get_ex(r, "start", &st) &&
+		          json_object_object_get_ex(st, "line", &ln));
+		ck_assert_int_eq(json_object_get_int(ln), 0);
+	}
+	ck_assert_int_eq(dunder, 1);
+	json_object_put(diags);
+	val_free(v);
+}
+END_TEST
+
 static Suite *gate_suite(void)
 {
 	Suite *s = suite_create("gate");
@@ -300,6 +382,8 @@ static Suite *gate_suite(void)
 	tcase_add_test(tc, gates_refuse_by_the_first_bytes_only);
 	tcase_add_test(tc, shapes_whose_gates_refuse_are_not_tried);
 	tcase_add_test(tc, name_and_value_gates_ask_apart);
+	tcase_add_test(tc, refused_names_are_not_matched);
+	tcase_add_test(tc, value_gates_read_the_value);
 	suite_add_tcase(s, tc);
 	return s;
 }

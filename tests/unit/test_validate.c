@@ -10,7 +10,6 @@
 
 #include "core/json.h"
 #include "core/loop.h"
-#include "validate/internal.h"
 #include "unit.h"
 
 static struct validator *make(const char *config_json)
@@ -973,59 +972,6 @@ START_TEST(bad_config_and_arguments)
 }
 END_TEST
 
-/* Shapes matched by a check of n lines of bare names: each name is an
- * identifier that (identifier) @PY-DUNDER-WALK's #match? refuses by its
- * first bytes, and the shape is not matched there (match.c's gates, asked
- * before the shapes), so the count does not grow with the lines. */
-static uint64_t tries_for_names(struct validator *v, int n)
-{
-	static char code[4096];
-	size_t len = 0;
-	for (int i = 0; i < n; i++)
-		len += (size_t)snprintf(code + len, sizeof(code) - len, "name%d\n", i);
-	uint64_t before = val_match_tries;
-	json_object_put(check(v, "python", code, "standard", POS_UTF16, NULL));
-	return val_match_tries - before;
-}
-
-START_TEST(refused_names_are_not_matched)
-{
-	struct validator *v = make("{\"python\": false}");
-	uint64_t one = tries_for_names(v, 1), many = tries_for_names(v, 50);
-	ck_assert_msg(one == many, "%lu shapes for 1 name, %lu for 50", (unsigned long)one,
-	              (unsigned long)many);
-	val_free(v);
-}
-END_TEST
-
-/* A #match? is gated on the first bytes of the value it tests: a string's
- * value after its escapes, not its source ("\\x5f_..." is "__..."). */
-START_TEST(value_gates_read_the_value)
-{
-	struct validator *v = make("{\"python\": false}");
-	json_object *diags = check(v, "python",
-	                           "x = \"\\x5f_globals__\"\n"
-	                           "y = \"__glob\" \"als__\"\n"
-	                           "z = '__nothing__'\n",
-	                           "standard", POS_UTF16, NULL);
-	int dunder = 0;
-	for (size_t i = 0; i < json_object_array_length(diags); i++) {
-		json_object *d = json_object_array_get_idx(diags, i), *c, *r, *st, *ln;
-		if (!json_object_object_get_ex(d, "code", &c) ||
-		    strcmp(json_object_get_string(c), "PY-DUNDER-WALK") != 0)
-			continue;
-		dunder++;
-		ck_assert(json_object_object_get_ex(d, "range", &r) &&
-		          json_object_object_get_ex(r, "start", &st) &&
-		          json_object_object_get_ex(st, "line", &ln));
-		ck_assert_int_eq(json_object_get_int(ln), 0);
-	}
-	ck_assert_int_eq(dunder, 1);
-	json_object_put(diags);
-	val_free(v);
-}
-END_TEST
-
 static Suite *make_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -1055,8 +1001,6 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, stopped_check_leaves_no_answer);
 	tcase_add_test(tc, bad_config_and_arguments);
 	tcase_add_test(tc, matchers_agree);
-	tcase_add_test(tc, value_gates_read_the_value);
-	tcase_add_test(tc, refused_names_are_not_matched);
 	suite_add_tcase(s, tc);
 	return s;
 }
