@@ -1506,6 +1506,57 @@ class Suite:
             return None if got == [0, 0, 0] else "pid 1's page faults after GO: %r" % got
         self.case("warm-box-go-no-faults", warm_box_go_no_faults)
 
+        def warm_plan_host_changed():
+            # The run that takes the warm box takes the plan it was built
+            # from (warm.c's warm_plan_take) only while the host is as it
+            # was: here its interpreter stops being executable after the
+            # box is built, and the next run must be refused as a fresh
+            # plan refuses it, not handed the old plan. Under /var/tmp:
+            # the box's own /tmp would cover the interpreter's folder.
+            d = tempfile.mkdtemp(prefix="kiln-warm-plan.", dir="/var/tmp")
+            try:
+                os.chmod(d, 0o755)
+                os.mkdir(os.path.join(d, "bin"), 0o755)
+                tool = os.path.join(d, "bin", "tool")
+                shutil.copy("/bin/true", tool)
+                os.chmod(tool, 0o755)
+                cfg_path = self.config_with("sandbox", "languages",
+                                            {"tool": {"argv": [tool], "file": "x"}})
+                proc = subprocess.Popen([self.kiln, "--config", cfg_path], env=self.env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+                OUR_PIDS.add(proc.pid)
+                replies = []
+                try:
+                    rpcmod.send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                       "params": {}})
+                    rpcmod.recv(proc.stdout)
+                    for i in (1, 2, 3):
+                        time.sleep(0.5)
+                        if i == 3:
+                            os.chmod(tool, 0o644)
+                        rpcmod.send(proc, {"jsonrpc": "2.0", "id": i, "method": "snippet/run",
+                                           "params": {"language": "tool", "code": ""}})
+                        while True:
+                            m = rpcmod.recv(proc.stdout)
+                            if m is None:
+                                return "the server ended"
+                            if m.get("id") == i:
+                                replies.append(m)
+                                break
+                finally:
+                    proc.stdin.close()
+                    proc.wait(timeout=10)
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+            if not (replies[1].get("result") or {}).get("warmBox"):
+                return "run 2 did not get the warm box: %r" % replies[1]
+            msg = (replies[2].get("error") or {}).get("message", "")
+            if "is not installed" not in msg:
+                return "run 3, its interpreter no longer executable: %r" % replies[2]
+            return None
+        self.case("warm-plan-host-changed", warm_plan_host_changed)
+
         def server_killed():
             # Even SIGKILL of the server takes the box down (PDEATHSIG).
             proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang",
