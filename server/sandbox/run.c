@@ -450,7 +450,8 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	} else if ((r = sbx_limits_resolve(s->config.section, limits, &run->limits, run->errmsg,
 	                                   sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
-	} else if ((r = sbx_box_plan(s, language, &run->limits, &po, run->errmsg,
+	} else if (!(po = warm_plan_take(s, language, &run->limits)) &&
+	           (r = sbx_box_plan(s, language, &run->limits, &po, run->errmsg,
 	                             sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
 	} else if (!(layout = sbx_plan_layout(&po->plan)) ||

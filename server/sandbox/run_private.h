@@ -225,6 +225,16 @@ void run_give_snap(struct sandbox *s, const char *sess_id, unsigned gen, bool *l
  * holds none) and return true; otherwise drop what the cache holds (it
  * would not fit the next run either) and return false. */
 bool warm_take(struct sandbox *s, const char *layout, const char *ws_host, struct sbx_box *b);
+/* The plan the warm box was built from, if the run (language, its
+ * resolved limits) would get the same plan now: the same language and
+ * limits, and /, /etc and the interpreter as they were when it was made
+ * (their device, inode, mode, times). The caller owns it. NULL: make a
+ * plan (sbx_box_plan). The plan is given once. */
+struct sbx_plan_owned *warm_plan_take(struct sandbox *s, const char *language,
+                                      const struct sbx_limits *lim);
+/* Forget the warm box's plan (the configuration or the workspace
+ * changed: a plan made now would differ). */
+void warm_plan_drop(struct sandbox *s);
 /* No warm box is built now: a run is starting. */
 void warm_hold(struct sandbox *s);
 /* Drop the cache (sandbox_free). */

@@ -437,6 +437,7 @@ int sandbox_configure(struct sandbox *s, json_object *section, char *err, size_t
 	}
 	sbx_config_release(&s->config);
 	s->config = c;
+	warm_plan_drop(s);
 	return 0;
 }
 
@@ -678,6 +679,7 @@ int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t
 	err[0] = '\0';
 	free(s->workspace);
 	s->workspace = NULL;
+	warm_plan_drop(s);
 	if (!path)
 		return 0;
 	char real[PATH_MAX];

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "sandbox/limits.h"
@@ -125,6 +126,14 @@ struct sandbox {
 	 * another folder (warm_take). */
 	dev_t warm_ws_dev;
 	ino_t warm_ws_ino;
+	/* The plan the warm box was built from, for the run that takes it
+	 * (warm_plan_take): the limits it was made with, and the host as
+	 * it was just before (/, /etc and the interpreter). */
+	struct sbx_plan_owned *warm_plan;
+	struct sbx_limits warm_plan_limits;
+	struct sbx_plan_note {
+		struct stat st[3];
+	} warm_plan_note;
 	struct sbx_dying *dying; /* pid 1s that reported and are ending */
 	struct sbx_job *jobs;    /* work on threads of their own (job.c) */
 	/* Where runs' cgroups go (cgroup.h), from the config's

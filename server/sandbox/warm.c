@@ -18,21 +18,74 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/lang.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/util.h"
 #include "sandbox/box.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/job.h"
+#include "sandbox/plan.h"
 #include "sandbox/sandbox.h"
 
 /* How long the server is idle before it builds the next warm box. */
 #define WARM_DELAY_MS 10
 
+void warm_plan_drop(struct sandbox *s)
+{
+	sbx_plan_free(steal_pointer(&s->warm_plan));
+}
+
+/* What a plan of language reads of the host, as it is now: /, whose
+ * entries are the /bin, /lib... links mirrored; /etc, whose entries are
+ * the files and globs mirrored (an entry made, removed, renamed or
+ * replaced changes its times); the interpreter, followed (replaced,
+ * retargeted, made unexecutable). A language with binds of its own
+ * reads more: -ENOTSUP, never kept. */
+static int plan_note(const char *language, struct sbx_plan_note *n)
+{
+	const struct lang *l = lang_find(language);
+	if (!l || !l->argv[0] || l->binds[0])
+		return -ENOTSUP;
+	const char *paths[] = {"/", "/etc", l->argv[0]};
+	for (size_t i = 0; i < ARRAY_SIZE(paths); i++)
+		if (stat(paths[i], &n->st[i]) < 0)
+			return -errno;
+	return 0;
+}
+
+static bool same_note(const struct sbx_plan_note *a, const struct sbx_plan_note *b)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(a->st); i++) {
+		const struct stat *x = &a->st[i], *y = &b->st[i];
+		if (x->st_dev != y->st_dev || x->st_ino != y->st_ino || x->st_mode != y->st_mode ||
+		    x->st_mtim.tv_sec != y->st_mtim.tv_sec ||
+		    x->st_mtim.tv_nsec != y->st_mtim.tv_nsec ||
+		    x->st_ctim.tv_sec != y->st_ctim.tv_sec ||
+		    x->st_ctim.tv_nsec != y->st_ctim.tv_nsec)
+			return false;
+	}
+	return true;
+}
+
+struct sbx_plan_owned *warm_plan_take(struct sandbox *s, const char *language,
+                                      const struct sbx_limits *lim)
+{
+	struct sbx_plan_owned *po = steal_pointer(&s->warm_plan);
+	struct sbx_plan_note now;
+	if (po && s->warm && !s->warm->reaped && strcmp(language, s->warm_language) == 0 &&
+	    memcmp(lim, &s->warm_plan_limits, sizeof(*lim)) == 0 &&
+	    plan_note(language, &now) == 0 && same_note(&now, &s->warm_plan_note))
+		return po;
+	sbx_plan_free(po);
+	return NULL;
+}
+
 /* Drop the cached box without waiting: pid 1 sees its socket close and
  * exits; the sandbox reaps it. */
 static void discard_warm(struct sandbox *s)
 {
+	warm_plan_drop(s);
 	struct sbx_box *b = s->warm;
 	if (!b)
 		return;
@@ -55,6 +108,7 @@ static void on_warm_dead(struct loop *loop, int fd, unsigned events, void *data)
 		return;
 	loop_unwatch(loop, fd);
 	log_debug("sandbox: the warm box ended before use");
+	warm_plan_drop(s);
 	s->warm->reaped = true;
 	struct sbx_box *b = steal_pointer(&s->warm);
 	sbx_box_release(s, b);
@@ -161,6 +215,10 @@ static void on_warm_timer(struct loop *loop, void *data)
 	struct sbx_plan_owned *po = NULL;
 	char err[512];
 	int step = -1;
+	/* The host as the plan will see it, noted first: a change while
+	 * the plan is made shows at the take. */
+	struct sbx_plan_note note;
+	bool noted = plan_note(s->warm_language, &note) == 0;
 	int r = sbx_box_plan(s, s->warm_language, lim, &po, err, sizeof(err));
 	/* The folder the box will hold, named before pid 1 opens it: if the
 	 * path names another folder by the time a run takes the box, the
@@ -176,9 +234,18 @@ static void on_warm_timer(struct loop *loop, void *data)
 	if (r >= 0 && (r = sbx_box_build(s, po, SBX_BOX_PIPES, b, &step, err, sizeof(err))) < 0 &&
 	    step >= 0)
 		snprintf(err, sizeof(err), "%s failed: %s", sbx_step_name(step), strerror(-r));
-	sbx_plan_free(po);
 	if (r >= 0 && loop_watch(s->loop, b->pidfd, LOOP_READ, on_warm_dead, s) < 0)
 		r = -ENOMEM;
+	/* Kept for the run that takes the box: it need not look at the
+	 * host again, only check that the host is as noted (a workspace's
+	 * plan is made anew: its folder is checked at the take). */
+	if (r >= 0 && noted && !po->plan.ws_host) {
+		warm_plan_drop(s);
+		s->warm_plan = steal_pointer(&po);
+		s->warm_plan_limits = *lim;
+		s->warm_plan_note = note;
+	}
+	sbx_plan_free(po);
 	if (r < 0) {
 		/* The run that wants it will build its own and say why. */
 		log_debug("sandbox: no warm box for %s: %s", s->warm_language, err);
@@ -230,6 +297,7 @@ static bool same_folder(const struct sandbox *s, const char *ws_host)
  * and the same workspace folder, not only the same path. */
 bool warm_take(struct sandbox *s, const char *layout, const char *ws_host, struct sbx_box *b)
 {
+	warm_plan_drop(s);
 	struct sbx_box *w = s->warm;
 	if (w && !w->reaped && w->layout && strcmp(w->layout, layout) == 0 &&
 	    same_folder(s, ws_host)) {

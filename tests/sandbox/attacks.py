@@ -1449,6 +1449,114 @@ class Suite:
             return None
         self.case("warm-box-pages-copied", warm_box_pages_copied)
 
+        def warm_box_go_no_faults():
+            # A warm box's pid 1 writes the pages GO's handling needs
+            # (GO's buffers, the code's copy) while it waits (child.c's
+            # touch_go_pages()): from GO to the program's start it takes
+            # no page fault, each 1-12 us on the run's path. Its minor
+            # faults (/proc/PID/stat) are read while the box waits and
+            # again while the run's program sleeps. The release build:
+            # ASan's shadow would fault on its own. Without the zygote
+            # and the CPython worker: the server's only child is then
+            # the warm box's pid 1.
+            def minflt(pid):
+                with open("/proc/%d/stat" % pid) as f:
+                    return int(f.read().rsplit(")", 1)[1].split()[7])
+            cfg = json.load(open(self.config_with("validator", "python", False)))
+            cfg["sandbox"]["zygote"] = False
+            cfg_path = os.path.join(self.scratch, "cfg-go-faults.json")
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            proc = subprocess.Popen([self.kiln_release, "--config", cfg_path], env=self.env,
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL)
+            OUR_PIDS.add(proc.pid)
+            got = []
+            try:
+                rpcmod.send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                   "params": {}})
+                rpcmod.recv(proc.stdout)
+                for i in range(1, 4):
+                    kids = set()
+                    for _ in range(100):
+                        time.sleep(0.05)
+                        kids = children(proc.pid)
+                        if len(kids) == 1:
+                            break
+                    if len(kids) != 1:
+                        return "no warm box alone: %r" % kids
+                    pid1 = next(iter(kids))[0]
+                    before = minflt(pid1)
+                    rpcmod.send(proc, {"jsonrpc": "2.0", "id": i, "method": "snippet/run",
+                                       "params": {"language": "bash", "code": "sleep 0.6"}})
+                    time.sleep(0.3)
+                    after = minflt(pid1)
+                    while True:
+                        m = rpcmod.recv(proc.stdout)
+                        if m is None:
+                            return "the server ended"
+                        if m.get("id") == i:
+                            break
+                    if not m.get("result", {}).get("warmBox"):
+                        return "run %d did not get the warm box: %r" % (i, m)
+                    got.append(after - before)
+            finally:
+                proc.stdin.close()
+                proc.wait(timeout=10)
+            return None if got == [0, 0, 0] else "pid 1's page faults after GO: %r" % got
+        self.case("warm-box-go-no-faults", warm_box_go_no_faults)
+
+        def warm_plan_host_changed():
+            # The run that takes the warm box takes the plan it was built
+            # from (warm.c's warm_plan_take) only while the host is as it
+            # was: here its interpreter stops being executable after the
+            # box is built, and the next run must be refused as a fresh
+            # plan refuses it, not handed the old plan. Under /var/tmp:
+            # the box's own /tmp would cover the interpreter's folder.
+            d = tempfile.mkdtemp(prefix="kiln-warm-plan.", dir="/var/tmp")
+            try:
+                os.chmod(d, 0o755)
+                os.mkdir(os.path.join(d, "bin"), 0o755)
+                tool = os.path.join(d, "bin", "tool")
+                shutil.copy("/bin/true", tool)
+                os.chmod(tool, 0o755)
+                cfg_path = self.config_with("sandbox", "languages",
+                                            {"tool": {"argv": [tool], "file": "x"}})
+                proc = subprocess.Popen([self.kiln, "--config", cfg_path], env=self.env,
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL)
+                OUR_PIDS.add(proc.pid)
+                replies = []
+                try:
+                    rpcmod.send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                       "params": {}})
+                    rpcmod.recv(proc.stdout)
+                    for i in (1, 2, 3):
+                        time.sleep(0.5)
+                        if i == 3:
+                            os.chmod(tool, 0o644)
+                        rpcmod.send(proc, {"jsonrpc": "2.0", "id": i, "method": "snippet/run",
+                                           "params": {"language": "tool", "code": ""}})
+                        while True:
+                            m = rpcmod.recv(proc.stdout)
+                            if m is None:
+                                return "the server ended"
+                            if m.get("id") == i:
+                                replies.append(m)
+                                break
+                finally:
+                    proc.stdin.close()
+                    proc.wait(timeout=10)
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+            if not (replies[1].get("result") or {}).get("warmBox"):
+                return "run 2 did not get the warm box: %r" % replies[1]
+            msg = (replies[2].get("error") or {}).get("message", "")
+            if "is not installed" not in msg:
+                return "run 3, its interpreter no longer executable: %r" % replies[2]
+            return None
+        self.case("warm-plan-host-changed", warm_plan_host_changed)
+
         def server_killed():
             # Even SIGKILL of the server takes the box down (PDEATHSIG).
             proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang",
