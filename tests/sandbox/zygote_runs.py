@@ -19,6 +19,22 @@ class RunsSuite(ZygoteSuite):
     def cases(self):
         self.case("zygote-each-run-its-own-limits", self.limits_case())
         self.case("zygote-oneshot-as-the-normal-path", self.oneshot_case())
+        self.case("zygote-stdout-pipe-one-notification", self.stdout_pipe_case())
+
+    def stdout_pipe_case(self):
+        """A run from the zygote writes into a stdout pipe as large as a
+        built box's (256 KiB, box.c's sbx_box_size_stdout): with the
+        default 64 KiB its program blocked four times as often and every
+        process spent 3-4 times the CPU per byte (docs/performance.md,
+        "Output, late evening")."""
+        def run():
+            out, err, res, error = self.server.run(
+                MARK + "import fcntl\nprint(fcntl.fcntl(1, 1032))\n")
+            want = "KILN-ZYGOTE 1\n%d\n" % (256 << 10)
+            if error or out != want or not res or res.get("zygote") is not True:
+                return "stdout's pipe: %r %r %r %r" % (out, err[-300:], error, res)
+            return None
+        return run
 
     def limits_case(self):
         """A run's box is made before its run (the spare) with the
