@@ -576,7 +576,8 @@ int main(int argc, char **argv)
 		if (clock_getcpuclockid(pid, &srv) != 0)
 			die("clock_getcpuclockid");
 		double *v = calloc((size_t)turns * 10, sizeof(*v));
-		if (!v)
+		int *zyg = calloc((size_t)turns, sizeof(*zyg)); /* each kiln turn's result.zygote */
+		if (!v || !zyg)
 			die("calloc");
 		double *kmbs = v, *cmbs = v + turns, *ratio = v + 2 * turns, *scpu = v + 3 * turns,
 		       *ccpu = v + 4 * turns, *catcpu = v + 5 * turns, *pycpu = v + 6 * turns,
@@ -597,6 +598,7 @@ int main(int argc, char **argv)
 				ccpu[turn] = (self_cpu() - s0) * 100e6 / bytes;
 				kall[turn] = (machine_busy_s() - m0) * 100e6 / bytes;
 				boxcpu[turn] = (double)box_cpu_ms / 1000 * 100e6 / bytes;
+				zyg[turn] = last_zygote;
 			} else {
 				double cc, pc, dt = cat_run(python, code, &cc, &pc);
 				cmbs[turn] = bytes / dt / 1e6;
@@ -611,9 +613,9 @@ int main(int argc, char **argv)
 				fprintf(stderr,
 				        "turn %d: kiln %.0f MB/s, cat %.0f MB/s, %.3fx; CPU per 100 MB "
 				        "server %.4f client %.4f box %.4f machine %.4f, cat %.4f "
-				        "producer %.4f machine %.4f\n",
+				        "producer %.4f machine %.4f; zygote %d\n",
 				        t, kmbs[t], cmbs[t], ratio[t], scpu[t], ccpu[t], boxcpu[t], kall[t],
-				        catcpu[t], pycpu[t], call[t]);
+				        catcpu[t], pycpu[t], call[t], zyg[t]);
 		}
 		printf("kiln=%.1f kiln_lo=%.1f kiln_hi=%.1f cat=%.1f cat_lo=%.1f cat_hi=%.1f "
 		       "ratio=%.3f ratio_lo=%.3f ratio_hi=%.3f server_cpu=%.4f client_cpu=%.4f "
@@ -626,6 +628,7 @@ int main(int argc, char **argv)
 		       median_of(pycpu, turns), median_of(boxcpu, turns), median_of(kall, turns),
 		       median_of(call, turns));
 		free(v);
+		free(zyg);
 	} else {
 		double c0 = cpu_of(pid), s0 = self_cpu(), t0 = now_s();
 		size_t got = run(tok, 2, params, true);
