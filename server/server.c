@@ -218,10 +218,14 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 	if (!k.intent)
 		goto out;
 
-	/* When the client reads through a pipe, a larger one (1 MiB) takes
-	 * a run's output in fewer writes and wake-ups. Best effort: not a
-	 * pipe, or past the user's pipe budget, and it stays as it is. */
-	fcntl(out_fd, F_SETPIPE_SZ, 1 << 20);
+	/* When the client reads through a pipe, a larger one (512 KiB: two
+	 * of a run's 256 KiB notifications, run_private.h) takes a run's
+	 * output in fewer writes and wake-ups. Not larger: the server would
+	 * run further ahead of the client, whose read then finds the pages
+	 * gone cold (docs/performance.md, "Output, late evening"). Best
+	 * effort: not a pipe, or past the user's pipe budget, and it stays
+	 * as it is. */
+	fcntl(out_fd, F_SETPIPE_SZ, 1 << 19);
 	k.peer = rpc_peer_new(k.loop, in_fd, out_fd, opts->max_message, &peer_ops, &k);
 	if (!k.peer)
 		goto out;

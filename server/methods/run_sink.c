@@ -287,6 +287,8 @@ json_object *run_outcome_json(const struct run_outcome *o)
 	json_object_object_add(r, "limits", limits_json(o));
 	json_object_object_add(r, "cgroup", cgroup_json(o));
 	json_object_object_add(r, "warmBox", json_object_new_boolean(o->warm));
+	if (!o->session_id)
+		json_object_object_add(r, "zygote", json_object_new_boolean(o->zygote));
 	run_workspace_json(r, o);
 	if (o->session_id) {
 		json_object_object_add(r, "sessionId", json_object_new_string(o->session_id));

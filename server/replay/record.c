@@ -21,8 +21,8 @@ struct record {
 /* Members whose values change from run to run: recorded as placeholders
  * so the transcript replays. */
 static const char *const volatile_keys[] = {
-    "durationMs", "cpuMs", "maxRssKb", "runId",     "proposalId",
-    "version",    "pid",   "token",    "timestamp", "warmBox",
+    "durationMs", "cpuMs", "maxRssKb",  "runId",   "proposalId", "version",
+    "pid",        "token", "timestamp", "warmBox", "zygote",
 };
 
 /* Members whose whole value, null or object included, depends on the

@@ -29,8 +29,22 @@
 #define CLONE_INTO_CGROUP 0x200000000ULL
 #endif
 
-/* The size of the box's stdout pipe (see plumb). */
+/* The size of a box's stdout pipe (sbx_box_size_stdout). */
 #define BOX_PIPE_BYTES (256 * 1024)
+
+/* A larger stdout pipe: 256 KiB, one notification's worth
+ * (run_private.h's RUN_COALESCE_BYTES), so that the server takes what a
+ * program wrote in one read or one relayed message and the program blocks
+ * less often than with the default 64 KiB. Not 1 MiB: the pages of a pipe
+ * that large fall out of cache between the program's write and the
+ * server's and the client's reads, and every stage then spends more CPU
+ * per byte (docs/performance.md, "Output at half of cat"). Best effort:
+ * past the user's pipe budget the kernel refuses, and the default works
+ * too. */
+void sbx_box_size_stdout(int read_end)
+{
+	fcntl(read_end, F_SETPIPE_SZ, BOX_PIPE_BYTES);
+}
 
 struct clone_args_k {
 	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
@@ -201,16 +215,7 @@ static int plumb(struct sbx_plan *plan, enum sbx_box_io io, struct sbx_box *b, i
 	}
 	b->fds[0] = out[0];
 	b->fds[1] = err[0];
-	/* A larger stdout pipe: 256 KiB, one notification's worth
-	 * (run_private.h's RUN_COALESCE_BYTES), so that the server takes what a program
-	 * wrote in one read or one relayed message and the program blocks
-	 * less often than with the default 64 KiB. Not 1 MiB: the pages of
-	 * a pipe that large fall out of cache between the program's write
-	 * and the server's and the client's reads, and every stage then
-	 * spends more CPU per byte (docs/performance.md, "Output at half of
-	 * cat"). Best effort: past the user's pipe budget the kernel
-	 * refuses, and the default works too. */
-	fcntl(out[0], F_SETPIPE_SZ, BOX_PIPE_BYTES);
+	sbx_box_size_stdout(out[0]);
 	theirs[0] = plan->out_fd = out[1];
 	theirs[1] = plan->err_fd = err[1];
 	fcntl(b->fds[0], F_SETFL, O_NONBLOCK);

@@ -51,6 +51,10 @@ enum sbx_box_io {
 /* Nothing built: every fd -1. */
 void sbx_box_init(struct sbx_box *b);
 
+/* Size a box's stdout pipe (by its read end) as every box's is: a built
+ * box's (sbx_box_build) and a box from the zygote's (zygote_spare.c). */
+void sbx_box_size_stdout(int read_end);
+
 /* Build the box po describes into b (from sbx_box_init): its program's
  * plumbing, its cgroup (SBX_BOX_PIPES, when the sandbox has a cgroup
  * root), the clone. On failure nothing is left running, *ret_step is the

@@ -116,6 +116,7 @@ struct run_outcome {
 	bool truncated;       /* its output (as the sink measures it) reached outputBytes, and
 	                       * the box was ended */
 	bool warm;            /* it ran in a box built ahead of it */
+	bool zygote;          /* its box was forked from the Python zygote (not a session's run) */
 	uint64_t duration_ms; /* from the request to the program's end */
 	uint64_t cpu_ms;      /* user + system of the program and its children */
 	int64_t max_rss_kb;

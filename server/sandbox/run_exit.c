@@ -135,6 +135,7 @@ static void fill_outcome(const struct run *run, struct run_outcome *o)
 	                          .timed_out = run->timed_out,
 	                          .truncated = run->truncated,
 	                          .warm = run->from_warm,
+	                          .zygote = run->from_zygote,
 	                          .limits = run->limits};
 	int st = run->box.exit_msg.wstatus;
 	if (run->box.have_exit && WIFEXITED(st)) {

@@ -245,6 +245,8 @@ void zyg_ask_spare(struct sandbox *s)
 	if (r >= 0 && (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
 	               socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, st) < 0))
 		r = neg_errno();
+	if (r >= 0) /* 256 KiB, as a built box's: the default 64 KiB cost 3-4x per byte */
+		sbx_box_size_stdout(out[0]);
 	if (r >= 0 && s->cgroups)
 		procs = spare_cgroup(s, b);
 	if (r >= 0) {

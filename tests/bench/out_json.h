@@ -7,13 +7,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* What a client keeps of a message: method, id, error, params.text and
- * result.cpuMs. text points into the message's body, where it was
+/* What a client keeps of a message: method, id, error, params.text,
+ * result.cpuMs and result.zygote. text points into the message's body, where it was
  * decoded. */
 struct msg {
 	char method[64];
 	long long id;
 	long long cpu_ms; /* result.cpuMs of snippet/run's reply, or -1 */
+	int zygote;       /* result.zygote: 1 true, 0 false, -1 absent */
 	bool has_id, has_error, has_text;
 	const char *text;
 	size_t text_len;

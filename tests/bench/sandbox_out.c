@@ -23,7 +23,8 @@
  *
  * Usage: sandbox_out [-j] KILN CONFIG MB
  * Starts KILN --config CONFIG, runs `pass` once (the warm box is then
- * built), then a Python snippet that writes MB MiB of 'x' to stdout, and
+ * built) and again until a run comes from the Python zygote (which the
+ * server builds after its first Python run: wait_for_zygote), then a Python snippet that writes MB MiB of 'x' to stdout, and
  * prints one line: "MB_PER_S SERVER_CPU_S_PER_100MB CLIENT_CPU_S_PER_100MB"
  * (MB = 10^6 bytes of text received; CPU from /proc/PID/stat and
  * getrusage). Fails when the text received is not the bytes written.
@@ -103,7 +104,7 @@ static void parse_msg_json_c(json_tokener *tok, const char *body, size_t len, st
 {
 	static json_object *last;
 	json_object_put(last);
-	*m = (struct msg){.method = "", .cpu_ms = -1};
+	*m = (struct msg){.method = "", .cpu_ms = -1, .zygote = -1};
 	json_tokener_reset(tok);
 	json_object *o = json_tokener_parse_ex(tok, body, (int)len);
 	if (!o || json_tokener_get_parse_end(tok) != len)
@@ -117,6 +118,9 @@ static void parse_msg_json_c(json_tokener *tok, const char *body, size_t len, st
 		m->has_id = true;
 	}
 	m->has_error = json_object_object_get_ex(o, "error", &v);
+	if (json_object_object_get_ex(o, "result", &p) &&
+	    json_object_object_get_ex(p, "zygote", &v) && json_object_is_type(v, json_type_boolean))
+		m->zygote = json_object_get_boolean(v);
 	if (json_object_object_get_ex(o, "params", &p) && json_object_object_get_ex(p, "text", &t) &&
 	    json_object_is_type(t, json_type_string)) {
 		m->text = json_object_get_string(t);
@@ -206,6 +210,8 @@ static void recv_msg(json_tokener *tok, struct msg *m)
 /* result.cpuMs of the last snippet/run reply: the box's CPU (its pid 1
  * and the program), -1 when it had none. */
 static long long box_cpu_ms;
+/* result.zygote of the last reply (struct msg's). */
+static int last_zygote;
 
 /* Send snippet/run and read up to its reply; the bytes of text received,
  * each checked to be 'x' when check is set. */
@@ -241,8 +247,50 @@ static size_t run(json_tokener *tok, int id, const char *params, bool check)
 			if (m.has_error)
 				fail("the run failed");
 			box_cpu_ms = m.cpu_ms;
+			last_zygote = m.zygote;
 			return got;
 		}
+	}
+}
+
+/* A fresh server builds its Python zygote (docs/sandbox.md, "The
+ * zygote") once it is idle after its first Python run: 1-2 s of one CPU.
+ * Measured before it is ready, the first turn would share the machine
+ * with that build and run its producer on the normal path. So `pass` runs
+ * until its reply says it came from the zygote (result.zygote), for at
+ * most ZYGOTE_WAIT_S (the zygote off or failed: then measured as it is,
+ * said on stderr). A server whose replies lack the member (older than
+ * it) gets a fixed pause of OLD_SERVER_WAIT_S, then one more `pass`; a
+ * CONFIG with sandbox.zygote false, none. Ids from 1,000,000 on: the
+ * measured runs' are small. */
+#define ZYGOTE_WAIT_S 30
+#define OLD_SERVER_WAIT_S 4
+static void wait_for_zygote(json_tokener *tok, const char *config)
+{
+	static const char pass[] = "{\"language\":\"python\",\"code\":\"pass\"}";
+	int id = 1000000;
+	json_object *cfg = json_object_from_file(config), *sbx, *z;
+	bool off = cfg && json_object_object_get_ex(cfg, "sandbox", &sbx) &&
+	           json_object_object_get_ex(sbx, "zygote", &z) &&
+	           json_object_is_type(z, json_type_boolean) && !json_object_get_boolean(z);
+	json_object_put(cfg);
+	if (off)
+		return;
+	if (last_zygote < 0) {
+		usleep(OLD_SERVER_WAIT_S * 1000000);
+		run(tok, id, pass, false);
+		return;
+	}
+	double until = now_s() + ZYGOTE_WAIT_S;
+	while (last_zygote != 1) {
+		if (now_s() > until) {
+			fprintf(stderr, "sandbox_out: no run came from the zygote in %d s; "
+			                "measuring without it\n",
+			        ZYGOTE_WAIT_S);
+			return;
+		}
+		usleep(100000);
+		run(tok, ++id, pass, false);
 	}
 }
 
@@ -511,6 +559,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	run(tok, 1, "{\"language\":\"python\",\"code\":\"pass\"}", false);
+	wait_for_zygote(tok, config);
 	char params[512];
 	snprintf(params, sizeof(params),
 	         "{\"language\":\"python\",\"code\":\"import sys\\nb = b'x' * (1 << 20)\\n"
@@ -527,7 +576,8 @@ int main(int argc, char **argv)
 		if (clock_getcpuclockid(pid, &srv) != 0)
 			die("clock_getcpuclockid");
 		double *v = calloc((size_t)turns * 10, sizeof(*v));
-		if (!v)
+		int *zyg = calloc((size_t)turns, sizeof(*zyg)); /* each kiln turn's result.zygote */
+		if (!v || !zyg)
 			die("calloc");
 		double *kmbs = v, *cmbs = v + turns, *ratio = v + 2 * turns, *scpu = v + 3 * turns,
 		       *ccpu = v + 4 * turns, *catcpu = v + 5 * turns, *pycpu = v + 6 * turns,
@@ -548,6 +598,7 @@ int main(int argc, char **argv)
 				ccpu[turn] = (self_cpu() - s0) * 100e6 / bytes;
 				kall[turn] = (machine_busy_s() - m0) * 100e6 / bytes;
 				boxcpu[turn] = (double)box_cpu_ms / 1000 * 100e6 / bytes;
+				zyg[turn] = last_zygote;
 			} else {
 				double cc, pc, dt = cat_run(python, code, &cc, &pc);
 				cmbs[turn] = bytes / dt / 1e6;
@@ -562,9 +613,9 @@ int main(int argc, char **argv)
 				fprintf(stderr,
 				        "turn %d: kiln %.0f MB/s, cat %.0f MB/s, %.3fx; CPU per 100 MB "
 				        "server %.4f client %.4f box %.4f machine %.4f, cat %.4f "
-				        "producer %.4f machine %.4f\n",
+				        "producer %.4f machine %.4f; zygote %d\n",
 				        t, kmbs[t], cmbs[t], ratio[t], scpu[t], ccpu[t], boxcpu[t], kall[t],
-				        catcpu[t], pycpu[t], call[t]);
+				        catcpu[t], pycpu[t], call[t], zyg[t]);
 		}
 		printf("kiln=%.1f kiln_lo=%.1f kiln_hi=%.1f cat=%.1f cat_lo=%.1f cat_hi=%.1f "
 		       "ratio=%.3f ratio_lo=%.3f ratio_hi=%.3f server_cpu=%.4f client_cpu=%.4f "
@@ -577,6 +628,7 @@ int main(int argc, char **argv)
 		       median_of(pycpu, turns), median_of(boxcpu, turns), median_of(kall, turns),
 		       median_of(call, turns));
 		free(v);
+		free(zyg);
 	} else {
 		double c0 = cpu_of(pid), s0 = self_cpu(), t0 = now_s();
 		size_t got = run(tok, 2, params, true);

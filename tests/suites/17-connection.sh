@@ -55,6 +55,24 @@ help_names_client_options() {
 	done
 }
 check "--help names --stdio and --clientProcessId" help_names_client_options
+# The client's pipe is 512 KiB (server.c): two of a run's notifications,
+# not more for the pages to go cold in (docs/performance.md).
+client_pipe_512k() {
+	python3 - "$release" <<'PY'
+import fcntl, os, subprocess, sys
+p = subprocess.Popen([sys.argv[1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+body = b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"capabilities":{}}}'
+p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+p.stdin.flush()
+got = os.read(p.stdout.fileno(), 65536)
+size = fcntl.fcntl(p.stdout.fileno(), fcntl.F_GETPIPE_SZ)
+p.stdin.close()
+p.wait(timeout=30)
+if not got or size != 512 * 1024:
+    sys.exit("the client's pipe is %d bytes, not 512 KiB (reply %r)" % (size, got[:80]))
+PY
+}
+check "the client's pipe is set to 512 KiB" client_pipe_512k
 check "every error message in the transcripts starts with its code's standard text" \
 	python3 tests/rpc/error_messages.py "$release"
 
