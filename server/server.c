@@ -220,11 +220,11 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 
 	/* When the client reads through a pipe, a larger one (512 KiB: two
 	 * of a run's 256 KiB notifications, run_private.h) takes a run's
-	 * output in fewer writes and wake-ups. Not larger: the server would
-	 * run further ahead of the client, whose read then finds the pages
-	 * gone cold (docs/performance.md, "Output, late evening"). Best
-	 * effort: not a pipe, or past the user's pipe budget, and it stays
-	 * as it is. */
+	 * output in fewer writes and wake-ups. Not 1 MiB: no faster within
+	 * the noise (docs/performance.md, "Output, late evening"), and a
+	 * stalled client's run then holds 0.75 MiB in pipes, not 1.25.
+	 * Best effort: not a pipe, or past the user's pipe budget, and it
+	 * stays as it is. */
 	fcntl(out_fd, F_SETPIPE_SZ, 1 << 19);
 	k.peer = rpc_peer_new(k.loop, in_fd, out_fd, opts->max_message, &peer_ops, &k);
 	if (!k.peer)
