@@ -236,6 +236,30 @@ static int compile_pred(struct val_ruleset *rs, const TSQueryPredicateStep *step
 	return 0;
 }
 
+/* The first predicate of pat with operator op that a gate can ask (its
+ * regex's first bytes known) on a capture with one place in the shape;
+ * its slot, or -1. */
+static int gate_slot(const struct val_pattern *pat, const uint16_t *caps, uint16_t n,
+                     enum val_pred_op op, const struct val_pred **ret_pred)
+{
+	for (size_t j = 0; j < pat->npreds; j++) {
+		const struct val_pred *p = &pat->preds[j];
+		if (p->op != op || !p->re_prefix.known)
+			continue;
+		int slot = -1, seen = 0;
+		for (uint16_t k = 0; k < n; k++)
+			if (caps[k] == p->cap) {
+				slot = k;
+				seen++;
+			}
+		if (seen == 1) {
+			*ret_pred = p;
+			return slot;
+		}
+	}
+	return -1;
+}
+
 /* Pattern i's gate for the matcher: its first #qname-match? whose regex's
  * first bytes re_prefix.c knows, on a capture that has one place in the
  * shape. take_match() refuses a match that predicate refuses whatever the
@@ -245,35 +269,15 @@ static struct val_gate pattern_gate(const struct val_ruleset *rs, uint32_t i)
 	uint16_t n;
 	const uint16_t *caps = val_matcher_captures(rs->matcher, i, &n);
 	const struct val_pattern *pat = &rs->patterns[i];
-	for (size_t j = 0; j < pat->npreds; j++) {
-		const struct val_pred *p = &pat->preds[j];
-		if (p->op != VAL_P_QNAME_MATCH || !p->re_prefix.known)
-			continue;
-		int slot = -1, seen = 0;
-		for (uint16_t k = 0; k < n; k++)
-			if (caps[k] == p->cap) {
-				slot = k;
-				seen++;
-			}
-		if (seen == 1)
-			return (struct val_gate){.slot = slot, .prefix = &p->re_prefix};
-	}
+	const struct val_pred *p = NULL;
+	int slot = gate_slot(pat, caps, n, VAL_P_QNAME_MATCH, &p);
+	if (slot >= 0)
+		return (struct val_gate){.slot = slot, .prefix = &p->re_prefix};
 	/* Else its first #match? of the same kind, on the value's first
 	 * bytes as value_matches() reads them. */
-	for (size_t j = 0; j < pat->npreds; j++) {
-		const struct val_pred *p = &pat->preds[j];
-		if (p->op != VAL_P_MATCH || !p->re_prefix.known)
-			continue;
-		int slot = -1, seen = 0;
-		for (uint16_t k = 0; k < n; k++)
-			if (caps[k] == p->cap) {
-				slot = k;
-				seen++;
-			}
-		if (seen == 1)
-			return (struct val_gate){
-			    .slot = slot, .prefix = &p->re_prefix, .value = true};
-	}
+	slot = gate_slot(pat, caps, n, VAL_P_MATCH, &p);
+	if (slot >= 0)
+		return (struct val_gate){.slot = slot, .prefix = &p->re_prefix, .value = true};
 	return (struct val_gate){.slot = -1};
 }
 
