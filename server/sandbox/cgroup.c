@@ -41,6 +41,9 @@ struct sbx_cgroup {
 	struct sbx_cgroup_root *root;
 	char name[NAME_MAX + 1];
 	int fd;
+	/* Its cpu.stat, opened when the cgroup is made (off the loop, with
+	 * the cgroup made ahead) and read at the run's end, or -1. */
+	int stat_fd;
 	unsigned enforced;
 };
 
@@ -55,17 +58,15 @@ static const struct {
 
 /* --- small file helpers ---------------------------------------------------- */
 
-/* Read dirfd/name into buf, NUL-terminated; the length, or -EFBIG when it
+/* Read an open file from its start into buf, NUL-terminated (pread: an
+ * fd kept open is read afresh each time); the length, or -EFBIG when it
  * does not fit. Every file read here is small; the cap keeps a surprise
  * from mattering. */
-static int read_at(int dirfd, const char *name, char *buf, size_t size)
+static int read_fd(int fd, char *buf, size_t size)
 {
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	size_t len = 0;
 	for (;;) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
+		ssize_t n = pread(fd, buf + len, size - 1 - len, (off_t)len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -78,6 +79,15 @@ static int read_at(int dirfd, const char *name, char *buf, size_t size)
 	}
 	buf[len] = '\0';
 	return (int)len;
+}
+
+/* The same for dirfd/name. */
+static int read_at(int dirfd, const char *name, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	return read_fd(fd, buf, size);
 }
 
 /* One write(): cgroupfs takes a value in one piece. In a plain directory
@@ -627,6 +637,9 @@ int sbx_cgroup_new(struct sbx_cgroup_root *root, const char *name, struct sbx_cg
 		free(cg);
 		return r;
 	}
+	/* Opened now, not at the run's end (about 10 us there): the
+	 * reply waits for the read. -1 when it cannot be: opened then. */
+	cg->stat_fd = openat(cg->fd, "cpu.stat", O_RDONLY | O_CLOEXEC);
 	*ret = cg;
 	return 0;
 }
@@ -716,7 +729,8 @@ int sbx_cgroup_stats(const struct sbx_cgroup *cg, struct sbx_cgroup_stats *ret)
 {
 	struct sbx_cgroup_stats st = {0};
 	char text[1024];
-	int r = read_at(cg->fd, "cpu.stat", text, sizeof(text));
+	int r = cg->stat_fd >= 0 ? read_fd(cg->stat_fd, text, sizeof(text))
+	                         : read_at(cg->fd, "cpu.stat", text, sizeof(text));
 	if (r < 0)
 		return r;
 	keyed(text, "usage_usec", &st.cpu_usec);
@@ -770,6 +784,8 @@ void sbx_cgroup_free(struct sbx_cgroup *cg)
 		uint64_t slice = loop_now_ms() + 100;
 		r = wait_empty(cg->fd, slice < deadline ? slice : deadline);
 	} while (r == -ETIMEDOUT && loop_now_ms() < deadline);
+	if (cg->stat_fd >= 0)
+		close(cg->stat_fd);
 	close(cg->fd);
 	if (unlinkat(cg->root->fd, cg->name, AT_REMOVEDIR) < 0)
 		log_warn("cgroup: cannot remove %s/%s: %s", cg->root->path, cg->name,

@@ -518,10 +518,34 @@ out:
 	return -1;
 }
 
+/* The exec pipe's end (pid 1's read end, then closed): a record (step
+ * and errno) when the program failed before or at its execve, reported
+ * as FAIL; EOF when the execve closed the pipe, reported as EXEC when
+ * the plan asks for it. */
+static void read_exec_pipe(int pfd, bool report_exec)
+{
+	int rec[2];
+	ssize_t n;
+	while ((n = read(pfd, rec, sizeof(rec))) < 0 && errno == EINTR)
+		;
+	close(pfd);
+	if (n == (ssize_t)sizeof(rec)) {
+		struct sbx_msg m = {.type = SBX_MSG_FAIL, .step = rec[0], .err = rec[1]};
+		send_msg(FD_STATUS, &m, -1);
+	} else if (n == 0 && report_exec) {
+		/* EOF without a record: the close-on-exec pipe closed in a
+		 * successful execve. A worker's owner waits for this; a run's
+		 * server would only be woken for nothing. */
+		struct sbx_msg m = {.type = SBX_MSG_EXEC};
+		send_msg(FD_STATUS, &m, -1);
+	}
+}
+
 /* Pid 1 after the program started: reap every process, forward the
  * server's signals, and when the program has ended kill what is left
- * and report. SIGUSR1 from the server means "end it now". */
-__attribute__((noreturn)) static void reap(pid_t prog, const sigset_t *set)
+ * and report. SIGUSR1 from the server means "end it now". pfd: the exec
+ * pipe, when it is still to be read (once the program is reaped), or -1. */
+__attribute__((noreturn)) static void reap(pid_t prog, const sigset_t *set, int pfd)
 {
 	int prog_status = 0;
 	bool prog_done = false, killed = false;
@@ -548,6 +572,11 @@ __attribute__((noreturn)) static void reap(pid_t prog, const sigset_t *set)
 				if (pid == prog) {
 					prog_status = st;
 					prog_done = true;
+					/* Its end closed the pipe: a failure's
+					 * record is read at once. */
+					if (pfd >= 0)
+						read_exec_pipe(pfd, false);
+					pfd = -1;
 				}
 				continue;
 			}
@@ -842,19 +871,14 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 		close_program_ends(p, pp[1]);
 	}
 
-	int rec[2];
-	while ((n = read(pp[0], rec, sizeof(rec))) < 0 && errno == EINTR)
-		;
-	close(pp[0]);
-	if (n == (ssize_t)sizeof(rec)) {
-		struct sbx_msg m = {.type = SBX_MSG_FAIL, .step = rec[0], .err = rec[1]};
-		send_msg(FD_STATUS, &m, -1);
-	} else if (n == 0 && p->report_exec) {
-		/* EOF without a record: the close-on-exec pipe closed in a
-		 * successful execve. A worker's owner waits for this; a run's
-		 * server would only be woken for nothing. */
-		struct sbx_msg m = {.type = SBX_MSG_EXEC};
-		send_msg(FD_STATUS, &m, -1);
+	/* A prepared program's execve would wake pid 1 here (the pipe's
+	 * EOF), on the program's CPU as it starts, for nothing unless the
+	 * plan reports the exec (a worker's): the pipe is read once the
+	 * program is reaped instead (reap). After CLONE_VFORK pid 1 is
+	 * awake anyway. */
+	if (p->report_exec || !p->await_go) {
+		read_exec_pipe(pp[0], p->report_exec);
+		pp[0] = -1;
 	}
-	reap(pid, &set);
+	reap(pid, &set, pp[0]);
 }

@@ -450,11 +450,11 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	} else if ((r = sbx_limits_resolve(s->config.section, limits, &run->limits, run->errmsg,
 	                                   sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
-	} else if (!(po = warm_plan_take(s, language, &run->limits)) &&
+	} else if (!(po = warm_plan_take(s, language, &run->limits, &layout)) &&
 	           (r = sbx_box_plan(s, language, &run->limits, &po, run->errmsg,
 	                             sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
-	} else if (!(layout = sbx_plan_layout(&po->plan)) ||
+	} else if ((!layout && !(layout = sbx_plan_layout(&po->plan))) ||
 	           (po->plan.ws_host && !(run->workspace = strdup(po->plan.ws_host)))) {
 		r = -ENOMEM;
 	} else if (s->active >= s->config.max_concurrent_runs || s->queue) {

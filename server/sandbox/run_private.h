@@ -228,10 +228,12 @@ bool warm_take(struct sandbox *s, const char *layout, const char *ws_host, struc
 /* The plan the warm box was built from, if the run (language, its
  * resolved limits) would get the same plan now: the same language and
  * limits, and /, /etc and the interpreter as they were when it was made
- * (their device, inode, mode, times). The caller owns it. NULL: make a
- * plan (sbx_box_plan). The plan is given once. */
+ * (their device, inode, mode, times). The caller owns it, and
+ * *ret_layout, the box's layout (its sbx_plan_layout(), copied; NULL
+ * when the copy failed). NULL: make a plan (sbx_box_plan), *ret_layout
+ * untouched. The plan is given once. */
 struct sbx_plan_owned *warm_plan_take(struct sandbox *s, const char *language,
-                                      const struct sbx_limits *lim);
+                                      const struct sbx_limits *lim, char **ret_layout);
 /* Forget the warm box's plan (the configuration or the workspace
  * changed: a plan made now would differ). */
 void warm_plan_drop(struct sandbox *s);

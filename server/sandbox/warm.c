@@ -69,14 +69,19 @@ static bool same_note(const struct sbx_plan_note *a, const struct sbx_plan_note 
 }
 
 struct sbx_plan_owned *warm_plan_take(struct sandbox *s, const char *language,
-                                      const struct sbx_limits *lim)
+                                      const struct sbx_limits *lim, char **ret_layout)
 {
 	struct sbx_plan_owned *po = steal_pointer(&s->warm_plan);
 	struct sbx_plan_note now;
 	if (po && s->warm && !s->warm->reaped && strcmp(language, s->warm_language) == 0 &&
 	    memcmp(lim, &s->warm_plan_limits, sizeof(*lim)) == 0 &&
-	    plan_note(language, &now) == 0 && same_note(&now, &s->warm_plan_note))
+	    plan_note(language, &now) == 0 && same_note(&now, &s->warm_plan_note)) {
+		/* The box was built from this very plan: its layout is the
+		 * one sbx_plan_layout() would make again (a copy; NULL when
+		 * out of memory, and the caller makes it). */
+		*ret_layout = s->warm->layout ? strdup(s->warm->layout) : NULL;
 		return po;
+	}
 	sbx_plan_free(po);
 	return NULL;
 }

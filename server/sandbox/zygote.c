@@ -194,7 +194,9 @@ static void on_zygote_msg(struct loop *loop, int fd, unsigned events, void *data
 	z->ready = true;
 	log_debug("sandbox: the Python zygote is ready (pid %d)", (int)z->box.pid);
 	json_object_put(msg);
-	zyg_ask_spare(s);
+	/* With warm boxes off, nothing is made ahead: each run asks (take). */
+	if (s->config.warm_boxes)
+		zyg_ask_spare(s);
 }
 
 static int hex_append(json_object *o, const char *key, const void *data, size_t n)
@@ -229,6 +231,9 @@ static int send_hello(struct sandbox *s, int ch)
 		return -ENOMEM;
 	}
 	json_object_object_add(h, "op", json_object_new_string("hello"));
+	/* Whether it clones the first spare's pid 1 ahead (each spare's
+	 * request says so for the next: sandbox.warmBoxes). */
+	json_object_object_add(h, "ahead", json_object_new_boolean(s->config.warm_boxes));
 	json_object *pre = json_get(s->config.section, "zygotePreload");
 	if (pre) {
 		json_object_object_add(h, "preload", json_object_get(pre));
@@ -390,7 +395,8 @@ static void start_later(struct sandbox *s, char *key)
 
 void sbx_zygote_idle(struct sandbox *s)
 {
-	zyg_ask_spare(s);
+	if (s->config.warm_boxes)
+		zyg_ask_spare(s);
 	if (s->zygote_want && !s->zygote && !s->zygote_timer)
 		s->zygote_timer = loop_timer_start(s->loop, 10, on_start_timer, s);
 }
@@ -528,8 +534,20 @@ static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *
 	if (!z->ready)
 		return -EAGAIN;
 	if (!z->spare) {
+		/* With warm boxes on, the spare is made for the next run and
+		 * this one takes the normal path; with them off, nothing was
+		 * made ahead: this run asks for its box now and waits for it
+		 * (zygote_wait.c), as a run that comes before the spare does. */
+		if (s->config.warm_boxes) {
+			zyg_ask_spare(s);
+			return -EAGAIN;
+		}
+		if (!fn)
+			return -EAGAIN;
 		zyg_ask_spare(s);
-		return -EAGAIN;
+		/* The ask failed: the zygote is retired. */
+		if (!(z = s->zygote) || !z->spare)
+			return -EAGAIN;
 	}
 	/* Another run waits for it already. */
 	if (z->wait)

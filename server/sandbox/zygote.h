@@ -15,7 +15,9 @@
  * pid 1 (by pidfd), its status socket (READY, FAIL, EXIT as child.h has
  * them), its stdout and stderr pipes (and a session's channel); run.c and
  * session.c watch it as they watch a box they built. The next spare is
- * asked for when a run ends (as a warm box is built). See
+ * asked for when a run ends (as a warm box is built). With warm boxes off
+ * (sandbox.warmBoxes), nothing is made ahead: no spare waits, and a run
+ * asks for its box when it comes and waits for it (-EINPROGRESS). See
  * docs/sandbox.md, "The zygote", and docs/security.md.
  *
  * One zygote per configuration: its key is the run's box layout, the
@@ -68,12 +70,14 @@ typedef void (*sbx_zygote_wait_fn)(void *data, int r);
  * (pidfd, status socket, pipes; a cgroup with the run's limits when the
  * sandbox has them) and the program is already on its way, so the caller
  * watches b and sends no GO. -EAGAIN when the zygote or its spare is not
- * ready (being built, or asked for now, or another run waits for it),
+ * ready (being built, or asked for now with warm boxes on, or another run
+ * waits for it),
  * -ENOTSUP when the run does not fit the zygote or it is off, other
  * -errno when the zygote failed this run (it is retired); b is then
  * untouched and the caller takes the normal path. Never waits on the
  * loop: when the spare was asked for and its pid 1 has not reported yet
- * (a run right after the last one, while the zygote clones it),
+ * (a run right after the last one, while the zygote clones it; with warm
+ * boxes off, every run: its spare is asked for now),
  * -EINPROGRESS with *ret_wait set: the run is taken on, and fn(data, r)
  * says later, from the loop, when the spare's pidfd came (or that it did
  * not: the spare died, the zygote was retired, or ZYGOTE_ANSWER_MS
@@ -108,7 +112,7 @@ int sbx_zygote_send_hide(struct sbx_box *b, int hide_fd);
 
 /* A run has ended: build the zygote a run asked for, 10 ms from now
  * unless another run starts (as a warm box is built), or ask the zygote
- * for the next run's spare. */
+ * for the next run's spare (with warm boxes on). */
 void sbx_zygote_idle(struct sandbox *s);
 
 /* Drop the zygote: its box is killed (sandbox_free). */

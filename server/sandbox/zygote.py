@@ -33,9 +33,13 @@
 # one JSON object per datagram:
 #   kiln -> zygote  {"op": "hello", "preload": [...], "filter": BPF in hex,
 #                    "landlock": abi, "nr": {name: number}, "steps": {...},
-#                    "oneshot": oneshot.py's text, "display": kiln_display.py's}
+#                    "oneshot": oneshot.py's text, "display": kiln_display.py's,
+#                    "ahead": whether to clone the first spare's pid 1 ahead}
 #                   {"op": "spare", "tmpfs": bytes, "inodes", "userQuotas",
-#                    "procHidden"} with three fds: the run's stdout
+#                    "procHidden", "ahead": whether to clone the next spare's
+#                    pid 1 ahead once this one is on its way (both false
+#                    with kiln's sandbox.warmBoxes off: nothing is made
+#                    ahead)} with three fds: the run's stdout
 #                    and stderr pipes, its status socket; with cgroups a
 #                    fourth, the run's cgroup.procs opened for writing by
 #                    kiln (B writes itself into it before it forks C:
@@ -59,8 +63,8 @@
 # figures displayed); "script", the code as `python3 FILE` (a language
 # argv without the runner); "session", the session driver (the "code")
 # with its channel as stdin (session.h).
-# The zygote clones the next spare's pid 1 ahead, as soon as it has passed
-# a request on: when kiln asks, the zygote sends it that child's pidfd at
+# The zygote clones the next spare's pid 1 ahead (unless kiln says not
+# to: "ahead"), as soon as it has passed a request on: when kiln asks, the zygote sends it that child's pidfd at
 # once and hands the child the request (the child then says "kiln-spare"
 # as its command line, as the spare does until its run).
 #

@@ -97,7 +97,9 @@ def _serve_one(msg, fds):
                 _msg(st, SBX_MSG_FAIL, step=0, err=e or 1)
     for fd in fds:
         os.close(fd)
-    _clone_ahead()
+    # kiln's warmBoxes off: nothing made ahead; the next request clones.
+    if req.get("ahead", True):
+        _clone_ahead()
 
 
 def _preload(names):
@@ -168,7 +170,8 @@ def main():
     threads = sum(1 for _ in os.scandir("/proc/self/task"))
     _send({"op": "ready", "imported": imported, "failed": failed, "threads": threads,
            "pid": os.getpid()})
-    _clone_ahead()
+    if hello.get("ahead", True):
+        _clone_ahead()
     while True:
         try:
             msg, fds, _flags, _addr = socket.recv_fds(_ch, 1 << 16, 4)

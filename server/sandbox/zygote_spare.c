@@ -70,6 +70,9 @@ static json_object *spare_request(const struct sandbox *s, const struct sbx_zygo
 	for (size_t i = 0; i < ARRAY_SIZE(hidden); i++)
 		json_object_array_add(hide, json_object_new_string(hidden[i]));
 	json_object_object_add(req, "procHidden", hide);
+	/* Whether the zygote clones the next spare's pid 1 ahead, once this
+	 * one is on its way (sandbox.warmBoxes: off, nothing is made ahead). */
+	json_object_object_add(req, "ahead", json_object_new_boolean(s->config.warm_boxes));
 	if (z->ws) {
 		json_object *pats = json_object_new_array();
 		for (size_t i = 0; pats && i < s->config.nhide; i++)

@@ -29,10 +29,10 @@ JSON
 cat >"$tmp/cold.json" <<'JSON'
 {"sandbox": {"warmBoxes": false, "languages": {"true": {"argv": ["/bin/true"], "file": "x"}}}}
 JSON
-# Nothing built ahead of a run: neither the warm box nor the zygote's
-# spare. A Python run takes the zygote's spare with warmBoxes on or off
-# (docs/sandbox.md, "The zygote"), so cold.json's Python row compares one
-# path with itself; this one shows what building ahead buys Python.
+# No zygote either. cold.json's Python runs fork from the zygote, their
+# spare asked for at the request (warmBoxes off: nothing made ahead;
+# docs/sandbox.md, "With warm boxes off"); this one shows what building
+# ahead buys Python against a fresh interpreter in a fresh box.
 cat >"$tmp/nothing.json" <<'JSON'
 {"sandbox": {"warmBoxes": false, "zygote": false, "languages": {"true": {"argv": ["/bin/true"], "file": "x"}}}}
 JSON
@@ -98,9 +98,9 @@ for what in true python; do
 	row "kiln server snippet/run, warm box" "$bare" "$warm"
 	python3 -c 'import sys; print("  %-40s %8s     %6.2fx cold (median of pairs; at most 1)" % ("warm box / cold box", "", float(sys.argv[1])))' "$warm_cold"
 	if [ $what = python ]; then
-		# Both runs above took the zygote's spare (warmBoxes leaves it
-		# on): the same path, so about 1x by design. Against a run
-		# with nothing built ahead (no warm box, no zygote), in turns.
+		# The cold runs above took a spare made at their request, the
+		# warm ones a spare made ahead. Against a run with nothing
+		# built ahead and no zygote (a fresh interpreter), in turns.
 		set -- $(python3 tests/bench/sandbox_client.py "$KILN" "$tmp/nothing.json" --pair "$tmp/config.json" "$srv_lang" "$srv_code" "$RUNS" 0.05 || echo nan nan nan)
 		python3 -c 'import sys; n, w, r = map(float, sys.argv[1:]); print("  %-40s %8.2f ms\n  %-40s %8s     %6.2fx (median of pairs)" % ("nothing built ahead (no warm box, no zygote)", n, "default (the zygote'"'"'s spare) / nothing ahead", "", r))' "$1" "$2" "$3"
 	fi

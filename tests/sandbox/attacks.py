@@ -1557,6 +1557,57 @@ class Suite:
             return None
         self.case("warm-plan-host-changed", warm_plan_host_changed)
 
+        def exec_failure_reported():
+            # The program's execve fails in the box (its #! names an
+            # interpreter the box does not have; the host check passes:
+            # the file is executable). Pid 1 reads the exec pipe once the
+            # program is reaped, not at the execve (child.c): the failure
+            # must still reach the client as the step that failed, in a
+            # box built for the run and in the warm box after it. The
+            # release build: under ASan the program's process (on a stack
+            # of pid 1's, CLONE_VM) dies in ASan's no-return hook before
+            # it can write its record, with or without this change.
+            d = tempfile.mkdtemp(prefix="kiln-exec-fail.", dir="/var/tmp")
+            try:
+                os.chmod(d, 0o755)
+                tool = os.path.join(d, "tool")
+                with open(tool, "w") as f:
+                    f.write("#!/kiln-no-such-dir/interp\n")
+                os.chmod(tool, 0o755)
+                cfg_path = self.config_with("sandbox", "languages",
+                                            {"tool": {"argv": [tool], "file": "x"}})
+                proc = subprocess.Popen([self.kiln_release, "--config", cfg_path],
+                                        env=self.env, stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                OUR_PIDS.add(proc.pid)
+                replies = []
+                try:
+                    rpcmod.send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                                       "params": {}})
+                    rpcmod.recv(proc.stdout)
+                    for i in (1, 2):
+                        time.sleep(0.5)
+                        rpcmod.send(proc, {"jsonrpc": "2.0", "id": i, "method": "snippet/run",
+                                           "params": {"language": "tool", "code": ""}})
+                        while True:
+                            m = rpcmod.recv(proc.stdout)
+                            if m is None:
+                                return "the server ended"
+                            if m.get("id") == i:
+                                replies.append(m)
+                                break
+                finally:
+                    proc.stdin.close()
+                    proc.wait(timeout=10)
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+            for i, m in enumerate(replies, 1):
+                msg = (m.get("error") or {}).get("message", "")
+                if "executing the interpreter failed: No such file or directory" not in msg:
+                    return "run %d, its execve failing: %r" % (i, m)
+            return None
+        self.case("exec-failure-reported", exec_failure_reported)
+
         def server_killed():
             # Even SIGKILL of the server takes the box down (PDEATHSIG).
             proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang",

@@ -9,8 +9,9 @@ of its own.
 """
 import json
 import os
+import time
 
-from zygote import MARK, Server, ZygoteSuite, main
+from zygote import MARK, READY_WAIT_S, Server, ZygoteSuite, main
 
 
 class RunsSuite(ZygoteSuite):
@@ -20,6 +21,84 @@ class RunsSuite(ZygoteSuite):
         self.case("zygote-each-run-its-own-limits", self.limits_case())
         self.case("zygote-oneshot-as-the-normal-path", self.oneshot_case())
         self.case("zygote-stdout-pipe-one-notification", self.stdout_pipe_case())
+        self.case("zygote-warm-boxes-off-nothing-ahead", self.warm_off_case())
+
+    @staticmethod
+    def spares(root):
+        """The processes under root named kiln-spare: a spare's pid 1
+        (and the one it forks) and the child the zygote clones ahead for
+        the next spare, each named so until its run comes (zygote.py)."""
+        def read(path):
+            try:
+                with open(path, "rb") as f:
+                    return f.read()
+            except OSError:
+                return b""
+        kids = {}
+        for p in os.listdir("/proc"):
+            if p.isdigit():
+                stat = read("/proc/%s/stat" % p).rsplit(b")", 1)
+                if len(stat) == 2 and len(stat[1].split()) > 1:
+                    kids.setdefault(int(stat[1].split()[1]), []).append(int(p))
+        found, todo = [], [root]
+        while todo:
+            for c in kids.get(todo.pop(), []):
+                todo.append(c)
+                if read("/proc/%d/cmdline" % c).rstrip(b"\0") == b"kiln-spare":
+                    found.append(c)
+        return found
+
+    def warm_off_case(self):
+        """sandbox.warmBoxes false means nothing is built ahead, the
+        zygote's spare included: once a run came from the zygote, no
+        spare waits while the server is idle, and the next run still
+        comes from the zygote (it asks for its box when it comes and
+        waits for it). With warm boxes on (this suite's server), a spare
+        waits for the next run."""
+        def run():
+            # On: the spare is asked for when a run ends.
+            out, _, res, error = self.server.run(MARK + "print(1)\n")
+            if error or not out.startswith("KILN-ZYGOTE 1") or res.get("zygote") is not True:
+                return "warm boxes on: the run: %r %r %r" % (out[:200], error, res)
+            deadline = time.time() + READY_WAIT_S
+            while not self.spares(self.server.p.pid):
+                if time.time() > deadline:
+                    return "warm boxes on: no spare waits after a run from the zygote"
+                time.sleep(0.05)
+            cfg_path = os.path.join(self.scratch, "cfg-warm-off.json")
+            with open(self.base_config) as f:
+                cfg = json.load(f)
+            cfg["sandbox"]["warmBoxes"] = False
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            off = Server(self.kiln, cfg_path, self.env, log=cfg_path + ".log")
+            try:
+                why = self.nothing_ahead(off)
+            finally:
+                rc = off.stop()
+            if why is None and rc != 0:
+                why = "warm boxes off: the server exited %s" % rc
+            return why
+        return run
+
+    def nothing_ahead(self, off):
+        """warm_off_case's half against the server with warm boxes off."""
+        if not off.wait_ready():
+            return "warm boxes off: no run came from the zygote"
+        for i in range(3):
+            # Idle for far longer than a spare takes to be made
+            # (milliseconds; the server above had one at once).
+            time.sleep(1.0)
+            left = self.spares(off.p.pid)
+            if left:
+                return ("warm boxes off: %d kiln-spare processes wait while idle "
+                        "(after %d runs from the zygote)" % (len(left), i + 1))
+            out, err, res, error = off.run(MARK + "print(%d)\n" % i)
+            if (error or out != "KILN-ZYGOTE 1\n%d\n" % i or not res or
+                    res.get("zygote") is not True or res.get("warmBox")):
+                return "warm boxes off: run %d not from the zygote: %r %r %r %r" % (
+                    i, out[:200], err[-300:], error, res)
+        return None
 
     def stdout_pipe_case(self):
         """A run from the zygote writes into a stdout pipe as large as a

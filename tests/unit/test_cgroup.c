@@ -723,6 +723,15 @@ START_TEST(real_stats_cpu)
 		ck_assert_uint_eq(st.memory_peak_bytes, 0); /* unknown */
 	ck_assert_uint_eq(st.oom_kills, 0);
 	ck_assert_uint_eq(st.pids_max_hits, 0);
+	/* cpu.stat is opened when the cgroup is made and kept open: each
+	 * read is a fresh one, from its start. */
+	uint64_t first = st.cpu_usec;
+	pid = spawn_in(sbx_cgroup_fd(cg), NULL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(sbx_cgroup_stats(cg, &st), 0);
+	ck_assert_msg(st.cpu_usec >= first + 25000,
+	              "cpu.stat usage_usec %llu after %llu and 50 ms more of CPU",
+	              (unsigned long long)st.cpu_usec, (unsigned long long)first);
 	sbx_cgroup_free(cg);
 	sbx_cgroup_root_free(root);
 }
