@@ -116,6 +116,21 @@ static const char *const absent[] = {
     "shmget",
     "msgget",
     "semget",
+    /* Pages the program can still change, put into a pipe: splice from a
+     * file (its page cache, which the program rewrites with pwrite or a
+     * shared mapping), sendfile to a pipe (the same, through splice) and
+     * vmsplice (the program's own memory). The server relays output
+     * that needs no escape from the box's pipe to the client's by
+     * moving the pages, not copying them (run_output.c): a page the
+     * program changed after the server's check would reach the editor
+     * unchecked, as JSON-RPC of the program's choosing. Every byte in
+     * the box's pipes must be a copy the program no longer holds, as
+     * write() makes. The fallbacks (read and write; Python's shutil
+     * copies that way on ENOSYS) cost a copy. tee moves pages only
+     * between pipes, so it adds none the program could change. */
+    "splice",
+    "sendfile",
+    "vmsplice",
 };
 
 static int deny(scmp_filter_ctx ctx, const char *name, int err)

@@ -486,6 +486,33 @@ class Suite:
             "    return fd\n"
             "route('POSIX', MB, posix)\n",
             self.shared_memory_check, limits={"memoryBytes": 256 << 20, "tmpfsBytes": 8 << 20}))
+        # The calls that would put pages the program can still change into
+        # its stdout (the relay moves those pages to the client after its
+        # check: protocol-relay-pages-fixed) are absent (ENOSYS), from a
+        # built box and (zygote.py) from the zygote's child alike.
+        self.case("page-sharing-refused", self.python_case(
+            "import ctypes, errno, os\n"
+            "fd = os.open('/tmp/p', os.O_RDWR | os.O_CREAT, 0o600)\n"
+            "os.write(fd, b'x' * 4096)\n"
+            "r, w = os.pipe()\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "class iovec(ctypes.Structure):\n"
+            "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
+            "b = ctypes.create_string_buffer(4096)\n"
+            "iov = iovec(ctypes.addressof(b), 4096)\n"
+            "def vmsplice():\n"
+            "    if libc.vmsplice(w, ctypes.byref(iov), 1, 0) < 0:\n"
+            "        raise OSError(ctypes.get_errno(), 'vmsplice')\n"
+            "for name, call in (('splice', lambda: os.splice(fd, w, 4096, offset_src=0)),\n"
+            "                   ('sendfile', lambda: os.sendfile(w, fd, 0, 4096)),\n"
+            "                   ('vmsplice', vmsplice)):\n"
+            "    try:\n"
+            "        call()\n"
+            "        print(name, 'ALLOWED')\n"
+            "    except OSError as e:\n"
+            "        print(name, errno.errorcode.get(e.errno, e.errno))\n",
+            lambda rc, out, err, res: None if out.split() == [
+                "splice", "ENOSYS", "sendfile", "ENOSYS", "vmsplice", "ENOSYS"] else out + err))
         self.case("fill-tmp", self.python_case(
             "import errno\ntry:\n    with open('/tmp/fill', 'wb') as f:\n"
             "        while True:\n            f.write(b'x' * (1 << 20))\n"
@@ -996,6 +1023,65 @@ class Suite:
                 return "out of order: %r" % [[s, t[:3], len(t)] for s, t in got]
             return None
         self.case("protocol-relay-order-kept", relay_interleaved)
+
+        # The relay moves the box's output pages to the client's pipe
+        # after checking a copy of them (run_output.c). A program that put
+        # pages it can still change into its stdout (a file's page cache
+        # through splice or sendfile, its own memory through vmsplice)
+        # could rewrite them once checked, while the client has not read
+        # them yet (it reads nothing here for 1.5 s), and write JSON-RPC
+        # of its choosing into the editor's stream: the filter refuses the
+        # three calls (ENOSYS), so the program copies with write(), and
+        # the client gets what was written first, in valid messages.
+        def relay_pages_fixed():
+            code = (
+                "import ctypes, errno, mmap, os, sys, time\n"
+                "n = 1 << 16\n"
+                "EVIL = b'\"}}\\r\\n\\r\\n{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"x\"}'\n"
+                "fd = os.open('/tmp/pages', os.O_RDWR | os.O_CREAT, 0o600)\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "class iovec(ctypes.Structure):\n"
+                "    _fields_ = [('base', ctypes.c_void_p), ('len', ctypes.c_size_t)]\n"
+                "def vmsplice(m):\n"
+                "    buf = (ctypes.c_char * n).from_buffer(m)\n"
+                "    iov = iovec(ctypes.addressof(buf), n)\n"
+                "    r = libc.vmsplice(1, ctypes.byref(iov), 1, 0)\n"
+                "    del buf\n"
+                "    if r < 0:\n"
+                "        raise OSError(ctypes.get_errno(), 'vmsplice')\n"
+                "    return r\n"
+                "for name, fill in (('splice', b'A'), ('sendfile', b'B'), ('vmsplice', b'C')):\n"
+                "    os.pwrite(fd, fill * n, 0)\n"
+                "    m = mmap.mmap(fd, n)\n"
+                "    try:\n"
+                "        if name == 'splice':\n"
+                "            put = os.splice(fd, 1, n, offset_src=0)\n"
+                "        elif name == 'sendfile':\n"
+                "            put = os.sendfile(1, fd, 0, n)\n"
+                "        else:\n"
+                "            put = vmsplice(m)\n"
+                "        how = 'moved'\n"
+                "    except OSError as e:\n"
+                "        how, put = errno.errorcode.get(e.errno, str(e.errno)), 0\n"
+                "    os.write(1, m[put:])\n"
+                "    time.sleep(0.4)\n"
+                "    m[100:100 + len(EVIL)] = EVIL\n"
+                "    m.close()\n"
+                "    print(name, how, file=sys.stderr, flush=True)\n")
+            d = self.rpc([("python", code)], "--stall", "1.5")
+            res = d["replies"][0].get("result") if d["replies"][0] else None
+            if not res or res["exitCode"] != 0:
+                return "%r" % d["replies"][0]
+            o = d["output"].get(res["runId"], {"stdout": "", "stderr": ""})
+            hows = o["stderr"].split()
+            if hows != ["splice", "ENOSYS", "sendfile", "ENOSYS", "vmsplice", "ENOSYS"]:
+                return "the calls: %r" % o["stderr"]
+            want = "A" * 65536 + "B" * 65536 + "C" * 65536
+            if o["stdout"] != want:
+                at = next((i for i in range(len(want)) if o["stdout"][i:i + 1] != want[i]), 0)
+                return "stdout changed at %d: %r" % (at, o["stdout"][at:at + 60])
+            return None
+        self.case("protocol-relay-pages-fixed", relay_pages_fixed)
 
         def box_pipe_size():
             # The program's stdout is a pipe of one notification's worth

@@ -240,6 +240,20 @@ START_TEST(memfd_absent)
 }
 END_TEST
 
+/* The calls that put pages the program can still change into a pipe:
+ * ENOSYS, so that programs copy instead (the server moves the box's
+ * output pages to the client: filter.c). tee, which moves only pages
+ * already in a pipe, and copy_file_range (no pipes) stay. */
+START_TEST(page_sharing_absent)
+{
+	expect("splice", SYS_splice, NULL, ERRNO(ENOSYS));
+	expect("sendfile", SYS_sendfile, NULL, ERRNO(ENOSYS));
+	expect("vmsplice", SYS_vmsplice, NULL, ERRNO(ENOSYS));
+	expect("tee", SYS_tee, NULL, SECCOMP_RET_ALLOW);
+	expect("copy_file_range", SYS_copy_file_range, NULL, SECCOMP_RET_ALLOW);
+}
+END_TEST
+
 /* F_SETPIPE_SZ refused whatever the high half of cmd; other fcntls pass. */
 START_TEST(pipe_resize)
 {
@@ -437,6 +451,7 @@ static Suite *make_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, each_denied_call_is_eperm);
 	tcase_add_test(tc, memfd_absent);
+	tcase_add_test(tc, page_sharing_absent);
 	tcase_add_test(tc, pipe_resize);
 	tcase_add_test(tc, pid1_untunable);
 	tcase_add_test(tc, ordinary_calls_allowed);
