@@ -10,14 +10,44 @@ const TSLanguage *tree_sitter_bash(void);
 
 static bool sh_fold(struct val_doc *d, TSNode n, char *out, int depth);
 
-/* Backslash quoting outside quotes: \x is x. */
-static bool unquote_word(const char *s, size_t n, char *out)
+/* Backslash quoting outside quotes: \x is x, and a backslash before a
+ * newline joins the lines (ev\<newline>al is eval). A word holds no
+ * unquoted blank; the grammar still hands over "\n\\eval" as one word
+ * after an assignment on the line before (x=1, then \eval: bash runs
+ * eval), so a word's blanks are dropped as bash drops them between
+ * words; in a string (word false) they are its text. */
+static bool unquote_word(const char *s, size_t n, char *out, bool word)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '\\' && i + 1 < n)
-			i++;
+		if (word && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n'))
+			continue;
+		if (s[i] == '\\' && i + 1 < n) {
+			if (s[++i] == '\n')
+				continue;
+		}
 		if (!val_cat(out, s + i, 1))
 			return false;
+	}
+	return true;
+}
+
+/* A backslash-newline between two words' characters (ev\<newline>al) is
+ * removed by bash, joining them into one word (eval); the grammar reads
+ * it as a blank, and two words. Appends to out the words that go on
+ * from byte e so, as bash reads them. */
+static bool join_continued(struct val_doc *d, TSNode n, uint32_t e, char *out)
+{
+	TSNode root = ts_tree_root_node(n.tree);
+	while (e + 2 < d->len && d->code[e] == '\\' && d->code[e + 1] == '\n' &&
+	       d->code[e + 2] != ' ' && d->code[e + 2] != '\t' && d->code[e + 2] != '\n') {
+		TSNode next = ts_node_named_descendant_for_byte_range(root, e + 2, e + 3);
+		if (ts_node_is_null(next) || ts_node_start_byte(next) != e + 2 ||
+		    (!val_type_is(next, "word") && !val_type_is(next, "number")))
+			return true;
+		uint32_t ne = ts_node_end_byte(next);
+		if (ne > d->len || !unquote_word(d->code + e + 2, ne - e - 2, out, true))
+			return false;
+		e = ne;
 	}
 	return true;
 }
@@ -29,7 +59,7 @@ static bool sh_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
 	const char *t = ts_node_type(n);
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 	if (strcmp(t, "word") == 0 || strcmp(t, "number") == 0)
-		return unquote_word(d->code + s, e - s, out);
+		return unquote_word(d->code + s, e - s, out, true) && join_continued(d, n, e, out);
 	if (strcmp(t, "raw_string") == 0)
 		return e - s >= 2 && val_cat(out, d->code + s + 1, e - s - 2);
 	if (strcmp(t, "ansi_c_string") == 0)
@@ -43,7 +73,7 @@ static bool sh_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
 			if (strcmp(ct, "\"") == 0)
 				continue;
 			if (strcmp(ct, "string_content") != 0 ||
-			    !unquote_word(d->code + cs, ce - cs, out))
+			    !unquote_word(d->code + cs, ce - cs, out, false))
 				return false;
 		}
 		return true;

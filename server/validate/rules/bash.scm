@@ -24,6 +24,9 @@
   (#match? @SH-PERMISSIONS "^(.*/)?(chmod|chown|chgrp|chattr|setfacl)$"))
 ((command name: (command_name) @SH-DISK)
   (#match? @SH-DISK "^(.*/)?(dd|mkfs(\\..*)?|mke2fs|mkswap|shred|wipefs|fdisk|sfdisk|parted|losetup|blkdiscard|hdparm)$"))
+((command name: (command_name) @_w argument: (_) @SH-DISK)
+  (#match? @_w "^(.*/)?(env|command|builtin|exec|nohup|sudo|doas|xargs|timeout|nice|busybox|time|stdbuf|setsid|parallel)$")
+  (#match? @SH-DISK "^(.*/)?(dd|mkfs(\\..*)?|mke2fs|mkswap|shred|wipefs|fdisk|sfdisk|parted|losetup|blkdiscard|hdparm)$"))
 
 ; --- writing outside the workspace
 ((file_redirect [">" ">>" "&>" "&>>" ">|"] destination: (_) @SH-WRITE-OUTSIDE)
@@ -51,6 +54,9 @@
 ; --- code from strings
 ((command name: (command_name) @SH-EVAL)
   (#match? @SH-EVAL "^(eval|source|\\.)$"))
+((command name: (command_name) @_w argument: (_) @SH-EVAL)
+  (#match? @_w "^(.*/)?(command|builtin|env|exec|nohup|sudo|doas|xargs|timeout|nice|busybox|time|stdbuf|setsid)$")
+  (#match? @SH-EVAL "^(eval|source|\\.)$"))
 ((command name: (command_name) @_n argument: (_) @SH-EVAL)
   (#match? @_n "^(.*/)?(ba|da|z|k|c|tc|fi|a)?sh$")
   (#eq? @SH-EVAL "-c"))
@@ -71,6 +77,9 @@
 
 ; --- processes and privileges
 ((command name: (command_name) @SH-PROCESS)
+  (#match? @SH-PROCESS "^(.*/)?(kill|killall|pkill|nohup|disown|setsid|crontab|at|batch|systemctl|service|sudo|su|doas|chroot|nsenter|unshare|mount|umount|insmod|modprobe|reboot|shutdown|halt|poweroff)$"))
+((command name: (command_name) @_w argument: (_) @SH-PROCESS)
+  (#match? @_w "^(.*/)?(env|command|builtin|exec|xargs|timeout|nice|busybox|time|stdbuf|parallel|watch)$")
   (#match? @SH-PROCESS "^(.*/)?(kill|killall|pkill|nohup|disown|setsid|crontab|at|batch|systemctl|service|sudo|su|doas|chroot|nsenter|unshare|mount|umount|insmod|modprobe|reboot|shutdown|halt|poweroff)$"))
 ((command name: (command_name) @_n argument: (_) @SH-INTERPRETER)
   (#match? @_n "^(.*/)?(python[0-9.]*|node|nodejs|perl|ruby|php|lua)$")

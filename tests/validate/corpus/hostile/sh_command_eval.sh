@@ -1,0 +1,2 @@
+# expect: SH-EVAL
+command eval "$(printf ls)"

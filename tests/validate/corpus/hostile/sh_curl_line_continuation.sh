@@ -1,0 +1,3 @@
+# expect: SH-NETWORK
+cu\
+rl https://example.org

@@ -1,0 +1,2 @@
+# expect: SH-PROCESS
+env kill -9 1

@@ -1,0 +1,3 @@
+# expect: SH-EVAL
+x=1
+\eval "$(printf ls)"

@@ -1,0 +1,3 @@
+# expect: SH-EVAL
+ev\
+al "$(printf ls)"
