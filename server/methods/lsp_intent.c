@@ -351,6 +351,20 @@ static void on_proposal(void *data, json_object *result, json_object *error)
 	json_get_int64(json_get(json_object_array_get_idx(json_get(edit, "documentChanges"), 0),
 	                        "textDocument"),
 	               "version", &version);
+	/* The document changed while the model wrote: the edit would land
+	 * in text it was not made for. Its version says so to the client,
+	 * but not every client checks: kiln does not send it at all. */
+	const struct doc *d = docs_find(&k->docs, j->uri);
+	if (!d || d->version != version) {
+		char msg[700];
+		snprintf(msg, sizeof(msg),
+		         "kiln: %s changed while the model wrote proposal %s, so it was not "
+		         "inserted; use \"kiln: write code for this comment\" again",
+		         j->uri, id);
+		lsp_show(k, MSG_WARNING, msg);
+		job_free(j);
+		return;
+	}
 	struct apply_ctx *c = calloc(1, sizeof(*c));
 	if (!c || !(c->code = strdup(code))) {
 		free(c);
