@@ -25,7 +25,8 @@ struct intent_proposal {
 	char *explanation;
 	char *uri;
 	int64_t version;
-	char *text; /* the document's text the edit was computed against */
+	uint64_t doc_life; /* intent_doc_life(uri) when it was asked for, or 0 */
+	char *text;        /* the document's text the edit was computed against */
 	char *session_id;
 	json_object *range;       /* copy of the request's range, or NULL */
 	json_object *position;    /* copy of the request's position, or NULL */
@@ -67,8 +68,16 @@ json_object *intent_position_json(const char *text, size_t off, enum pos_encodin
 
 /* Remember that uri is at version (the highest seen wins). */
 void intent_doc_seen(struct intent *in, const char *uri, int64_t version);
-/* The latest version seen for uri, or -1. */
+/* uri was opened (didOpen) at version. Opened again after a close, it is
+ * another life of the document: its versions start afresh, so they say
+ * nothing about the text of the life before. */
+void intent_doc_opened(struct intent *in, const char *uri, int64_t version);
+/* The latest version seen for uri, or -1. A closed document keeps its
+ * last version: a change just before didClose is still a change. */
 int64_t intent_doc_version(struct intent *in, const char *uri);
+/* Which life of uri kiln knows now (a number that changes each time it
+ * is opened again after a close), or 0 when it knows none. */
+uint64_t intent_doc_life(struct intent *in, const char *uri);
 void intent_doc_closed(struct intent *in, const char *uri);
 
 /* --- sessions ----------------------------------------------------------------- */

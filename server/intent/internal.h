@@ -2,6 +2,7 @@
  * server/intent/ only. */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "intent/intent.h"
@@ -9,6 +10,8 @@
 struct intent_doc {
 	char *uri;
 	int64_t version;
+	uint64_t life; /* which opening of uri this is (intent_doc_life) */
+	bool closed;
 };
 
 struct intent_session {
@@ -25,6 +28,7 @@ struct intent {
 	unsigned next_id;
 	struct intent_doc *docs;
 	size_t ndocs, docs_cap;
+	uint64_t lives; /* the last life given a document */
 	struct intent_session *sessions;
 	int audit_fd;
 	bool audit_failed;

@@ -134,14 +134,12 @@ static struct intent_doc *doc_find(struct intent *in, const char *uri)
 	return NULL;
 }
 
-void intent_doc_seen(struct intent *in, const char *uri, int64_t version)
+/* The entry of uri, made (at version, in a new life) when there is none. */
+static struct intent_doc *doc_get(struct intent *in, const char *uri, int64_t version)
 {
 	struct intent_doc *d = doc_find(in, uri);
-	if (d) {
-		if (version > d->version)
-			d->version = version;
-		return;
-	}
+	if (d)
+		return d;
 	if (in->ndocs == MAX_DOCS) {
 		/* Forget the oldest: a document not seen for that long gets
 		 * its version back with its next change. */
@@ -153,14 +151,37 @@ void intent_doc_seen(struct intent *in, const char *uri, int64_t version)
 		size_t cap = in->docs_cap ? in->docs_cap * 2 : 8;
 		struct intent_doc *nd = realloc(in->docs, cap * sizeof(*nd));
 		if (!nd)
-			return;
+			return NULL;
 		in->docs = nd;
 		in->docs_cap = cap;
 	}
 	char *u = strdup(uri);
 	if (!u)
+		return NULL;
+	d = &in->docs[in->ndocs++];
+	*d = (struct intent_doc){.uri = u, .version = version, .life = ++in->lives};
+	return d;
+}
+
+void intent_doc_seen(struct intent *in, const char *uri, int64_t version)
+{
+	struct intent_doc *d = doc_get(in, uri, version);
+	if (d && version > d->version)
+		d->version = version;
+}
+
+void intent_doc_opened(struct intent *in, const char *uri, int64_t version)
+{
+	struct intent_doc *d = doc_get(in, uri, version);
+	if (!d)
 		return;
-	in->docs[in->ndocs++] = (struct intent_doc){.uri = u, .version = version};
+	if (d->closed) {
+		d->version = version;
+		d->life = ++in->lives;
+		d->closed = false;
+	} else if (version > d->version) {
+		d->version = version;
+	}
 }
 
 int64_t intent_doc_version(struct intent *in, const char *uri)
@@ -169,13 +190,15 @@ int64_t intent_doc_version(struct intent *in, const char *uri)
 	return d ? d->version : -1;
 }
 
+uint64_t intent_doc_life(struct intent *in, const char *uri)
+{
+	struct intent_doc *d = doc_find(in, uri);
+	return d ? d->life : 0;
+}
+
 void intent_doc_closed(struct intent *in, const char *uri)
 {
 	struct intent_doc *d = doc_find(in, uri);
-	if (!d)
-		return;
-	free(d->uri);
-	size_t i = (size_t)(d - in->docs);
-	memmove(d, d + 1, (in->ndocs - i - 1) * sizeof(*d));
-	in->ndocs--;
+	if (d)
+		d->closed = true;
 }

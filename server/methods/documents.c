@@ -27,19 +27,23 @@
 #include "sandbox/run.h"
 #include "validate/validate.h"
 
-static void doc_version(struct kiln *k, json_object *params)
+static void doc_version(struct kiln *k, json_object *params, bool opened)
 {
 	json_object *doc = json_get(params, "textDocument");
 	const char *uri;
 	int64_t version;
-	if (json_get_string(doc, "uri", &uri) == 0 && json_get_int64(doc, "version", &version) == 0)
+	if (json_get_string(doc, "uri", &uri) < 0 || json_get_int64(doc, "version", &version) < 0)
+		return;
+	if (opened)
+		intent_doc_opened(k->intent, uri, version);
+	else
 		intent_doc_seen(k->intent, uri, version);
 }
 
 int method_text_document_did_open(struct rpc_call *call, json_object *params)
 {
 	struct kiln *k = rpc_call_ctx(call);
-	doc_version(k, params);
+	doc_version(k, params, true);
 	json_object *td = json_get(params, "textDocument");
 	const char *uri, *language_id = NULL;
 	int64_t version = 0;
@@ -70,7 +74,7 @@ int method_text_document_did_open(struct rpc_call *call, json_object *params)
 int method_text_document_did_change(struct rpc_call *call, json_object *params)
 {
 	struct kiln *k = rpc_call_ctx(call);
-	doc_version(k, params);
+	doc_version(k, params, false);
 	const char *uri;
 	int64_t version = 0;
 	json_object *td = json_get(params, "textDocument");

@@ -238,6 +238,7 @@ static void repair_checked(void *data, int r, const struct val_report *report, c
 	p->language = strdup(prev->language);
 	p->uri = prev->uri ? strdup(prev->uri) : NULL;
 	p->version = prev->version;
+	p->doc_life = prev->doc_life;
 	p->text = prev->text ? strdup(prev->text) : NULL;
 	p->session_id = prev->session_id ? strdup(prev->session_id) : NULL;
 	p->range = json_object_get(prev->range);
@@ -493,6 +494,22 @@ int method_intent_approve(struct rpc_call *call, json_object *params)
 	json_get_int64(doc, "version", &client_version);
 	int64_t seen = p->uri ? intent_doc_version(k->intent, p->uri) : -1;
 	int64_t current = client_version >= 0 ? client_version : seen;
+	/* Closed and opened again since: the versions started afresh, and the
+	 * same number says nothing about the text (the client's own version
+	 * is its word for the text it holds now). */
+	uint64_t life = p->uri ? intent_doc_life(k->intent, p->uri) : 0;
+	if (p->version >= 0 && client_version < 0 && p->doc_life && life && life != p->doc_life) {
+		json_object *d = json_object_new_object();
+		json_object_object_add(d, "uri", json_object_new_string(p->uri));
+		json_object_object_add(d, "proposalVersion", json_object_new_int64(p->version));
+		json_object_object_add(d, "documentVersion", json_object_new_int64(seen));
+		json_object_object_add(d, "reopened", json_object_new_boolean(true));
+		intent_error(call, RPC_REQUEST_FAILED, E_CONFLICT, d,
+		             "%s was closed and opened again since proposal %s was made; run "
+		             "the intent again on the current text",
+		             p->uri, p->id);
+		return 0;
+	}
 	if (p->version >= 0 && current >= 0 && current != p->version) {
 		json_object *d = json_object_new_object();
 		json_object_object_add(d, "uri", json_object_new_string(p->uri));

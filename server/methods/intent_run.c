@@ -48,9 +48,10 @@ struct run_job {
 	char *intent, *language, *uri, *text, *session_id;
 	json_object *range, *position;
 	int64_t version;
-	struct buf acc;  /* the answer so far, for intent/partial */
-	size_t scanned;  /* acc bytes up to the last newline handled */
-	struct buf sent; /* the code streamed so far */
+	uint64_t doc_life; /* the life of uri's version (intent_doc_life) */
+	struct buf acc;    /* the answer so far, for intent/partial */
+	size_t scanned;    /* acc bytes up to the last newline handled */
+	struct buf sent;   /* the code streamed so far */
 	bool writing;
 	/* Kept for the prompt, built once the survey (what the box can
 	 * import, the workspace's files) is in. */
@@ -373,6 +374,7 @@ static void finish(struct run_job *j, const char *checked, const struct val_repo
 	p->language = strdup(j->language);
 	p->uri = j->uri ? strdup(j->uri) : NULL;
 	p->version = j->version;
+	p->doc_life = j->doc_life;
 	p->text = j->text ? strdup(j->text) : NULL;
 	p->session_id = j->session_id ? strdup(j->session_id) : NULL;
 	p->range = json_object_get(j->range);
@@ -558,8 +560,10 @@ int method_intent_run(struct rpc_call *call, json_object *params)
 	j->position = json_copy(position);
 	j->token = json_copy(json_get(params, "workDoneToken"));
 	j->req_id = json_copy(rpc_call_id(call));
-	if (uri && version >= 0)
+	if (uri && version >= 0) {
 		intent_doc_seen(k->intent, uri, version);
+		j->doc_life = intent_doc_life(k->intent, uri);
+	}
 
 	/* The selection, or the text around the cursor, goes into the prompt. */
 	_cleanup_free_ char *selection = NULL, *before = NULL, *after = NULL;

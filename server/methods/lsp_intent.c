@@ -135,6 +135,26 @@ static void line_bounds(const struct doc *d, size_t off, uint32_t *ret_line, siz
 	*ret_end = end;
 }
 
+/* Where the document holds code as whole lines (from a line's start to a
+ * line's end), or NULL. Anywhere else is not the proposal the person saw:
+ * "# " + its line is a comment that still holds its text. */
+static const char *find_lines(const struct doc *d, const char *code)
+{
+	const char *t = d->text.data;
+	size_t n = strlen(code);
+	if (!t || !n)
+		return NULL;
+	for (const char *at = strstr(t, code); at; at = strstr(at + 1, code)) {
+		size_t s = (size_t)(at - t), e = s + n;
+		bool starts = s == 0 || t[s - 1] == '\n' || t[s - 1] == '\r';
+		bool ends =
+		    code[n - 1] == '\n' || e == d->text.len || pos_break_len(t, d->text.len, e);
+		if (starts && ends)
+			return at;
+	}
+	return NULL;
+}
+
 static struct applied *find_applied(const char *id)
 {
 	for (struct applied *a = applied; a; a = a->next)
@@ -163,7 +183,7 @@ void lsp_intent_actions(struct kiln *k, const struct doc *d, json_object *range,
 	for (struct applied *a = applied; a; a = a->next) {
 		if (strcmp(a->uri, d->uri) != 0 || !d->text.data)
 			continue;
-		const char *at = strstr(d->text.data, a->code);
+		const char *at = find_lines(d, a->code);
 		if (!at)
 			continue;
 		size_t s = (size_t)(at - d->text.data), e = s + strlen(a->code);
@@ -331,6 +351,20 @@ static void on_proposal(void *data, json_object *result, json_object *error)
 	json_get_int64(json_get(json_object_array_get_idx(json_get(edit, "documentChanges"), 0),
 	                        "textDocument"),
 	               "version", &version);
+	/* The document changed while the model wrote: the edit would land
+	 * in text it was not made for. Its version says so to the client,
+	 * but not every client checks: kiln does not send it at all. */
+	const struct doc *d = docs_find(&k->docs, j->uri);
+	if (!d || d->version != version) {
+		char msg[700];
+		snprintf(msg, sizeof(msg),
+		         "kiln: %s changed while the model wrote proposal %s, so it was not "
+		         "inserted; use \"kiln: write code for this comment\" again",
+		         j->uri, id);
+		lsp_show(k, MSG_WARNING, msg);
+		job_free(j);
+		return;
+	}
 	struct apply_ctx *c = calloc(1, sizeof(*c));
 	if (!c || !(c->code = strdup(code))) {
 		free(c);
@@ -575,7 +609,7 @@ static int run_proposal(struct rpc_call *call, struct kiln *k, json_object *arg)
 		return 0;
 	}
 	/* What runs is what the document shows, or nothing runs. */
-	if (!d || !d->text.data || !strstr(d->text.data, a->code)) {
+	if (!d || !find_lines(d, a->code)) {
 		rpc_call_errorf(call, RPC_REQUEST_FAILED, NULL,
 		                "proposal %s's code was changed in the document since it was "
 		                "inserted: select it and use \"Run selection in kiln\"",

@@ -723,7 +723,13 @@ int method_mcp_tools_call(struct rpc_call *call, json_object *params)
 	              json_object_is_type(token, json_type_int)))
 		mc->progress_token = json_copy(token);
 	mc->language = strdup(l->name);
-	mc->code = strndup(code, len);
+	/* All len bytes, a NUL included: the validator reads len of them
+	 * (strndup would stop at a NUL and leave it reading past the copy). */
+	mc->code = malloc(len + 1);
+	if (mc->code) {
+		memcpy(mc->code, code, len);
+		mc->code[len] = '\0';
+	}
 	mc->profile = profile ? strdup(profile) : NULL;
 	if (!mc->language || !mc->code || (profile && !mc->profile)) {
 		mcp_call_free(mc);

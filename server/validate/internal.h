@@ -32,6 +32,10 @@ struct val_lang {
 	/* The node's value as a constant string (literals, concatenations of
 	 * literals); false when it is not constant. out holds VAL_VALUE_MAX. */
 	bool (*fold)(struct val_doc *d, TSNode n, char *out, int depth);
+	/* The node's text as the language reads it, when that is not its
+	 * source bytes (Python folds identifiers NFKC: 'ｏs' is os); false
+	 * for the source text. May be NULL. */
+	bool (*name_text)(struct val_doc *d, TSNode n, char *out);
 	/* The node's qualified name with aliases resolved ("o.system" after
 	 * "import os as o" is "os.system"); false when it has none. */
 	bool (*qname)(struct val_doc *d, TSNode n, char *out, int depth);
@@ -262,8 +266,11 @@ struct val_doc {
 
 /* The node's source text, copied into out (VAL_VALUE_MAX, cut). */
 void val_node_text(struct val_doc *d, TSNode n, char *out);
+/* The node's text as the language reads it (lang->name_text), else its
+ * source text. */
+void val_node_name(struct val_doc *d, TSNode n, char *out);
 /* The node's string for predicates: its folded value when constant, else
- * its source text. */
+ * its text as the language reads it (val_node_name). */
 void val_node_value(struct val_doc *d, TSNode n, char *out);
 /* lang_common.c: record name -> target (copies); later bindings replace
  * earlier ones. */

@@ -49,6 +49,18 @@ bool val_unescape(char *out, const char *s, size_t n)
 			digits = 2;
 			break;
 		case 'u':
+			if (i + 1 < n && s[i + 1] == '{') {
+				/* JavaScript's \u{X...}: up to six digits. */
+				size_t j = i + 2;
+				int v = 0, k = 0;
+				while (j < n && k < 6 && hexval(s[j]) >= 0)
+					v = v * 16 + hexval(s[j++]), k++;
+				if (!k || j >= n || s[j] != '}' || v >= 0x80)
+					return false;
+				i = j;
+				ch = (char)v;
+				break;
+			}
 			digits = 4;
 			break;
 		default:

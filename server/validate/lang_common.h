@@ -68,7 +68,8 @@ static inline bool val_type_is(TSNode n, const char *type)
 }
 
 /* Decode the backslash escapes common to Python and JavaScript strings
- * (\n \t \\ \' \" \xHH, \uHHHH below 0x80 and octal) in s[0..n), appending to
- * out. Escapes outside that set are kept as they are: the value is for
- * matching names, where anything exotic is suspicious anyway. */
+ * (\n \t \\ \' \" \xHH, \uHHHH and JavaScript's \u{H...} below 0x80, and
+ * octal) in s[0..n), appending to out. Escapes outside that set are kept
+ * as they are: the value is for matching names, where anything exotic is
+ * suspicious anyway. */
 bool val_unescape(char *out, const char *s, size_t n);

@@ -11,6 +11,65 @@ const TSLanguage *tree_sitter_javascript(void);
 static bool js_fold(struct val_doc *d, TSNode n, char *out, int depth);
 static bool js_qname(struct val_doc *d, TSNode n, char *out, int depth);
 
+static int hexdigit(char c)
+{
+	return c >= '0' && c <= '9'   ? c - '0'
+	       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+	       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+	                              : -1;
+}
+
+/* A name as JavaScript reads it: an identifier may spell any of its
+ * characters as \uXXXX or \u{X...}, so \u0072equire is require. The
+ * source text with those escapes decoded (to UTF-8); cut at the bound. */
+static void js_ident(struct val_doc *d, TSNode n, char *out)
+{
+	char raw[VAL_VALUE_MAX];
+	val_node_text(d, n, raw);
+	if (!strchr(raw, '\\')) {
+		memcpy(out, raw, strlen(raw) + 1);
+		return;
+	}
+	size_t o = 0;
+	for (size_t i = 0; raw[i] && o < VAL_VALUE_MAX - 5;) {
+		uint32_t cp = 0;
+		size_t j = i + 2;
+		bool ok = raw[i] == '\\' && raw[i + 1] == 'u';
+		if (ok && raw[j] == '{') {
+			size_t digits = 0;
+			for (j++; hexdigit(raw[j]) >= 0 && digits < 7; j++, digits++)
+				cp = cp << 4 | (uint32_t)hexdigit(raw[j]);
+			ok = digits > 0 && raw[j] == '}' && cp <= 0x10ffff;
+			j++;
+		} else if (ok) {
+			for (size_t k = 0; k < 4 && ok; k++, j++)
+				ok = hexdigit(raw[j]) >= 0,
+				cp = cp << 4 | (uint32_t)(ok ? hexdigit(raw[j]) : 0);
+		}
+		if (!ok) {
+			out[o++] = raw[i++];
+			continue;
+		}
+		if (cp < 0x80) {
+			out[o++] = (char)cp;
+		} else if (cp < 0x800) {
+			out[o++] = (char)(0xc0 | cp >> 6);
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else if (cp < 0x10000) {
+			out[o++] = (char)(0xe0 | cp >> 12);
+			out[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		} else {
+			out[o++] = (char)(0xf0 | cp >> 18);
+			out[o++] = (char)(0x80 | (cp >> 12 & 0x3f));
+			out[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
+			out[o++] = (char)(0x80 | (cp & 0x3f));
+		}
+		i = j;
+	}
+	out[o] = '\0';
+}
+
 static bool js_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
 {
 	if (depth > VAL_DEPTH_MAX || ts_node_is_null(n))
@@ -50,7 +109,7 @@ static bool js_fold_into(struct val_doc *d, TSNode n, char *out, int depth)
 			return false;
 		TSNode obj = val_field(f, "object");
 		char prop[VAL_VALUE_MAX], sep[VAL_VALUE_MAX] = "";
-		val_node_text(d, val_field(f, "property"), prop);
+		js_ident(d, val_field(f, "property"), prop);
 		if (strcmp(prop, "join") || !val_type_is(obj, "array"))
 			return false;
 		if (ts_node_named_child_count(args) == 1 &&
@@ -102,7 +161,7 @@ static bool js_qname(struct val_doc *d, TSNode n, char *out, int depth)
 	const char *t = ts_node_type(n);
 	char tmp[VAL_VALUE_MAX];
 	if (strcmp(t, "identifier") == 0) {
-		val_node_text(d, n, tmp);
+		js_ident(d, n, tmp);
 		/* The global object's members are plain globals. */
 		if (!strcmp(tmp, "globalThis") || !strcmp(tmp, "global") ||
 		    !strcmp(tmp, "window") || !strcmp(tmp, "self")) {
@@ -118,13 +177,18 @@ static bool js_qname(struct val_doc *d, TSNode n, char *out, int depth)
 		if (!js_qname(d, val_field(n, "object"), out, depth + 1))
 			return false;
 		if (member)
-			val_node_text(d, val_field(n, "property"), tmp);
+			js_ident(d, val_field(n, "property"), tmp);
 		else if (!js_fold(d, val_field(n, "index"), tmp, depth + 1))
 			return false;
 		return (!out[0] || val_cats(out, ".")) && val_cats(out, tmp);
 	}
 	if (strcmp(t, "parenthesized_expression") == 0 && ts_node_named_child_count(n) == 1)
 		return js_qname(d, ts_node_named_child(n, 0), out, depth + 1);
+	/* (0, require)('child_process'): a comma expression is its last
+	 * operand. */
+	if (strcmp(t, "sequence_expression") == 0 && ts_node_named_child_count(n) > 0)
+		return js_qname(d, ts_node_named_child(n, ts_node_named_child_count(n) - 1), out,
+		                depth + 1);
 	if (strcmp(t, "await_expression") == 0 && ts_node_named_child_count(n) == 1)
 		return js_qname(d, ts_node_named_child(n, 0), out, depth + 1);
 	if (strcmp(t, "call_expression") == 0) {
@@ -148,7 +212,7 @@ static void bind_pattern(struct val_doc *d, TSNode pat, const char *q)
 {
 	char name[VAL_VALUE_MAX], key[VAL_VALUE_MAX], full[VAL_VALUE_MAX];
 	if (val_type_is(pat, "identifier")) {
-		val_node_text(d, pat, name);
+		js_ident(d, pat, name);
 		if (strcmp(name, q))
 			val_alias_set(d, name, q, true);
 		return;
@@ -159,15 +223,15 @@ static void bind_pattern(struct val_doc *d, TSNode pat, const char *q)
 	for (uint32_t i = 0; i < k; i++) {
 		TSNode c = ts_node_named_child(pat, i);
 		if (val_type_is(c, "shorthand_property_identifier_pattern")) {
-			val_node_text(d, c, name);
+			js_ident(d, c, name);
 			val_join(full, q, name);
 			val_alias_set(d, name, full, false);
 		} else if (val_type_is(c, "pair_pattern")) {
 			TSNode v = val_field(c, "value");
 			if (!val_type_is(v, "identifier"))
 				continue;
-			val_node_text(d, val_field(c, "key"), key);
-			val_node_text(d, v, name);
+			js_ident(d, val_field(c, "key"), key);
+			js_ident(d, v, name);
 			val_join(full, q, key);
 			val_alias_set(d, name, full, false);
 		}
@@ -203,11 +267,11 @@ static void collect_import(struct val_doc *d, TSNode n)
 		for (uint32_t j = 0; j < kc; j++) {
 			TSNode c = ts_node_named_child(clause, j);
 			if (val_type_is(c, "identifier")) {
-				val_node_text(d, c, name);
+				js_ident(d, c, name);
 				val_alias_set(d, name, mod, true);
 			} else if (val_type_is(c, "namespace_import") &&
 			           ts_node_named_child_count(c) > 0) {
-				val_node_text(d, ts_node_named_child(c, 0), name);
+				js_ident(d, ts_node_named_child(c, 0), name);
 				val_alias_set(d, name, mod, true);
 			} else if (val_type_is(c, "named_imports")) {
 				uint32_t ks = ts_node_named_child_count(c);
@@ -217,10 +281,10 @@ static void collect_import(struct val_doc *d, TSNode n)
 					TSNode al = val_field(spec, "alias");
 					if (ts_node_is_null(nm))
 						continue;
-					val_node_text(d, nm, name);
+					js_ident(d, nm, name);
 					val_join(full, mod, name);
 					if (!ts_node_is_null(al))
-						val_node_text(d, al, name);
+						js_ident(d, al, name);
 					val_alias_set(d, name, full, false);
 				}
 			}
@@ -260,11 +324,25 @@ static const char *js_describe(const char *parent, const char *missing)
 	return NULL;
 }
 
+/* A name with its \\u escapes decoded, for the predicates that test a
+ * node's text. */
+static bool js_name(struct val_doc *d, TSNode n, char *out)
+{
+	const char *t = ts_node_type(n);
+	if (strcmp(t, "identifier") && strcmp(t, "property_identifier") &&
+	    strcmp(t, "shorthand_property_identifier") &&
+	    strcmp(t, "shorthand_property_identifier_pattern"))
+		return false;
+	js_ident(d, n, out);
+	return true;
+}
+
 const struct val_lang val_lang_javascript = {
     .name = "javascript",
     .ts = tree_sitter_javascript,
     .collect = js_collect,
     .fold = js_fold,
+    .name_text = js_name,
     .qname = js_qname,
     .describe = js_describe,
 };

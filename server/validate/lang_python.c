@@ -174,7 +174,7 @@ static bool fold_join(struct val_doc *d, TSNode n, char *out, int depth)
 	TSNode obj = val_field(f, "object");
 	TSNode attr = val_field(f, "attribute");
 	char sep[VAL_VALUE_MAX] = "", name[VAL_VALUE_MAX];
-	val_node_text(d, attr, name);
+	py_ident(d, attr, name);
 	if (strcmp(name, "join") || !py_fold(d, obj, sep, depth + 1) ||
 	    ts_node_named_child_count(args) != 1)
 		return false;
@@ -266,7 +266,7 @@ static bool py_qname(struct val_doc *d, TSNode n, char *out, int depth)
 		/* A name in "from m import name": what it was bound to. */
 		if (ts_node_named_child_count(n) == 1)
 			return py_qname(d, ts_node_named_child(n, 0), out, depth + 1);
-		val_node_text(d, n, out);
+		py_ident(d, n, out);
 		return true;
 	}
 	if (t == PK_ATTRIBUTE) {
@@ -301,7 +301,7 @@ static void collect_import(struct val_doc *d, TSNode n)
 		TSNode c = ts_node_named_child(n, i);
 		if (py_kind(c) == PK_DOTTED_NAME) {
 			/* import a.b binds a, and a.b is a module too. */
-			val_node_text(d, c, name);
+			py_ident(d, c, name);
 			val_alias_set(d, name, name, true);
 			char *dot = strchr(name, '.');
 			if (dot) {
@@ -309,7 +309,7 @@ static void collect_import(struct val_doc *d, TSNode n)
 				val_alias_set(d, name, name, true);
 			}
 		} else if (py_kind(c) == PK_ALIASED_IMPORT) {
-			val_node_text(d, val_field(c, "name"), name);
+			py_ident(d, val_field(c, "name"), name);
 			py_ident(d, val_field(c, "alias"), alias);
 			val_alias_set(d, alias, name, true);
 		}
@@ -322,7 +322,7 @@ static void collect_from(struct val_doc *d, TSNode n)
 	TSNode m = val_field(n, "module_name");
 	if (ts_node_is_null(m))
 		return;
-	val_node_text(d, m, mod);
+	py_ident(d, m, mod);
 	uint32_t k = ts_node_child_count(n);
 	for (uint32_t i = 0; i < k; i++) {
 		const char *field = ts_node_field_name_for_child(n, i);
@@ -331,10 +331,10 @@ static void collect_from(struct val_doc *d, TSNode n)
 		TSNode c = ts_node_child(n, i);
 		char full[VAL_VALUE_MAX];
 		if (py_kind(c) == PK_ALIASED_IMPORT) {
-			val_node_text(d, val_field(c, "name"), name);
+			py_ident(d, val_field(c, "name"), name);
 			py_ident(d, val_field(c, "alias"), alias);
 		} else {
-			val_node_text(d, c, name);
+			py_ident(d, c, name);
 			py_copy(alias, name);
 		}
 		val_join(full, mod, name);
@@ -506,11 +506,23 @@ static bool py_explain(struct val_doc *d, TSNode err, char *msg, size_t msz, uin
 	return true;
 }
 
+/* A name as CPython reads it (an identifier, a dotted module name), for
+ * the predicates that test a node's text. */
+static bool py_name(struct val_doc *d, TSNode n, char *out)
+{
+	enum py_kind t = py_kind(n);
+	if (t != PK_IDENTIFIER && t != PK_DOTTED_NAME)
+		return false;
+	py_ident(d, n, out);
+	return true;
+}
+
 const struct val_lang val_lang_python = {
     .name = "python",
     .ts = tree_sitter_python,
     .collect = py_collect,
     .fold = py_fold,
+    .name_text = py_name,
     .qname = py_qname,
     .describe = py_describe,
     .explain = py_explain,

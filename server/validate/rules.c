@@ -592,8 +592,17 @@ out:
  * two bytes refuse them (PY-DUNDER-WALK's at every identifier): for those
  * the two bytes are read from the source, and the text is neither copied
  * nor remembered. */
-/* The first bytes val_node_text() would copy of n. */
-static void text_head(const struct val_doc *d, TSNode n, char head[3])
+/* Whether a name's source byte may read otherwise (lang->name_text): a
+ * byte of a character that is not ASCII (Python's 'ｏs' is os) or an
+ * escape's backslash (JavaScript's \u0072equire is require). */
+static bool name_byte_folds(char c)
+{
+	return (unsigned char)c >= 0x80 || c == '\\';
+}
+
+/* The first bytes val_node_name() would copy of n: the source's, unless
+ * one of them may read otherwise and the language reads the name so. */
+static void text_head(struct val_doc *d, TSNode n, char head[3])
 {
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 	if (e > d->len)
@@ -602,6 +611,12 @@ static void text_head(const struct val_doc *d, TSNode n, char head[3])
 	if (s < e) {
 		head[0] = d->code[s];
 		head[1] = s + 1 < e && head[0] ? d->code[s + 1] : '\0';
+	}
+	char buf[VAL_VALUE_MAX];
+	if ((name_byte_folds(head[0]) || name_byte_folds(head[1])) && d->lang->name_text &&
+	    d->lang->name_text(d, n, buf)) {
+		head[0] = buf[0];
+		head[1] = buf[0] ? buf[1] : '\0';
 	}
 }
 
@@ -614,7 +629,7 @@ static bool value_matches(struct val_doc *d, const struct val_pred *p, TSNode n,
 		text_head(d, n, head);
 		if (!val_re_may_match(&p->re_prefix, head))
 			return false;
-		val_node_text(d, n, val);
+		val_node_name(d, n, val);
 	}
 	return may_match(p, val) && regexec(&p->re, val, 0, NULL, 0) == 0;
 }

@@ -397,10 +397,16 @@ void val_node_text(struct val_doc *d, TSNode n, char *out)
 	out[k] = '\0';
 }
 
+void val_node_name(struct val_doc *d, TSNode n, char *out)
+{
+	if (!d->lang->name_text || !d->lang->name_text(d, n, out))
+		val_node_text(d, n, out);
+}
+
 void val_node_value(struct val_doc *d, TSNode n, char *out)
 {
 	if (!d->lang->fold(d, n, out, 0))
-		val_node_text(d, n, out);
+		val_node_name(d, n, out);
 }
 
 int val_add(struct val_doc *d, uint32_t start, uint32_t end, enum val_severity sev,
