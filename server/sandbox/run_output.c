@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -209,14 +210,15 @@ static size_t relay_drop(struct sandbox *sbx, int fd, size_t n)
  * protocol-relay-packets). A read stops right after a packet, so a read
  * of the held bytes and a mark written behind them (never a packet, and
  * never merged into the bytes before it: tee leaves its pages unmergeable)
- * takes all in one call only when none of them is one. */
-static bool relay_check(struct sandbox *sbx, int hold, char *buf, size_t n, bool *whole)
+ * takes all in one call only when none of them is one. Without mark
+ * (a take too short to be relayed: a syscall saved), *whole is false. */
+static bool relay_check(struct sandbox *sbx, int hold, char *buf, size_t n, bool mark, bool *whole)
 {
 	int scratch = sbx->relay_pipe[0];
 	*whole = false;
 	if (tee(hold, sbx->relay_pipe[1], n, SPLICE_F_NONBLOCK) != (ssize_t)n)
 		return false;
-	size_t want = n + (write(sbx->relay_pipe[1], "", 1) == 1), got = 0;
+	size_t want = n + (mark && write(sbx->relay_pipe[1], "", 1) == 1), got = 0;
 	bool one = true;
 	while (got < want) {
 		ssize_t r = read(scratch, buf + got, want - got);
@@ -276,7 +278,7 @@ static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t si
 		return -ENOSYS;
 	size_t got = (size_t)n;
 	bool whole;
-	if (!relay_check(sbx, hold, buf, (size_t)n, &whole)) {
+	if (!relay_check(sbx, hold, buf, (size_t)n, n >= RELAY_MIN, &whole)) {
 		/* Cannot happen with pipes of our own; if it does, the held
 		 * bytes are read from the holding pipe and go the usual way,
 		 * and the relay stops (the box's pipe is read from then on). */
@@ -332,6 +334,12 @@ static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t si
 	return n;
 }
 
+static bool pipe_unread(int fd)
+{
+	int n = 0;
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* One take from a box's pipe: relayed, or read the usual way. true when
  * the pipe may hold more that no wake-up will report: the watch is
  * edge-triggered (RUN_PIPE_EVENTS), so the next take comes from this
@@ -369,6 +377,14 @@ static bool take_output(struct run *run, int s, int fd, bool hup)
 			return false;
 		}
 		run_on_bytes(run, s, buf, (size_t)n);
+		/* A short read empties a pipe, but for a packet (a write to
+		 * an end in O_DIRECT mode: relay_check): a read stops right
+		 * after one. The writer blocked on the full pipe wakes the
+		 * server only when it finds it empty, or at the end of its
+		 * write; with one packet read a wake-up, a write of more
+		 * than a page would wait for the run's timeout. */
+		if ((size_t)n < asked && !run->paused && run->box.fds[s] == fd && pipe_unread(fd))
+			return true;
 	}
 	if (run->paused || run->box.fds[s] != fd)
 		return false;

@@ -1123,6 +1123,26 @@ class Suite:
             return None
         self.case("protocol-relay-packets", relay_packets)
 
+        # The same packets read the usual way (here a client on a socket:
+        # nothing is relayed). A read stops right after a packet, and a
+        # writer blocked on its full pipe wakes the server only when it
+        # finds the pipe empty: with one packet read a wake-up, a program
+        # writing 20 KB at a time (five pages, five packets) stalled
+        # until its wallMs killed it, most of its output unsent.
+        def packets_not_stalled():
+            code = ("import fcntl, os\n"
+                    "fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_DIRECT)\n"
+                    "for i in range(100):\n"
+                    "    os.write(1, b'%d' % (i % 10) * 20000)\n")
+            d = self.rpc([("python", code)], "--socket", "--limits", json.dumps({"wallMs": 10000}))
+            res = d["replies"][0].get("result") if d["replies"][0] else None
+            if not res or res["exitCode"] != 0:
+                return "%r" % (res and {k: res[k] for k in ("exitCode", "timedOut", "durationMs")})
+            got = d["output"].get(res["runId"], {}).get("stdout", "")
+            want = "".join(str(i % 10) * 20000 for i in range(100))
+            return None if got == want else "%d bytes of %d arrived" % (len(got), len(want))
+        self.case("protocol-packets-not-stalled", packets_not_stalled)
+
         def box_pipe_size():
             # The program's stdout is a pipe of one notification's worth
             # (256 KiB, box.c): the server takes what it wrote in one read
