@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -168,11 +169,12 @@ static int relay_fds(struct sandbox *sbx)
 		return -e;
 	}
 	/* Each takes all a box's pipe of up to RUN_COALESCE_BYTES holds (as
-	 * many slots), which take_output counts on. */
-	int scratch = fcntl(sbx->relay_pipe[1], F_SETPIPE_SZ, RUN_COALESCE_BYTES),
+	 * many slots), which take_output counts on; the scratch pipe twice
+	 * that, for the mark behind a full take (relay_check). */
+	int scratch = fcntl(sbx->relay_pipe[1], F_SETPIPE_SZ, 2 * RUN_COALESCE_BYTES),
 	    held = fcntl(sbx->relay_hold[1], F_SETPIPE_SZ, RUN_COALESCE_BYTES);
 	sbx->relay_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-	if (scratch < (int)RUN_COALESCE_BYTES || held < (int)RUN_COALESCE_BYTES ||
+	if (scratch < (int)(2 * RUN_COALESCE_BYTES) || held < (int)RUN_COALESCE_BYTES ||
 	    sbx->relay_null < 0) {
 		run_relay_close(sbx);
 		return -ENOSYS;
@@ -196,6 +198,41 @@ static size_t relay_drop(struct sandbox *sbx, int fd, size_t n)
 	return done;
 }
 
+/* Copy the n bytes held into buf (which has room for n + 1) through the
+ * scratch pipe, leaving them held; false when that failed. *whole says
+ * whether the client's reads can split them anywhere: false when any of
+ * them is a packet. A program can write its stdout in packet mode
+ * (O_DIRECT on its end, or a packet pipe of its own tee'd into it): then
+ * each write is a pipe buffer of its own, which splice and tee move with
+ * its flag, and a read() that ends inside one drops the rest of it. Such
+ * pages relayed to the client would lose bytes of a message at whatever
+ * read size the client uses, and its framing with them (the attack
+ * protocol-relay-packets). A read stops right after a packet, so a read
+ * of the held bytes and a mark written behind them (never a packet, and
+ * never merged into the bytes before it: tee leaves its pages unmergeable)
+ * takes all in one call only when none of them is one. Without mark
+ * (a take too short to be relayed: a syscall saved), *whole is false. */
+static bool relay_check(struct sandbox *sbx, int hold, char *buf, size_t n, bool mark, bool *whole)
+{
+	int scratch = sbx->relay_pipe[0];
+	*whole = false;
+	if (tee(hold, sbx->relay_pipe[1], n, SPLICE_F_NONBLOCK) != (ssize_t)n)
+		return false;
+	size_t want = n + (mark && write(sbx->relay_pipe[1], "", 1) == 1), got = 0;
+	bool one = true;
+	while (got < want) {
+		ssize_t r = read(scratch, buf + got, want - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return false;
+		got += (size_t)r;
+		one = one && got == want;
+	}
+	*whole = one && want > n;
+	return true;
+}
+
 /* Output that can go to the client as it is, without the server copying
  * it (run.h's relay; docs/performance.md, "The output relay"): moved
  * from the box's pipe into the holding pipe with splice(2), which frees
@@ -210,7 +247,8 @@ static size_t relay_drop(struct sandbox *sbx, int fd, size_t n)
  * holding pipe and goes the usual way, from buf, so that the holding
  * pipe is empty again when this returns. So every byte leaves the box's
  * pipe exactly once, in order, and the bytes handled are the bytes
- * checked. Returns how many bytes it took from the box's pipe, and
+ * checked. buf has room for size + 1 bytes (relay_check). Returns how
+ * many bytes it took from the box's pipe, and
  * sets *asked to how many it asked for (0 taken: paused); -EAGAIN when
  * the pipe was empty; -ENOSYS when the relay cannot be used (the caller
  * reads). */
@@ -238,17 +276,9 @@ static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t si
 		return -EAGAIN;
 	if (n <= 0) /* the end of the stream, or not a pipe: read() says */
 		return -ENOSYS;
-	size_t got = 0;
-	ssize_t t = tee(hold, sbx->relay_pipe[1], (size_t)n, SPLICE_F_NONBLOCK);
-	while (t == n && got < (size_t)n) {
-		ssize_t r = read(sbx->relay_pipe[0], buf + got, (size_t)n - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	if (got < (size_t)n) {
+	size_t got = (size_t)n;
+	bool whole;
+	if (!relay_check(sbx, hold, buf, (size_t)n, n >= RELAY_MIN, &whole)) {
 		/* Cannot happen with pipes of our own; if it does, the held
 		 * bytes are read from the holding pipe and go the usual way,
 		 * and the relay stops (the box's pipe is read from then on). */
@@ -265,7 +295,8 @@ static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t si
 		run_on_bytes(run, s, buf, got);
 		return n;
 	}
-	size_t k = run->sink->plain(buf, got);
+	/* Packets are not relayed: they go the usual way, copied. */
+	size_t k = whole ? run->sink->plain(buf, got) : 0;
 	uint64_t budget = run->limits.output_bytes - run->out_bytes;
 	if (k > budget) /* cut on a character boundary */
 		for (k = (size_t)budget; k > 0 && (buf[k] & 0xc0) == 0x80;)
@@ -303,6 +334,12 @@ static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t si
 	return n;
 }
 
+static bool pipe_unread(int fd)
+{
+	int n = 0;
+	return ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* One take from a box's pipe: relayed, or read the usual way. true when
  * the pipe may hold more that no wake-up will report: the watch is
  * edge-triggered (RUN_PIPE_EVENTS), so the next take comes from this
@@ -316,21 +353,21 @@ static bool take_output(struct run *run, int s, int fd, bool hup)
 {
 	/* One read takes up to a notification's worth (RUN_COALESCE_BYTES) of
 	 * the box's 256 KiB pipe (box.c); static: the loop has one thread. */
-	static char buf[RUN_COALESCE_BYTES];
+	static char buf[RUN_COALESCE_BYTES + 1]; /* + relay_check's mark */
 	if (!run->pipe_bytes[s]) {
 		int size = fcntl(fd, F_GETPIPE_SZ);
 		run->pipe_bytes[s] = size > 0 ? (size_t)size : SIZE_MAX;
 	}
-	size_t asked = sizeof(buf);
+	size_t asked = RUN_COALESCE_BYTES;
 	ssize_t n = -ENOSYS;
 	/* Relayed only from a pipe the holding pipe takes whole. */
-	if (run->sink->relay && !run->truncated && run->pipe_bytes[s] <= sizeof(buf))
-		n = relay_output(run, s, fd, buf, sizeof(buf), &asked);
+	if (run->sink->relay && !run->truncated && run->pipe_bytes[s] <= RUN_COALESCE_BYTES)
+		n = relay_output(run, s, fd, buf, RUN_COALESCE_BYTES, &asked);
 	if (n == -EAGAIN)
 		return false;
 	if (n == -ENOSYS) {
-		asked = sizeof(buf);
-		n = read(fd, buf, sizeof(buf));
+		asked = RUN_COALESCE_BYTES;
+		n = read(fd, buf, RUN_COALESCE_BYTES);
 		if (n < 0 && errno == EINTR)
 			return true;
 		if (n < 0 && errno == EAGAIN)
@@ -340,6 +377,14 @@ static bool take_output(struct run *run, int s, int fd, bool hup)
 			return false;
 		}
 		run_on_bytes(run, s, buf, (size_t)n);
+		/* A short read empties a pipe, but for a packet (a write to
+		 * an end in O_DIRECT mode: relay_check): a read stops right
+		 * after one. The writer blocked on the full pipe wakes the
+		 * server only when it finds it empty, or at the end of its
+		 * write; with one packet read a wake-up, a write of more
+		 * than a page would wait for the run's timeout. */
+		if ((size_t)n < asked && !run->paused && run->box.fds[s] == fd && pipe_unread(fd))
+			return true;
 	}
 	if (run->paused || run->box.fds[s] != fd)
 		return false;

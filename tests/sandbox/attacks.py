@@ -1083,6 +1083,66 @@ class Suite:
             return None
         self.case("protocol-relay-pages-fixed", relay_pages_fixed)
 
+        # A program can write its stdout in packet mode: O_DIRECT set on
+        # its end, or a pipe2(O_DIRECT) pipe of its own tee'd into it.
+        # Each write is then a pipe buffer flagged as a packet, which
+        # splice and tee carry along, and a read() that ends inside a
+        # packet drops the rest of it. Relayed as they were, such pages
+        # reached the client's pipe, where the client's reads (here
+        # Python's buffered reader: 8 KiB for each header) cut them: bytes
+        # of messages were lost and the stream's framing with them. The
+        # relay now finds packets (run_output.c, relay_check) and copies
+        # them the usual way. The client reads nothing for 2 s, so that
+        # the box's pipe fills with packets and the relay takes many at
+        # once; both runs' text must arrive whole.
+        def relay_packets():
+            line = "abcdefghijklmnopqrstuvwxyz0123456789" * 100
+            direct = ("import fcntl, os\n"
+                      "fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_DIRECT)\n"
+                      "for _ in range(600):\n"
+                      "    os.write(1, b'%s')\n" % line)
+            teed = ("import ctypes, os\n"
+                    "libc = ctypes.CDLL(None, use_errno=True)\n"
+                    "r, w = os.pipe2(os.O_DIRECT)\n"
+                    "for _ in range(600):\n"
+                    "    os.write(w, b'%s')\n"
+                    "    if libc.tee(r, 1, %d, 0) != %d:\n"
+                    "        raise OSError(ctypes.get_errno(), 'tee')\n"
+                    "    os.read(r, %d)\n" % (line, len(line), len(line), len(line)))
+            try:
+                d = self.rpc([("python", direct), ("python", teed)], "--stall", "2")
+            except json.JSONDecodeError:
+                return "the client could not parse the server's output (bytes were lost)"
+            for rep, how in zip(d["replies"], ("O_DIRECT", "tee")):
+                res = rep.get("result") if rep else None
+                if not res or res["exitCode"] != 0:
+                    return "%s: %r" % (how, rep)
+                got = d["output"].get(res["runId"], {}).get("stdout", "")
+                if got != line * 600:
+                    return "%s: %d bytes of %d arrived" % (how, len(got), len(line) * 600)
+            return None
+        self.case("protocol-relay-packets", relay_packets)
+
+        # The same packets read the usual way (here a client on a socket:
+        # nothing is relayed). A read stops right after a packet, and a
+        # writer blocked on its full pipe wakes the server only when it
+        # finds the pipe empty: with one packet read a wake-up, a program
+        # writing 20 KB at a time (five pages, five packets) stalled
+        # until its wallMs killed it, most of its output unsent.
+        def packets_not_stalled():
+            code = ("import fcntl, os\n"
+                    "fcntl.fcntl(1, fcntl.F_SETFL, fcntl.fcntl(1, fcntl.F_GETFL) | os.O_DIRECT)\n"
+                    "for i in range(100):\n"
+                    "    os.write(1, b'%d' % (i % 10) * 20000)\n")
+            d = self.rpc([("python", code)], "--socket", "--limits", json.dumps({"wallMs": 10000}))
+            res = d["replies"][0].get("result") if d["replies"][0] else None
+            if not res or res["exitCode"] != 0:
+                return "%r" % (res and {k: res[k] for k in ("exitCode", "timedOut", "durationMs")})
+            got = d["output"].get(res["runId"], {}).get("stdout", "")
+            want = "".join(str(i % 10) * 20000 for i in range(100))
+            return None if got == want else "%d bytes of %d arrived" % (len(got), len(want))
+        self.case("protocol-packets-not-stalled", packets_not_stalled)
+
         def box_pipe_size():
             # The program's stdout is a pipe of one notification's worth
             # (256 KiB, box.c): the server takes what it wrote in one read
