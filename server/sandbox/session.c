@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -628,7 +629,17 @@ static void on_run_list(void *data, int fd, const char *why)
 	if (fd >= 0)
 		close(fd);
 	const char *rec = r >= 0 ? unmasked(ss, list, len) : NULL;
-	if (r < 0) {
+	struct stat st;
+	if (r >= 0 &&
+	    (stat(ss->ws_host, &st) < 0 || st.st_dev != ss->ws_dev || st.st_ino != ss->ws_ino)) {
+		/* The list is the new folder's; the box shows the old one. */
+		snprintf(
+		    msg, sizeof(msg),
+		    "the workspace folder %s is not the one this session's box was made with "
+		    "(moved away, or made anew at that path); the run did not start. Reset the "
+		    "session (session/reset) for a box that shows the folder there now",
+		    ss->ws_host);
+	} else if (r < 0) {
 		snprintf(msg, sizeof(msg),
 		         "kiln could not check the workspace for names to hide before the run: %s",
 		         fd < 0 ? why : strerror(-r));

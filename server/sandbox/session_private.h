@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "core/buf.h"
 #include "sandbox/box.h"
@@ -75,6 +76,10 @@ struct sbx_session {
 	size_t masked_len;
 	const char **masked_idx; /* its records, sorted (strcmp) */
 	size_t masked_n;
+	/* The folder ws_host named when the box was made (device, inode):
+	 * a folder made anew at that path is not the one the box shows. */
+	dev_t ws_dev;
+	ino_t ws_ino;
 	struct sbx_hide_req *check_req;
 	json_object *check_frame;
 	/* Open (alive) while the zygote's spare is on its way: the box is

@@ -240,6 +240,17 @@ int sess_start_box(struct sbx_session *ss, char *err, size_t errsz)
 	ss->snap_lent = false;
 	free(ss->ws_host);
 	ss->ws_host = po->plan.ws_host ? strdup(po->plan.ws_host) : NULL;
+	/* The folder, noted before the box opens it (as warm.c's). */
+	struct stat st;
+	if (ss->ws_host && stat(ss->ws_host, &st) < 0) {
+		r = -errno;
+		snprintf(err, errsz, "kiln cannot open the session: %s: %s", ss->ws_host,
+		         strerror(-r));
+		sbx_plan_free(po);
+		return r;
+	}
+	ss->ws_dev = ss->ws_host ? st.st_dev : 0;
+	ss->ws_ino = ss->ws_host ? st.st_ino : 0;
 	r = from_zygote(ss, po);
 	if (r != -EINPROGRESS)
 		return start_driver(ss, po, r >= 0, err, errsz);

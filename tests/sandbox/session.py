@@ -341,6 +341,18 @@ def workspace_checks():
                       "except OSError as e:\n    print(type(e).__name__)"})
         check("a reset session hides the secret made while it lived",
               "result" in rr and stdout(n) == "PermissionError\n", json.dumps([rr, n])[:400])
+        # The folder moved away and another made at its path: the box
+        # still shows the old one, whose new secrets no list (made from
+        # the path) names.
+        os.rename(proj, proj + ".old")
+        os.makedirs(proj)
+        open(os.path.join(proj + ".old", "id_later"), "w").write("KEY=kiln-session-old-dir\n")
+        r, n = s.run({"sessionId": sid, "code": "print(open('id_later').read(), end='')"})
+        res = r.get("result") or {}
+        check("a session whose folder was made anew at its path runs nothing in the old one",
+              "kiln-session-old-dir" not in json.dumps([r, n]) and
+              res.get("sessionEnded") is True and
+              "made anew" in (res.get("sessionEndReason") or ""), json.dumps([r, n])[:600])
         s.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
