@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +48,11 @@
 #define DRAIN_READS 16
 
 static void on_pipe(struct loop *loop, int fd, unsigned events, void *data);
+
+static int cmp_record(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 const char *sbx_session_id(const struct sbx_session *ss)
 {
@@ -187,6 +193,12 @@ void sess_drop_box(struct sbx_session *ss)
 	sbx_plan_free(steal_pointer(&ss->zplan));
 	sbx_hide_cancel(ss->sbx, steal_pointer(&ss->hide_req));
 	sbx_plan_free(steal_pointer(&ss->go_plan));
+	/* A run held back for its check never reaches this box. */
+	sbx_hide_cancel(ss->sbx, steal_pointer(&ss->check_req));
+	json_object_put(steal_pointer(&ss->check_frame));
+	free(steal_pointer(&ss->masked));
+	free(steal_pointer(&ss->masked_idx));
+	ss->masked_len = ss->masked_n = 0;
 	int fds[] = {ss->box.pidfd, ss->box.status_fd, ss->box.fds[OUT], ss->box.fds[ERR],
 	             ss->box.ctl_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
@@ -316,9 +328,12 @@ void sbx_session_interrupt(struct sbx_session *ss)
 	if (!ss->alive || ss->interrupting)
 		return;
 	ss->interrupting = true;
-	if (ss->zwait) {
-		/* Its frame (the one outq can hold then) is not sent. */
+	if (ss->zwait || ss->check_frame) {
+		/* Its frame (the one outq can hold then, or the one held
+		 * for its check) is not sent. */
 		buf_reset(&ss->outq);
+		sbx_hide_cancel(ss->sbx, steal_pointer(&ss->check_req));
+		json_object_put(steal_pointer(&ss->check_frame));
 		ss->kill_timer = loop_timer_start(ss->loop, 0, on_unsent, ss);
 		return;
 	}
@@ -345,9 +360,11 @@ void sbx_session_forget_run(struct sbx_session *ss, struct run *run)
 	if (ss->run != run)
 		return;
 	ss->run = NULL;
-	if (ss->zwait) {
+	if (ss->zwait || ss->check_frame) {
 		/* Its frame has not left: the code never runs. */
 		buf_reset(&ss->outq);
+		sbx_hide_cancel(ss->sbx, steal_pointer(&ss->check_req));
+		json_object_put(steal_pointer(&ss->check_frame));
 		sess_arm_idle(ss);
 		return;
 	}
@@ -555,8 +572,17 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 	json_object_object_add(req, "code", json_object_new_string(code));
 	json_object_object_add(req, "cpuMs", json_object_new_int64((int64_t)lim.cpu_ms));
 	json_object_object_add(req, "outDir", json_object_new_string(SBX_WORKSPACE "/out"));
-	r = sess_queue_frame(ss, req);
-	json_object_put(req);
+	if (ss->ws_host) {
+		/* Held back until a list made from now on shows nothing to
+		 * hide that the box does not mask (on_run_list). */
+		ss->check_frame = req;
+		r = ss->masked_idx ? sess_check_start(ss) : 0;
+		if (r < 0)
+			json_object_put(steal_pointer(&ss->check_frame));
+	} else {
+		r = sess_queue_frame(ss, req);
+		json_object_put(req);
+	}
 	if (r < 0) {
 		snprintf(err, errsz, "session %s cannot take the run now: %s", ss->id,
 		         strerror(-r));
@@ -569,9 +595,80 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 		ss->idle_timer = NULL;
 	}
 	ss->run = run;
-	sess_write_out(ss);
+	if (!ss->check_frame)
+		sess_write_out(ss);
 	*ret_run = run;
 	return 0;
+}
+
+/* The first record of list (len bytes) that the box does not mask, or
+ * NULL: every name to hide now was hidden when the box was made. */
+static const char *unmasked(const struct sbx_session *ss, const char *list, size_t len)
+{
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1) {
+		const char *rec = list + off;
+		if (!bsearch(&rec, ss->masked_idx, ss->masked_n, sizeof(*ss->masked_idx),
+		             cmp_record))
+			return rec;
+	}
+	return NULL;
+}
+
+/* The list made for the held-back run: its frame goes to the driver, or,
+ * if something to hide appeared since the box masked its list (the box
+ * would show it: its masks are made once, before the driver starts),
+ * the session ends before the code runs, saying so. */
+static void on_run_list(void *data, int fd, const char *why)
+{
+	struct sbx_session *ss = data;
+	ss->check_req = NULL;
+	char msg[sizeof(ss->why)];
+	char *list = NULL;
+	size_t len = 0;
+	int r = fd < 0 ? fd : sess_read_list(fd, &list, &len);
+	if (fd >= 0)
+		close(fd);
+	const char *rec = r >= 0 ? unmasked(ss, list, len) : NULL;
+	struct stat st;
+	if (r >= 0 &&
+	    (stat(ss->ws_host, &st) < 0 || st.st_dev != ss->ws_dev || st.st_ino != ss->ws_ino)) {
+		/* The list is the new folder's; the box shows the old one. */
+		snprintf(
+		    msg, sizeof(msg),
+		    "the workspace folder %s is not the one this session's box was made with "
+		    "(moved away, or made anew at that path); the run did not start. Reset the "
+		    "session (session/reset) for a box that shows the folder there now",
+		    ss->ws_host);
+	} else if (r < 0) {
+		snprintf(msg, sizeof(msg),
+		         "kiln could not check the workspace for names to hide before the run: %s",
+		         fd < 0 ? why : strerror(-r));
+	} else if (rec) {
+		snprintf(
+		    msg, sizeof(msg),
+		    "%s (a name sandbox.workspace.hide lists) appeared in the workspace after "
+		    "this session's box was made, which cannot hide it; the run did not start. "
+		    "Reset the session (session/reset) for a box that hides it",
+		    rec + 1);
+	} else {
+		json_object *frame = steal_pointer(&ss->check_frame);
+		r = sess_queue_frame(ss, frame);
+		json_object_put(frame);
+		if (r >= 0) {
+			free(list);
+			sess_write_out(ss);
+			return;
+		}
+		snprintf(msg, sizeof(msg), "session %s cannot take the run now: %s", ss->id,
+		         strerror(-r));
+	}
+	free(list);
+	sess_end_session(ss, msg, 0, false);
+}
+
+int sess_check_start(struct sbx_session *ss)
+{
+	return sbx_hide_request(ss->sbx, on_run_list, ss, &ss->check_req);
 }
 
 int sbx_session_reset(struct sbx_session *ss, char *err, size_t errsz)

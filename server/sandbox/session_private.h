@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "core/buf.h"
 #include "sandbox/box.h"
@@ -66,6 +67,21 @@ struct sbx_session {
 	/* The box is the zygote's (zygote.h): the list goes to its pid 1
 	 * (sbx_zygote_send_hide), not with a GO. */
 	bool zygote_box;
+	/* With a workspace: the records of the list the box's pid 1 masked
+	 * (owned; NULL until it went), and a run's frame held back
+	 * (check_frame, owned) while a list made after the run was asked
+	 * for is checked against it (check_req): a name to hide that is not
+	 * masked (made since the box was) ends the session instead. */
+	char *masked;
+	size_t masked_len;
+	const char **masked_idx; /* its records, sorted (strcmp) */
+	size_t masked_n;
+	/* The folder ws_host named when the box was made (device, inode):
+	 * a folder made anew at that path is not the one the box shows. */
+	dev_t ws_dev;
+	ino_t ws_ino;
+	struct sbx_hide_req *check_req;
+	json_object *check_frame;
 	/* Open (alive) while the zygote's spare is on its way: the box is
 	 * empty, a run's frame waits in outq, and the plan waits here for
 	 * the rest of the start (on_spare). */
@@ -97,3 +113,15 @@ void sess_on_ctl(struct loop *loop, int fd, unsigned events, void *data);
  * driver started in it (or the open left waiting for the zygote's
  * spare); err says why not. */
 int sess_start_box(struct sbx_session *ss, char *err, size_t errsz);
+/* session_start.c: the records of a list of what to hide (hide.h), read
+ * from its sealed memfd into *ret (owned, NUL-terminated), at most
+ * SESSION_LIST_MAX bytes; -errno. */
+#define SESSION_LIST_MAX (16u << 20)
+int sess_read_list(int fd, char **ret, size_t *ret_len);
+/* The records of list (len bytes, each NUL-terminated), as pointers
+ * into it sorted with strcmp (*ret owned); -ENOMEM. */
+int sess_index_list(const char *list, size_t len, const char ***ret, size_t *ret_n);
+/* session.c: the held-back run's check asked for, now that the box's own
+ * list went (it is never asked for before: the run's list must come
+ * from a later pass than the box's). */
+int sess_check_start(struct sbx_session *ss);

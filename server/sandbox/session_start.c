@@ -7,10 +7,12 @@
 #include "sandbox/session_private.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -38,19 +40,77 @@ static int send_driver_go(struct sbx_session *ss, const struct sbx_plan_owned *p
 	                       hide_fd);
 }
 
-/* The list of what to hide is ready: the driver starts, or the session
- * ends saying why. */
+int sess_read_list(int fd, char **ret, size_t *ret_len)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (st.st_size < 0 || (uint64_t)st.st_size > SESSION_LIST_MAX)
+		return -E2BIG;
+	size_t len = (size_t)st.st_size;
+	char *b = malloc(len + 1);
+	if (!b)
+		return -ENOMEM;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t n = pread(fd, b + off, len - off, (off_t)off);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(b);
+			return n < 0 ? -errno : -EIO;
+		}
+		off += (size_t)n;
+	}
+	b[len] = '\0';
+	*ret = b;
+	*ret_len = len;
+	return 0;
+}
+
+static int cmp_records(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+int sess_index_list(const char *list, size_t len, const char ***ret, size_t *ret_n)
+{
+	size_t n = 0;
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1)
+		n++;
+	const char **idx = calloc(n ? n : 1, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	size_t i = 0;
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1)
+		idx[i++] = list + off;
+	qsort(idx, n, sizeof(*idx), cmp_records);
+	*ret = idx;
+	*ret_n = n;
+	return 0;
+}
+
+/* The list of what to hide is ready: the driver starts (its records kept
+ * for the runs' checks, session.c), or the session ends saying why. */
 static void on_hide_list(void *data, int fd, const char *why)
 {
 	struct sbx_session *ss = data;
 	ss->hide_req = NULL;
 	struct sbx_plan_owned *po = steal_pointer(&ss->go_plan);
-	int r = fd < 0           ? fd
-	        : ss->zygote_box ? sbx_zygote_send_hide(&ss->box, fd)
-	                         : send_driver_go(ss, po, ss->go_rl, ss->go_nrl, fd);
+	free(steal_pointer(&ss->masked));
+	free(steal_pointer(&ss->masked_idx));
+	int r = fd < 0 ? fd : sess_read_list(fd, &ss->masked, &ss->masked_len);
+	if (r >= 0)
+		r = sess_index_list(ss->masked, ss->masked_len, &ss->masked_idx, &ss->masked_n);
+	if (r >= 0)
+		r = ss->zygote_box ? sbx_zygote_send_hide(&ss->box, fd)
+		                   : send_driver_go(ss, po, ss->go_rl, ss->go_nrl, fd);
 	sbx_plan_free(po);
 	if (fd >= 0)
 		close(fd);
+	/* A run asked for before the list went is checked now. */
+	if (r >= 0 && ss->check_frame && !ss->check_req)
+		r = sess_check_start(ss);
 	if (r < 0) {
 		char msg[sizeof(ss->why)];
 		snprintf(msg, sizeof(msg), "kiln could not start the session: %s",
@@ -180,6 +240,17 @@ int sess_start_box(struct sbx_session *ss, char *err, size_t errsz)
 	ss->snap_lent = false;
 	free(ss->ws_host);
 	ss->ws_host = po->plan.ws_host ? strdup(po->plan.ws_host) : NULL;
+	/* The folder, noted before the box opens it (as warm.c's). */
+	struct stat st;
+	if (ss->ws_host && stat(ss->ws_host, &st) < 0) {
+		r = -errno;
+		snprintf(err, errsz, "kiln cannot open the session: %s: %s", ss->ws_host,
+		         strerror(-r));
+		sbx_plan_free(po);
+		return r;
+	}
+	ss->ws_dev = ss->ws_host ? st.st_dev : 0;
+	ss->ws_ino = ss->ws_host ? st.st_ino : 0;
 	r = from_zygote(ss, po);
 	if (r != -EINPROGRESS)
 		return start_driver(ss, po, r >= 0, err, errsz);

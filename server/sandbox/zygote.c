@@ -297,13 +297,21 @@ static int send_hello(struct sandbox *s, int ch)
 /* The zygote's own rlimits: the run's would end it (its CPU time adds up
  * over every run it forks, and its children's processes count against
  * it; the address space its preloads reserve is no run's); it gets the
- * server's own. */
+ * server's own. So do the quotas the kernel counts per user up the user
+ * namespaces (processes, queued signals, POSIX message queues, locked
+ * memory): each run's namespace is made by the zygote and takes its
+ * limits as the ceiling of the level above it, where the zygote and all
+ * its runs and sessions count together. At a box's 128 queued signals
+ * there, one session holding them made sigqueue() and timer_create()
+ * fail (EAGAIN) in every run forked after it; a built box has the
+ * server's above it. Each run still sets a box's own on itself. */
 static void zygote_rlimits(struct sbx_plan *p)
 {
 	for (size_t i = 0; i < p->nrlimits; i++) {
 		int res = p->rlimits[i].resource;
 		if (res == RLIMIT_CPU || res == RLIMIT_DATA || res == RLIMIT_NPROC ||
-		    res == RLIMIT_AS)
+		    res == RLIMIT_AS || res == RLIMIT_SIGPENDING || res == RLIMIT_MSGQUEUE ||
+		    res == RLIMIT_MEMLOCK)
 			getrlimit(res, &p->rlimits[i].lim);
 	}
 }

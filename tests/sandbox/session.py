@@ -319,6 +319,40 @@ def workspace_checks():
         check("a reset session starts from the host folder again",
               "result" in rr and stdout(n) == "host\n False" and ch5 == {},
               json.dumps([rr, r, n])[:600])
+        # Made on the host while the session lives: its box masked its
+        # list once, when it was made. A file to show is read as any
+        # other; a name to hide (.env) must never be read by a later run
+        # of it: the session ends before the code runs, and a reset box
+        # hides it.
+        open(os.path.join(proj, "more.csv"), "w").write("1,2\n")
+        _, n = s.run({"sessionId": sid, "code": "print(open('more.csv').read(), end='')"})
+        check("a file made on the host while a session lives is read by its next run",
+              stdout(n) == "1,2\n", json.dumps(n)[:400])
+        open(os.path.join(proj, ".env"), "w").write("KEY=kiln-session-made-later\n")
+        r, n = s.run({"sessionId": sid, "code": "print(open('.env').read(), end='')"})
+        res = r.get("result") or {}
+        check("a secret made on the host while a session lives is not read by its next run",
+              "kiln-session-made-later" not in json.dumps([r, n]) and
+              res.get("sessionEnded") is True and
+              (res.get("sessionEndReason") or "").startswith(".env "),
+              json.dumps([r, n])[:600])
+        rr = s.call("session/reset", {"sessionId": sid})
+        _, n = s.run({"sessionId": sid, "code": "try:\n    open('.env')\n"
+                      "except OSError as e:\n    print(type(e).__name__)"})
+        check("a reset session hides the secret made while it lived",
+              "result" in rr and stdout(n) == "PermissionError\n", json.dumps([rr, n])[:400])
+        # The folder moved away and another made at its path: the box
+        # still shows the old one, whose new secrets no list (made from
+        # the path) names.
+        os.rename(proj, proj + ".old")
+        os.makedirs(proj)
+        open(os.path.join(proj + ".old", "id_later"), "w").write("KEY=kiln-session-old-dir\n")
+        r, n = s.run({"sessionId": sid, "code": "print(open('id_later').read(), end='')"})
+        res = r.get("result") or {}
+        check("a session whose folder was made anew at its path runs nothing in the old one",
+              "kiln-session-old-dir" not in json.dumps([r, n]) and
+              res.get("sessionEnded") is True and
+              "made anew" in (res.get("sessionEndReason") or ""), json.dumps([r, n])[:600])
         s.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

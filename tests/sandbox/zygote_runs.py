@@ -11,6 +11,7 @@ import json
 import os
 import time
 
+import kilnrpc
 from zygote import MARK, READY_WAIT_S, Server, ZygoteSuite, main
 
 
@@ -22,6 +23,7 @@ class RunsSuite(ZygoteSuite):
         self.case("zygote-oneshot-as-the-normal-path", self.oneshot_case())
         self.case("zygote-stdout-pipe-one-notification", self.stdout_pipe_case())
         self.case("zygote-warm-boxes-off-nothing-ahead", self.warm_off_case())
+        self.case("zygote-queued-signals-not-shared", self.queued_signals_case())
 
     @staticmethod
     def spares(root):
@@ -113,6 +115,108 @@ class RunsSuite(ZygoteSuite):
             if error or out != want or not res or res.get("zygote") is not True:
                 return "stdout's pipe: %r %r %r %r" % (out, err[-300:], error, res)
             return None
+        return run
+
+    # Queue real-time signals to itself (blocked, so they stay queued)
+    # until the kernel refuses one: how many it took, and the errno.
+    HOG_SIGNALS = ("import ctypes, os, signal\n"
+                   "libc = ctypes.CDLL(None, use_errno=True)\n"
+                   "sig = signal.SIGRTMIN + 1\n"
+                   "signal.pthread_sigmask(signal.SIG_BLOCK, [sig])\n"
+                   "class V(ctypes.Union):\n"
+                   "    _fields_ = [('i', ctypes.c_int), ('p', ctypes.c_void_p)]\n"
+                   "n = 0\n"
+                   "while n < 100000 and libc.sigqueue(os.getpid(), sig, V(0)) == 0:\n"
+                   "    n += 1\n"
+                   "print('QUEUED', n, ctypes.get_errno())\n")
+    # One queued signal and one POSIX timer (each takes a queue entry).
+    ONE_SIGNAL = ("import ctypes, os, signal\n"
+                  "libc = ctypes.CDLL(None, use_errno=True)\n"
+                  "sig = signal.SIGRTMIN + 2\n"
+                  "signal.pthread_sigmask(signal.SIG_BLOCK, [sig])\n"
+                  "class V(ctypes.Union):\n"
+                  "    _fields_ = [('i', ctypes.c_int), ('p', ctypes.c_void_p)]\n"
+                  "ctypes.set_errno(0)\n"
+                  "r = libc.sigqueue(os.getpid(), sig, V(0))\n"
+                  "print('SIGQUEUE', r, ctypes.get_errno() if r else 0)\n"
+                  "t = ctypes.c_void_p()\n"
+                  "r = libc.timer_create(1, None, ctypes.byref(t))\n"
+                  "print('TIMER', r, ctypes.get_errno() if r else 0)\n")
+
+    def call(self, method, params):
+        """One request to this suite's server: (reply, its run's output)."""
+        srv = self.server
+        srv.rid += 1
+        kilnrpc.send(srv.p, {"jsonrpc": "2.0", "id": srv.rid, "method": method,
+                             "params": params})
+        out = []
+        while True:
+            m = kilnrpc.recv(srv.p.stdout)
+            if m is None:
+                raise AssertionError("the server ended")
+            if m.get("method") == "run/output":
+                out.append(m["params"]["text"])
+            elif m.get("id") == srv.rid:
+                return m, "".join(out)
+
+    def queued_signals_case(self):
+        """The kernel counts queued signals per user up the user
+        namespaces, and each level's ceiling is the limit its maker had:
+        a run's namespace is made by the zygote, so with the zygote at a
+        box's 128 all its runs and sessions shared 128. A session from
+        the zygote that holds its 128 (its own limit, still) left every
+        later run from the zygote none: sigqueue() and timer_create()
+        failed with EAGAIN, which a built box never sees (zygote.c's
+        zygote_rlimits; mutation zygote-signal-quota-shared)."""
+        def open_from_zygote():
+            # A session takes the zygote's spare when one is ready (made
+            # when the last run ended); otherwise it gets a built box:
+            # closed, and another opened once a spare has been made.
+            deadline = time.time() + READY_WAIT_S
+            while time.time() < deadline:
+                if not self.server.wait_ready():
+                    break
+                time.sleep(0.5)
+                m, out = self.call("session/open", {"language": "python"})
+                if "result" not in m:
+                    return None, "session/open: %r" % m
+                sid = m["result"]["sessionId"]
+                m, out = self.call("snippet/run", {"sessionId": sid, "override": True,
+                                                   "code": MARK + self.HOG_SIGNALS})
+                if out.startswith("KILN-ZYGOTE 1\n"):
+                    return sid, (m, out)
+                self.call("session/close", {"sessionId": sid})
+            return None, "no session came from the zygote"
+
+        def run():
+            sid, got = open_from_zygote()
+            if sid is None:
+                return got
+            try:
+                m, out = got
+                # A box's own limit holds in the session: 128, then EAGAIN.
+                if "result" not in m or out != "KILN-ZYGOTE 1\nQUEUED 128 11\n":
+                    return "the session (from the zygote) queued: %r %r" % (out, m)
+                # The next spare is made once the session's run is over:
+                # until then a run takes the normal path.
+                zygote_runs = 0
+                deadline = time.time() + READY_WAIT_S
+                while zygote_runs < 2 and time.time() < deadline:
+                    time.sleep(0.3)
+                    out, err, res, error = self.server.run(MARK + self.ONE_SIGNAL)
+                    if error or not res:
+                        return "run: %r %r %r" % (out, err[-300:], error)
+                    if res.get("zygote") is not True:
+                        continue
+                    zygote_runs += 1
+                    if out != "KILN-ZYGOTE 1\nSIGQUEUE 0 0\nTIMER 0 0\n":
+                        return ("a run from the zygote while a session holds its own "
+                                "queued signals: %r" % out)
+                if zygote_runs < 2:
+                    return "no run came from the zygote after the session's"
+                return None
+            finally:
+                self.call("session/close", {"sessionId": sid})
         return run
 
     def limits_case(self):
