@@ -153,13 +153,3 @@
 ((while_statement condition: [(true) (integer)] @PY-LOOP-UNBOUNDED body: (block) @_b)
   (#not-match? @PY-LOOP-UNBOUNDED "^0+$")
   (#not-contains? @_b "^(break_statement|return_statement|raise_statement|yield)$" "^(function_definition|class_definition|lambda|while_statement|for_statement)$"))
-
-; --- a coding declaration (the first or second line, PEP 263) that can
-; change what the code is: every codec but UTF-8 and the ASCII-transparent
-; single-byte ones (ASCII, Latin-1, ISO 8859, Windows 125x)
-((module . (comment) @PY-SOURCE-ENCODING)
-  (#match? @PY-SOURCE-ENCODING "^#.*coding[:=][ 	]*[-_.a-zA-Z0-9]")
-  (#not-match? @PY-SOURCE-ENCODING "coding[:=][ 	]*([uU][tT][fF][-_]?8([-_][-_.a-zA-Z0-9]*)?|([uU][sS][-_])?[aA][sS][cC][iI][iI]|[lL][aA][tT][iI][nN][-_]?1|[iI][sS][oO][-_]?8859[-_][0-9]+|[cC][pP]125[0-8]|[wW][iI][nN][dD][oO][wW][sS][-_]125[0-8])([^-_.a-zA-Z0-9]|$)"))
-((module . (comment) . (comment) @PY-SOURCE-ENCODING)
-  (#match? @PY-SOURCE-ENCODING "^#.*coding[:=][ 	]*[-_.a-zA-Z0-9]")
-  (#not-match? @PY-SOURCE-ENCODING "coding[:=][ 	]*([uU][tT][fF][-_]?8([-_][-_.a-zA-Z0-9]*)?|([uU][sS][-_])?[aA][sS][cC][iI][iI]|[lL][aA][tT][iI][nN][-_]?1|[iI][sS][oO][-_]?8859[-_][0-9]+|[cC][pP]125[0-8]|[wW][iI][nN][dD][oO][wW][sS][-_]125[0-8])([^-_.a-zA-Z0-9]|$)"))

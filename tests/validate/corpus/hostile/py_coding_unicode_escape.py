@@ -1,4 +1,0 @@
-# expect: PY-SOURCE-ENCODING
-# vim: set fileencoding=unicode_escape :
-# note \x0aprint("hidden")
-print(1)
