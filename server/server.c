@@ -221,7 +221,7 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 	/* When the client reads through a pipe, a larger one (512 KiB: two
 	 * of a run's 256 KiB notifications, run_private.h) takes a run's
 	 * output in fewer writes and wake-ups. Not 1 MiB: no faster within
-	 * the noise (docs/performance.md, "Output, late evening"), and a
+	 * the noise (docs/performance-log.md, "Output, late evening"), and a
 	 * stalled client's run then holds 0.75 MiB in pipes, not 1.25.
 	 * Best effort: not a pipe, or past the user's pipe budget, and it
 	 * stays as it is. */

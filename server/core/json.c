@@ -159,7 +159,7 @@ size_t json_string_fit(const char *text, size_t len, uint64_t budget, uint64_t *
 #ifdef HAVE_AVX2_SCAN
 /* scan_json_plain_ascii 64 bytes a step with AVX2: the relay's check
  * (run_output.c) reads every byte of relayed output once, and this scan
- * was a quarter of the server's samples with SSE2 (docs/performance.md,
+ * was a quarter of the server's samples with SSE2 (docs/performance-log.md,
  * "Output, unpinned"). */
 __attribute__((target("avx2"))) static size_t plain_ascii_avx2(const unsigned char *s, size_t n)
 {

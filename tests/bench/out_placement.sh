@@ -1,5 +1,5 @@
 #!/bin/sh
-# out_placement.sh: the output bench's "slow mode" (docs/performance.md,
+# out_placement.sh: the output bench's "slow mode" (docs/performance-log.md,
 # "Output: the slow mode") is where the pipeline's processes run. Runs
 # `sandbox_out -v -t 5` (200 MB, the zygote path) in rounds, each round
 # with three placements one after another: unpinned; everything on one

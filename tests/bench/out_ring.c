@@ -1,5 +1,5 @@
 /* out_ring.c: kiln's output relay and a vmsplice'd ring, outside kiln
- * (docs/performance.md, "Output: a vmsplice'd ring, measured"). Not built
+ * (docs/performance-log.md, "Output: a vmsplice'd ring, measured"). Not built
  * by make: gcc -O3 -march=native -o /tmp/out_ring tests/bench/out_ring.c
  *
  *   out_ring MODE MB [splice]

@@ -929,9 +929,10 @@ class Suite:
         self.case("protocol-output-order-kept", interleaved)
 
         # Output that needs no escape is spliced from the box's pipe to
-        # the client's (the relay, docs/performance.md), the rest copied
-        # and escaped: a mix of both, on both streams, long clean runs
-        # and short dirty pieces, characters split between two writes,
+        # the client's (the relay, docs/performance-log.md, "The output
+        # relay"), the rest copied and escaped: a mix of both, on both
+        # streams, long clean runs and short dirty pieces, characters
+        # split between two writes,
         # invalid bytes, while the client first reads nothing (its pipe
         # fills: the relay waits, or finishes a message through the
         # queue). Every byte must arrive once, in order, escaped where
@@ -1148,7 +1149,7 @@ class Suite:
             # (256 KiB, box.c): the server takes what it wrote in one read
             # or one relayed message, and the pipe's pages stay in cache
             # between the program's write and the reads (1 MiB cost every
-            # stage more CPU per byte: docs/performance.md, "Output at
+            # stage more CPU per byte: docs/performance-log.md, "Output at
             # half of cat").
             d = self.rpc([("python", "import fcntl\nprint(fcntl.fcntl(1, 1032))\n")])
             res = d["replies"][0].get("result") if d["replies"][0] else None

@@ -106,7 +106,7 @@ class RunsSuite(ZygoteSuite):
         """A run from the zygote writes into a stdout pipe as large as a
         built box's (256 KiB, box.c's sbx_box_size_stdout): with the
         default 64 KiB its program blocked four times as often and every
-        process spent 3-4 times the CPU per byte (docs/performance.md,
+        process spent 3-4 times the CPU per byte (docs/performance-log.md,
         "Output, late evening")."""
         def run():
             out, err, res, error = self.server.run(

@@ -56,7 +56,8 @@ help_names_client_options() {
 }
 check "--help names --stdio and --clientProcessId" help_names_client_options
 # The client's pipe is 512 KiB (server.c): two of a run's notifications,
-# not more for the pages to go cold in (docs/performance.md).
+# not more for the pages to go cold in (docs/performance-log.md, "Output,
+# late evening").
 client_pipe_512k() {
 	python3 - "$release" <<'PY'
 import fcntl, os, subprocess, sys

@@ -2,7 +2,7 @@
  * (sandbox/run_output.c), with a run that has no box, only its stdout
  * pipe, and a sink that records what it is asked and handed: the bytes
  * leave the program's pipe before they are checked, so that the program
- * writes on while the server checks (docs/performance.md, "Output,
+ * writes on while the server checks (docs/performance-log.md, "Output,
  * unpinned"); one callback of the edge-triggered watch takes all there
  * is, however little room the sink has each time, and to the end of the
  * stream when the writer has gone; a pause is answered before anything
