@@ -25,7 +25,7 @@
 #include "rpc/client_watch.h"
 #include "rpc/dispatch.h"
 #include "rpc/peer.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "sandbox/sandbox.h"
 #include "validate/validate.h"
 

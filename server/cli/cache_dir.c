@@ -12,7 +12,7 @@
 
 #include "core/json.h"
 #include "core/log.h"
-#include "sandbox/artifact.h"
+#include "sandbox/output/artifact.h"
 
 static uint64_t max_bytes = 1ull << 30, max_age_ms = 7ull * 24 * 3600 * 1000;
 

@@ -25,7 +25,7 @@
 #include "core/visible.h"
 #include "kiln.h"
 #include "methods/run_sink.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "sandbox/sandbox.h"
 
 #define EXIT_TIMEOUT   124

@@ -26,7 +26,7 @@
 static const char *const py_aliases[] = {"py", "python3", "py3", NULL};
 static const char *const py_ext[] = {".py", ".pyw", NULL};
 static const char *const py_interp[] = {"python3", "python", NULL};
-/* A one-shot run goes through kiln's runner (server/sandbox/oneshot.py):
+/* A one-shot run goes through kiln's runner (server/sandbox/guest/oneshot.py):
  * the code runs as `python3 FILE` would run it, and its last expression
  * and open figures are displayed. */
 static const char *const py_argv[] = {"/usr/bin/python3",  "-c",     "{kiln:oneshot.py}",

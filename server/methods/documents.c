@@ -24,7 +24,7 @@
 #include "methods/intent_common.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "validate/validate.h"
 
 static void doc_version(struct kiln *k, json_object *params, bool opened)

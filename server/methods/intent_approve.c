@@ -22,10 +22,10 @@
 #include "llm/llm.h"
 #include "methods/intent_common.h"
 #include "methods/run_sink.h"
-#include "sandbox/session.h"
+#include "sandbox/session/session.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "validate/validate.h"
 
 /* How much of a failed run's output goes back to the model. */

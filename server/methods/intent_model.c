@@ -20,7 +20,7 @@
 #include "methods/intent_common.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "validate/validate.h"
 
 struct model_job {

@@ -23,10 +23,10 @@
 #include "methods/session_state.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/survey.h"
-#include "sandbox/session.h"
+#include "sandbox/workspace/survey.h"
+#include "sandbox/session/session.h"
 #include "validate/validate.h"
 
 /* intent/partial covers the first this many bytes of an answer. */

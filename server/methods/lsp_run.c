@@ -35,7 +35,7 @@
 #include "rpc/dispatch.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "validate/validate.h"
 
 #define CMD_RUN_SELECTION "kiln.runSelection"

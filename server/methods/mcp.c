@@ -33,7 +33,7 @@
 #include "rpc/dispatch.h"
 #include "rpc/message.h"
 #include "rpc/peer.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "validate/validate.h"
 
 #define MODERN_VERSION "2026-07-28"

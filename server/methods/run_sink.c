@@ -13,7 +13,7 @@
 #include "kiln.h"
 #include "rpc/dispatch.h"
 #include "rpc/peer.h"
-#include "sandbox/session.h"
+#include "sandbox/session/session.h"
 
 const char *run_signal_name(int sig, char *buf, size_t size)
 {

@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 
 struct kiln;
 

@@ -10,7 +10,7 @@
 #include "core/json.h"
 #include "kiln.h"
 #include "rpc/message.h"
-#include "sandbox/session.h"
+#include "sandbox/session/session.h"
 
 static json_object *session_json(const struct sbx_session *ss)
 {

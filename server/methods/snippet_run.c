@@ -19,8 +19,8 @@
 #include "methods/check.h"
 #include "methods/run_sink.h"
 #include "rpc/message.h"
-#include "sandbox/run.h"
-#include "sandbox/session.h"
+#include "sandbox/run/run.h"
+#include "sandbox/session/session.h"
 #include "core/lang.h"
 #include "validate/validate.h"
 

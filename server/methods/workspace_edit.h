@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 
 /* Add workspace, workspaceChanges (and workspaceChangesOmitted,
  * workspaceChangesIncomplete) and workspaceEdit to result, when the run

@@ -5,28 +5,28 @@
 # kiln_display.py as an argument). ($(BUILD)/gen/%.o rules:
 # validate/module.mk.)
 
-SBX_DRIVER_SRC := server/sandbox/kiln_display.py server/sandbox/session_driver.py \
-                  server/sandbox/oneshot.py
+SBX_DRIVER_SRC := server/sandbox/guest/kiln_display.py server/sandbox/guest/session_driver.py \
+                  server/sandbox/guest/oneshot.py
 SBX_DRIVER_C   := $(BUILD)/gen/sandbox/driver_embed.c
 
 MODULE_OBJS += gen/sandbox/driver_embed.o
 
-$(SBX_DRIVER_C): $(SBX_DRIVER_SRC) server/sandbox/embed-driver.sh
+$(SBX_DRIVER_C): $(SBX_DRIVER_SRC) server/sandbox/guest/embed-driver.sh
 	@mkdir -p $(dir $@)
-	@sh server/sandbox/embed-driver.sh $@ \
-		sbx_session_driver server/sandbox/kiln_display.py server/sandbox/session_driver.py \
-		-- sbx_oneshot_runner server/sandbox/oneshot.py \
-		-- sbx_display_module server/sandbox/kiln_display.py
+	@sh server/sandbox/guest/embed-driver.sh $@ \
+		sbx_session_driver server/sandbox/guest/kiln_display.py server/sandbox/guest/session_driver.py \
+		-- sbx_oneshot_runner server/sandbox/guest/oneshot.py \
+		-- sbx_display_module server/sandbox/guest/kiln_display.py
 
 # The zygote's program, embedded the same way: its parts one after the
 # other, as one file in the box (zygote.py first: what the others use;
 # zygote_serve.py last: it starts the program).
-SBX_ZYGOTE_SRC := server/sandbox/zygote.py server/sandbox/zygote_pid1.py \
-                  server/sandbox/zygote_program.py server/sandbox/zygote_serve.py
+SBX_ZYGOTE_SRC := server/sandbox/guest/zygote.py server/sandbox/guest/zygote_pid1.py \
+                  server/sandbox/guest/zygote_program.py server/sandbox/guest/zygote_serve.py
 SBX_ZYGOTE_C   := $(BUILD)/gen/sandbox/zygote_embed.c
 
 MODULE_OBJS += gen/sandbox/zygote_embed.o
 
-$(SBX_ZYGOTE_C): $(SBX_ZYGOTE_SRC) server/sandbox/embed-driver.sh
+$(SBX_ZYGOTE_C): $(SBX_ZYGOTE_SRC) server/sandbox/guest/embed-driver.sh
 	@mkdir -p $(dir $@)
-	@sh server/sandbox/embed-driver.sh $@ sbx_zygote_program $(SBX_ZYGOTE_SRC)
+	@sh server/sandbox/guest/embed-driver.sh $@ sbx_zygote_program $(SBX_ZYGOTE_SRC)

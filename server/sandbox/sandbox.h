@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "sandbox/limits.h"
+#include "sandbox/host/limits.h"
 
 struct loop;
 struct run;

@@ -23,7 +23,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/worker.h"
+#include "sandbox/box/worker.h"
 
 /* The worker: read "LANG ARGV0 N\n" and N bytes of code, answer on one
  * line "ok", "err LINE COL ENDLINE ENDCOL EOF MESSAGE" or "fail WHY".

@@ -7,7 +7,7 @@ Without --zygote, every server has sandbox.zygote off (the normal path:
 a box built for each session). With --zygote, every server has it on
 and waits until its Python zygote serves runs before it opens a
 session: the same checks then hold for sessions whose driver is forked
-from the zygote (server/sandbox/zygote.h), and a check says each such
+from the zygote (server/sandbox/pools/zygote.h), and a check says each such
 session came from it (one with a workspace too).
 
 Each check drives a kiln server over stdio JSON-RPC: session/open, then
@@ -361,7 +361,7 @@ def workspace_checks():
 def oneshot_checks():
     """A one-shot Python run (no sessionId) displays its last expression
     and its open figures as run/display, as a session's run does, and
-    otherwise runs as `python3 FILE` would (server/sandbox/oneshot.py)."""
+    otherwise runs as `python3 FILE` would (server/sandbox/guest/oneshot.py)."""
     s = S()
     r, n = s.run({"language": "python", "code": "print('a')\n2+2"})
     d = displays(n)

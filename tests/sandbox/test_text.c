@@ -1,4 +1,4 @@
-/* test_text.c: the UTF-8 repair of streamed output (server/sandbox/text.c)
+/* test_text.c: the UTF-8 repair of streamed output (server/sandbox/output/text.c)
  * and the limit resolution (limits.c), the config section's check
  * (sandbox.c), artifact names (artifact.c) and the plan's kept glob (plan.c), checked exhaustively where that is
  * cheap: every way of splitting a mixed valid/invalid stream in two reads
@@ -14,12 +14,12 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/position.h"
-#include "sandbox/cgroup.h"
-#include "sandbox/artifact.h"
-#include "sandbox/limits.h"
-#include "sandbox/plan.h"
+#include "sandbox/host/cgroup.h"
+#include "sandbox/output/artifact.h"
+#include "sandbox/host/limits.h"
+#include "sandbox/box/plan.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/text.h"
+#include "sandbox/output/text.h"
 
 static int passed, failed;
 

@@ -19,9 +19,9 @@
 #include <unistd.h>
 
 #include "core/loop.h"
-#include "sandbox/run.h"
+#include "sandbox/run/run.h"
 #include "sandbox/sandbox.h"
-#include "sandbox/worker.h"
+#include "sandbox/box/worker.h"
 
 #define RUNS    25
 #define WORKERS 10

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""zygote.py: the Python zygote (server/sandbox/zygote.h) keeps every
+"""zygote.py: the Python zygote (server/sandbox/pools/zygote.h) keeps every
 isolation property of a box; and what the zygote's other test files
 share (the server, the suite, main).
 

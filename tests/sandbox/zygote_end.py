@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """zygote_end.py: the end report of a run from the Python zygote
-(server/sandbox/zygote_program.py's _report_end): the program's process
+(server/sandbox/guest/zygote_program.py's _report_end): the program's process
 tells its pid 1 it is ending, and pid 1 kills what is left and reports the
 run at once, with the process's CPU time and peak memory. The code can
 forge a report for its own run only; a process it forks does not end

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""zygote_fork.py: the Python zygote (server/sandbox/zygote.h) is
+"""zygote_fork.py: the Python zygote (server/sandbox/pools/zygote.h) is
 fork-safe: random generators reseeded per child, no thread, socket or
 secret in the child (so none in the zygote before the fork), and one
 zygote per interpreter (a changed interpreter file retires it and a new

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""zygote_runs.py: a run from the Python zygote (server/sandbox/zygote.h)
+"""zygote_runs.py: a run from the Python zygote (server/sandbox/pools/zygote.h)
 is the normal path's: its own limits in a box made before it was asked
 for (the spare), nothing left of the run before, and the one-shot
 runner's output, exit, traceback and displays as a built box gives them.
@@ -260,7 +260,7 @@ class RunsSuite(ZygoteSuite):
         return run
 
     # Programs whose run from the zygote must match the normal path's
-    # (server/sandbox/oneshot.py): output, exit, traceback, displays.
+    # (server/sandbox/guest/oneshot.py): output, exit, traceback, displays.
     ONESHOT_PROGRAMS = [
         ("print('a')\n2+2", None),
         ("x = 1\nNone", None),

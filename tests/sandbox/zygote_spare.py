@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """zygote_spare.py: a run (or a session) that comes while the zygote's
 spare is still on its way never waits on the server's loop for it
-(server/sandbox/zygote.h, sbx_zygote_take's -EINPROGRESS).
+(server/sandbox/pools/zygote.h, sbx_zygote_take's -EINPROGRESS).
 
   zygote_spare.py --kiln KILN [--only NAME]...
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """zygote_workspace.py: runs with a workspace come from the Python
-zygote (server/sandbox/zygote.h) and are the normal path's: the same
+zygote (server/sandbox/pools/zygote.h) and are the normal path's: the same
 output and workspaceChanges, secrets hidden with each run's own list,
 the host folder untouched; and a folder made anew at the workspace's
 path retires the zygote that holds the old one.

@@ -29,7 +29,7 @@ log=$tmp/log
 
 # The sandbox talks to a sink and gets the loop and its config: it knows
 # nothing of the protocol or of the server's state (docs/sandbox.md).
-bad=$(grep -l -E '#include "(rpc/|kiln\.h|config\.h|methods/)' server/sandbox/*.c server/sandbox/*.h)
+bad=$(grep -l -E '#include "(rpc/|kiln\.h|config\.h|methods/)' $(find server/sandbox -name "*.[ch]"))
 if [ -z "$bad" ]; then
 	pass=$((pass + 1))
 else

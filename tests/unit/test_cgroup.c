@@ -7,7 +7,7 @@
  * Everything a test makes is written to a ledger first; the suite's
  * unchecked teardown (run by the runner's own process after the tests,
  * pass or fail) kills and removes all of it. */
-#include "sandbox/cgroup.h"
+#include "sandbox/host/cgroup.h"
 
 #include <dirent.h>
 #include <grp.h>

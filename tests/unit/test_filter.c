@@ -9,7 +9,7 @@
  * fails with EPERM under the filter, and without it does not (it injects,
  * or fails with EIO where dev.tty.legacy_tiocsti is 0): the errno tells
  * the filter from the kernel. */
-#include "sandbox/filter.h"
+#include "sandbox/host/filter.h"
 
 #include <fcntl.h>
 #include <linux/audit.h>

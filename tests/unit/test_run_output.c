@@ -12,7 +12,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/loop.h"
-#include "sandbox/run_private.h"
+#include "sandbox/run/run_private.h"
 #include "sandbox/sandbox.h"
 #include "unit.h"
 

@@ -14,7 +14,7 @@ create, no change to root's files).
 Without --zygote every server has sandbox.zygote off (the normal path: a
 box built for each run, its overlay and masks made by child.c). With
 --zygote it is on, and each server with the workspace waits until a run
-comes from its Python zygote before the checks (server/sandbox/zygote.h:
+comes from its Python zygote before the checks (server/sandbox/pools/zygote.h:
 the overlay and the masks made by the spare's pid 1): the same checks
 then hold for runs forked from the zygote.
 """

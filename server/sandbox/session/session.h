@@ -1,0 +1,89 @@
+/* session.h: sessions that keep state between runs, as a notebook's
+ * kernel does. A session is one box (as isolated as a run's, with a run's
+ * limits for its whole life: memory, processes, files) running kiln's
+ * session driver (session_driver.py, embedded in the binary), which keeps
+ * one Python namespace alive. Each run in it is a struct run (run.h) with
+ * the per-run limits (wall clock, CPU, output): the code's output comes
+ * from the box's pipes, its rich output (MIME bundles) and its end over
+ * the driver's channel, a socket with framed, capped messages (see
+ * docs/sandbox.md, "Sessions"). A run that reaches a limit is interrupted
+ * (SIGINT, as a notebook's interrupt); if the code does not stop within
+ * a grace period, the session is ended. A session that ended stays known
+ * by its id, with the reason, until it is reset or closed. The sandbox
+ * lists every session: sandbox_free ends them all. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sandbox/run/run.h"
+
+struct sandbox;
+struct sbx_session;
+
+/* How many sessions (open or ended) a server keeps. */
+#define SBX_SESSIONS_MAX 16
+
+/* Open a session of language ("python") with limits (the request's
+ * limits object or NULL, borrowed, laid over the config's): its box is
+ * built and its driver started; the first run waits for it. -EINVAL with
+ * a sentence in err (unknown language, a language without sessions, bad
+ * limits, too many sessions), other -errno with a sentence when the box
+ * cannot be built. */
+int sbx_session_open(struct sandbox *s, const char *language, json_object *limits,
+                     struct sbx_session **ret, char *err, size_t errsz);
+
+/* The session with id, or NULL. */
+struct sbx_session *sbx_session_find(struct sandbox *s, const char *id);
+
+/* "s1", "s2", ... */
+const char *sbx_session_id(const struct sbx_session *ss);
+
+/* NULL while the session is alive; why it ended otherwise. */
+const char *sbx_session_ended(const struct sbx_session *ss);
+
+/* Run code in the session, as run_start does for a fresh box: output,
+ * displays and the end go to sink and done (which may start the next run
+ * in this session, but not reset or close it). limits: the request's, of
+ * which only wallMs, cpuMs and outputBytes may be given (the others are
+ * the session's). -EINVAL (bad limits, code too large), -EBUSY (a run is
+ * under way) and -EPIPE (the session has ended) with a sentence in err;
+ * -ENOMEM. done is never called from here. */
+int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *sink_data,
+                    const char *code, json_object *limits, run_done_fn done, void *data,
+                    struct run **ret_run, char *err, size_t errsz);
+
+/* Forget everything: end the box (a run under way ends, its done called
+ * with session_ended and the reason) and start a fresh one with the same
+ * language and limits, also for a session that had ended. -errno with a
+ * sentence. */
+int sbx_session_reset(struct sbx_session *ss, char *err, size_t errsz);
+
+/* End the session and forget it: every process of its box is dead on
+ * return; a run under way ends, its done called (after the session is
+ * gone) with session_ended and the reason. */
+void sbx_session_close(struct sbx_session *ss);
+
+/* What the session holds, as its driver last described it after a run:
+ * an array of {name, type, shape?, dtype?, columns?, len?, value?}
+ * (borrowed; NULL before the first run). */
+json_object *sbx_session_vars(const struct sbx_session *ss);
+
+/* End every session (sandbox_free). */
+void sbx_sessions_free(struct sandbox *s);
+
+/* For a run (run*.c): interrupt the run under way (SIGINT; the session ends if
+ * the code does not stop in time), and stop or go on reading the box
+ * while the run's sink is paused; the run is being freed. */
+void sbx_session_interrupt(struct sbx_session *ss);
+void sbx_session_pause_io(struct sbx_session *ss, bool pause);
+void sbx_session_forget_run(struct sbx_session *ss, struct run *run);
+/* For a run (run*.c): the picture of session id's workspace layer after a run
+ * (taken; NULL when there is none: the next run then compares the whole
+ * layer), for the box of generation gen (an older one's is dropped). Until
+ * it comes back the session takes no run. */
+struct sbx_ws_snap;
+void sbx_session_take_snap(struct sandbox *s, const char *id, unsigned gen,
+                           struct sbx_ws_snap *snap);

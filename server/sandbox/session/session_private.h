@@ -1,0 +1,127 @@
+/* session_private.h: what session.c (a session's life: its box
+ * watched, its end, its runs), session_channel.c (the driver's channel)
+ * and session_start.c (its box and driver started, built or from the
+ * zygote) share: the session, and the calls between them. Not for the
+ * rest of the server: session.h is the sessions' API. */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/buf.h"
+#include "sandbox/box/box.h"
+#include "sandbox/host/limits.h"
+#include "sandbox/box/plan.h"
+#include "sandbox/session/session.h"
+
+struct loop;
+struct loop_timer;
+struct run;
+struct sandbox;
+struct sbx_hide_req;
+struct sbx_ws_snap;
+struct sbx_zygote_wait;
+
+/* The largest frame the driver may send (a display with a big image). */
+#define SESSION_FRAME_MAX (16u << 20)
+
+struct sbx_session {
+	struct sandbox *sbx;
+	struct loop *loop;
+	struct sbx_session *next;
+	char id[24];
+	char language[32];
+	json_object *limits_req; /* the open's limits, for a reset; owned */
+	struct sbx_limits life;  /* as resolved at open */
+
+	struct sbx_box box; /* built while alive */
+	bool alive;
+	bool io_paused;
+	bool interrupting; /* SIGINT sent, kill_timer running */
+	bool killing;      /* the grace is over: pid 1 was told to end the box */
+	char why[320];     /* why it ended; "" while alive */
+
+	struct buf in;   /* channel bytes not yet a whole frame */
+	struct buf outq; /* bytes for the driver not yet written */
+	struct run *run; /* the run under way, or NULL */
+	struct loop_timer *idle_timer, *kill_timer;
+	json_object *vars;
+
+	/* The workspace (the host folder, or NULL) and the picture of the
+	 * box's upper layer at the last run's end (wsdiff.h): each run
+	 * reports what it changed itself. Lent to the run reading the layer
+	 * back (snap_lent) until sbx_session_take_snap; gen tells a reset's
+	 * box from the one before. */
+	char *ws_host;
+	struct sbx_ws_snap *snap;
+	bool snap_lent;
+	unsigned gen;
+	/* With a workspace, the driver's GO waits for the list of what to
+	 * hide (hide.h): the plan and rlimits it will go with. */
+	struct sbx_hide_req *hide_req;
+	struct sbx_plan_owned *go_plan;
+	struct sbx_rlimit go_rl[SBX_MAX_RLIMITS];
+	size_t go_nrl;
+	/* The box is the zygote's (zygote.h): the list goes to its pid 1
+	 * (sbx_zygote_send_hide), not with a GO. */
+	bool zygote_box;
+	/* With a workspace: the records of the list the box's pid 1 masked
+	 * (owned; NULL until it went), and a run's frame held back
+	 * (check_frame, owned) while a list made after the run was asked
+	 * for is checked against it (check_req): a name to hide that is not
+	 * masked (made since the box was) ends the session instead. */
+	char *masked;
+	size_t masked_len;
+	const char **masked_idx; /* its records, sorted (strcmp) */
+	size_t masked_n;
+	/* The folder ws_host named when the box was made (device, inode):
+	 * a folder made anew at that path is not the one the box shows. */
+	dev_t ws_dev;
+	ino_t ws_ino;
+	struct sbx_hide_req *check_req;
+	json_object *check_frame;
+	/* Open (alive) while the zygote's spare is on its way: the box is
+	 * empty, a run's frame waits in outq, and the plan waits here for
+	 * the rest of the start (on_spare). */
+	struct sbx_zygote_wait *zwait;
+	struct sbx_plan_owned *zplan;
+};
+
+/* session.c: what the box's channel and pipes are watched for, and the
+ * watches set so; the pipes read out (the text before a frame goes
+ * first); the session's end (why, and the box's status when there is
+ * one); the box dropped; the idle timer armed; the pid 1 and status
+ * socket watches. */
+unsigned sess_ctl_events(const struct sbx_session *ss);
+void sess_watch_io(struct sbx_session *ss);
+void sess_drain_pipes(struct sbx_session *ss);
+void sess_end_session(struct sbx_session *ss, const char *why, int wstatus, bool have_status);
+void sess_drop_box(struct sbx_session *ss);
+void sess_arm_idle(struct sbx_session *ss);
+void sess_on_status(struct loop *loop, int fd, unsigned events, void *data);
+void sess_on_pid1(struct loop *loop, int fd, unsigned events, void *data);
+
+/* session_channel.c: a frame queued for the driver (-ENOBUFS past
+ * SESSION_OUTQ_MAX); what is queued written; the channel's watch. */
+int sess_queue_frame(struct sbx_session *ss, json_object *msg);
+void sess_write_out(struct sbx_session *ss);
+void sess_on_ctl(struct loop *loop, int fd, unsigned events, void *data);
+
+/* session_start.c: the box built, or taken from the zygote, and the
+ * driver started in it (or the open left waiting for the zygote's
+ * spare); err says why not. */
+int sess_start_box(struct sbx_session *ss, char *err, size_t errsz);
+/* session_start.c: the records of a list of what to hide (hide.h), read
+ * from its sealed memfd into *ret (owned, NUL-terminated), at most
+ * SESSION_LIST_MAX bytes; -errno. */
+#define SESSION_LIST_MAX (16u << 20)
+int sess_read_list(int fd, char **ret, size_t *ret_len);
+/* The records of list (len bytes, each NUL-terminated), as pointers
+ * into it sorted with strcmp (*ret owned); -ENOMEM. */
+int sess_index_list(const char *list, size_t len, const char ***ret, size_t *ret_n);
+/* session.c: the held-back run's check asked for, now that the box's own
+ * list went (it is never asked for before: the run's list must come
+ * from a later pass than the box's). */
+int sess_check_start(struct sbx_session *ss);
