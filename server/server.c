@@ -27,6 +27,7 @@
 #include "rpc/peer.h"
 #include "sandbox/run/run.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/pools/warm.h"
 #include "validate/validate.h"
 
 /* How long replies may take to drain when the session ends. */

@@ -331,7 +331,7 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	char cwd[PATH_MAX], why[512];
 	if (getcwd(cwd, sizeof(cwd)) &&
 	    sandbox_set_workspace(k.sandbox, cwd, why, sizeof(why)) < 0 &&
-	    k.sandbox->config.workspace_on)
+	    sandbox_workspace_on(k.sandbox))
 		cli_error("kiln run: no workspace", why);
 	loop_signal_watch(k.loop, SIGINT, on_signal, &cr);
 	loop_signal_watch(k.loop, SIGTERM, on_signal, &cr);

@@ -466,8 +466,9 @@ static void surveyed(void *data)
 	    .workspace_files = j->files,
 	    .profile = intent_profile(k),
 	    .history = intent_session_history(k->intent, j->session_id),
-	    .workspace =
-	        k->sandbox && sandbox_workspace_files(k->sandbox) ? k->sandbox->workspace : NULL,
+	    .workspace = k->sandbox && sandbox_workspace_files(k->sandbox)
+	                     ? sandbox_workspace(k->sandbox)
+	                     : NULL,
 	    .workspace_listing = k->sandbox ? sandbox_workspace_files(k->sandbox) : NULL,
 	    .modules = strcmp(j->language, "python") == 0 ? sandbox_modules() : NULL,
 	};

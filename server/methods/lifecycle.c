@@ -57,7 +57,7 @@ static void set_workspace(struct kiln *k, json_object *params)
 	if (sandbox_set_workspace(k->sandbox, path, err, sizeof(err)) < 0)
 		log_warn("workspace: %s", err);
 	else
-		log_info("workspace: %s", k->sandbox->workspace);
+		log_info("workspace: %s", sandbox_workspace(k->sandbox));
 }
 
 static json_object *capabilities(const struct kiln *k)

@@ -18,7 +18,7 @@
 #include "sandbox/output/artifact.h"
 #include "sandbox/host/limits.h"
 #include "sandbox/box/plan.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/config.h"
 #include "sandbox/output/text.h"
 
 static int passed, failed;

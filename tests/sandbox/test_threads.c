@@ -21,6 +21,7 @@
 #include "core/loop.h"
 #include "sandbox/run/run.h"
 #include "sandbox/sandbox.h"
+#include "sandbox/state.h"
 #include "sandbox/box/worker.h"
 
 #define RUNS    25
@@ -105,7 +106,7 @@ static void worker_round(int i)
 	char err[512];
 	/* Odd rounds without a sandbox instance, as the validator spawns
 	 * its worker: the process's host facts are enough. */
-	int r = sbx_worker_spawn(i % 2 ? NULL : sbx, &spec, &w, err, sizeof(err));
+	int r = sbx_worker_spawn(i % 2 ? NULL : &sbx->base, &spec, &w, err, sizeof(err));
 	if (r < 0) {
 		failed++;
 		printf("not ok worker %d: %s\n", i, err);
@@ -151,7 +152,7 @@ int main(void)
 	for (int i = 0; i < WORKERS; i++)
 		worker_round(i);
 	/* Host facts are built once per process and shared. */
-	if (sbx->host == sbx_host_get() && sbx_host_get()->filter.filter) {
+	if (sbx->base.host == sbx_host_get() && sbx_host_get()->filter.filter) {
 		passed++;
 	} else {
 		failed++;

@@ -13,7 +13,7 @@
 #include "core/json.h"
 #include "core/loop.h"
 #include "sandbox/run/run_private.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
 #include "unit.h"
 
 static int box[2];       /* the program's stdout pipe: box[1] is its end */

@@ -19,11 +19,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/buf.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "sandbox/host/cgroup.h"
 #include "sandbox/box/plan.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/host/host.h"
+#include "sandbox/host/base.h"
+#include "sandbox/host/reap.h"
+#include "sandbox/host/cgroup_ahead.h"
 
 #ifndef CLONE_INTO_CGROUP
 #define CLONE_INTO_CGROUP 0x200000000ULL
@@ -66,7 +70,7 @@ static int write_proc(pid_t pid, const char *file, const char *text)
 
 /* The box's single uid and gid: the server's own, or nobody when the
  * server is root (the code is never root on the host). */
-static int write_id_maps(const struct sandbox *s, pid_t pid)
+static int write_id_maps(const struct sbx_base *s, pid_t pid)
 {
 	uid_t out_uid = s->host->euid == 0 ? SBX_ROOT_MAPS_TO : s->host->euid;
 	gid_t out_gid = s->host->euid == 0 ? SBX_ROOT_MAPS_TO : s->host->egid;
@@ -84,34 +88,7 @@ static int write_id_maps(const struct sandbox *s, pid_t pid)
 	return write_proc(pid, "gid_map", map);
 }
 
-void sbx_box_kill(int pidfd)
-{
-	if (pidfd < 0)
-		return;
-	/* pid 1's death kills the whole pid namespace; waiting for it means
-	 * every process of the box is gone when we return. ECHILD: someone
-	 * else reaped it, and it is gone all the same. */
-	syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
-	siginfo_t si;
-	int r;
-	while ((r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED)) < 0 && errno == EINTR)
-		;
-	if (r < 0 && errno == ECHILD) {
-		struct pollfd pfd = {.fd = pidfd, .events = POLLIN};
-		while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
-			;
-	}
-	close(pidfd);
-}
-
-bool sbx_pidfd_reap(int pidfd)
-{
-	siginfo_t si = {0};
-	int r = waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG);
-	return (r < 0 && errno == ECHILD) || (r == 0 && si.si_pid != 0);
-}
-
-int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
+int sbx_box_clone(const struct sbx_base *s, struct sbx_plan *plan, int cgroup_fd,
                   struct sbx_box *ret, int *ret_step)
 {
 	int status[2] = {-1, -1}, sync[2] = {-1, -1};
@@ -157,7 +134,7 @@ int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
 			r = neg_errno();
 		if (r < 0) {
 			*ret_step = SBX_STEP_IDS;
-			sbx_box_kill(pidfd);
+			sbx_pidfd_kill(pidfd);
 			goto out;
 		}
 	}
@@ -231,7 +208,7 @@ static int plumb(struct sbx_plan *plan, enum sbx_box_io io, struct sbx_box *b, i
 	return 0;
 }
 
-int sbx_box_build(struct sandbox *s, struct sbx_plan_owned *po, enum sbx_box_io io,
+int sbx_box_build(struct sbx_base *s, struct sbx_plan_owned *po, enum sbx_box_io io,
                   struct sbx_box *b, int *ret_step, char *err, size_t errsz)
 {
 	int theirs[3] = {-1, -1, -1};
@@ -243,7 +220,7 @@ int sbx_box_build(struct sandbox *s, struct sbx_plan_owned *po, enum sbx_box_io 
 		goto out;
 	}
 	if (io != SBX_BOX_SOCKET && io != SBX_BOX_ZYGOTE && s->cgroups) {
-		r = sandbox_cgroup_take(s, &b->cg);
+		r = sbx_cgroup_take(s, &b->cg);
 		if (r < 0)
 			log_warn("sandbox: cannot make a cgroup for a box: %s", strerror(-r));
 	}
@@ -257,7 +234,7 @@ int sbx_box_build(struct sandbox *s, struct sbx_plan_owned *po, enum sbx_box_io 
 		 * us?): the rlimits still hold, so go on without it. */
 		log_warn("sandbox: cannot start a box in its cgroup (%s); using rlimits only",
 		         strerror(-r));
-		sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
+		sbx_cgroup_free_later(s, steal_pointer(&b->cg));
 		r = sbx_box_clone(s, &po->plan, -1, b, ret_step);
 	}
 out:
@@ -306,33 +283,33 @@ bool sbx_box_read_status(struct sbx_box *b)
 	}
 }
 
-void sbx_box_release(struct sandbox *s, struct sbx_box *b)
+void sbx_box_release(struct sbx_base *s, struct sbx_box *b)
 {
 	if (b->pidfd >= 0 && !b->reaped) {
 		if (b->cg)
 			sbx_cgroup_kill(b->cg);
-		sbx_box_kill(steal_fd(&b->pidfd));
+		sbx_pidfd_kill(steal_fd(&b->pidfd));
 	}
 	/* Every process of the box is gone (or was never started): the
 	 * cgroup empties soon, and is removed off the loop. */
 	if (b->cg)
-		sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
+		sbx_cgroup_free_later(s, steal_pointer(&b->cg));
 	int *fds[] = {&b->pidfd, &b->status_fd, &b->fds[0], &b->fds[1], &b->ctl_fd};
 	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
 		if (*fds[i] >= 0)
 			close(steal_fd(fds[i]));
 	/* Closing the last fd of the workspace frees its tmpfs: off the
 	 * loop, it may be large. */
-	sandbox_close_later(s, steal_fd(&b->work_fd));
-	sandbox_close_later(s, steal_fd(&b->upper_fd));
+	sbx_close_later(s, steal_fd(&b->work_fd));
+	sbx_close_later(s, steal_fd(&b->upper_fd));
 	free(b->layout);
 	sbx_box_init(b);
 }
 
-void sbx_box_reap_later(struct sandbox *s, struct sbx_box *b)
+void sbx_box_reap_later(struct sbx_base *s, struct sbx_box *b)
 {
 	if (b->pidfd >= 0 && !b->reaped)
-		sandbox_reap_later(s, steal_fd(&b->pidfd), steal_pointer(&b->cg));
+		sbx_reap_later(s, steal_fd(&b->pidfd), steal_pointer(&b->cg));
 	b->reaped = true;
 }
 
@@ -384,28 +361,49 @@ const char *sbx_failure_hint(int step, int err)
 	return "";
 }
 
-int sbx_sealed_memfd(const char *name, const char *data, size_t len)
+/* GO itself: the header, the strings, and a memfd holding the code (and
+ * the list of what to hide, hide_fd, unless it is -1). */
+static int send_go_msg(int status_fd, struct sbx_go *go, const struct buf *strs, const char *code,
+                       int hide_fd)
 {
-	int fd = memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	size_t len = strlen(code);
+	_cleanup_close_ int fd = sbx_code_memfd(code, len);
 	if (fd < 0)
-		return neg_errno();
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int r = w < 0 ? neg_errno() : -EIO;
-			close(fd);
-			return r;
-		}
-		off += (size_t)w;
+		return fd;
+	go->code_len = len;
+	go->hide = hide_fd >= 0;
+	struct iovec iov[2] = {{.iov_base = go, .iov_len = sizeof(*go)},
+	                       {.iov_base = strs->data, .iov_len = strs->len}};
+	int fds[2] = {fd, hide_fd};
+	ssize_t n = sbx_status_send_fds(status_fd, iov, 2, fds, hide_fd >= 0 ? 2 : 1, 0);
+	return n == (ssize_t)(sizeof(*go) + strs->len) ? 0 : n < 0 ? neg_errno() : -EIO;
+}
+
+int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const char *code_path,
+                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code,
+                    int hide_fd)
+{
+	/* The program: the code's path, argv, the environment. */
+	struct buf strs;
+	buf_init(&strs, SBX_GO_STRINGS);
+	struct sbx_go go = {0};
+	if (nrl > SBX_MAX_RLIMITS)
+		return -E2BIG;
+	memcpy(go.rlimits, rl, nrl * sizeof(*rl));
+	go.nrlimits = (uint32_t)nrl;
+	int r = buf_append(&strs, code_path, strlen(code_path) + 1);
+	for (; r >= 0 && argv[go.argc]; go.argc++)
+		r = buf_append(&strs, argv[go.argc], strlen(argv[go.argc]) + 1);
+	for (; r >= 0 && po->plan.envp[go.envc]; go.envc++)
+		r = buf_append(&strs, po->plan.envp[go.envc], strlen(po->plan.envp[go.envc]) + 1);
+	if (r < 0 || go.argc > SBX_GO_ARGS || go.envc > SBX_GO_ENV) {
+		buf_release(&strs);
+		return r < 0 ? r : -E2BIG;
 	}
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
-		int r = neg_errno();
-		close(fd);
-		return r;
-	}
-	return fd;
+	go.strings_len = (uint32_t)strs.len;
+	r = send_go_msg(b->status_fd, &go, &strs, code, hide_fd);
+	buf_release(&strs);
+	return r;
 }
 
 int sbx_code_memfd(const char *code, size_t len)

@@ -13,7 +13,7 @@
 
 #include "sandbox/box/child.h"
 
-struct sandbox;
+struct sbx_base;
 struct sbx_cgroup;
 struct sbx_plan_owned;
 
@@ -60,7 +60,7 @@ void sbx_box_size_stdout(int read_end);
  * root), the clone. On failure nothing is left running, *ret_step is the
  * step that failed (SBX_STEP_NONE: clone3 itself) and the result is its
  * -errno, or *ret_step is -1 and err says what failed before the clone. */
-int sbx_box_build(struct sandbox *s, struct sbx_plan_owned *po, enum sbx_box_io io,
+int sbx_box_build(struct sbx_base *s, struct sbx_plan_owned *po, enum sbx_box_io io,
                   struct sbx_box *b, int *ret_step, char *err, size_t errsz);
 
 /* Read every message waiting on the status socket into b (READY brings
@@ -69,14 +69,14 @@ bool sbx_box_read_status(struct sbx_box *b);
 
 /* The owner is done with b: SIGKILL pid 1 and wait unless it was reaped
  * (every process of the box is gone on return), close every fd; its
- * cgroup and workspace go off the loop (sandbox.h). b is as after
+ * cgroup and workspace go off the loop (host.h). b is as after
  * sbx_box_init. The owner unwatches the fds first. */
-void sbx_box_release(struct sandbox *s, struct sbx_box *b);
+void sbx_box_release(struct sbx_base *s, struct sbx_box *b);
 
 /* Pid 1 has reported its program's end, or the box is dropped unused:
  * hand pid 1 and the cgroup to the sandbox, which reaps it without
- * waiting here (sandbox_reap_later). */
-void sbx_box_reap_later(struct sandbox *s, struct sbx_box *b);
+ * waiting here (sbx_reap_later). */
+void sbx_box_reap_later(struct sbx_base *s, struct sbx_box *b);
 
 /* Clone pid 1 of a new box that walks plan. The caller sets the plan's
  * out_fd, err_fd and in_fd (and closes its copies afterwards); this sets
@@ -85,29 +85,21 @@ void sbx_box_reap_later(struct sandbox *s, struct sbx_box *b);
  * other threads run: the child allocates nothing. On failure nothing is
  * left running and *ret_step says where it failed (SBX_STEP_NONE: clone3
  * itself). */
-int sbx_box_clone(const struct sandbox *s, struct sbx_plan *plan, int cgroup_fd,
+int sbx_box_clone(const struct sbx_base *s, struct sbx_plan *plan, int cgroup_fd,
                   struct sbx_box *ret, int *ret_step);
 /* (sbx_box_clone sets ret's pid, pidfd and status_fd only.) */
-
-/* SIGKILL pid 1 and wait for it: every process of the box is gone when
- * this returns. Closes the pidfd. Pid 1 of a run from a zygote is not the
- * server's child: then the wait is for its pidfd to report its end. */
-void sbx_box_kill(int pidfd);
-
-/* Reap the process behind pidfd if it has exited, without waiting: true
- * when it is gone (reaped here, or by someone's waitpid(-1) before us:
- * ECHILD), false while it still runs. For a pidfd the loop reported
- * readable. */
-bool sbx_pidfd_reap(int pidfd);
 
 /* What to do about a box that failed at step with errno err: a sentence
  * starting with a space, or "" when there is nothing to add. */
 const char *sbx_failure_hint(int step, int err);
 
-/* A close-on-exec memfd named name holding data[0..len), sealed against
- * any change (write, grow, shrink, more seals): what the server hands a
- * box. The fd, or -errno. */
-int sbx_sealed_memfd(const char *name, const char *data, size_t len);
+/* GO for box b: the program at code_path (under the new root, no
+ * leading '/'), argv, po's environment, the rlimits rl, code as the
+ * file's contents; with a workspace, hide_fd is the list of what to
+ * hide there (hide.h; the caller's to close), else -1. */
+int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const char *code_path,
+                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code,
+                    int hide_fd);
 
 /* sbx_sealed_memfd of the code a box's program runs, handed over with GO
  * (run.c) or to a zygote (zygote.c). */

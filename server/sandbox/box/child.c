@@ -28,8 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "sandbox/box/child_private.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/box/internal.h"
 
 static const char *const step_names[] = {
     [SBX_STEP_NONE] = "starting the sandbox",

@@ -4,7 +4,7 @@
  * namespace and inotify limits of the box's user namespace. pid 1
  * (child.c) and the program's process (child_program.c) call these in
  * their order. */
-#include "sandbox/box/child_private.h"
+#include "sandbox/box/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,8 +16,6 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include "sandbox/sandbox.h"
 
 /* Landlock bits newer than this system's headers. */
 #ifndef LANDLOCK_ACCESS_FS_REFER
@@ -31,9 +29,6 @@
 #endif
 #define KILN_LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
 #define KILN_LANDLOCK_SCOPE_SIGNAL               (1ULL << 1)
-#ifndef LANDLOCK_CREATE_RULESET_VERSION
-#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
-#endif
 
 /* struct landlock_ruleset_attr as of ABI 6; older kernels get a prefix. */
 struct kiln_landlock_attr {
@@ -41,12 +36,6 @@ struct kiln_landlock_attr {
 	uint64_t handled_access_net;
 	uint64_t scoped;
 };
-
-int sbx_landlock_abi(void)
-{
-	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	return abi < 0 ? 0 : (int)abi;
-}
 
 /* Forbid every namespace in the box's user namespace (its children would
  * be counted against these), a layer under the seccomp filter, and make

@@ -3,7 +3,7 @@
  * opened without following any link, a mount attached there, a new
  * filesystem instance. System calls only, as everywhere between clone
  * and exec (child.h). */
-#include "sandbox/box/child_private.h"
+#include "sandbox/box/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

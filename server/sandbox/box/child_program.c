@@ -4,7 +4,7 @@
  * becomes the program; a run's box prepares it ahead, locked down but
  * for the rlimits, waiting for its run. Failures go to pid 1 through the
  * close-on-exec pipe, as a step and an errno (child.h). */
-#include "sandbox/box/child_private.h"
+#include "sandbox/box/internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,8 +18,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include "sandbox/sandbox.h"
 
 /* Failure of pid 2 before exec: tell pid 1 through the exec pipe. */
 __attribute__((noreturn)) static void prog_fail(int pipe_fd, int step)

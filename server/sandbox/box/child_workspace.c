@@ -5,7 +5,7 @@
  * (hide.h) and, where the server could not look, pid 1's own walk. Only
  * system calls on static buffers, as everywhere between clone and exec
  * (child.h). */
-#include "sandbox/box/child_private.h"
+#include "sandbox/box/internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,8 +17,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include "sandbox/workspace/hide.h"
 
 #define OVL_DIR "kiln-ovl"
 

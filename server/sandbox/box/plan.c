@@ -19,7 +19,7 @@
 #include "core/lang.h"
 #include "core/buf.h"
 #include "core/util.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/host/host.h"
 
 #define CODE_DIR "code"
 
@@ -419,8 +419,8 @@ static int interpreter(struct ctx *c, const char *file)
 
 /* The program is a language of the table (lang) or an explicit argv
  * with its file name (a worker's). */
-static int build(const struct sandbox *s, json_object *section, const char *lang,
-                 const char *const *argv, const char *file, const char *code,
+static int build(const struct sbx_host *host, const struct sbx_plan_ws *ws, json_object *section,
+                 const char *lang, const char *const *argv, const char *file, const char *code,
                  const struct sbx_limits *lim, struct sbx_plan_owned **ret, char *err, size_t errsz)
 {
 	struct sbx_plan_owned *po = calloc(1, sizeof(*po));
@@ -430,9 +430,9 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 	struct sbx_plan *p = &po->plan;
 	int r;
 	p->status_fd = p->sync_fd = p->out_fd = p->err_fd = p->in_fd = -1;
-	p->as_root = s->host->euid == 0;
-	p->landlock_abi = s->host->landlock_abi;
-	p->seccomp = &s->host->filter;
+	p->as_root = host->euid == 0;
+	p->landlock_abi = host->landlock_abi;
+	p->seccomp = &host->filter;
 	/* Without code now, the root must have room for the largest code. */
 	size_t code_len = code ? strlen(code) : SBX_CODE_MAX;
 	snprintf(p->root_opts, sizeof(p->root_opts), "size=%zu,nr_inodes=4096,mode=0755",
@@ -468,11 +468,11 @@ static int build(const struct sandbox *s, json_object *section, const char *lang
 		goto out;
 	/* The workspace (runs only, not workers): the host folder at its own
 	 * path, over a private layer; the child checks the hide patterns. */
-	if (lang && s->workspace && s->config.workspace_on) {
-		p->ws_host = s->workspace;
-		p->ws_dst = s->workspace + 1;
-		p->hide = s->config.hide;
-		p->nhide = s->config.nhide;
+	if (lang && ws) {
+		p->ws_host = ws->host;
+		p->ws_dst = ws->host + 1;
+		p->hide = ws->hide;
+		p->nhide = ws->nhide;
 	}
 	static const char *const devs[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
 	                                   "/dev/urandom"};
@@ -569,20 +569,20 @@ size_t sbx_plan_rlimits_for(const struct sbx_limits *lim, const char *language,
 	return n;
 }
 
-int sbx_plan_build(const struct sandbox *s, json_object *section, const char *lang,
-                   const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
-                   char *err, size_t errsz)
+int sbx_plan_build(const struct sbx_host *host, const struct sbx_plan_ws *ws, json_object *section,
+                   const char *lang, const char *code, const struct sbx_limits *lim,
+                   struct sbx_plan_owned **ret, char *err, size_t errsz)
 {
-	return build(s, section, lang, NULL, NULL, code, lim, ret, err, errsz);
+	return build(host, ws, section, lang, NULL, NULL, code, lim, ret, err, errsz);
 }
 
-int sbx_plan_build_argv(const struct sandbox *s, const char *const *argv, const char *file,
+int sbx_plan_build_argv(const struct sbx_host *host, const char *const *argv, const char *file,
                         const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
                         char *err, size_t errsz)
 {
 	if (!argv || !argv[0] || !file)
 		return -EINVAL;
-	return build(s, NULL, NULL, argv, file, code, lim, ret, err, errsz);
+	return build(host, NULL, NULL, NULL, argv, file, code, lim, ret, err, errsz);
 }
 
 static int layout_add(struct buf *b, const char *tag, const char *x, const char *y, unsigned long n)
@@ -618,6 +618,25 @@ char *sbx_plan_layout(const struct sbx_plan *p)
 		return NULL;
 	}
 	return buf_steal(&b, NULL);
+}
+
+int sbx_plan_await(const struct sbx_host *host, const struct sbx_plan_ws *ws, json_object *section,
+                   const char *language, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
+                   char *err, size_t errsz)
+{
+	err[0] = '\0';
+	int r = sbx_host_filter_ready();
+	if (r < 0) {
+		snprintf(err, errsz,
+		         "kiln will not run this code: the seccomp filter could not be compiled "
+		         "(%s)",
+		         strerror(-r));
+		return r == -ENOMEM ? r : -EIO;
+	}
+	r = sbx_plan_build(host, ws, section, language, NULL, lim, ret, err, errsz);
+	if (r < 0 && r != -ENOMEM && !err[0])
+		snprintf(err, errsz, "cannot prepare the sandbox: %s", strerror(-r));
+	return r;
 }
 
 void sbx_plan_free(struct sbx_plan_owned *po)

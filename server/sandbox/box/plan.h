@@ -7,10 +7,19 @@
 #include <json-c/json.h>
 #include <stddef.h>
 
-#include "sandbox/box/child.h"
+#include "sandbox/box/pid1.h"
 #include "sandbox/host/limits.h"
 
-struct sandbox;
+struct sbx_host;
+
+/* The workspace a run's box shows (runs only, not workers): the host
+ * folder, at its own path over a private layer, and the names hidden in
+ * it (sandbox.workspace.hide; the child checks them). */
+struct sbx_plan_ws {
+	const char *host;
+	char **hide;
+	size_t nhide;
+};
 
 /* A plan and the strings it points to. */
 struct sbx_plan_owned {
@@ -30,16 +39,23 @@ struct sbx_plan_owned {
  * the root has room for SBX_CODE_MAX. -EINVAL (bad request: unknown
  * language, bad env) or -ENOENT (the interpreter is not installed) with a
  * sentence in err; -ENOMEM. Fds in the plan are left at -1 for the
- * caller. */
-int sbx_plan_build(const struct sandbox *s, json_object *section, const char *language,
-                   const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
-                   char *err, size_t errsz);
+ * caller. ws: the workspace to show, or NULL. */
+int sbx_plan_build(const struct sbx_host *host, const struct sbx_plan_ws *ws, json_object *section,
+                   const char *language, const char *code, const struct sbx_limits *lim,
+                   struct sbx_plan_owned **ret, char *err, size_t errsz);
 /* The same box for a program given by argv instead of a language name
  * (a worker's, see worker.h): "{file}" in argv stands for /code/FILE,
  * which holds code. The config's languages and env do not apply. */
-int sbx_plan_build_argv(const struct sandbox *s, const char *const *argv, const char *file,
+int sbx_plan_build_argv(const struct sbx_host *host, const char *const *argv, const char *file,
                         const char *code, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
                         char *err, size_t errsz);
+/* The plan of a box for language that waits for its program (GO), with
+ * limits lim (their tmpfs size is the box's), once the seccomp filter is
+ * compiled. -EINVAL/-ENOENT and the like with a sentence in err;
+ * -ENOMEM. */
+int sbx_plan_await(const struct sbx_host *host, const struct sbx_plan_ws *ws, json_object *section,
+                   const char *language, const struct sbx_limits *lim, struct sbx_plan_owned **ret,
+                   char *err, size_t errsz);
 void sbx_plan_free(struct sbx_plan_owned *po);
 
 /* A text that is the same for two plans exactly when they build the same

@@ -21,14 +21,15 @@
 #include "sandbox/box/box.h"
 #include "sandbox/host/limits.h"
 #include "sandbox/box/plan.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/host/host.h"
+#include "sandbox/host/base.h"
 
 /* A worker writes nothing to disk: its /work and /tmp stay small. */
 #define WORKER_TMPFS_BYTES (1u << 20)
 
 /* A worker owns one box, built like a run's through box.h. */
 struct sbx_worker {
-	struct sandbox *s;
+	struct sbx_base *s;
 	struct sbx_box box; /* box.fds[0]: the program's stdin and stdout */
 };
 
@@ -68,8 +69,8 @@ static int wait_started(int status_fd, uint64_t deadline, int *ret_step)
 	}
 }
 
-int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, struct sbx_worker **ret,
-                     char *err, size_t errsz)
+int sbx_worker_spawn(struct sbx_base *s, const struct sbx_worker_spec *spec,
+                     struct sbx_worker **ret, char *err, size_t errsz)
 {
 	struct sbx_limits lim;
 	err[0] = '\0';
@@ -78,8 +79,8 @@ int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, stru
 		return r;
 	/* Without a sandbox instance (the validator's), the process's host
 	 * facts are all a worker's box needs. */
-	const struct sandbox bare = {.host = sbx_host_get()};
-	struct sandbox *bs = s ? s : (struct sandbox *)&bare;
+	struct sbx_base bare = {.host = sbx_host_get()};
+	struct sbx_base *bs = s ? s : &bare;
 	if ((r = sbx_host_filter_ready()) < 0) {
 		snprintf(err, errsz, "the sandbox's seccomp filter could not be compiled: %s",
 		         strerror(-r));
@@ -87,7 +88,8 @@ int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, stru
 	}
 	lim.tmpfs_bytes = WORKER_TMPFS_BYTES;
 	struct sbx_plan_owned *po = NULL;
-	r = sbx_plan_build_argv(bs, spec->argv, spec->file, spec->data, &lim, &po, err, errsz);
+	r = sbx_plan_build_argv(bs->host, spec->argv, spec->file, spec->data, &lim, &po, err,
+	                        errsz);
 	if (r < 0) {
 		if (!err[0])
 			snprintf(err, errsz, "cannot prepare the sandbox: %s", strerror(-r));

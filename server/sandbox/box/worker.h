@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-struct sandbox;
+struct sbx_base;
 struct sbx_worker;
 
 struct sbx_worker_spec {
@@ -31,8 +31,8 @@ struct sbx_worker_spec {
  * names the step and what to do). Nothing is left running on failure.
  * Safe while other threads run (see child.h). s: the sandbox subsystem's
  * filter and ids (its runs are not involved), or NULL. */
-int sbx_worker_spawn(struct sandbox *s, const struct sbx_worker_spec *spec, struct sbx_worker **ret,
-                     char *err, size_t errsz);
+int sbx_worker_spawn(struct sbx_base *s, const struct sbx_worker_spec *spec,
+                     struct sbx_worker **ret, char *err, size_t errsz);
 
 /* Kill the box and wait: every process of it is gone when this returns. */
 void sbx_worker_free(struct sbx_worker *w);

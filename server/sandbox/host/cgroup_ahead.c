@@ -1,7 +1,6 @@
 /* cgroup_ahead.c: the next box's cgroup, made ahead off the event loop
- * by one thread of the sandbox's own (sandbox_cgroup_take; see
- * sandbox.h). */
-#include "sandbox/sandbox.h"
+ * by one thread of the base's own (see cgroup_ahead.h). */
+#include "sandbox/host/cgroup_ahead.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -19,15 +18,17 @@
 #include "core/loop.h"
 #include "core/util.h"
 #include "sandbox/host/cgroup.h"
+#include "sandbox/host/base.h"
+#include "sandbox/host/reap.h"
 
-/* The maker of the next box's cgroup (sandbox_cgroup_take): one thread
+/* The maker of the next box's cgroup (sbx_cgroup_take): one thread
  * for the server's life, started with its first box that has a cgroup.
  * Not a job: creating a thread waits, like a mkdir, on the kernel's
  * cgroup lock (a new thread joins its cgroup) while a move is in flight
  * (p90 of a take 0.25 ms, max 8-20 ms here under such moves, with a
  * thread per cgroup), where the loop's write to wake this one does not. */
 struct cg_maker {
-	struct sandbox *s;
+	struct sbx_base *s;
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
@@ -79,7 +80,7 @@ static void on_cg_made(struct loop *loop, int fd, unsigned events, void *data)
 {
 	(void)loop;
 	(void)events;
-	struct sandbox *s = data;
+	struct sbx_base *s = data;
 	struct cg_maker *m = s->cg_maker;
 	uint64_t n;
 	if (read(fd, &n, sizeof(n)) < 0 && errno == EAGAIN)
@@ -98,10 +99,10 @@ static void on_cg_made(struct loop *loop, int fd, unsigned events, void *data)
 	else if (!s->cg_ahead)
 		s->cg_ahead = cg;
 	else
-		sandbox_cgroup_free_later(s, cg);
+		sbx_cgroup_free_later(s, cg);
 }
 
-static struct cg_maker *cg_maker_start(struct sandbox *s)
+static struct cg_maker *cg_maker_start(struct sbx_base *s)
 {
 	if (!s->loop)
 		return NULL;
@@ -136,7 +137,7 @@ static struct cg_maker *cg_maker_start(struct sandbox *s)
 	return m;
 }
 
-void sandbox_cgroup_ahead_stop(struct sandbox *s)
+void sbx_cgroup_ahead_stop(struct sbx_base *s)
 {
 	sbx_cgroup_free(steal_pointer(&s->cg_ahead));
 	struct cg_maker *m = steal_pointer(&s->cg_maker);
@@ -162,7 +163,7 @@ static uint64_t now_us(void)
 	return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
-int sandbox_cgroup_take(struct sandbox *s, struct sbx_cgroup **ret)
+int sbx_cgroup_take(struct sbx_base *s, struct sbx_cgroup **ret)
 {
 	/* The time the loop spent here, for tests/bench/cgroup_take.py. */
 	bool timed = log_get_level() >= LOG_DEBUG;

@@ -9,14 +9,14 @@
 
 #include <stdatomic.h>
 
-struct sandbox;
+struct sbx_base;
 struct sbx_job;
 
 /* On the job's thread: do the work; stop early once *cancel is set. */
 typedef void (*sbx_job_work_fn)(void *data, const atomic_bool *cancel);
 /* On the loop's thread, after the work, unless the job was cancelled. */
 typedef void (*sbx_job_done_fn)(void *data);
-/* On the loop's thread (or in sandbox_free), once the thread has ended,
+/* On the loop's thread (or in sbx_base_release), once the thread has ended,
  * cancelled or not: free data. May be NULL. */
 typedef void (*sbx_job_free_fn)(void *data);
 
@@ -24,12 +24,12 @@ typedef void (*sbx_job_free_fn)(void *data);
  * takes them through its signalfd). Without a loop, or when no thread
  * can be started, the work runs here and now, then done and free_fn.
  * ret may be NULL. Returns 0, or -ENOMEM (nothing was called then). */
-int sbx_job_start(struct sandbox *s, sbx_job_work_fn work, sbx_job_done_fn done,
+int sbx_job_start(struct sbx_base *b, sbx_job_work_fn work, sbx_job_done_fn done,
                   sbx_job_free_fn free_fn, void *data, struct sbx_job **ret);
 
 /* Ask the job to stop, at once: done is never called, free_fn is when its
  * thread has ended (which the caller does not wait for). */
 void sbx_job_cancel(struct sbx_job *job);
 
-/* Cancel every job of s and wait for their threads (sandbox_free). */
-void sbx_jobs_stop(struct sandbox *s);
+/* Cancel every job of b and wait for their threads (sbx_base_release). */
+void sbx_jobs_stop(struct sbx_base *b);

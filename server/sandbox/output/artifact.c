@@ -53,19 +53,6 @@ static bool cancelled(const struct walk *w)
 	return w->cancel && atomic_load(w->cancel);
 }
 
-char *sbx_utf8_name(const char *name)
-{
-	struct buf b;
-	/* Each byte becomes at most three (U+FFFD). */
-	buf_init(&b, 3 * strlen(name) + 16);
-	struct sbx_utf8 u = {0};
-	if (sbx_utf8_decode(&u, name, strlen(name), true, &b) < 0 || buf_append(&b, "", 1) < 0) {
-		buf_release(&b);
-		return NULL;
-	}
-	return buf_steal(&b, NULL);
-}
-
 const char *sbx_mime_type(const char *name, const unsigned char *head, size_t n)
 {
 	static const struct {

@@ -17,7 +17,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/run/run.h"
+/* A file the run left under /work/out. Every string is valid UTF-8 (a
+ * name's invalid bytes became U+FFFD) and borrowed for the call. */
+struct run_artifact {
+	const char *run_id;
+	const char *name; /* relative to /work/out */
+	uint64_t size;
+	const char *mime_type;
+	const char *base64;  /* the contents, inline; or NULL */
+	const char *path;    /* a copy on the host; or NULL */
+	const char *omitted; /* why neither; or NULL */
+};
 
 struct sbx_artifact_opts {
 	size_t inline_bytes; /* larger files are copied to host_dir */
@@ -64,7 +74,3 @@ int sbx_artifact_dir_prune(const char *dir, uint64_t max_bytes, uint64_t max_age
 
 /* A MIME type from the name and the first bytes. */
 const char *sbx_mime_type(const char *name, const unsigned char *head, size_t n);
-
-/* name made valid UTF-8 (each invalid byte becomes U+FFFD), malloc'd;
- * NULL on OOM. */
-char *sbx_utf8_name(const char *name);

@@ -161,3 +161,16 @@ void sbx_tail_free(struct sbx_tail *t)
 	free(t->buf);
 	*t = (struct sbx_tail){0};
 }
+
+char *sbx_utf8_name(const char *name)
+{
+	struct buf b;
+	/* Each byte becomes at most three (U+FFFD). */
+	buf_init(&b, 3 * strlen(name) + 16);
+	struct sbx_utf8 u = {0};
+	if (sbx_utf8_decode(&u, name, strlen(name), true, &b) < 0 || buf_append(&b, "", 1) < 0) {
+		buf_release(&b);
+		return NULL;
+	}
+	return buf_steal(&b, NULL);
+}

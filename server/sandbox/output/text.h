@@ -18,6 +18,10 @@ struct sbx_utf8 {
  * trailing sequence in the decoder unless final. -ENOBUFS/-ENOMEM. */
 int sbx_utf8_decode(struct sbx_utf8 *u, const char *data, size_t n, bool final, struct buf *out);
 
+/* name made valid UTF-8 (each invalid byte becomes U+FFFD), malloc'd;
+ * NULL on OOM. */
+char *sbx_utf8_name(const char *name);
+
 #define SBX_TAIL_MAX (16u * 1024)
 
 /* The last <= SBX_TAIL_MAX bytes of a stream's text, cut on a character

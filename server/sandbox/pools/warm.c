@@ -4,7 +4,7 @@
  * next run, waiting for GO like any other (docs/sandbox.md). The cache
  * holds built boxes, not runs: a run that fits takes the box, and each
  * box still serves one run only. */
-#include "sandbox/run/run_private.h"
+#include "sandbox/pools/warm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +26,9 @@
 #include "sandbox/host/cgroup.h"
 #include "sandbox/host/job.h"
 #include "sandbox/box/plan.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
+#include "sandbox/host/base.h"
+#include "sandbox/host/reap.h"
 
 /* How long the server is idle before it builds the next warm box. */
 #define WARM_DELAY_MS 10
@@ -96,9 +98,9 @@ static void discard_warm(struct sandbox *s)
 		return;
 	log_debug("sandbox: dropping the warm box");
 	s->warm = NULL;
-	loop_unwatch(s->loop, b->pidfd);
-	sbx_box_reap_later(s, b);
-	sbx_box_release(s, b);
+	loop_unwatch(s->base.loop, b->pidfd);
+	sbx_box_reap_later(&s->base, b);
+	sbx_box_release(&s->base, b);
 	free(b);
 }
 
@@ -116,7 +118,7 @@ static void on_warm_dead(struct loop *loop, int fd, unsigned events, void *data)
 	warm_plan_drop(s);
 	s->warm->reaped = true;
 	struct sbx_box *b = steal_pointer(&s->warm);
-	sbx_box_release(s, b);
+	sbx_box_release(&s->base, b);
 	free(b);
 }
 
@@ -224,7 +226,9 @@ static void on_warm_timer(struct loop *loop, void *data)
 	 * the plan is made shows at the take. */
 	struct sbx_plan_note note;
 	bool noted = plan_note(s->warm_language, &note) == 0;
-	int r = sbx_box_plan(s, s->warm_language, lim, &po, err, sizeof(err));
+	struct sbx_plan_ws ws;
+	int r = sbx_plan_await(s->base.host, sbx_plan_ws_of(s, &ws), s->config.section,
+	                       s->warm_language, lim, &po, err, sizeof(err));
 	/* The folder the box will hold, named before pid 1 opens it: if the
 	 * path names another folder by the time a run takes the box, the
 	 * box is not used (warm_take). */
@@ -236,10 +240,11 @@ static void on_warm_timer(struct loop *loop, void *data)
 		s->warm_ws_dev = st.st_dev;
 		s->warm_ws_ino = st.st_ino;
 	}
-	if (r >= 0 && (r = sbx_box_build(s, po, SBX_BOX_PIPES, b, &step, err, sizeof(err))) < 0 &&
+	if (r >= 0 &&
+	    (r = sbx_box_build(&s->base, po, SBX_BOX_PIPES, b, &step, err, sizeof(err))) < 0 &&
 	    step >= 0)
 		snprintf(err, sizeof(err), "%s failed: %s", sbx_step_name(step), strerror(-r));
-	if (r >= 0 && loop_watch(s->loop, b->pidfd, LOOP_READ, on_warm_dead, s) < 0)
+	if (r >= 0 && loop_watch(s->base.loop, b->pidfd, LOOP_READ, on_warm_dead, s) < 0)
 		r = -ENOMEM;
 	/* Kept for the run that takes the box: it need not look at the
 	 * host again, only check that the host is as noted (a workspace's
@@ -254,19 +259,19 @@ static void on_warm_timer(struct loop *loop, void *data)
 	if (r < 0) {
 		/* The run that wants it will build its own and say why. */
 		log_debug("sandbox: no warm box for %s: %s", s->warm_language, err);
-		sbx_box_release(s, b);
+		sbx_box_release(&s->base, b);
 		free(b);
 		return;
 	}
 	/* The run that takes it writes its own limits into its cgroup. */
 	s->warm = b;
 	log_debug("sandbox: warm box for %s, pid %d", s->warm_language, (int)b->pid);
-	sbx_job_start(s, own_pages, NULL, NULL, NULL, NULL);
+	sbx_job_start(&s->base, own_pages, NULL, NULL, NULL, NULL);
 }
 
 void run_warm(struct sandbox *s, const char *language)
 {
-	if (!s || !s->loop || !s->config.warm_boxes || !language)
+	if (!s || !s->base.loop || !s->config.warm_boxes || !language)
 		return;
 	/* One warm box; it serves any language of its layout. */
 	if (s->warm || s->warm_timer)
@@ -275,7 +280,7 @@ void run_warm(struct sandbox *s, const char *language)
 	/* A little later, from the loop: what is being answered now goes out
 	 * first, and a request that follows at once is not kept waiting
 	 * behind the clone (it builds its own box, which is as fast). */
-	s->warm_timer = loop_timer_start(s->loop, WARM_DELAY_MS, on_warm_timer, s);
+	s->warm_timer = loop_timer_start(s->base.loop, WARM_DELAY_MS, on_warm_timer, s);
 }
 
 /* Whether ws_host still names the folder the warm box was built with.
@@ -306,7 +311,7 @@ bool warm_take(struct sandbox *s, const char *layout, const char *ws_host, struc
 	struct sbx_box *w = s->warm;
 	if (w && !w->reaped && w->layout && strcmp(w->layout, layout) == 0 &&
 	    same_folder(s, ws_host)) {
-		loop_unwatch(s->loop, w->pidfd);
+		loop_unwatch(s->base.loop, w->pidfd);
 		*b = *w;
 		free(steal_pointer(&s->warm));
 		return true;
@@ -318,7 +323,7 @@ bool warm_take(struct sandbox *s, const char *layout, const char *ws_host, struc
 void warm_hold(struct sandbox *s)
 {
 	if (s->warm_timer) {
-		loop_timer_stop(s->loop, s->warm_timer);
+		loop_timer_stop(s->base.loop, s->warm_timer);
 		s->warm_timer = NULL;
 	}
 }

@@ -5,7 +5,7 @@
  * spare, the next run's box asked for ahead (its pid 1 sends its pidfd,
  * then READY, on the run's status socket, watched on the loop), is
  * zygote_spare.c's; a run that waits for it, zygote_wait.c's. */
-#include "sandbox/pools/zygote_private.h"
+#include "sandbox/pools/zygote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +31,10 @@
 #include "sandbox/box/child.h"
 #include "sandbox/host/filter.h"
 #include "sandbox/box/plan.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
+#include "sandbox/host/base.h"
+#include "sandbox/host/reap.h"
+#include "sandbox/pools/zyg_shared.h"
 
 /* The program's source, embedded at build time (embed-driver.sh), and
  * the one-shot runner and display module its children run the code
@@ -117,30 +120,6 @@ static char *zygote_key(const struct sandbox *s, const struct sbx_plan_owned *po
 }
 
 /* --- the zygote's box --------------------------------------------------------- */
-
-void zyg_retire(struct sandbox *s, bool failed)
-{
-	struct sbx_zygote *z = s->zygote;
-	if (!z)
-		return;
-	s->zygote = NULL;
-	if (failed)
-		s->zygote_failures++;
-	log_debug("sandbox: retiring the zygote (pid %d)%s", (int)z->box.pid,
-	          failed ? ", which failed" : "");
-	zyg_drop_spare(s, z);
-	loop_unwatch(s->loop, z->box.pidfd);
-	loop_unwatch(s->loop, z->box.fds[0]);
-	/* Its channel closes: the zygote waits for its runs, then ends,
-	 * and its pid 1 with it; the sandbox reaps it then. */
-	if (failed)
-		sbx_box_release(s, &z->box);
-	sbx_box_reap_later(s, &z->box);
-	sbx_box_release(s, &z->box);
-	free(z->key);
-	free(z->ws);
-	free(z);
-}
 
 static void on_zygote_dead(struct loop *loop, int fd, unsigned events, void *data)
 {
@@ -244,7 +223,7 @@ static int send_hello(struct sandbox *s, int ch)
 			    a, json_object_new_string(sbx_zygote_default_preload[i]));
 		json_object_object_add(h, "preload", a);
 	}
-	json_object_object_add(h, "landlock", json_object_new_int(s->host->landlock_abi));
+	json_object_object_add(h, "landlock", json_object_new_int(s->base.host->landlock_abi));
 	json_object_object_add(h, "oneshot", json_object_new_string(sbx_oneshot_runner));
 	json_object_object_add(h, "display", json_object_new_string(sbx_display_module));
 	const struct {
@@ -281,7 +260,7 @@ static int send_hello(struct sandbox *s, int ch)
 	for (size_t i = 0; i < ARRAY_SIZE(st); i++)
 		json_object_object_add(steps, st[i].name, json_object_new_int(st[i].step));
 	json_object_object_add(h, "steps", steps);
-	const struct sock_fprog *f = &s->host->filter;
+	const struct sock_fprog *f = &s->base.host->filter;
 	int r = hex_append(h, "filter", f->filter, f->len * sizeof(struct sock_filter));
 	size_t len = 0;
 	const char *text =
@@ -320,7 +299,7 @@ static void build_zygote(struct sandbox *s, const char *key)
 {
 	if (s->zygote || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
 		return;
-	if (filter_ready() < 0 || sandbox_filter_ready(s) < 0) {
+	if (filter_ready() < 0 || sbx_host_filter_ready() < 0) {
 		log_warn("sandbox: no Python zygote: its seccomp filter could not be compiled");
 		s->zygote_failures = ZYGOTE_MAX_FAILURES;
 		return;
@@ -335,8 +314,9 @@ static void build_zygote(struct sandbox *s, const char *key)
 		return;
 	}
 	sbx_box_init(&z->box);
-	int r = sbx_plan_build(s, s->config.section, "python", sbx_zygote_program,
-	                       &s->config.limits, &po, err, sizeof(err));
+	struct sbx_plan_ws ws;
+	int r = sbx_plan_build(s->base.host, sbx_plan_ws_of(s, &ws), s->config.section, "python",
+	                       sbx_zygote_program, &s->config.limits, &po, err, sizeof(err));
 	if (r >= 0) {
 		/* The program's file is the zygote's, not a snippet's: the
 		 * runs' code goes to /code/<file> in boxes of their own. */
@@ -355,7 +335,8 @@ static void build_zygote(struct sandbox *s, const char *key)
 		if (po->plan.ws_host && !(z->ws = strdup(po->plan.ws_host)))
 			r = -ENOMEM;
 		if (r >= 0)
-			r = sbx_box_build(s, po, SBX_BOX_ZYGOTE, &z->box, &step, err, sizeof(err));
+			r = sbx_box_build(&s->base, po, SBX_BOX_ZYGOTE, &z->box, &step, err,
+			                  sizeof(err));
 		if (r < 0 && step >= 0)
 			snprintf(err, sizeof(err), "%s failed: %s", sbx_step_name(step),
 			         strerror(-r));
@@ -363,15 +344,15 @@ static void build_zygote(struct sandbox *s, const char *key)
 	sbx_plan_free(po);
 	if (r >= 0 && (r = send_hello(s, z->box.fds[0])) < 0)
 		snprintf(err, sizeof(err), "cannot send the hello: %s", strerror(-r));
-	if (r >= 0 && (loop_watch(s->loop, z->box.pidfd, LOOP_READ, on_zygote_dead, s) < 0 ||
-	               loop_watch(s->loop, z->box.fds[0], LOOP_READ, on_zygote_msg, s) < 0)) {
-		loop_unwatch(s->loop, z->box.pidfd);
+	if (r >= 0 && (loop_watch(s->base.loop, z->box.pidfd, LOOP_READ, on_zygote_dead, s) < 0 ||
+	               loop_watch(s->base.loop, z->box.fds[0], LOOP_READ, on_zygote_msg, s) < 0)) {
+		loop_unwatch(s->base.loop, z->box.pidfd);
 		r = -ENOMEM;
 	}
 	if (r < 0) {
 		log_warn("sandbox: no Python zygote: %s", err);
 		s->zygote_failures++;
-		sbx_box_release(s, &z->box);
+		sbx_box_release(&s->base, &z->box);
 		free(z->key);
 		free(z->ws);
 		free(z);
@@ -406,7 +387,7 @@ void sbx_zygote_idle(struct sandbox *s)
 	if (s->config.warm_boxes)
 		zyg_ask_spare(s);
 	if (s->zygote_want && !s->zygote && !s->zygote_timer)
-		s->zygote_timer = loop_timer_start(s->loop, 10, on_start_timer, s);
+		s->zygote_timer = loop_timer_start(s->base.loop, 10, on_start_timer, s);
 }
 
 /* What a run's program (C) runs (zygote.py, "mode"): the code through
@@ -468,16 +449,6 @@ static json_object *run_request(const char *path, const struct sbx_plan_owned *p
 
 /* --- a run ---------------------------------------------------------------------- */
 
-void zyg_req_release(struct zyg_req *q)
-{
-	json_object_put(q->req);
-	q->req = NULL;
-	if (q->codefd >= 0)
-		close(steal_fd(&q->codefd));
-	free(q->layout);
-	q->layout = NULL;
-}
-
 /* What the run will send the spare's pid 1, made when it comes. */
 static int zyg_req_make(const struct sbx_plan_owned *po, const char *layout,
                         const struct sbx_limits *lim, const char *path, enum zyg_mode mode,
@@ -510,7 +481,7 @@ static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *
                 const char *code, struct sbx_box *b, sbx_zygote_wait_fn fn, void *data,
                 struct sbx_zygote_wait **ret_wait)
 {
-	if (!s->loop || !s->config.zygote || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
+	if (!s->base.loop || !s->config.zygote || s->zygote_failures >= ZYGOTE_MAX_FAILURES)
 		return -ENOTSUP;
 	/* The spare's upper layer is made ahead at the configured size (a
 	 * mount pid 1 no longer holds): a run of another size takes a box
@@ -531,7 +502,7 @@ static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *
 	if (!s->zygote) {
 		/* Not while this run starts: after it (sbx_zygote_idle). */
 		if (s->zygote_timer) {
-			loop_timer_stop(s->loop, s->zygote_timer);
+			loop_timer_stop(s->base.loop, s->zygote_timer);
 			s->zygote_timer = NULL;
 		}
 		start_later(s, key);
@@ -613,7 +584,7 @@ int sbx_zygote_send_hide(struct sbx_box *b, int hide_fd)
 void sbx_zygote_free(struct sandbox *s)
 {
 	if (s->zygote_timer) {
-		loop_timer_stop(s->loop, s->zygote_timer);
+		loop_timer_stop(s->base.loop, s->zygote_timer);
 		s->zygote_timer = NULL;
 	}
 	free(s->zygote_want);
@@ -625,9 +596,9 @@ void sbx_zygote_free(struct sandbox *s)
 	/* Runs and sessions went first (sandbox_free): none waits. */
 	z->wait = NULL;
 	zyg_drop_spare(s, z);
-	loop_unwatch(s->loop, z->box.pidfd);
-	loop_unwatch(s->loop, z->box.fds[0]);
-	sbx_box_release(s, &z->box);
+	loop_unwatch(s->base.loop, z->box.pidfd);
+	loop_unwatch(s->base.loop, z->box.fds[0]);
+	sbx_box_release(&s->base, &z->box);
 	free(z->key);
 	free(z->ws);
 	free(z);

@@ -46,24 +46,14 @@
 #include <stdbool.h>
 
 #include "sandbox/host/limits.h"
+#include "sandbox/pools/zygote_wait.h"
 
 struct sandbox;
 struct sbx_box;
 struct sbx_plan_owned;
 
-/* Whether sandbox.zygote is on when the config does not say. */
-#define SBX_ZYGOTE_DEFAULT true
-
 /* The default sandbox.zygotePreload. */
 extern const char *const sbx_zygote_default_preload[];
-
-/* A run that waits for the spare (sbx_zygote_take's -EINPROGRESS). */
-struct sbx_zygote_wait;
-/* The spare came (r >= 0: the caller's box now holds it, as from
- * sbx_zygote_take's 0) or did not (r < 0: b is untouched and the caller
- * takes the normal path). Called from the loop, never from within
- * sbx_zygote_take; the wait is gone once it is called. */
-typedef void (*sbx_zygote_wait_fn)(void *data, int r);
 
 /* Give a run of language, whose box would be built from po (with layout
  * its sbx_plan_layout()), the zygote's spare box: on success b holds it
@@ -97,11 +87,6 @@ int sbx_zygote_take_session(struct sandbox *s, const struct sbx_plan_owned *po, 
                             const struct sbx_limits *life, const char *path, const char *driver,
                             struct sbx_box *b, sbx_zygote_wait_fn fn, void *data,
                             struct sbx_zygote_wait **ret_wait);
-
-/* The run that waits is cancelled (or its owner is freed): its callback
- * is not called, its box is untouched, and the spare stays the zygote's,
- * for the next run. NULL is ignored. */
-void sbx_zygote_wait_cancel(struct sandbox *s, struct sbx_zygote_wait *w);
 
 /* For a box from sbx_zygote_take(_session) whose plan has the
  * workspace: the list of what to hide (hide.h; a sealed memfd, not

@@ -1,8 +1,10 @@
 /* zygote_spare.c: the zygote's spare, the next run's box, made ahead
  * (see zygote.h): asked for when the server is idle, its pid 1's pidfd
  * and READY heard on the loop, dropped with the zygote, and given to the
- * run that takes it. */
-#include "sandbox/pools/zygote_private.h"
+ * run that takes it, or handed over to the run that waits for it (with
+ * a deadline, past which the zygote is retired: zyg_retire, here too,
+ * since retiring it is mostly dropping its spare). */
+#include "sandbox/pools/zyg_shared.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +22,17 @@
 #include "core/util.h"
 #include "sandbox/host/cgroup.h"
 #include "sandbox/box/child.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
+#include "sandbox/host/base.h"
+#include "sandbox/host/reap.h"
+#include "sandbox/host/cgroup_ahead.h"
 
 /* The message a run's pid 1 sends first: its own pidfd (zygote.py). */
 #define ZYG_MSG_PIDFD 100
+
+/* How long a run waits for the zygote's child to report; past it the run
+ * takes the normal path and the zygote is retired. */
+#define ZYGOTE_ANSWER_MS 2000
 
 /* The fds of a request, and its JSON; sent without blocking. */
 static int send_fds(int sock, json_object *req, const int *fds, size_t nfds)
@@ -112,7 +121,7 @@ static pid_t pidfd_pid(int pidfd)
  * run never goes on outside the cgroup the server set its limits on. */
 static int spare_cgroup(struct sandbox *s, struct sbx_box *b)
 {
-	int r = sandbox_cgroup_take(s, &b->cg);
+	int r = sbx_cgroup_take(&s->base, &b->cg);
 	int fd = -1;
 	if (r >= 0 && (fd = openat(sbx_cgroup_fd(b->cg), "cgroup.procs", O_WRONLY | O_CLOEXEC)) < 0)
 		r = neg_errno();
@@ -120,7 +129,7 @@ static int spare_cgroup(struct sandbox *s, struct sbx_box *b)
 		log_warn("sandbox: a run from the zygote has no cgroup (%s); using rlimits only",
 		         strerror(-r));
 		if (b->cg)
-			sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
+			sbx_cgroup_free_later(&s->base, steal_pointer(&b->cg));
 	}
 	return fd;
 }
@@ -136,15 +145,15 @@ void zyg_drop_spare(struct sandbox *s, struct sbx_zygote *z)
 	if (!b)
 		return;
 	z->spare = NULL;
-	loop_unwatch(s->loop, b->status_fd);
+	loop_unwatch(s->base.loop, b->status_fd);
 	if (b->pidfd >= 0) {
-		loop_unwatch(s->loop, b->pidfd);
+		loop_unwatch(s->base.loop, b->pidfd);
 		if (b->cg)
 			sbx_cgroup_kill(b->cg);
 		syscall(SYS_pidfd_send_signal, b->pidfd, SIGKILL, NULL, 0);
-		sbx_box_reap_later(s, b);
+		sbx_box_reap_later(&s->base, b);
 	}
-	sbx_box_release(s, b);
+	sbx_box_release(&s->base, b);
 	free(b);
 }
 
@@ -181,7 +190,7 @@ static void on_spare_dead(struct loop *loop, int fd, unsigned events, void *data
 int zyg_spare_pidfd(struct sandbox *s, struct sbx_box *b)
 {
 	int r = spare_take_pidfd(b);
-	if (r > 0 && loop_watch(s->loop, b->pidfd, LOOP_READ, on_spare_dead, s) < 0)
+	if (r > 0 && loop_watch(s->base.loop, b->pidfd, LOOP_READ, on_spare_dead, s) < 0)
 		r = -ENOMEM;
 	return r;
 }
@@ -250,7 +259,7 @@ void zyg_ask_spare(struct sandbox *s)
 		r = neg_errno();
 	if (r >= 0) /* 256 KiB, as a built box's: the default 64 KiB cost 3-4x per byte */
 		sbx_box_size_stdout(out[0]);
-	if (r >= 0 && s->cgroups)
+	if (r >= 0 && s->base.cgroups)
 		procs = spare_cgroup(s, b);
 	if (r >= 0) {
 		int theirs[4] = {out[1], err[1], st[1], procs};
@@ -268,7 +277,7 @@ void zyg_ask_spare(struct sandbox *s)
 		fcntl(b->fds[0], F_SETFL, O_NONBLOCK);
 		fcntl(b->fds[1], F_SETFL, O_NONBLOCK);
 		z->spare = b;
-		if (loop_watch(s->loop, b->status_fd, LOOP_READ, on_spare_status, s) < 0)
+		if (loop_watch(s->base.loop, b->status_fd, LOOP_READ, on_spare_status, s) < 0)
 			r = -ENOMEM;
 	}
 	int *left[] = {&out[0], &err[0], &st[0]};
@@ -278,7 +287,7 @@ void zyg_ask_spare(struct sandbox *s)
 	if (r < 0) {
 		if (!z->spare && b) {
 			if (b->cg)
-				sandbox_cgroup_free_later(s, steal_pointer(&b->cg));
+				sbx_cgroup_free_later(&s->base, steal_pointer(&b->cg));
 			free(b);
 		}
 		log_warn("sandbox: cannot ask the Python zygote for a box: %s", strerror(-r));
@@ -311,8 +320,8 @@ int zyg_give_spare(struct sandbox *s, struct sbx_zygote *z, struct zyg_req *q, s
 	}
 	log_debug("sandbox: a run takes the zygote's box (pid %d, %s)", (int)sp->pid,
 	          sp->work_fd >= 0 ? "ready" : "still being made");
-	loop_unwatch(s->loop, sp->status_fd);
-	loop_unwatch(s->loop, sp->pidfd);
+	loop_unwatch(s->base.loop, sp->status_fd);
+	loop_unwatch(s->base.loop, sp->pidfd);
 	*b = *sp;
 	b->layout = steal_pointer(&q->layout);
 	free(sp);
@@ -322,4 +331,83 @@ out:
 		if (chan[i] >= 0)
 			close(chan[i]);
 	return r;
+}
+
+void zyg_retire(struct sandbox *s, bool failed)
+{
+	struct sbx_zygote *z = s->zygote;
+	if (!z)
+		return;
+	s->zygote = NULL;
+	if (failed)
+		s->zygote_failures++;
+	log_debug("sandbox: retiring the zygote (pid %d)%s", (int)z->box.pid,
+	          failed ? ", which failed" : "");
+	zyg_drop_spare(s, z);
+	loop_unwatch(s->base.loop, z->box.pidfd);
+	loop_unwatch(s->base.loop, z->box.fds[0]);
+	/* Its channel closes: the zygote waits for its runs, then ends,
+	 * and its pid 1 with it; the sandbox reaps it then. */
+	if (failed)
+		sbx_box_release(&s->base, &z->box);
+	sbx_box_reap_later(&s->base, &z->box);
+	sbx_box_release(&s->base, &z->box);
+	free(z->key);
+	free(z->ws);
+	free(z);
+}
+
+/* The spare's pidfd came: the run that waits takes it. */
+void zyg_hand_over(struct sandbox *s, struct sbx_zygote *z)
+{
+	struct sbx_zygote_wait *w = steal_pointer(&z->wait);
+	int r = zyg_give_spare(s, z, &w->q, w->b);
+	if (r < 0) {
+		log_warn(
+		    "sandbox: the Python zygote could not start a run (%s); using a box of its "
+		    "own",
+		    strerror(-r));
+		zyg_retire(s, true);
+	}
+	zyg_wait_done(w, r);
+}
+
+/* The spare's pidfd did not come in time: the zygote is retired, and the
+ * run takes the normal path. */
+static void on_wait_deadline(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sbx_zygote_wait *w = data;
+	struct sandbox *s = w->s;
+	w->timer = NULL;
+	if (s->zygote && s->zygote->wait == w)
+		s->zygote->wait = NULL;
+	log_warn("sandbox: the Python zygote's box did not report in %d ms; using a box of its own",
+	         ZYGOTE_ANSWER_MS);
+	zyg_retire(s, true);
+	zyg_wait_done(w, -ETIMEDOUT);
+}
+
+/* The spare's pid 1 has not sent its pidfd yet: the zygote is cloning
+ * it (a few milliseconds; a run came right after the last one). The run
+ * waits for it off the loop's critical path: its pidfd comes to
+ * on_spare_status, which hands the spare over; the rest (its setup,
+ * READY) the run hears on the loop as from any box. */
+int zyg_wait_spare(struct sandbox *s, struct sbx_zygote *z, struct zyg_req *q, struct sbx_box *b,
+                   void (*fn)(void *data, int r), void *data, struct sbx_zygote_wait **ret_wait)
+{
+	struct sbx_zygote_wait *w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	*w = (struct sbx_zygote_wait){
+	    .s = s, .b = b, .fn = fn, .data = data, .q = *q, .since_ms = loop_now_ms()};
+	if (!(w->timer = loop_timer_start(s->base.loop, ZYGOTE_ANSWER_MS, on_wait_deadline, w))) {
+		free(w);
+		return -ENOMEM;
+	}
+	*q = (struct zyg_req){.codefd = -1};
+	z->wait = w;
+	*ret_wait = w;
+	log_debug("sandbox: a run waits for the zygote's box");
+	return -EINPROGRESS;
 }

@@ -12,6 +12,7 @@
 
 #include "sandbox/host/cgroup.h"
 #include "sandbox/host/limits.h"
+#include "sandbox/output/artifact.h"
 #include "sandbox/workspace/wsdiff.h"
 
 struct sandbox;
@@ -25,18 +26,6 @@ const char *run_stream_name(enum run_stream s);
 /* What an output callback answers, in the manner of curl's write
  * callback: go on, or pause until the owner calls run_resume_output(). */
 enum run_flow { RUN_CONTINUE, RUN_PAUSE };
-
-/* A file the run left under /work/out. Every string is valid UTF-8 (a
- * name's invalid bytes became U+FFFD) and borrowed for the call. */
-struct run_artifact {
-	const char *run_id;
-	const char *name; /* relative to /work/out */
-	uint64_t size;
-	const char *mime_type;
-	const char *base64;  /* the contents, inline; or NULL */
-	const char *path;    /* a copy on the host; or NULL */
-	const char *omitted; /* why neither; or NULL */
-};
 
 /* Rich output of a session's run (session.h): a MIME bundle as Jupyter's
  * display_data has it. data is an object of MIME type -> string (base64
@@ -163,12 +152,6 @@ typedef void (*run_done_fn)(void *data, const struct run_outcome *outcome, int e
 int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, const char *language,
               const char *code, json_object *limits, run_done_fn done, void *data,
               struct run **ret_run);
-
-/* Build a box for language ahead of its run (a warm box), from the loop,
- * if warm boxes are on (sandbox.warmBoxes) and none is waiting. The next
- * run of that language with the same tmpfs size and config takes it, and
- * run_start builds the next one. */
-void run_warm(struct sandbox *s, const char *language);
 
 /* Kill the run now; done is NOT called afterwards. Every process of the
  * box is dead when this returns. */

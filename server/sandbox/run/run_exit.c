@@ -27,10 +27,11 @@
 #include "sandbox/output/display.h"
 #include "sandbox/host/job.h"
 #include "sandbox/run/run_private.h"
-#include "sandbox/sandbox.h"
-#include "sandbox/session/session.h"
+#include "sandbox/state.h"
 #include "sandbox/output/text.h"
 #include "sandbox/pools/zygote.h"
+#include "sandbox/host/reap.h"
+#include "sandbox/pools/warm.h"
 
 /* After asking pid 1 to end the box, how long before SIGKILL. */
 #define GRACE_MS 2000
@@ -62,8 +63,8 @@ void run_end_box(struct run *run)
 	run->killing = true;
 	/* In a session the code is interrupted first; the session ends
 	 * itself only when that does not work (session.c). */
-	if (run->session) {
-		sbx_session_interrupt(run->session);
+	if (run->owner) {
+		run->owner_ops->interrupt(run->owner);
 		return;
 	}
 	run_signal_box(run, SIGUSR1);
@@ -206,8 +207,8 @@ void run_finish(struct run *run, const struct sbx_artifacts *found,
 			*ss[i] = sess[i];
 		}
 	if (run->in_session) {
-		run_give_snap(run->sbx, run->sess_id, run->snap_gen, &run->snap_lent,
-		              steal_pointer(&run->snap));
+		run_give_snap(run->owner_ops, run->sbx, run->sess_id, run->snap_gen,
+		              &run->snap_lent, steal_pointer(&run->snap));
 		run_done_fn d = run->done;
 		void *dd = run->done_data;
 		run_free(run);
@@ -233,9 +234,9 @@ void run_finish(struct run *run, const struct sbx_artifacts *found,
 	struct sbx_cgroup *cg = run->box.reaped ? steal_pointer(&run->box.cg) : NULL;
 	run_free(run);
 	done(done_data, &oc, 0, NULL);
-	sandbox_close_later(s, work_fd);
-	sandbox_close_later(s, upper_fd);
-	sandbox_cgroup_free_later(s, cg);
+	sbx_close_later(&s->base, work_fd);
+	sbx_close_later(&s->base, upper_fd);
+	sbx_cgroup_free_later(&s->base, cg);
 	/* The next run like this one forks from the zygote again. */
 	if (!from_zygote)
 		run_warm(s, language);
@@ -265,6 +266,7 @@ struct collect {
 	 * last run's end and the one taken now (run_private.h). */
 	bool in_session, lent;
 	struct sandbox *sbx;
+	const struct run_owner_ops *owner_ops;
 	char sess_id[24];
 	unsigned gen;
 	struct sbx_ws_snap *since, *snap;
@@ -307,7 +309,7 @@ static void collect_done(void *data)
 	struct collect *c = data;
 	c->run->job = NULL;
 	/* Before run_finish, whose done may start the session's next run. */
-	run_give_snap(c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
+	run_give_snap(c->owner_ops, c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
 	run_finish(c->run, &c->found, c->have_changes ? &c->changes : NULL, &c->shown);
 }
 
@@ -318,7 +320,7 @@ static void collect_free(void *data)
 	sbx_ws_changes_release(&c->changes);
 	sbx_displays_release(&c->shown);
 	/* Cancelled: the session compares its whole layer next time. */
-	run_give_snap(c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
+	run_give_snap(c->owner_ops, c->sbx, c->sess_id, c->gen, &c->lent, steal_pointer(&c->snap));
 	sbx_ws_snap_free(c->since);
 	/* Closing the last fd of the workspace frees its tmpfs. */
 	if (c->work_fd >= 0)
@@ -355,6 +357,7 @@ int run_start_collecting(struct run *run)
 	    .host_dir = c->host_dir,
 	};
 	c->sbx = run->sbx;
+	c->owner_ops = run->owner_ops;
 	c->display_budget = run->limits.output_bytes > run->out_bytes
 	                        ? run->limits.output_bytes - run->out_bytes
 	                        : 0;
@@ -373,7 +376,8 @@ int run_start_collecting(struct run *run)
 	c->work_fd = steal_fd(&run->box.work_fd);
 	c->upper_fd = steal_fd(&run->box.upper_fd);
 	run->collecting = true;
-	int r = sbx_job_start(run->sbx, collect_work, collect_done, collect_free, c, &run->job);
+	int r =
+	    sbx_job_start(&run->sbx->base, collect_work, collect_done, collect_free, c, &run->job);
 	if (r < 0) {
 		run->box.work_fd = c->work_fd;
 		run->box.upper_fd = c->upper_fd;
@@ -464,7 +468,7 @@ void run_maybe_finish(struct run *run)
 	}
 	fill_outcome(run, &run->outcome);
 	loop_unwatch(run->loop, run->box.pidfd);
-	sbx_box_reap_later(run->sbx, &run->box);
+	sbx_box_reap_later(&run->sbx->base, &run->box);
 	if (run->box.work_fd >= 0 && !nothing_to_collect(run) && run_start_collecting(run) == 0)
 		return;
 	run_finish(run, NULL, NULL, NULL);

@@ -1,9 +1,9 @@
-/* run_output.c: a run's output (see run.h's struct run_sink): pipe data
- * becomes coalesced, UTF-8-safe text for the sink (at most every
- * COALESCE_MS, or when RUN_COALESCE_BYTES are held), output that needs
- * no escape goes to the sink's relay as a byte range of the pipe, the
- * outputBytes cap cuts it, and reading pauses while the sink cannot
- * take more. */
+/* run_output.c: a run's output read from its box's pipes (see run.h's
+ * struct run_sink): pipe data becomes text for the sink (run_text.c),
+ * output that needs no escape goes to the sink's relay as a byte range
+ * of the pipe, the outputBytes cap cuts it and ends the box, a stream
+ * at its end may end the run (run_exit.c), and reading pauses while the
+ * sink cannot take more. */
 #include "sandbox/run/run.h"
 
 #include <errno.h>
@@ -23,89 +23,13 @@
 #include "core/log.h"
 #include "core/loop.h"
 #include "sandbox/run/run_private.h"
-#include "sandbox/sandbox.h"
-#include "sandbox/session/session.h"
+#include "sandbox/state.h"
 #include "sandbox/output/text.h"
 
-/* Output is sent at most this often per run, or when this much is held. */
-#define COALESCE_MS 20
 /* Output that needs no escape goes to the sink's relay from this length
  * on; shorter pieces are coalesced and copied (a message of their own,
  * with its syscalls, would cost more than the copy saves). */
 #define RELAY_MIN (16u * 1024)
-
-static void pause_reading(struct run *run);
-
-/* --- output -------------------------------------------------------------- */
-
-/* Hand what is held to the sink; it may answer that reading pauses. */
-void run_flush_output(struct run *run)
-{
-	if (run->flush_timer) {
-		loop_timer_stop(run->loop, run->flush_timer);
-		run->flush_timer = NULL;
-	}
-	enum run_flow flow = RUN_CONTINUE;
-	if (run->pending.len && run->pending_stream >= 0)
-		flow = run->sink->output(run->sink_data, run, (enum run_stream)run->pending_stream,
-		                         run->pending.data, run->pending.len);
-	buf_reset(&run->pending);
-	if (flow == RUN_PAUSE)
-		pause_reading(run);
-}
-
-static void on_flush_timer(struct loop *loop, void *data)
-{
-	(void)loop;
-	struct run *run = data;
-	run->flush_timer = NULL;
-	run_flush_output(run);
-}
-
-/* The longest prefix of the new text that fits the room left under
- * outputBytes, as the sink counts it (run.h); the room shrinks by its cost.
- * Returns false when the text was cut. */
-static bool count_text(struct run *run, struct buf *b, size_t from)
-{
-	uint64_t room = run->limits.output_bytes - run->out_bytes, cost;
-	size_t n = b->len - from, fit;
-	if (run->sink->measure) {
-		fit = run->sink->measure(b->data + from, n, room, &cost);
-	} else {
-		fit = n;
-		if (fit > room) /* cut on a character boundary */
-			for (fit = (size_t)room; fit > 0 && (b->data[from + fit] & 0xc0) == 0x80;)
-				fit--;
-		cost = fit;
-	}
-	run->out_bytes += cost;
-	b->len = from + fit;
-	return fit == n;
-}
-
-/* Add decoded text of stream s; flush first when the stream changes so
- * that notifications keep the order the bytes arrived in. Counted text
- * (the program's, not kiln's marker) is cut where outputBytes is reached;
- * returns false then. */
-bool run_add_text(struct run *run, int s, const char *bytes, size_t n, bool final, bool counted)
-{
-	if (run->pending_stream != s && run->pending.len)
-		run_flush_output(run);
-	run->pending_stream = s;
-	size_t before = run->pending.len;
-	if (sbx_utf8_decode(&run->dec[s], bytes, n, final, &run->pending) < 0) {
-		run_flush_output(run);
-		before = 0;
-		sbx_utf8_decode(&run->dec[s], bytes, n, final, &run->pending);
-	}
-	bool whole = !counted || count_text(run, &run->pending, before);
-	sbx_tail_add(&run->tail[s], run->pending.data + before, run->pending.len - before);
-	if (run->pending.len >= RUN_COALESCE_BYTES)
-		run_flush_output(run);
-	else if (run->pending.len && !run->flush_timer)
-		run->flush_timer = loop_timer_start(run->loop, COALESCE_MS, on_flush_timer, run);
-	return whole;
-}
 
 static void stream_eof(struct run *run, int s)
 {
@@ -263,7 +187,7 @@ static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t si
 	enum run_flow flow = RUN_CONTINUE;
 	size_t room = run->sink->relay_room(run->sink_data, run, &flow);
 	if (flow == RUN_PAUSE) {
-		pause_reading(run);
+		run_pause_reading(run);
 		return 0;
 	}
 	if (room < RELAY_MIN)
@@ -330,7 +254,7 @@ static ssize_t relay_output(struct run *run, int s, int fd, char *buf, size_t si
 		run_on_bytes(run, s, buf + took, at - took);
 	}
 	if (flow == RUN_PAUSE)
-		pause_reading(run);
+		run_pause_reading(run);
 	return n;
 }
 
@@ -405,30 +329,12 @@ void run_resume_output(struct run *run)
 	if (!run->paused)
 		return;
 	run->paused = false;
-	if (run->session) {
-		sbx_session_pause_io(run->session, false);
+	if (run->owner) {
+		run->owner_ops->pause_io(run->owner, false);
 		return;
 	}
 	for (int s = 0; s < 2; s++)
 		if (run->box.fds[s] >= 0 &&
 		    loop_watch(run->loop, run->box.fds[s], RUN_PIPE_EVENTS, run_on_pipe, run) < 0)
 			log_error("run %s: cannot watch its output again", run->id);
-}
-
-/* The sink cannot take more now: stop reading the pipes, so the program
- * blocks on a full pipe instead of the server queueing without end. Not
- * watched at all meanwhile: a pipe whose writer is gone would report its
- * hang-up whatever it is watched for, and wake the loop without end. */
-static void pause_reading(struct run *run)
-{
-	if (run->paused)
-		return;
-	run->paused = true;
-	if (run->session) {
-		sbx_session_pause_io(run->session, true);
-		return;
-	}
-	for (int s = 0; s < 2; s++)
-		if (run->box.fds[s] >= 0)
-			loop_unwatch(run->loop, run->box.fds[s]);
 }

@@ -1,9 +1,11 @@
-/* run_private.h: what run.c (a run: its box, start, queue, end),
- * run_output.c (its output), run_exit.c (its status, exit and outcome),
- * run_session.c (a session's run) and warm.c (the cache of boxes built
- * ahead of their run) share: the run itself, the steps of giving it a
- * box, and the calls between the run's files. Not for the rest of the
- * server: run.h is the sandbox's API. */
+/* run_private.h: what run.c (the run itself, the queue, freeing it),
+ * run_start.c (its start), run_text.c and run_output.c (its output),
+ * run_exit.c (its status, exit and outcome) and run_session.c (a
+ * session's run) share: the run itself, the steps
+ * of giving it a box, and the calls between the run's files; and what a
+ * session (session/, the one owner above a run) gives its runs (struct
+ * run_owner_ops). Not for the rest of the server: run.h is the
+ * sandbox's API. */
 #pragma once
 
 #include <json-c/json.h>
@@ -31,9 +33,27 @@ struct sbx_displays;
 struct sbx_ws_snap;
 struct loop;
 
-/* Output is sent when this much is held (run_output.c), and one read of
+/* Output is sent when this much is held (run_text.c), and one read of
  * a pipe takes up to this much. */
 #define RUN_COALESCE_BYTES (256u * 1024)
+
+/* What a run's owner (a session, session/) gives it: the run reaches its
+ * owner through these, never by name. */
+struct run_owner_ops {
+	/* The run is being freed: forget it. */
+	void (*forget)(void *owner, struct run *run);
+	/* The run's wall clock ran out: interrupt its code (SIGINT; the
+	 * owner ends itself if the code does not stop in time). */
+	void (*interrupt)(void *owner);
+	/* The run's sink is paused (true) or ready again: stop or go on
+	 * reading the owner's box. */
+	void (*pause_io)(void *owner, bool pause);
+	/* Hand the workspace picture back (see struct run_session_end) to
+	 * the owner named id, if it is still there: the run may outlive it,
+	 * so this takes the sandbox and the name, not the owner. */
+	void (*take_snap)(struct sandbox *s, const char *id, unsigned gen,
+	                  struct sbx_ws_snap *snap);
+};
 
 enum { OUT, ERR };
 struct run {
@@ -57,9 +77,11 @@ struct run {
 	 * should the spare not come (on_spare). */
 	struct sbx_zygote_wait *zwait;
 	/* A session's run (session.c): the session's box runs it, and this
-	 * run's box stays empty. */
-	struct sbx_session *session;
-	/* It was a session's run (session is NULL once the session has let
+	 * run's box stays empty. owner is the session, reached through
+	 * owner_ops; NULL once the session has let go. */
+	const struct run_owner_ops *owner_ops;
+	void *owner;
+	/* It was a session's run (owner is NULL once the session has let
 	 * go): its artifacts are the files its driver saw change (only, a
 	 * NULL-terminated list, owned), and its outcome's session strings
 	 * are copies held here. */
@@ -76,6 +98,8 @@ struct run {
 	 * and code it will start with, all owned, and the next in the
 	 * queue. holds_slot: it counts in the sandbox's active runs. */
 	bool queued, holds_slot;
+	/* Queued: what starts it when its turn comes (run_start.c). */
+	void (*on_turn)(struct run *run);
 	struct run *qnext;
 	struct sbx_plan_owned *qplan;
 	char *qlayout, *qcode;
@@ -110,32 +134,27 @@ struct run *run_new(struct sandbox *s);
 /* Kill what is left of the box (and wait for it), free everything. */
 void run_free(struct run *run);
 
-/* The plan of a box for language that waits for its program (GO), with
- * limits lim (their tmpfs size is the box's). -EINVAL/-ENOENT and the
- * like with a sentence in err; -ENOMEM. */
-int sbx_box_plan(struct sandbox *s, const char *language, const struct sbx_limits *lim,
-                 struct sbx_plan_owned **ret, char *err, size_t errsz);
-/* Build the box po describes (in a cgroup of its own when there are)
- * and watch it. */
+/* run.c's queue: put run (its plan, layout and code taken) at the end;
+ * on its turn, on a turn of the loop of its own, on_turn(run) starts it.
+ * -EAGAIN with errmsg set when sandbox.maxQueuedRuns wait already;
+ * -ENOMEM. */
+int run_enqueue(struct run *run, struct sbx_plan_owned **po, char **layout, const char *code,
+                void (*on_turn)(struct run *run));
+/* Tell the run's sink where it stands (queued at position, or started). */
+void run_report_status(struct run *run, enum run_state state, size_t position);
+
+/* run_start.c. Build the box po describes (in a cgroup of its own when
+ * there are) and watch it. */
 int run_start_box(struct run *run, struct sbx_plan_owned *po);
 /* Watch the box's pidfd, status socket and pipes on the loop. */
 int run_watch_box(struct run *run);
 
-/* GO for box b: the program at code_path (under the new root, no
- * leading '/'), argv, po's environment, the rlimits rl, code as the
- * file's contents; with a workspace, hide_fd is the list of what to
- * hide there (hide.h; the caller's to close), else -1. */
-int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const char *code_path,
-                    char *const *argv, const struct sbx_rlimit *rl, size_t nrl, const char *code,
-                    int hide_fd);
-
 /* session.c's runs. A session's run is a struct run without a box of its
  * own: its output comes from the session (run_session_output), its
  * displays too, and the session ends it with how its code ended. */
-struct sbx_session;
-struct run *run_session_new(struct sandbox *s, struct sbx_session *ss, const struct run_sink *sink,
-                            void *sink_data, const struct sbx_limits *lim, run_done_fn done,
-                            void *data);
+struct run *run_session_new(struct sandbox *s, const struct run_owner_ops *ops, void *owner,
+                            const struct run_sink *sink, void *sink_data,
+                            const struct sbx_limits *lim, run_done_fn done, void *data);
 void run_session_output(struct run *run, int s, const char *buf, size_t n);
 /* false when it does not fit in the output limit (the run is then being
  * interrupted) or the output was already cut. bytes: its size on the
@@ -161,7 +180,7 @@ struct run_session_end {
 	/* The session's workspace: its upper layer (a dup, taken) or -1,
 	 * the host folder (borrowed), and the picture of the layer at the
 	 * previous run's end (taken; NULL for an empty layer), which goes
-	 * back to the session with snap_gen (sbx_session_take_snap). */
+	 * back to the session with snap_gen (its run_owner_ops take_snap). */
 	int upper_fd;
 	const char *ws_host;
 	struct sbx_ws_snap *snap;
@@ -173,10 +192,13 @@ struct run_session_end {
 /* Report the run's end to its owner and free it. */
 void run_session_end(struct run *run, const struct run_session_end *e);
 
-/* run_output.c. Hand what is held to the sink; it may answer that
+/* run_text.c. Hand what is held to the sink; it may answer that
  * reading pauses. */
 void run_flush_output(struct run *run);
-/* Add decoded text of stream s (see run_output.c); false when it does not
+/* The sink cannot take more now: stop reading the box (or ask the
+ * owner to stop reading its own). */
+void run_pause_reading(struct run *run);
+/* Add decoded text of stream s (see run_text.c); false when it does not
  * all fit in the output limit. */
 bool run_add_text(struct run *run, int s, const char *bytes, size_t n, bool final, bool counted);
 /* Text of stream s, counted against outputBytes; past the limit the
@@ -216,28 +238,7 @@ int run_start_collecting(struct run *run);
  * program's end (or is gone). */
 void run_maybe_finish(struct run *run);
 
-/* run_session.c. Hand the session's workspace picture back. */
-void run_give_snap(struct sandbox *s, const char *sess_id, unsigned gen, bool *lent,
-                   struct sbx_ws_snap *snap);
-
-/* warm.c: if the cache holds a box of layout, built with the folder
- * now at ws_host (the plan's workspace, or NULL), move it into b (which
- * holds none) and return true; otherwise drop what the cache holds (it
- * would not fit the next run either) and return false. */
-bool warm_take(struct sandbox *s, const char *layout, const char *ws_host, struct sbx_box *b);
-/* The plan the warm box was built from, if the run (language, its
- * resolved limits) would get the same plan now: the same language and
- * limits, and /, /etc and the interpreter as they were when it was made
- * (their device, inode, mode, times). The caller owns it, and
- * *ret_layout, the box's layout (its sbx_plan_layout(), copied; NULL
- * when the copy failed). NULL: make a plan (sbx_box_plan), *ret_layout
- * untouched. The plan is given once. */
-struct sbx_plan_owned *warm_plan_take(struct sandbox *s, const char *language,
-                                      const struct sbx_limits *lim, char **ret_layout);
-/* Forget the warm box's plan (the configuration or the workspace
- * changed: a plan made now would differ). */
-void warm_plan_drop(struct sandbox *s);
-/* No warm box is built now: a run is starting. */
-void warm_hold(struct sandbox *s);
-/* Drop the cache (sandbox_free). */
-void warm_free(struct sandbox *s);
+/* run_session.c. Hand the session's workspace picture back through ops
+ * (NULL: not a session's run). */
+void run_give_snap(const struct run_owner_ops *ops, struct sandbox *s, const char *sess_id,
+                   unsigned gen, bool *lent, struct sbx_ws_snap *snap);

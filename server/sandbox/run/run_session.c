@@ -19,32 +19,21 @@
 #include "core/loop.h"
 #include "core/util.h"
 #include "sandbox/run/run_private.h"
-#include "sandbox/sandbox.h"
-#include "sandbox/session/session.h"
-
-/* A session's run: hand the session's workspace picture back (see
- * run_private.h), the new one or, when the layer was not read, the old. */
-void run_give_snap(struct sandbox *s, const char *sess_id, unsigned gen, bool *lent,
-                   struct sbx_ws_snap *snap)
-{
-	if (!*lent) {
-		sbx_ws_snap_free(snap);
-		return;
-	}
-	*lent = false;
-	sbx_session_take_snap(s, sess_id, gen, snap);
-}
+#include "sandbox/state.h"
+#include "sandbox/workspace/wsdiff.h"
+#include "sandbox/host/base.h"
 
 /* --- a session's run (session.c) ------------------------------------------ */
 
-struct run *run_session_new(struct sandbox *s, struct sbx_session *ss, const struct run_sink *sink,
-                            void *sink_data, const struct sbx_limits *lim, run_done_fn done,
-                            void *data)
+struct run *run_session_new(struct sandbox *s, const struct run_owner_ops *ops, void *owner,
+                            const struct run_sink *sink, void *sink_data,
+                            const struct sbx_limits *lim, run_done_fn done, void *data)
 {
 	struct run *run = run_new(s);
 	if (!run)
 		return NULL;
-	run->session = ss;
+	run->owner_ops = ops;
+	run->owner = owner;
 	run->in_session = true;
 	run->sink = sink;
 	run->sink_data = sink_data;
@@ -54,8 +43,8 @@ struct run *run_session_new(struct sandbox *s, struct sbx_session *ss, const str
 	run->start_ms = loop_now_ms();
 	snprintf(run->id, sizeof(run->id), "r%lu", ++s->next_id);
 	snprintf(run->language, sizeof(run->language), "python");
-	if (!(run->wall_timer = loop_timer_start(s->loop, lim->wall_ms, run_on_wall, run))) {
-		run->session = NULL;
+	if (!(run->wall_timer = loop_timer_start(s->base.loop, lim->wall_ms, run_on_wall, run))) {
+		run->owner = NULL;
 		run_free(run);
 		return NULL;
 	}

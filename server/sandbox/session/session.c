@@ -1,14 +1,15 @@
-/* session.c: sessions that keep state between runs (see session.h). The
- * session owns a box built as SBX_BOX_SESSION (a run's pipes, and a
- * socket as the program's stdin: the driver's channel); the run under way
- * is a struct run (run_session.c) that has no box of its own. Everything is a
- * loop callback: pipe bytes go to the run, channel frames are displays
- * and the run's end, the status socket and the pidfd say the driver (or
- * the box) has ended. The channel's frames are session_channel.c's
- * (nothing it brings is trusted), the start of the box and driver (built,
- * or from the zygote, whose spare the open may wait for)
- * session_start.c's. */
-#include "sandbox/session/session_private.h"
+/* session.c: sessions that keep state between runs (see session.h): the
+ * top of session/. The session owns a box built as SBX_BOX_SESSION (a
+ * run's pipes, and a socket as the program's stdin: the driver's
+ * channel); the run under way is a struct run (run_session.c) that has
+ * no box of its own and reaches its session through the callbacks given
+ * here (run_ops). Everything is a loop callback: pipe bytes go to the
+ * run, channel frames are displays and the run's end, the status socket
+ * and the pidfd say the driver (or the box) has ended (session_box.c).
+ * The channel's frames are session_channel.c's (nothing it brings is
+ * trusted), the start of the box and driver (built, or from the zygote,
+ * whose spare the open may wait for) session_start.c's. */
+#include "sandbox/session/session.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,8 +35,11 @@
 #include "sandbox/workspace/hide.h"
 #include "sandbox/box/plan.h"
 #include "sandbox/run/run_private.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
 #include "sandbox/pools/zygote.h"
+#include "sandbox/host/base.h"
+#include "sandbox/host/reap.h"
+#include "sandbox/session/session_box.h"
 
 /* What waits to be written to the driver: a run request (1 MiB of code,
  * JSON-escaped at most 6 times). */
@@ -43,16 +47,6 @@
 /* After an interrupt, how long the code has to stop before the session
  * is ended. */
 #define SESSION_GRACE_MS 2000
-/* Reads of a pipe before a frame is handled: the text the code wrote
- * before a display goes out first. */
-#define DRAIN_READS 16
-
-static void on_pipe(struct loop *loop, int fd, unsigned events, void *data);
-
-static int cmp_record(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
 
 const char *sbx_session_id(const struct sbx_session *ss)
 {
@@ -79,29 +73,11 @@ struct sbx_session *sbx_session_find(struct sandbox *s, const char *id)
 
 /* --- watching the box ------------------------------------------------------ */
 
-unsigned sess_ctl_events(const struct sbx_session *ss)
+/* The run's callbacks (run_ops): stop or go on reading the box while
+ * the run's sink is paused. */
+static void session_pause_io(void *owner, bool pause)
 {
-	return (ss->io_paused ? 0 : LOOP_READ) | (ss->outq.len ? LOOP_WRITE : 0);
-}
-
-void sess_watch_io(struct sbx_session *ss)
-{
-	int r;
-	for (int s = 0; s < 2; s++)
-		if (ss->box.fds[s] >= 0) {
-			if (ss->io_paused)
-				loop_unwatch(ss->loop, ss->box.fds[s]);
-			else if ((r = loop_watch(ss->loop, ss->box.fds[s], LOOP_READ, on_pipe,
-			                         ss)) < 0 &&
-			         r != -EEXIST)
-				log_warn("session %s: cannot watch its output", ss->id);
-		}
-	if (ss->box.ctl_fd >= 0)
-		loop_modify(ss->loop, ss->box.ctl_fd, sess_ctl_events(ss));
-}
-
-void sbx_session_pause_io(struct sbx_session *ss, bool pause)
-{
+	struct sbx_session *ss = owner;
 	if (ss->io_paused == pause)
 		return;
 	ss->io_paused = pause;
@@ -109,175 +85,6 @@ void sbx_session_pause_io(struct sbx_session *ss, bool pause)
 	/* Frames that arrived while paused are handled now. */
 	if (!pause && ss->alive && ss->box.ctl_fd >= 0)
 		sess_on_ctl(ss->loop, ss->box.ctl_fd, 0, ss);
-}
-
-static void pipe_eof(struct sbx_session *ss, int s)
-{
-	loop_unwatch(ss->loop, ss->box.fds[s]);
-	close(steal_fd(&ss->box.fds[s]));
-}
-
-/* Read one chunk of stream s: > 0 bytes read, 0 nothing now, < 0 EOF. */
-static int read_pipe(struct sbx_session *ss, int s)
-{
-	if (ss->box.fds[s] < 0)
-		return -1;
-	char buf[65536];
-	ssize_t n = read(ss->box.fds[s], buf, sizeof(buf));
-	if (n > 0) {
-		if (ss->run)
-			run_session_output(ss->run, s, buf, (size_t)n);
-		return 1;
-	}
-	if (n < 0 && (errno == EAGAIN || errno == EINTR))
-		return 0;
-	pipe_eof(ss, s);
-	return -1;
-}
-
-static void on_pipe(struct loop *loop, int fd, unsigned events, void *data)
-{
-	(void)loop;
-	(void)events;
-	struct sbx_session *ss = data;
-	int s = fd == ss->box.fds[OUT] ? OUT : ERR;
-	if (!ss->io_paused)
-		read_pipe(ss, s);
-}
-
-/* What the code wrote before its run ended: read it first. The driver
- * waits for kiln to read the pipes before each frame (and, after a
- * display, for the frame to be read), so this finds little; bounded, and
- * done even while the sink is paused, so that a run's text is its own. */
-void sess_drain_pipes(struct sbx_session *ss)
-{
-	for (int s = 0; s < 2; s++)
-		for (int i = 0; i < DRAIN_READS && read_pipe(ss, s) > 0; i++)
-			;
-}
-
-/* --- the box's end ----------------------------------------------------------- */
-
-static void describe_status(char *out, size_t n, int wstatus, const struct sbx_limits *l)
-{
-	if (WIFEXITED(wstatus)) {
-		snprintf(out, n, "the session's program exited with code %d", WEXITSTATUS(wstatus));
-	} else {
-		int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : SIGKILL;
-		const char *abbrev = sigabbrev_np(sig);
-		snprintf(out, n, "the session's program was killed by SIG%s%s",
-		         abbrev ? abbrev : "UNKNOWN",
-		         sig == SIGKILL ? " (it may have run out of memory: the session's "
-		                          "memoryBytes applies to its whole life)"
-		                        : "");
-		(void)l;
-	}
-}
-
-static void stop_timers(struct sbx_session *ss)
-{
-	struct loop_timer **t[] = {&ss->idle_timer, &ss->kill_timer};
-	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
-		if (*t[i]) {
-			loop_timer_stop(ss->loop, *t[i]);
-			*t[i] = NULL;
-		}
-}
-
-/* Unwatch and end the box: every process of it is dead on return, or
- * handed to the sandbox to reap when pid 1 has reported. */
-void sess_drop_box(struct sbx_session *ss)
-{
-	/* The spare stays the zygote's. */
-	sbx_zygote_wait_cancel(ss->sbx, steal_pointer(&ss->zwait));
-	sbx_plan_free(steal_pointer(&ss->zplan));
-	sbx_hide_cancel(ss->sbx, steal_pointer(&ss->hide_req));
-	sbx_plan_free(steal_pointer(&ss->go_plan));
-	/* A run held back for its check never reaches this box. */
-	sbx_hide_cancel(ss->sbx, steal_pointer(&ss->check_req));
-	json_object_put(steal_pointer(&ss->check_frame));
-	free(steal_pointer(&ss->masked));
-	free(steal_pointer(&ss->masked_idx));
-	ss->masked_len = ss->masked_n = 0;
-	int fds[] = {ss->box.pidfd, ss->box.status_fd, ss->box.fds[OUT], ss->box.fds[ERR],
-	             ss->box.ctl_fd};
-	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-		if (fds[i] >= 0)
-			loop_unwatch(ss->loop, fds[i]);
-	if (ss->box.have_exit && !ss->box.reaped)
-		sbx_box_reap_later(ss->sbx, &ss->box);
-	sbx_box_release(ss->sbx, &ss->box);
-	ss->alive = false;
-	buf_reset(&ss->in);
-	buf_reset(&ss->outq);
-	ss->io_paused = false;
-	ss->interrupting = ss->killing = false;
-}
-
-/* The session is over: say why to the run under way, if any, and keep
- * the reason for the next request. */
-void sess_end_session(struct sbx_session *ss, const char *why, int wstatus, bool have_status)
-{
-	if (!ss->alive)
-		return;
-	if (why != ss->why)
-		snprintf(ss->why, sizeof(ss->why), "%s", why);
-	log_info("session %s ended: %s", ss->id, why);
-	stop_timers(ss);
-	/* What the code wrote last still reaches the run. */
-	if (ss->run)
-		for (int s = 0; s < 2; s++)
-			while (ss->box.fds[s] >= 0 && read_pipe(ss, s) > 0)
-				;
-	sess_drop_box(ss);
-	struct run *run = steal_pointer(&ss->run);
-	if (run) {
-		run->session = NULL;
-		struct run_session_end e = {.status = RUN_SESSION_DIED,
-		                            .wstatus = have_status ? wstatus : SIGKILL,
-		                            .session_id = ss->id,
-		                            .why = ss->why,
-		                            .work_fd = -1,
-		                            .upper_fd = -1};
-		run_session_end(run, &e);
-	}
-}
-
-void sess_on_status(struct loop *loop, int fd, unsigned events, void *data)
-{
-	struct sbx_session *ss = data;
-	bool end = sbx_box_read_status(&ss->box) || (events & (LOOP_HUP | LOOP_ERR));
-	if (end)
-		loop_unwatch(loop, fd);
-	char why[sizeof(ss->why)];
-	if (ss->box.failed) {
-		snprintf(why, sizeof(why), "the session's box could not be built (%s failed: %s)",
-		         sbx_step_name(ss->box.fail_step), strerror(ss->box.fail_err));
-		sess_end_session(ss, why, 0, false);
-	} else if (ss->box.have_exit) {
-		if (ss->why[0])
-			snprintf(why, sizeof(why), "%s", ss->why);
-		else
-			describe_status(why, sizeof(why), ss->box.exit_msg.wstatus, &ss->life);
-		sess_end_session(ss, why, ss->box.exit_msg.wstatus, true);
-	}
-}
-
-void sess_on_pid1(struct loop *loop, int fd, unsigned events, void *data)
-{
-	(void)events;
-	struct sbx_session *ss = data;
-	if (!sbx_pidfd_reap(fd))
-		return;
-	loop_unwatch(loop, fd);
-	ss->box.reaped = true;
-	sbx_box_read_status(&ss->box);
-	if (ss->box.have_exit) {
-		sess_on_status(loop, ss->box.status_fd, LOOP_HUP, ss);
-		return;
-	}
-	sess_end_session(ss, ss->why[0] ? ss->why : "the session's box ended without a report",
-	                 SIGKILL, false);
 }
 
 static void on_kill_timer(struct loop *loop, void *data)
@@ -317,14 +124,17 @@ static void on_unsent(struct loop *loop, void *data)
 	sess_arm_idle(ss);
 	if (!run)
 		return;
-	run->session = NULL;
+	run->owner = NULL;
 	struct run_session_end e = {
 	    .status = RUN_SESSION_INTERRUPTED, .session_id = ss->id, .work_fd = -1, .upper_fd = -1};
 	run_session_end(run, &e);
 }
 
-void sbx_session_interrupt(struct sbx_session *ss)
+/* Interrupt the run under way (SIGINT; the session ends if the code
+ * does not stop in time). */
+static void session_interrupt(void *owner)
 {
+	struct sbx_session *ss = owner;
 	if (!ss->alive || ss->interrupting)
 		return;
 	ss->interrupting = true;
@@ -342,8 +152,12 @@ void sbx_session_interrupt(struct sbx_session *ss)
 	ss->kill_timer = loop_timer_start(ss->loop, SESSION_GRACE_MS, on_kill_timer, ss);
 }
 
-void sbx_session_take_snap(struct sandbox *s, const char *id, unsigned gen,
-                           struct sbx_ws_snap *snap)
+/* The picture of session id's workspace layer after a run (taken; NULL
+ * when there is none: the next run then compares the whole layer), for
+ * the box of generation gen (an older one's is dropped). Until it comes
+ * back the session takes no run. */
+static void session_take_snap(struct sandbox *s, const char *id, unsigned gen,
+                              struct sbx_ws_snap *snap)
 {
 	struct sbx_session *ss = sbx_session_find(s, id);
 	if (!ss || ss->gen != gen) {
@@ -355,8 +169,10 @@ void sbx_session_take_snap(struct sandbox *s, const char *id, unsigned gen,
 	ss->snap_lent = false;
 }
 
-void sbx_session_forget_run(struct sbx_session *ss, struct run *run)
+/* The run is being freed. */
+static void session_forget_run(void *owner, struct run *run)
 {
+	struct sbx_session *ss = owner;
 	if (ss->run != run)
 		return;
 	ss->run = NULL;
@@ -371,32 +187,17 @@ void sbx_session_forget_run(struct sbx_session *ss, struct run *run)
 	/* A run cancelled while its code runs: the code would go on in the
 	 * session; interrupt it, and the session ends if it does not stop. */
 	if (ss->alive)
-		sbx_session_interrupt(ss);
+		session_interrupt(ss);
 }
+
+static const struct run_owner_ops run_ops = {
+    .forget = session_forget_run,
+    .interrupt = session_interrupt,
+    .pause_io = session_pause_io,
+    .take_snap = session_take_snap,
+};
 
 /* --- idle --------------------------------------------------------------------- */
-
-static void on_idle(struct loop *loop, void *data)
-{
-	(void)loop;
-	struct sbx_session *ss = data;
-	ss->idle_timer = NULL;
-	char why[160];
-	snprintf(why, sizeof(why),
-	         "the session was closed after %llu ms without a run (sandbox.sessionIdleMs)",
-	         (unsigned long long)ss->sbx->config.session_idle_ms);
-	sess_end_session(ss, why, 0, false);
-}
-
-void sess_arm_idle(struct sbx_session *ss)
-{
-	if (ss->idle_timer)
-		loop_timer_stop(ss->loop, ss->idle_timer);
-	ss->idle_timer = NULL;
-	if (ss->alive && !ss->run && ss->sbx->config.session_idle_ms)
-		ss->idle_timer =
-		    loop_timer_start(ss->loop, ss->sbx->config.session_idle_ms, on_idle, ss);
-}
 
 /* --- open, run, reset, close ------------------------------------------------- */
 
@@ -404,7 +205,7 @@ void sess_arm_idle(struct sbx_session *ss)
  * closed or reset (the box is gone). id: the session's, copied. */
 static void end_run_now(struct run *run, const char *id, const char *why)
 {
-	run->session = NULL;
+	run->owner = NULL;
 	struct run_session_end e = {.status = RUN_SESSION_DIED,
 	                            .wstatus = SIGKILL,
 	                            .session_id = id,
@@ -422,10 +223,10 @@ static void session_free(struct sbx_session *ss)
 			*pp = ss->next;
 			break;
 		}
-	stop_timers(ss);
+	sess_stop_timers(ss);
 	struct run *run = steal_pointer(&ss->run);
 	if (run) {
-		run->session = NULL;
+		run->owner = NULL;
 		run_cancel(run);
 	}
 	sess_drop_box(ss);
@@ -471,7 +272,7 @@ int sbx_session_open(struct sandbox *s, const char *language, json_object *limit
 	if (!ss)
 		return -ENOMEM;
 	ss->sbx = s;
-	ss->loop = s->loop;
+	ss->loop = s->base.loop;
 	sbx_box_init(&ss->box);
 	buf_init(&ss->in, SESSION_FRAME_MAX + 4);
 	buf_init(&ss->outq, SESSION_OUTQ_MAX);
@@ -563,7 +364,7 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 	int r = run_limits(ss, limits, &lim, err, errsz);
 	if (r < 0)
 		return r;
-	struct run *run = run_session_new(ss->sbx, ss, sink, sink_data, &lim, done, data);
+	struct run *run = run_session_new(ss->sbx, &run_ops, ss, sink, sink_data, &lim, done, data);
 	if (!run)
 		return -ENOMEM;
 	json_object *req = json_object_new_object();
@@ -586,7 +387,7 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 	if (r < 0) {
 		snprintf(err, errsz, "session %s cannot take the run now: %s", ss->id,
 		         strerror(-r));
-		run->session = NULL;
+		run->owner = NULL;
 		run_free(run);
 		return r;
 	}
@@ -601,80 +402,10 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 	return 0;
 }
 
-/* The first record of list (len bytes) that the box does not mask, or
- * NULL: every name to hide now was hidden when the box was made. */
-static const char *unmasked(const struct sbx_session *ss, const char *list, size_t len)
-{
-	for (size_t off = 0; off < len; off += strlen(list + off) + 1) {
-		const char *rec = list + off;
-		if (!bsearch(&rec, ss->masked_idx, ss->masked_n, sizeof(*ss->masked_idx),
-		             cmp_record))
-			return rec;
-	}
-	return NULL;
-}
-
-/* The list made for the held-back run: its frame goes to the driver, or,
- * if something to hide appeared since the box masked its list (the box
- * would show it: its masks are made once, before the driver starts),
- * the session ends before the code runs, saying so. */
-static void on_run_list(void *data, int fd, const char *why)
-{
-	struct sbx_session *ss = data;
-	ss->check_req = NULL;
-	char msg[sizeof(ss->why)];
-	char *list = NULL;
-	size_t len = 0;
-	int r = fd < 0 ? fd : sess_read_list(fd, &list, &len);
-	if (fd >= 0)
-		close(fd);
-	const char *rec = r >= 0 ? unmasked(ss, list, len) : NULL;
-	struct stat st;
-	if (r >= 0 &&
-	    (stat(ss->ws_host, &st) < 0 || st.st_dev != ss->ws_dev || st.st_ino != ss->ws_ino)) {
-		/* The list is the new folder's; the box shows the old one. */
-		snprintf(
-		    msg, sizeof(msg),
-		    "the workspace folder %s is not the one this session's box was made with "
-		    "(moved away, or made anew at that path); the run did not start. Reset the "
-		    "session (session/reset) for a box that shows the folder there now",
-		    ss->ws_host);
-	} else if (r < 0) {
-		snprintf(msg, sizeof(msg),
-		         "kiln could not check the workspace for names to hide before the run: %s",
-		         fd < 0 ? why : strerror(-r));
-	} else if (rec) {
-		snprintf(
-		    msg, sizeof(msg),
-		    "%s (a name sandbox.workspace.hide lists) appeared in the workspace after "
-		    "this session's box was made, which cannot hide it; the run did not start. "
-		    "Reset the session (session/reset) for a box that hides it",
-		    rec + 1);
-	} else {
-		json_object *frame = steal_pointer(&ss->check_frame);
-		r = sess_queue_frame(ss, frame);
-		json_object_put(frame);
-		if (r >= 0) {
-			free(list);
-			sess_write_out(ss);
-			return;
-		}
-		snprintf(msg, sizeof(msg), "session %s cannot take the run now: %s", ss->id,
-		         strerror(-r));
-	}
-	free(list);
-	sess_end_session(ss, msg, 0, false);
-}
-
-int sess_check_start(struct sbx_session *ss)
-{
-	return sbx_hide_request(ss->sbx, on_run_list, ss, &ss->check_req);
-}
-
 int sbx_session_reset(struct sbx_session *ss, char *err, size_t errsz)
 {
 	err[0] = '\0';
-	stop_timers(ss);
+	sess_stop_timers(ss);
 	struct run *run = steal_pointer(&ss->run);
 	sess_drop_box(ss);
 	snprintf(ss->why, sizeof(ss->why), "the session was reset (session/reset)");

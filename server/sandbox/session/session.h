@@ -74,16 +74,5 @@ json_object *sbx_session_vars(const struct sbx_session *ss);
 /* End every session (sandbox_free). */
 void sbx_sessions_free(struct sandbox *s);
 
-/* For a run (run*.c): interrupt the run under way (SIGINT; the session ends if
- * the code does not stop in time), and stop or go on reading the box
- * while the run's sink is paused; the run is being freed. */
-void sbx_session_interrupt(struct sbx_session *ss);
-void sbx_session_pause_io(struct sbx_session *ss, bool pause);
-void sbx_session_forget_run(struct sbx_session *ss, struct run *run);
-/* For a run (run*.c): the picture of session id's workspace layer after a run
- * (taken; NULL when there is none: the next run then compares the whole
- * layer), for the box of generation gen (an older one's is dropped). Until
- * it comes back the session takes no run. */
-struct sbx_ws_snap;
-void sbx_session_take_snap(struct sandbox *s, const char *id, unsigned gen,
-                           struct sbx_ws_snap *snap);
+/* A session's runs reach it through the struct run_owner_ops it gives
+ * them (run_private.h; session.c's run_ops), never by name. */

@@ -4,7 +4,7 @@
  * SESSION_FRAME_MAX bytes) and handled: displays, the run's end (its
  * artifacts and changed files), the session's description. Anything else
  * ends the session with the reason. */
-#include "sandbox/session/session_private.h"
+#include "sandbox/session/session_box.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,7 @@
 #include "core/util.h"
 #include "sandbox/output/display.h"
 #include "sandbox/run/run_private.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
 #include "sandbox/pools/zygote.h"
 
 /* The driver's description of the session, kept as it came. */
@@ -118,7 +118,7 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 	sess_arm_idle(ss);
 	if (!run)
 		return; /* the end of a run that was cancelled */
-	run->session = NULL;
+	run->owner = NULL;
 	/* The names it changed under /work/out: strings of at most 4 KiB,
 	 * at most 64 of them. Whatever the driver says, only files under
 	 * /work/out can be named. */

@@ -4,7 +4,7 @@
  * its start goes on from the loop once the spare comes or fails (a run's
  * frame waits meanwhile); with a workspace, the driver waits for the
  * list of what to hide. */
-#include "sandbox/session/session_private.h"
+#include "sandbox/session/session_box.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -21,9 +21,10 @@
 #include "sandbox/host/cgroup.h"
 #include "sandbox/workspace/hide.h"
 #include "sandbox/run/run_private.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
 #include "sandbox/workspace/wsdiff.h"
 #include "sandbox/pools/zygote.h"
+#include "sandbox/host/base.h"
 
 /* The driver's source, embedded at build time (session_embed.sh). */
 extern const char sbx_session_driver[];
@@ -145,7 +146,8 @@ static int start_driver(struct sbx_session *ss, struct sbx_plan_owned *po, bool 
 {
 	struct sandbox *s = ss->sbx;
 	int step = -1;
-	int r = zygote ? 0 : sbx_box_build(s, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
+	int r =
+	    zygote ? 0 : sbx_box_build(&s->base, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
 	if (r < 0) {
 		if (step >= 0)
 			snprintf(err, errsz,
@@ -186,7 +188,7 @@ static int start_driver(struct sbx_session *ss, struct sbx_plan_owned *po, bool 
 		snprintf(err, errsz, "kiln cannot open the session: cannot start its program (%s)",
 		         strerror(-r));
 		sbx_plan_free(steal_pointer(&ss->go_plan));
-		sbx_box_release(s, &ss->box);
+		sbx_box_release(&s->base, &ss->box);
 		return r;
 	}
 	struct loop *loop = ss->loop;
@@ -231,7 +233,9 @@ int sess_start_box(struct sbx_session *ss, char *err, size_t errsz)
 {
 	struct sandbox *s = ss->sbx;
 	struct sbx_plan_owned *po = NULL;
-	int r = sbx_box_plan(s, ss->language, &ss->life, &po, err, errsz);
+	struct sbx_plan_ws ws;
+	int r = sbx_plan_await(s->base.host, sbx_plan_ws_of(s, &ws), s->config.section,
+	                       ss->language, &ss->life, &po, err, errsz);
 	if (r < 0)
 		return r;
 	/* A fresh box: a fresh, empty upper layer. */
@@ -260,4 +264,74 @@ int sess_start_box(struct sbx_session *ss, char *err, size_t errsz)
 	sess_arm_idle(ss);
 	log_debug("session %s: waits for the zygote's box", ss->id);
 	return 0;
+}
+
+/* The first record of list (len bytes) that the box does not mask, or
+ * NULL: every name to hide now was hidden when the box was made. */
+static const char *unmasked(const struct sbx_session *ss, const char *list, size_t len)
+{
+	for (size_t off = 0; off < len; off += strlen(list + off) + 1) {
+		const char *rec = list + off;
+		if (!bsearch(&rec, ss->masked_idx, ss->masked_n, sizeof(*ss->masked_idx),
+		             cmp_records))
+			return rec;
+	}
+	return NULL;
+}
+
+/* The list made for the held-back run: its frame goes to the driver, or,
+ * if something to hide appeared since the box masked its list (the box
+ * would show it: its masks are made once, before the driver starts),
+ * the session ends before the code runs, saying so. */
+static void on_run_list(void *data, int fd, const char *why)
+{
+	struct sbx_session *ss = data;
+	ss->check_req = NULL;
+	char msg[sizeof(ss->why)];
+	char *list = NULL;
+	size_t len = 0;
+	int r = fd < 0 ? fd : sess_read_list(fd, &list, &len);
+	if (fd >= 0)
+		close(fd);
+	const char *rec = r >= 0 ? unmasked(ss, list, len) : NULL;
+	struct stat st;
+	if (r >= 0 &&
+	    (stat(ss->ws_host, &st) < 0 || st.st_dev != ss->ws_dev || st.st_ino != ss->ws_ino)) {
+		/* The list is the new folder's; the box shows the old one. */
+		snprintf(
+		    msg, sizeof(msg),
+		    "the workspace folder %s is not the one this session's box was made with "
+		    "(moved away, or made anew at that path); the run did not start. Reset the "
+		    "session (session/reset) for a box that shows the folder there now",
+		    ss->ws_host);
+	} else if (r < 0) {
+		snprintf(msg, sizeof(msg),
+		         "kiln could not check the workspace for names to hide before the run: %s",
+		         fd < 0 ? why : strerror(-r));
+	} else if (rec) {
+		snprintf(
+		    msg, sizeof(msg),
+		    "%s (a name sandbox.workspace.hide lists) appeared in the workspace after "
+		    "this session's box was made, which cannot hide it; the run did not start. "
+		    "Reset the session (session/reset) for a box that hides it",
+		    rec + 1);
+	} else {
+		json_object *frame = steal_pointer(&ss->check_frame);
+		r = sess_queue_frame(ss, frame);
+		json_object_put(frame);
+		if (r >= 0) {
+			free(list);
+			sess_write_out(ss);
+			return;
+		}
+		snprintf(msg, sizeof(msg), "session %s cannot take the run now: %s", ss->id,
+		         strerror(-r));
+	}
+	free(list);
+	sess_end_session(ss, msg, 0, false);
+}
+
+int sess_check_start(struct sbx_session *ss)
+{
+	return sbx_hide_request(ss->sbx, on_run_list, ss, &ss->check_req);
 }

@@ -21,10 +21,10 @@
 #include "core/buf.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "sandbox/box/box.h"
+#include "sandbox/host/host.h"
 #include "sandbox/box/child.h"
 #include "sandbox/host/job.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
 
 /* A directory changed less than this long before it was read may change
  * again within the same tick of the file system's clock, which would not
@@ -562,7 +562,7 @@ static int start_pass(struct sandbox *s)
 		ps->fd = -1;
 		h->cur = steal_pointer(&h->next);
 		h->busy = true;
-		r = sbx_job_start(s, pass_work, pass_done, pass_free, ps, NULL);
+		r = sbx_job_start(&s->base, pass_work, pass_done, pass_free, ps, NULL);
 		if (r < 0) {
 			h->busy = false;
 			h->next = steal_pointer(&h->cur);

@@ -23,18 +23,7 @@
 struct sandbox;
 struct sbx_hide_req;
 
-/* The records of a list, each "<kind><path>\0" with path relative to
- * the workspace (no leading '/'): */
-#define SBX_HIDE_FILE 'F' /* mask a file */
-#define SBX_HIDE_DIR  'D' /* mask a directory whole */
-#define SBX_HIDE_WALK 'W' /* another filesystem mounted there: pid 1 walks it */
-
-/* The default of sandbox.workspace.maxEntries: past this many entries
- * (files, directories, links...) in the workspace, runs fail, saying
- * so, rather than show what was not checked. */
-#define SBX_HIDE_DEFAULT_MAX_ENTRIES 4000000ul
-/* What it may be set to: the picture holds every directory in memory. */
-#define SBX_HIDE_MAX_MAX_ENTRIES 100000000ul
+/* The list's records (SBX_HIDE_FILE, ...) are pid 1's to read: child.h. */
 
 /* On the loop's thread: the list is ready. fd: a sealed memfd of
  * records (the callee's to close) or -errno, with a sentence in why. */

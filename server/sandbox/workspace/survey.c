@@ -25,7 +25,7 @@
 #include "core/loop.h"
 #include "core/position.h"
 #include "sandbox/host/job.h"
-#include "sandbox/sandbox.h"
+#include "sandbox/state.h"
 #include "sandbox/box/worker.h"
 
 /* The probe: each notable module is looked up (find_spec) with its
@@ -315,7 +315,7 @@ int sandbox_survey_start(struct sandbox *s, sbx_survey_fn done, void *data,
 	w->ret_slot = ret;
 	if (ret)
 		*ret = w;
-	int r = sbx_job_start(s, survey_work, survey_done, survey_free, w, &w->job);
+	int r = sbx_job_start(&s->base, survey_work, survey_done, survey_free, w, &w->job);
 	if (r < 0) {
 		if (ret)
 			*ret = NULL;

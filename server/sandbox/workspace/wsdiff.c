@@ -22,7 +22,7 @@
 
 #include "core/position.h"
 #include "core/util.h"
-#include "sandbox/output/artifact.h"
+#include "sandbox/output/text.h"
 
 #define MAX_DEPTH 32
 #define CHUNK     (64u * 1024)

@@ -1,8 +1,11 @@
-/* session_private.h: what session.c (a session's life: its box
- * watched, its end, its runs), session_channel.c (the driver's channel)
- * and session_start.c (its box and driver started, built or from the
- * zygote) share: the session, and the calls between them. Not for the
- * rest of the server: session.h is the sessions' API. */
+/* session_box.h: struct sbx_session, and what session_box.c (a
+ * session's box watched and ended), session_channel.c (the driver's
+ * channel), session_start.c (its box and driver started, built or from
+ * the zygote, and a held-back run's check) and session.c (the sessions'
+ * API: open, run, reset, close, and the callbacks its runs are given)
+ * share: the session, and the calls between them, each file calling
+ * only those below it in that order. Not for the rest of the server:
+ * session.h is the sessions' API. */
 #pragma once
 
 #include <json-c/json.h>
@@ -14,7 +17,7 @@
 #include "sandbox/box/box.h"
 #include "sandbox/host/limits.h"
 #include "sandbox/box/plan.h"
-#include "sandbox/session/session.h"
+#include "sandbox/run/run.h"
 
 struct loop;
 struct loop_timer;
@@ -89,16 +92,17 @@ struct sbx_session {
 	struct sbx_plan_owned *zplan;
 };
 
-/* session.c: what the box's channel and pipes are watched for, and the
- * watches set so; the pipes read out (the text before a frame goes
+/* session_box.c: what the box's channel and pipes are watched for, and
+ * the watches set so; the pipes read out (the text before a frame goes
  * first); the session's end (why, and the box's status when there is
- * one); the box dropped; the idle timer armed; the pid 1 and status
- * socket watches. */
+ * one); the box dropped; its timers stopped; the idle timer armed; the
+ * pid 1 and status socket watches. */
 unsigned sess_ctl_events(const struct sbx_session *ss);
 void sess_watch_io(struct sbx_session *ss);
 void sess_drain_pipes(struct sbx_session *ss);
 void sess_end_session(struct sbx_session *ss, const char *why, int wstatus, bool have_status);
 void sess_drop_box(struct sbx_session *ss);
+void sess_stop_timers(struct sbx_session *ss);
 void sess_arm_idle(struct sbx_session *ss);
 void sess_on_status(struct loop *loop, int fd, unsigned events, void *data);
 void sess_on_pid1(struct loop *loop, int fd, unsigned events, void *data);
@@ -121,7 +125,7 @@ int sess_read_list(int fd, char **ret, size_t *ret_len);
 /* The records of list (len bytes, each NUL-terminated), as pointers
  * into it sorted with strcmp (*ret owned); -ENOMEM. */
 int sess_index_list(const char *list, size_t len, const char ***ret, size_t *ret_n);
-/* session.c: the held-back run's check asked for, now that the box's own
+/* session_start.c: the held-back run's check asked for, now that the box's own
  * list went (it is never asked for before: the run's list must come
  * from a later pass than the box's). */
 int sess_check_start(struct sbx_session *ss);

@@ -1,11 +1,11 @@
-/* child_private.h: what the files of the child's side of clone() share:
+/* box/internal.h: what the files of the child's side of clone() share:
  * child.c (pid 1, the checklist), child_mount.c (mount primitives),
  * child_workspace.c (the workspace's overlay and masks),
  * child_lockdown.c (capabilities, Landlock, the namespace limits) and
  * child_program.c (the program's process). Every function here runs
- * between clone() and execve(), under child.h's rules: system calls on
+ * between clone() and execve(), under pid1.h's rules: system calls on
  * prepared buffers, no malloc, no stdio, no lock. Not for the rest of
- * the server: child.h is the API. */
+ * the server: child.h and pid1.h are the API. */
 #pragma once
 
 #include <stdbool.h>
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sandbox/box/child.h"
+#include "sandbox/box/pid1.h"
 
 /* Fds of pid 1 after it has tidied its table. */
 enum {
