@@ -36,7 +36,6 @@
 /* Proposals inserted, remembered for "Run this proposal" (oldest dropped). */
 #define MAX_APPLIED      32
 #define APPLY_TIMEOUT_MS 120000 /* the user may be reading a confirmation */
-#define OUTPUT_MAX       (1u << 20)
 
 struct applied {
 	struct applied *next;
@@ -508,7 +507,7 @@ static struct job *job_new(struct kiln *k, const char *uri, bool approve)
 	}
 	j->k = k;
 	j->approve = approve;
-	buf_init(&j->output, OUTPUT_MAX);
+	buf_init(&j->output, LSP_OUTPUT_MAX);
 	j->next = jobs;
 	jobs = j;
 	if (approve)
