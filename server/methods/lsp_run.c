@@ -325,7 +325,7 @@ static int command_code(struct kiln *k, json_object *arg, bool selection,
 		         selection ? ", range" : "");
 		return -EINVAL;
 	}
-	const struct doc *d = docs_find(&k->docs, uri);
+	const struct doc *d = docs_find(k->docs, uri);
 	if (!d) {
 		snprintf(detail, dsz, "kiln has not seen %s opened (didOpen)", uri);
 		return -ENOENT;
@@ -474,7 +474,7 @@ int method_text_document_code_action(struct rpc_call *call, json_object *params)
 		return 0;
 	}
 	json_object *actions = json_object_new_array();
-	const struct doc *d = docs_find(&k->docs, uri);
+	const struct doc *d = docs_find(k->docs, uri);
 	if (!d || !d->language || d->too_big || !only_allows(json_get(params, "context"))) {
 		rpc_call_reply(call, actions);
 		return 0;
