@@ -8,7 +8,6 @@
 #include <stddef.h>
 
 #include "core/position.h"
-#include "methods/doc_store.h"
 
 #define KILN_VERSION "0.1.0"
 
@@ -21,6 +20,7 @@ struct rpc_dispatch;
 struct record;
 struct intent;
 struct rpc_client_watch;
+struct doc_store;
 
 struct kiln_options {
 	size_t max_message; /* largest accepted message body, bytes */
@@ -60,8 +60,11 @@ struct kiln {
 	bool client_change_annotations;
 	bool client_apply_edit;
 
-	/* The open documents' text (methods/documents.c). */
-	struct doc_store docs;
+	/* The open documents' text (methods/documents.c, the store in
+	 * methods/doc_store.h): kiln_serve()'s, never NULL while it serves.
+	 * A pointer, so that what includes kiln.h (intent/, cli/) does not
+	 * depend on methods/. */
+	struct doc_store *docs;
 
 	/* Subsystems, each owned by its folder. */
 	struct intent *intent;       /* server/intent: proposals, sessions, audit, model */

@@ -19,6 +19,7 @@
 #include "core/util.h"
 #include "intent/intent.h"
 #include "methods/diagnostics.h"
+#include "methods/doc_store.h"
 #include "methods/lsp.h"
 #include "methods/methods.h"
 #include "replay/record.h"
@@ -174,7 +175,8 @@ static void on_signal(struct loop *loop, int signo, void *data)
 
 int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 {
-	struct kiln k = {.opts = *opts, .encoding = POS_UTF16};
+	struct doc_store docs = {0};
+	struct kiln k = {.opts = *opts, .encoding = POS_UTF16, .docs = &docs};
 	int code = 1;
 	k.loop = loop_new();
 	if (!k.loop) {
@@ -270,7 +272,7 @@ out:
 	for (size_t i = 0; i < ARRAY_SIZE(k.client_watch); i++)
 		rpc_client_watch_free(k.client_watch[i]);
 	diag_release_all(&k);
-	doc_store_release(&k.docs);
+	doc_store_release(k.docs);
 	/* Subsystems stop here, in reverse order of their start. */
 	intent_free(k.intent);
 	val_free(k.validator);

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/languages.h"
+#include "cli/notes.h"
 #include "cli/term.h"
 #include "core/buf.h"
 #include "core/lang.h"

@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "cli/client.h"
 #include "cli/languages.h"
+#include "cli/notes.h"
 #include "cli/term.h"
 #include "core/lang.h"
 #include "core/buf.h"

@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/display.h"
 #include "cli/image.h"
 #include "cli/save.h"
 #include "core/buf.h"
@@ -259,9 +258,7 @@ void term_proposal(struct term *t, json_object *p)
 		term_info(t, "%s", expl);
 }
 
-/* The code as the model writes it, on the status line: how many lines,
- * and the last one (cut to fit one line of a narrow terminal). */
-static void partial_status(struct term *t, json_object *params)
+void term_partial(struct term *t, json_object *params)
 {
 	const char *text = "";
 	bool reset = false;
@@ -299,130 +296,126 @@ static void partial_status(struct term *t, json_object *params)
 	term_status(t, status);
 }
 
-void term_note(void *data, const char *method, json_object *params)
+void term_status_tick(struct term *t)
 {
-	struct term *t = data;
+	if (t->status_on && t->status_text[0]) {
+		char text[sizeof(t->status_text)];
+		snprintf(text, sizeof(text), "%s", t->status_text);
+		term_status(t, text);
+	}
+}
+
+void term_output(struct term *t, json_object *params)
+{
+	const char *stream = "stdout", *text = "";
+	json_get_string(params, "stream", &stream);
+	json_get_string(params, "text", &text);
+	term_status_clear(t);
+	bool err = strcmp(stream, "stderr") == 0;
+	FILE *f = err ? stderr : stdout;
+	if (err)
+		fflush(stdout);
+	/* The program's colour passes; its other escapes (clipboard,
+	 * title, queries, cursor movement) do not. */
+	struct buf out;
+	buf_init(&out, VIS_FILTER_OUT_MAX(strlen(text)));
+	vis_filter_feed(&t->out[err], text, strlen(text), &out);
+	if (out.len) {
+		fwrite(out.data, 1, out.len, f);
+		t->at_bol = out.data[out.len - 1] == '\n';
+	}
+	fflush(f);
+	buf_release(&out);
+}
+
+void term_artifact(struct term *t, json_object *params)
+{
+	const char *name = "?", *path = NULL, *mime = "", *b64 = NULL, *run = "run";
+	json_get_string(params, "name", &name);
+	json_get_string(params, "path", &path);
+	json_get_string(params, "mimeType", &mime);
+	json_get_string(params, "data", &b64);
+	json_get_string(params, "runId", &run);
+	/* An inline artifact is saved into the run's folder, so that
+	 * nothing the code made vanishes with the terminal's scroll. */
+	char saved[PATH_MAX];
+	int sr = -ENOENT;
+	unsigned char *bytes = NULL;
+	size_t len = 0;
+	if (!path && b64 && (sr = cli_base64_decode(b64, &bytes, &len)) == 0) {
+		sr = cli_save_artifact(run, name, bytes, len, saved, sizeof(saved));
+		free(bytes);
+		if (sr == 0)
+			path = saved;
+	}
+	if (!t->at_bol)
+		fputc('\n', t->ui), t->at_bol = true;
+	term_status_clear(t);
+	/* A name is one line: its line breaks are shown too. */
+	fprintf(t->ui, "%sartifact: ", c(t, C_DIM));
+	show(t, t->ui, name, 0);
+	fputs(" (", t->ui);
+	show(t, t->ui, mime, 0);
+	fputs(")", t->ui);
+	if (path) {
+		fputs(" saved at ", t->ui);
+		cli_print_path(t->ui, path, cli_links_ok(fileno(t->ui)));
+	} else if (b64) {
+		fprintf(t->ui, " not saved: %s", strerror(-sr));
+	}
+	fprintf(t->ui, "%s\n", c(t, C_RESET));
+	if (b64 && strcmp(mime, "image/png") == 0)
+		cli_image_show(t->ui, cli_image_protocol(fileno(t->ui)), b64, strlen(b64));
+	fflush(t->ui);
+}
+
+void term_attempt(struct term *t, json_object *params)
+{
 	const char *s = NULL;
-	if (!method) {
-		/* The client's tick: the status's elapsed time. */
-		if (t->status_on && t->status_text[0]) {
-			char text[sizeof(t->status_text)];
-			snprintf(text, sizeof(text), "%s", t->status_text);
-			term_status(t, text);
-		}
+	int64_t n = 0;
+	json_get_int64(params, "attempt", &n);
+	json_get_string(params, "stage", &s);
+	if (!s)
 		return;
+	if (strcmp(s, "ran") == 0)
+		term_output_end(t); /* the program's colour ends with it */
+	if (!t->at_bol)
+		fputc('\n', t->ui), t->at_bol = true;
+	if (strcmp(s, "running") == 0) {
+		char buf[64];
+		snprintf(buf, sizeof(buf), "running (attempt %lld)", (long long)n);
+		term_status(t, buf);
+	} else if (strcmp(s, "ran") == 0) {
+		const char *why = NULL;
+		if (json_get_string(params, "failure", &why) == 0)
+			term_info(t, "attempt %lld failed: %s", (long long)n, why);
+	} else if (strcmp(s, "repairing") == 0) {
+		term_status(t, "asking the model for a repair");
+	} else if (strcmp(s, "repaired") == 0) {
+		const char *code = "", *verdict = NULL;
+		json_get_string(params, "code", &code);
+		json_get_string(params, "verdict", &verdict);
+		term_info(t, "repaired code (attempt %lld):", (long long)n);
+		term_code(t, code, NULL, verdict);
+	} else if (strcmp(s, "repair_failed") == 0) {
+		const char *e = "";
+		json_get_string(params, "error", &e);
+		term_info(t, "the repair failed: %s", e);
 	}
-	if (strcmp(method, "run/output") == 0) {
-		const char *stream = "stdout", *text = "";
-		json_get_string(params, "stream", &stream);
-		json_get_string(params, "text", &text);
-		term_status_clear(t);
-		bool err = strcmp(stream, "stderr") == 0;
-		FILE *f = err ? stderr : stdout;
-		if (err)
-			fflush(stdout);
-		/* The program's colour passes; its other escapes (clipboard,
-		 * title, queries, cursor movement) do not. */
-		struct buf out;
-		buf_init(&out, VIS_FILTER_OUT_MAX(strlen(text)));
-		vis_filter_feed(&t->out[err], text, strlen(text), &out);
-		if (out.len) {
-			fwrite(out.data, 1, out.len, f);
-			t->at_bol = out.data[out.len - 1] == '\n';
-		}
-		fflush(f);
-		buf_release(&out);
-	} else if (strcmp(method, "run/artifact") == 0) {
-		const char *name = "?", *path = NULL, *mime = "", *b64 = NULL, *run = "run";
-		json_get_string(params, "name", &name);
-		json_get_string(params, "path", &path);
-		json_get_string(params, "mimeType", &mime);
-		json_get_string(params, "data", &b64);
-		json_get_string(params, "runId", &run);
-		/* An inline artifact is saved into the run's folder, so that
-		 * nothing the code made vanishes with the terminal's scroll. */
-		char saved[PATH_MAX];
-		int sr = -ENOENT;
-		unsigned char *bytes = NULL;
-		size_t len = 0;
-		if (!path && b64 && (sr = cli_base64_decode(b64, &bytes, &len)) == 0) {
-			sr = cli_save_artifact(run, name, bytes, len, saved, sizeof(saved));
-			free(bytes);
-			if (sr == 0)
-				path = saved;
-		}
-		if (!t->at_bol)
-			fputc('\n', t->ui), t->at_bol = true;
-		term_status_clear(t);
-		/* A name is one line: its line breaks are shown too. */
-		fprintf(t->ui, "%sartifact: ", c(t, C_DIM));
-		show(t, t->ui, name, 0);
-		fputs(" (", t->ui);
-		show(t, t->ui, mime, 0);
-		fputs(")", t->ui);
-		if (path) {
-			fputs(" saved at ", t->ui);
-			cli_print_path(t->ui, path, cli_links_ok(fileno(t->ui)));
-		} else if (b64) {
-			fprintf(t->ui, " not saved: %s", strerror(-sr));
-		}
-		fprintf(t->ui, "%s\n", c(t, C_RESET));
-		if (b64 && strcmp(mime, "image/png") == 0)
-			cli_image_show(t->ui, cli_image_protocol(fileno(t->ui)), b64, strlen(b64));
-		fflush(t->ui);
-	} else if (strcmp(method, "run/display") == 0) {
-		term_display(t, params);
-	} else if (strcmp(method, "intent/attempt") == 0) {
-		int64_t n = 0;
-		json_get_int64(params, "attempt", &n);
-		json_get_string(params, "stage", &s);
-		if (!s)
-			return;
-		if (strcmp(s, "ran") == 0)
-			term_output_end(t); /* the program's colour ends with it */
-		if (!t->at_bol)
-			fputc('\n', t->ui), t->at_bol = true;
-		if (strcmp(s, "running") == 0) {
-			char buf[64];
-			snprintf(buf, sizeof(buf), "running (attempt %lld)", (long long)n);
-			term_status(t, buf);
-		} else if (strcmp(s, "ran") == 0) {
-			const char *why = NULL;
-			if (json_get_string(params, "failure", &why) == 0)
-				term_info(t, "attempt %lld failed: %s", (long long)n, why);
-		} else if (strcmp(s, "repairing") == 0) {
-			term_status(t, "asking the model for a repair");
-		} else if (strcmp(s, "repaired") == 0) {
-			const char *code = "", *verdict = NULL;
-			json_get_string(params, "code", &code);
-			json_get_string(params, "verdict", &verdict);
-			term_info(t, "repaired code (attempt %lld):", (long long)n);
-			term_code(t, code, NULL, verdict);
-		} else if (strcmp(s, "repair_failed") == 0) {
-			const char *e = "";
-			json_get_string(params, "error", &e);
-			term_info(t, "the repair failed: %s", e);
-		}
-	} else if (strcmp(method, "$/progress") == 0) {
-		json_object *v = json_get(params, "value");
-		const char *kind = "", *msg = NULL;
-		json_get_string(v, "kind", &kind);
-		if (strcmp(kind, "end") != 0 && json_get_string(v, "message", &msg) == 0)
-			term_status(t, msg);
-	} else if (strcmp(method, "intent/partial") == 0) {
-		partial_status(t, params);
-	} else if (strcmp(method, "intent/explanation") == 0) {
-		const char *text = "";
-		json_get_string(params, "text", &text);
-		term_status_clear(t);
-		fputs(c(t, C_CYAN), t->ui);
-		show(t, t->ui, text, VIS_NEWLINE | VIS_TAB);
-		fputs(c(t, C_RESET), t->ui);
-		fflush(t->ui);
-		size_t n = strlen(text);
-		if (n)
-			t->at_bol = text[n - 1] == '\n';
-	}
+}
+
+void term_explanation(struct term *t, json_object *params)
+{
+	const char *text = "";
+	json_get_string(params, "text", &text);
+	term_status_clear(t);
+	fputs(c(t, C_CYAN), t->ui);
+	show(t, t->ui, text, VIS_NEWLINE | VIS_TAB);
+	fputs(c(t, C_RESET), t->ui);
+	fflush(t->ui);
+	size_t n = strlen(text);
+	if (n)
+		t->at_bol = text[n - 1] == '\n';
 }
 
 void term_output_end(struct term *t)

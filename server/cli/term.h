@@ -50,11 +50,22 @@ void term_status_clear(struct term *t);
 void term_proposal(struct term *t, json_object *proposal);
 /* Diagnostics of code (snippet/validate's result) under the code. */
 void term_code(struct term *t, const char *code, json_object *diagnostics, const char *verdict);
-/* A notification while waiting: run/output is written through, run/artifact
- * and intent/attempt are summarised, $/progress sets the status. A NULL
- * method is the client's tick while it waits (cli_client_call): the
- * status line's elapsed time moves on. */
-void term_note(void *data, const char *method, json_object *params);
+/* What each notification shows while the terminal waits (notes.c maps
+ * a method to one of these; params are the notification's). */
+/* The status line again, its elapsed time moved on (the client's tick). */
+void term_status_tick(struct term *t);
+/* run/output: the program's output written through, colour kept. */
+void term_output(struct term *t, json_object *params);
+/* run/artifact: a line saying what the run made and where it is saved. */
+void term_artifact(struct term *t, json_object *params);
+/* intent/attempt: the stage of a run with repair, as status or a line. */
+void term_attempt(struct term *t, json_object *params);
+/* intent/partial: the code as the model writes it, on the status line:
+ * how many lines, and the last one (cut to fit one line of a narrow
+ * terminal). */
+void term_partial(struct term *t, json_object *params);
+/* intent/explanation: the model's words, in their own colour. */
+void term_explanation(struct term *t, json_object *params);
 /* A run's output ended: drop a partial escape sequence, reset a colour the
  * program left on. term_run_result and term_error call it. */
 void term_output_end(struct term *t);

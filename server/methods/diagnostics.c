@@ -147,7 +147,7 @@ void diag_close(struct kiln *k, struct doc *d)
 
 void diag_release_all(struct kiln *k)
 {
-	for (struct doc *d = k->docs.docs; d; d = d->next) {
+	for (struct doc *d = k->docs->docs; d; d = d->next) {
 		struct diag_state *st = d->diag;
 		if (st)
 			st->published = false;
@@ -203,7 +203,7 @@ int method_text_document_diagnostic(struct rpc_call *call, json_object *params)
 		               NULL);
 		return 0;
 	}
-	struct doc *d = docs_find(&k->docs, uri);
+	struct doc *d = docs_find(k->docs, uri);
 	/* A document kiln does not check, or one with diagnostics turned off,
 	 * has none: an empty full report, as clangd answers for a file it
 	 * has no command for. */

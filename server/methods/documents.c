@@ -56,7 +56,7 @@ int method_text_document_did_open(struct rpc_call *call, json_object *params)
 	json_get_string(td, "languageId", &language_id);
 	json_get_int64(td, "version", &version);
 	struct doc *d;
-	int r = docs_open(&k->docs, uri, language_id, version, json_object_get_string(text),
+	int r = docs_open(k->docs, uri, language_id, version, json_object_get_string(text),
 	                  (size_t)json_object_get_string_len(text), &d);
 	if (r == -ENOSPC) {
 		log_warn("%s is not tracked: %d documents are open already", uri, DOC_MAX_DOCS);
@@ -83,7 +83,7 @@ int method_text_document_did_change(struct rpc_call *call, json_object *params)
 	json_get_int64(td, "version", &version);
 	struct doc *d = NULL;
 	char detail[200] = "";
-	int r = docs_change(&k->docs, uri, version, json_get(params, "contentChanges"), k->encoding,
+	int r = docs_change(k->docs, uri, version, json_get(params, "contentChanges"), k->encoding,
 	                    &d, detail, sizeof(detail));
 	if (r == -ENOENT)
 		return 0;
@@ -92,7 +92,7 @@ int method_text_document_did_change(struct rpc_call *call, json_object *params)
 		 * showing diagnostics for it until it is reopened. */
 		log_warn("%s: %s", uri, detail);
 		diag_close(k, d);
-		docs_close(&k->docs, uri);
+		docs_close(k->docs, uri);
 		return 0;
 	}
 	if (r < 0)
@@ -107,10 +107,10 @@ int method_text_document_did_close(struct rpc_call *call, json_object *params)
 	const char *uri;
 	if (json_get_string(json_get(params, "textDocument"), "uri", &uri) == 0) {
 		intent_doc_closed(k->intent, uri);
-		struct doc *d = docs_find(&k->docs, uri);
+		struct doc *d = docs_find(k->docs, uri);
 		if (d) {
 			diag_close(k, d);
-			docs_close(&k->docs, uri);
+			docs_close(k->docs, uri);
 		}
 	}
 	return 0;

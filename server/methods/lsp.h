@@ -1,7 +1,8 @@
 /* lsp.h: what the plain-LSP surface's files share (lsp_run.c: running a
  * selection or a document; lsp_intent.c: writing code for a "kiln:"
- * comment and running the proposal): the window messages, the output
- * document, and code-action objects. See docs/lsp.md. */
+ * comment and running the proposal; lsp_window.c, below both: the window
+ * messages, the output document, and code-action objects). lsp_run.c
+ * calls lsp_intent.c, never the other way. See docs/lsp.md. */
 #pragma once
 
 #include <json-c/json.h>
@@ -15,10 +16,16 @@ struct rpc_call;
 #define LSP_CMD_WRITE_CODE   "kiln.writeCode"
 #define LSP_CMD_RUN_PROPOSAL "kiln.runProposal"
 
+/* The whole output kept for the output document, and the longest
+ * window/logMessage line (longer ones go out in pieces). */
+#define LSP_OUTPUT_MAX (1u << 20)
+#define LSP_LINE_MAX   4096
+
 /* LSP MessageType */
 enum { MSG_ERROR = 1, MSG_WARNING = 2, MSG_INFO = 3, MSG_LOG = 4 };
 
-/* window/logMessage of text[0..len), its control characters made visible. */
+/* lsp_window.c: window/logMessage of text[0..len), its control
+ * characters made visible. */
 void lsp_log(struct kiln *k, int type, const char *text, size_t len);
 /* window/showMessage. */
 void lsp_show(struct kiln *k, int type, const char *msg);

@@ -36,7 +36,6 @@
 /* Proposals inserted, remembered for "Run this proposal" (oldest dropped). */
 #define MAX_APPLIED      32
 #define APPLY_TIMEOUT_MS 120000 /* the user may be reading a confirmation */
-#define OUTPUT_MAX       (1u << 20)
 
 struct applied {
 	struct applied *next;
@@ -354,7 +353,7 @@ static void on_proposal(void *data, json_object *result, json_object *error)
 	/* The document changed while the model wrote: the edit would land
 	 * in text it was not made for. Its version says so to the client,
 	 * but not every client checks: kiln does not send it at all. */
-	const struct doc *d = docs_find(&k->docs, j->uri);
+	const struct doc *d = docs_find(k->docs, j->uri);
 	if (!d || d->version != version) {
 		char msg[700];
 		snprintf(msg, sizeof(msg),
@@ -508,7 +507,7 @@ static struct job *job_new(struct kiln *k, const char *uri, bool approve)
 	}
 	j->k = k;
 	j->approve = approve;
-	buf_init(&j->output, OUTPUT_MAX);
+	buf_init(&j->output, LSP_OUTPUT_MAX);
 	j->next = jobs;
 	jobs = j;
 	if (approve)
@@ -526,7 +525,7 @@ static int write_code(struct rpc_call *call, struct kiln *k, json_object *arg)
 		               "Invalid params: kiln.writeCode wants {uri, line}", NULL);
 		return 0;
 	}
-	const struct doc *d = docs_find(&k->docs, uri);
+	const struct doc *d = docs_find(k->docs, uri);
 	if (!d || d->too_big) {
 		rpc_call_errorf(call, RPC_REQUEST_FAILED, NULL, "kiln has no text of %s (didOpen)",
 		                uri);
@@ -602,7 +601,7 @@ static int run_proposal(struct rpc_call *call, struct kiln *k, json_object *arg)
 		return 0;
 	}
 	struct applied *a = find_applied(id);
-	const struct doc *d = docs_find(&k->docs, uri);
+	const struct doc *d = docs_find(k->docs, uri);
 	if (!a || strcmp(a->uri, uri) != 0) {
 		rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL,
 		                "Invalid params: kiln inserted no proposal %s into %s", id, uri);

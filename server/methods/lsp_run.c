@@ -13,12 +13,9 @@
  * the length of the run. The runs are the server's, listed here, and
  * shutdown, exit and end of input cancel them (lsp_runs_cancel_all). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "core/buf.h"
@@ -45,10 +42,6 @@ const char *const lsp_commands[] = {CMD_RUN_SELECTION, CMD_RUN_DOCUMENT, LSP_CMD
                                     LSP_CMD_RUN_PROPOSAL};
 const size_t lsp_commands_count = ARRAY_SIZE(lsp_commands);
 
-/* The whole output kept for the output document, and one logMessage line. */
-#define OUTPUT_MAX     (1u << 20)
-#define LINE_MAX_BYTES 4096
-
 struct lsp_run {
 	struct lsp_run *next;
 	struct kiln *k;
@@ -61,34 +54,13 @@ struct lsp_run {
 	int64_t create_id;  /* workDoneProgress/create waiting, or 0 */
 	bool create_pending;
 	struct buf line[2]; /* a partial line per stream */
-	struct buf output;  /* everything, up to OUTPUT_MAX */
+	struct buf output;  /* everything, up to LSP_OUTPUT_MAX */
 	bool output_cut;
 	size_t lines;
 	char run_id[32];
 };
 
 static struct lsp_run *runs; /* one kiln per process: the loop thread's list */
-
-void lsp_log(struct kiln *k, int type, const char *text, size_t len)
-{
-	struct buf b;
-	buf_init(&b, LINE_MAX_BYTES * 4);
-	vis_append(&b, text, len, VIS_TAB);
-	json_object *p = json_object_new_object();
-	json_object_object_add(p, "type", json_object_new_int(type));
-	json_object_object_add(p, "message",
-	                       json_object_new_string_len(b.data ? b.data : "", (int)b.len));
-	rpc_notify(k->rpc, "window/logMessage", p);
-	buf_release(&b);
-}
-
-void lsp_show(struct kiln *k, int type, const char *msg)
-{
-	json_object *p = json_object_new_object();
-	json_object_object_add(p, "type", json_object_new_int(type));
-	json_object_object_add(p, "message", json_object_new_string(msg));
-	rpc_notify(k->rpc, "window/showMessage", p);
-}
 
 static void progress(struct lsp_run *lr, const char *kind, const char *message)
 {
@@ -146,14 +118,14 @@ static void on_drain(void *data)
 }
 
 /* Whole lines go out as logMessage (stderr's as warnings), the last one
- * also as the progress message; a line longer than LINE_MAX_BYTES goes
+ * also as the progress message; a line longer than LSP_LINE_MAX goes
  * out in pieces. */
 static void emit_lines(struct lsp_run *lr, enum run_stream stream, bool flush)
 {
 	struct buf *b = &lr->line[stream == RUN_STDERR];
 	size_t start = 0;
 	for (size_t i = 0; i < b->len; i++) {
-		if (b->data[i] != '\n' && i - start < LINE_MAX_BYTES)
+		if (b->data[i] != '\n' && i - start < LSP_LINE_MAX)
 			continue;
 		size_t end = i;
 		if (end > start && b->data[end - 1] == '\r')
@@ -221,66 +193,6 @@ static void on_artifact(void *data, struct run *run, const struct run_artifact *
 
 static const struct run_sink lsp_sink = {
     .output = on_output, .artifact = on_artifact, .measure = json_string_fit};
-
-/* kiln's own folder for output documents: $XDG_RUNTIME_DIR/kiln, else
- * /tmp/kiln-UID, made 0700 and checked to be ours. Never the user's files. */
-static int output_dir(char *buf, size_t size)
-{
-	const char *rt = getenv("XDG_RUNTIME_DIR");
-	if (rt && rt[0] == '/')
-		snprintf(buf, size, "%s/kiln", rt);
-	else
-		snprintf(buf, size, "/tmp/kiln-%u", (unsigned)getuid());
-	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
-		return -errno;
-	struct stat st;
-	if (lstat(buf, &st) < 0)
-		return -errno;
-	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		return -EPERM;
-	return 0;
-}
-
-static void on_shown(void *data, json_object *result, json_object *error)
-{
-	(void)data;
-	bool ok = false;
-	if (error || json_get_bool(result, "success", &ok) < 0 || !ok)
-		log_info("the client did not show the output document");
-}
-
-void lsp_show_document(struct kiln *k, const char *name, const char *summary, const char *text,
-                       size_t len, bool cut)
-{
-	char dir[512], path[600];
-	int r = output_dir(dir, sizeof(dir));
-	if (r < 0) {
-		log_warn("no folder for output documents: %s", strerror(-r));
-		return;
-	}
-	snprintf(path, sizeof(path), "%s/%s-%d.txt", dir, name, (int)getpid());
-	_cleanup_close_ int fd =
-	    open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		log_warn("cannot write %s: %s", path, strerror(errno));
-		return;
-	}
-	struct buf b;
-	buf_init(&b, OUTPUT_MAX * 2 + 4096);
-	buf_printf(&b, "%s\n\n", summary);
-	vis_append(&b, text ? text : "", len, VIS_NEWLINE | VIS_TAB);
-	if (cut)
-		buf_printf(&b, "\n[kiln kept the first %u MiB of the output]\n", OUTPUT_MAX >> 20);
-	if (b.len && write(fd, b.data, b.len) != (ssize_t)b.len)
-		log_warn("cannot write %s: %s", path, strerror(errno));
-	buf_release(&b);
-	json_object *p = json_object_new_object();
-	char uri[700];
-	snprintf(uri, sizeof(uri), "file://%s", path);
-	json_object_object_add(p, "uri", json_object_new_string(uri));
-	json_object_object_add(p, "takeFocus", json_object_new_boolean(true));
-	rpc_request(k->rpc, "window/showDocument", p, 0, on_shown, NULL, NULL);
-}
 
 static void on_run_done(void *data, const struct run_outcome *o, int err, const char *errmsg)
 {
@@ -413,7 +325,7 @@ static int command_code(struct kiln *k, json_object *arg, bool selection,
 		         selection ? ", range" : "");
 		return -EINVAL;
 	}
-	const struct doc *d = docs_find(&k->docs, uri);
+	const struct doc *d = docs_find(k->docs, uri);
 	if (!d) {
 		snprintf(detail, dsz, "kiln has not seen %s opened (didOpen)", uri);
 		return -ENOENT;
@@ -488,9 +400,9 @@ static int execute_run(struct rpc_call *call, struct kiln *k, json_object *arg, 
 		return -ENOMEM;
 	lr->k = k;
 	lr->call = call;
-	buf_init(&lr->line[0], LINE_MAX_BYTES * 2);
-	buf_init(&lr->line[1], LINE_MAX_BYTES * 2);
-	buf_init(&lr->output, OUTPUT_MAX);
+	buf_init(&lr->line[0], LSP_LINE_MAX * 2);
+	buf_init(&lr->line[1], LSP_LINE_MAX * 2);
+	buf_init(&lr->output, LSP_OUTPUT_MAX);
 	lr->language = strdup(d->language);
 	lr->code = strndup(d->text.data + start, end - start);
 	lr->what = strdup(selection ? "selection" : "document");
@@ -549,20 +461,6 @@ static bool only_allows(json_object *context)
 	       json_object_array_length(only) == 0;
 }
 
-json_object *lsp_action(const char *title, const char *command, json_object *arg)
-{
-	json_object *cmd = json_object_new_object();
-	json_object_object_add(cmd, "title", json_object_new_string(title));
-	json_object_object_add(cmd, "command", json_object_new_string(command));
-	json_object *args = json_object_new_array();
-	json_object_array_add(args, arg);
-	json_object_object_add(cmd, "arguments", args);
-	json_object *a = json_object_new_object();
-	json_object_object_add(a, "title", json_object_new_string(title));
-	json_object_object_add(a, "command", cmd);
-	return a;
-}
-
 int method_text_document_code_action(struct rpc_call *call, json_object *params)
 {
 	struct kiln *k = rpc_call_ctx(call);
@@ -576,7 +474,7 @@ int method_text_document_code_action(struct rpc_call *call, json_object *params)
 		return 0;
 	}
 	json_object *actions = json_object_new_array();
-	const struct doc *d = docs_find(&k->docs, uri);
+	const struct doc *d = docs_find(k->docs, uri);
 	if (!d || !d->language || d->too_big || !only_allows(json_get(params, "context"))) {
 		rpc_call_reply(call, actions);
 		return 0;

@@ -1,5 +1,5 @@
 /* transcript.h: a transcript file parsed into steps (the format is in
- * docs/transcripts.md). Parsing only; replay.c plays the steps. */
+ * docs/transcripts.md). Parsing only; cli/replay.c plays the steps. */
 #pragma once
 
 #include <json-c/json.h>

@@ -209,7 +209,7 @@ fail:
 	return r == -ENOMEM ? r : -EAGAIN;
 }
 
-void val_async_free(struct val_async *a)
+static void async_free(struct val_async *a)
 {
 	if (!a)
 		return;
@@ -252,11 +252,14 @@ int val_check_async(struct validator *v, struct loop *loop, const char *language
                     size_t len, const char *profile, val_done_fn done, void *data,
                     struct val_job **ret_job)
 {
-	struct val_async **slot = val_async_slot(v);
+	struct val_async_slot *slot = val_async_slot(v);
 	int r;
-	if (!*slot && (r = async_start(v, loop, slot)) < 0)
-		return r;
-	struct val_async *a = *slot;
+	if (!slot->a) {
+		if ((r = async_start(v, loop, &slot->a)) < 0)
+			return r;
+		slot->free = async_free;
+	}
+	struct val_async *a = slot->a;
 	struct val_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;

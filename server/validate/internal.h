@@ -238,7 +238,8 @@ struct val_ruleset {
 int val_ruleset_load(const struct val_lang *lang, const char *dir, bool ts_only,
                      struct val_ruleset **ret, char *detail, size_t dsz);
 void val_ruleset_free(struct val_ruleset *rs);
-/* Read a whole rule file (embedded or from dir); caller frees. */
+/* rule_file.c: read a whole rule file (embedded or from dir); caller
+ * frees. */
 int val_rule_file_read(const char *dir, const char *name, char **ret_data, size_t *ret_len);
 
 struct val_alias {
@@ -264,7 +265,8 @@ struct val_doc {
 	struct val_flat *flat; /* the tree, read by val_rules_run() before collect */
 };
 
-/* The node's source text, copied into out (VAL_VALUE_MAX, cut). */
+/* findings.c: the node's source text, copied into out (VAL_VALUE_MAX,
+ * cut). */
 void val_node_text(struct val_doc *d, TSNode n, char *out);
 /* The node's text as the language reads it (lang->name_text), else its
  * source text. */
@@ -277,10 +279,17 @@ void val_node_value(struct val_doc *d, TSNode n, char *out);
 void val_alias_set(struct val_doc *d, const char *name, const char *target, bool module);
 const struct val_alias *val_alias_get(struct val_doc *d, const char *name);
 
-/* Add a finding for bytes [start, end) to the document's report (the
- * strings are copied; code and explanation may be NULL). -ENOMEM. */
+/* findings.c: add a finding for bytes [start, end) to the document's
+ * report (the strings are copied; code and explanation may be NULL).
+ * -ENOMEM. */
 int val_add(struct val_doc *d, uint32_t start, uint32_t end, enum val_severity sev,
             const char *code, const char *message, const char *explanation);
+/* findings.c: rule r's severity in profile (a borrowed JSON map): its id's
+ * entry, else its category's, else off. */
+enum val_severity val_severity_for(json_object *profile, const struct val_rule *r);
+/* "error", "warning", "information" (or "info"), "hint", "off"; -EINVAL
+ * for another name. */
+int val_severity_parse(const char *s, enum val_severity *ret);
 /* Whether the check was cancelled. */
 static inline bool val_cancelled(const struct val_doc *d)
 {
@@ -317,8 +326,6 @@ void val_text_free(struct val_text *t);
 /* Add a finding for each such character in the document (each run of
  * the same rule is one finding), under profile. */
 int val_text_scan(struct val_doc *d, const struct val_text *t, TSNode root, json_object *profile);
-enum val_severity val_severity_for(json_object *profile, const struct val_rule *r);
-int val_severity_parse(const char *s, enum val_severity *ret);
 
 /* The syntax worker: CPython in kiln's sandbox (sandbox/worker.h), which
  * compiles Python itself and runs bash -n and node --check, in the same
@@ -383,13 +390,20 @@ void val_pyworker_drop(struct val_pyworker *w);
  * sandbox could not be built (...)", "it did not answer within 2000 ms"). */
 const char *val_pyworker_why(const struct val_pyworker *w);
 
-/* The validator's thread (async.c). */
+/* The validator's thread (async.c). async.c sits above validate.c: it
+ * builds validators and runs their checks. So the validator keeps its
+ * thread in a slot whose free function async.c sets when it fills it,
+ * and val_free() stops the thread through that: validate.c never names
+ * async.c's code. */
 struct val_async;
-void val_async_free(struct val_async *a);
+struct val_async_slot {
+	struct val_async *a; /* NULL until val_check_async() */
+	void (*free)(struct val_async *a);
+};
 /* The validator's config section (a private copy; NULL for defaults) and
  * the slot its thread lives in. */
 json_object *val_config(const struct validator *v);
-struct val_async **val_async_slot(struct validator *v);
+struct val_async_slot *val_async_slot(struct validator *v);
 
 /* tree-sitter's allocator (ts_alloc.c): a free list per size class and
  * thread in front of malloc, at most VAL_TS_CACHE_MAX blocks a thread.

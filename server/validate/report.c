@@ -1,9 +1,11 @@
 /* report.c: a report's diagnostics as LSP Diagnostic objects, positions in
- * the client's encoding. The one place the validator's findings become
- * JSON: the protocol edge (methods/, the CLI) calls it where it builds a
- * reply; nothing inside the validator does. */
+ * the client's encoding, and val_check(), a check and its JSON in one
+ * call. The one place the validator's findings become JSON: the protocol
+ * edge (methods/, the CLI) calls it where it builds a reply; nothing
+ * inside the validator does (this file sits above validate.c). */
 #include "validate/validate.h"
 
+#include <errno.h>
 #include <stdio.h>
 
 static json_object *position(const struct val_report *r, const char *code, size_t len, uint32_t off,
@@ -53,4 +55,22 @@ json_object *val_report_json(const struct val_report *r, const char *code, size_
 	for (size_t i = 0; i < r->ndiags; i++)
 		json_object_array_add(a, diagnostic(r, &r->diags[i], code, len, enc));
 	return a;
+}
+
+int val_check(struct validator *v, const char *language, const char *code, size_t len,
+              const char *profile, enum pos_encoding enc, json_object **ret_diagnostics,
+              enum val_verdict *ret_verdict, char *detail, size_t dsz)
+{
+	struct val_report rep;
+	int r = val_check_report(v, language, code, len, profile, NULL, &rep, detail, dsz);
+	if (r < 0)
+		return r;
+	json_object *diags = val_report_json(&rep, code, len, enc);
+	enum val_verdict verdict = rep.verdict;
+	val_report_release(&rep);
+	if (!diags)
+		return -ENOMEM;
+	*ret_diagnostics = diags;
+	*ret_verdict = verdict;
+	return 0;
 }

@@ -1,9 +1,11 @@
 /* validate.c: the validator's entry points: the language table lookup,
- * the per-check document (alias table, findings as structs), the real
- * parsers' verdict on syntax, and the sorted report with its verdict.
- * Parsing details live in syntax.c, the policy engine in rules.c, text
- * checks in text.c, language knowledge in lang_*.c, the syntax worker in
- * pyworker.c, the validator's thread in async.c and JSON in report.c. */
+ * the per-check document (its alias table), the real parsers' verdict on
+ * syntax, and the sorted report with its verdict. Parsing details live in
+ * syntax.c, the policy engine in rules.c, text checks in text.c (those
+ * three below this file), the findings they make in findings.c and the
+ * rule files they read in rule_file.c (below them), language knowledge in
+ * lang_*.c, the syntax worker in pyworker.c, JSON in report.c, and the
+ * validator's thread in async.c, above this file. */
 #include "validate/validate.h"
 
 #include <errno.h>
@@ -40,14 +42,14 @@ struct validator {
 	json_object *profiles;           /* name -> {category|rule id -> severity} */
 	char *default_profile;
 	char *workspace;
-	struct val_pyworker *py; /* NULL: tree-sitter alone */
-	char *bash, *node;       /* the real parsers' paths; NULL: off */
-	struct val_text *text;   /* rules/text.json */
-	json_object *config;     /* a copy, for the thread's own validator */
-	struct val_async *async; /* NULL until val_check_async() */
-	uint64_t generation;     /* val_generation() */
-	bool ts_only;            /* "matcher": "tree-sitter" */
-	struct val_flat flat;    /* each check's tree, read once (tree.c) */
+	struct val_pyworker *py;     /* NULL: tree-sitter alone */
+	char *bash, *node;           /* the real parsers' paths; NULL: off */
+	struct val_text *text;       /* rules/text.json */
+	json_object *config;         /* a copy, for the thread's own validator */
+	struct val_async_slot async; /* the thread, set up by async.c */
+	uint64_t generation;         /* val_generation() */
+	bool ts_only;                /* "matcher": "tree-sitter" */
+	struct val_flat flat;        /* each check's tree, read once (tree.c) */
 };
 
 const char *val_verdict_name(enum val_verdict v)
@@ -70,36 +72,6 @@ const struct val_lang *val_lang_find(const char *name)
 		if (strcmp(val_langs[i]->name, l->validator) == 0)
 			return val_langs[i];
 	return NULL;
-}
-
-int val_severity_parse(const char *s, enum val_severity *ret)
-{
-	static const struct {
-		const char *name;
-		enum val_severity sev;
-	} names[] = {
-	    {"off", VAL_SEV_OFF},          {"error", VAL_SEV_ERROR}, {"warning", VAL_SEV_WARNING},
-	    {"information", VAL_SEV_INFO}, {"info", VAL_SEV_INFO},   {"hint", VAL_SEV_HINT},
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (strcmp(names[i].name, s) == 0) {
-			*ret = names[i].sev;
-			return 0;
-		}
-	return -EINVAL;
-}
-
-enum val_severity val_severity_for(json_object *profile, const struct val_rule *r)
-{
-	enum val_severity sev;
-	const char *s = NULL;
-	/* A rule id names one rule and wins over its category. */
-	if (json_get_string(profile, r->id, &s) < 0 &&
-	    json_get_string(profile, r->category, &s) < 0)
-		return VAL_SEV_OFF;
-	if (val_severity_parse(s, &sev) < 0)
-		return VAL_SEV_OFF;
-	return sev;
 }
 
 /* Profiles: the embedded profiles.json, with the user's config laid over
@@ -307,7 +279,8 @@ void val_free(struct validator *v)
 	if (!v)
 		return;
 	/* The thread first: it may be using everything below. */
-	val_async_free(v->async);
+	if (v->async.a)
+		v->async.free(v->async.a);
 	val_pyworker_free(v->py);
 	val_text_free(v->text);
 	json_object_put(v->config);
@@ -367,7 +340,7 @@ json_object *val_config(const struct validator *v)
 	return v->config;
 }
 
-struct val_async **val_async_slot(struct validator *v)
+struct val_async_slot *val_async_slot(struct validator *v)
 {
 	return &v->async;
 }
@@ -381,80 +354,6 @@ static void doc_release(struct val_doc *d)
 		free(d->aliases[i].target);
 	}
 	free(d->aliases);
-}
-
-void val_node_text(struct val_doc *d, TSNode n, char *out)
-{
-	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-	if (e > d->len)
-		e = (uint32_t)d->len;
-	if (s > e)
-		s = e;
-	size_t k = e - s;
-	if (k > VAL_VALUE_MAX - 1)
-		k = VAL_VALUE_MAX - 1;
-	memcpy(out, d->code + s, k);
-	out[k] = '\0';
-}
-
-void val_node_name(struct val_doc *d, TSNode n, char *out)
-{
-	if (!d->lang->name_text || !d->lang->name_text(d, n, out))
-		val_node_text(d, n, out);
-}
-
-void val_node_value(struct val_doc *d, TSNode n, char *out)
-{
-	if (!d->lang->fold(d, n, out, 0))
-		val_node_name(d, n, out);
-}
-
-int val_add(struct val_doc *d, uint32_t start, uint32_t end, enum val_severity sev,
-            const char *code, const char *message, const char *explanation)
-{
-	struct val_report *r = d->out;
-	if (r->ndiags == r->cdiags) {
-		size_t c = r->cdiags ? r->cdiags * 2 : 8;
-		struct val_diag *p = realloc(r->diags, c * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		r->diags = p;
-		r->cdiags = c;
-	}
-	if (start > d->len)
-		start = (uint32_t)d->len;
-	struct val_diag x = {
-	    .start = start,
-	    .end = end < start    ? start
-	           : end > d->len ? (uint32_t)d->len
-	                          : end,
-	    .severity = sev,
-	    .code = code ? strdup(code) : NULL,
-	    .message = strdup(message),
-	    .explanation = explanation ? strdup(explanation) : NULL,
-	};
-	if ((code && !x.code) || !x.message || (explanation && !x.explanation)) {
-		free(x.code);
-		free(x.message);
-		free(x.explanation);
-		return -ENOMEM;
-	}
-	r->diags[r->ndiags++] = x;
-	return 0;
-}
-
-void val_report_release(struct val_report *r)
-{
-	if (!r)
-		return;
-	for (size_t i = 0; i < r->ndiags; i++) {
-		free(r->diags[i].code);
-		free(r->diags[i].message);
-		free(r->diags[i].explanation);
-	}
-	free(r->diags);
-	free(r->line_starts);
-	*r = (struct val_report){0};
 }
 
 /* --- the check ---------------------------------------------------------- */
@@ -846,22 +745,4 @@ out:
 	doc_release(&d);
 	val_report_release(&rep);
 	return r;
-}
-
-int val_check(struct validator *v, const char *language, const char *code, size_t len,
-              const char *profile, enum pos_encoding enc, json_object **ret_diagnostics,
-              enum val_verdict *ret_verdict, char *detail, size_t dsz)
-{
-	struct val_report rep;
-	int r = val_check_report(v, language, code, len, profile, NULL, &rep, detail, dsz);
-	if (r < 0)
-		return r;
-	json_object *diags = val_report_json(&rep, code, len, enc);
-	enum val_verdict verdict = rep.verdict;
-	val_report_release(&rep);
-	if (!diags)
-		return -ENOMEM;
-	*ret_diagnostics = diags;
-	*ret_verdict = verdict;
-	return 0;
 }

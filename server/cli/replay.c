@@ -1,7 +1,8 @@
 /* replay.c: `kiln replay FILE...`: play each transcript against a fresh
  * server process and report PASS or FAIL with the first mismatch. The
  * server is this same binary (or --server PATH) on pipes, exactly as an
- * editor would start it. */
+ * editor would start it. The subcommand only: the transcripts' format and
+ * matching are the replay/ library's (transcript.c, match.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
