@@ -66,6 +66,10 @@ struct kiln {
 	 * depend on methods/. */
 	struct doc_store *docs;
 
+	/* What a stop cancels besides the pending requests (kiln_stop):
+	 * methods/'s LSP runs, given by kiln_serve(); NULL: nothing. */
+	void (*cancel_work)(struct kiln *k);
+
 	/* Subsystems, each owned by its folder. */
 	struct intent *intent;       /* server/intent: proposals, sessions, audit, model */
 	struct validator *validator; /* server/validate: syntax and policy checks */
@@ -99,5 +103,6 @@ void kiln_warm_rules(struct kiln *k);
  * -EINVAL for pid <= 0, -ENOSPC past two pids, -ENOMEM. */
 int kiln_watch_client(struct kiln *k, int pid);
 
-/* Stop all work and make kiln_serve return code (after flushing replies). */
+/* Stop all work (k->cancel_work, then every pending request) and make
+ * kiln_serve return code (after flushing replies). kiln.c holds these. */
 void kiln_stop(struct kiln *k, int code);
