@@ -1,6 +1,6 @@
 /* sandbox.h: the sandbox subsystem's face, and its top (sandbox.c): start
- * and stop. sandbox_new puts together the layers below (sandbox/README
- * in docs/architecture.md): the host's ground (host/), the
+ * and stop. sandbox_new puts together the layers below (docs/sandbox.md,
+ * "Files"; each folder's README.md): the host's ground (host/), the
  * configuration (config.h), the workspace (workspace/), the pools of
  * boxes built ahead (pools/), runs (run/) and sessions (session/);
  * sandbox_free stops them from the top down. Runs themselves are in

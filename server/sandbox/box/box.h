@@ -1,4 +1,4 @@
-/* box.h: a built box, for runs (run.c), the warm-box cache (warm.c) and
+/* box.h: a built box, for runs (run/), the warm-box cache (warm.c) and
  * workers (worker.c) alike: clone3() into fresh namespaces with the plan,
  * the id maps, the release of the child, the pipes or socket of its
  * program, its cgroup; what pid 1 reports on the status socket; its end.
@@ -102,5 +102,5 @@ int sbx_box_send_go(struct sbx_box *b, const struct sbx_plan_owned *po, const ch
                     int hide_fd);
 
 /* sbx_sealed_memfd of the code a box's program runs, handed over with GO
- * (run.c) or to a zygote (zygote.c). */
+ * (run/run_start.c) or to a zygote (zygote.c). */
 int sbx_code_memfd(const char *code, size_t len);

@@ -25,12 +25,12 @@ struct sbx_worker_spec {
 
 /* Build the box and start the program; returns once its execve has
  * succeeded. s may be NULL: the box needs only the process's host facts
- * (sandbox.h), so the validator needs no sandbox instance of its own, and
+ * (host.h), so the validator needs no sandbox instance of its own, and
  * may call this from its own thread. -ENOENT (argv[0] is not installed), -ETIMEDOUT, -ENOMEM or
  * the errno of the step that failed, each with a sentence in err (which
  * names the step and what to do). Nothing is left running on failure.
- * Safe while other threads run (see child.h). s: the sandbox subsystem's
- * filter and ids (its runs are not involved), or NULL. */
+ * Safe while other threads run (see child.h). s: the server's base (its
+ * cgroups and reaping; its runs are not involved), or NULL. */
 int sbx_worker_spawn(struct sbx_base *s, const struct sbx_worker_spec *spec,
                      struct sbx_worker **ret, char *err, size_t errsz);
 

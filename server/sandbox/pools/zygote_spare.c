@@ -110,7 +110,7 @@ static pid_t pidfd_pid(int pidfd)
 
 /* A cgroup of its own for the spare's pid 1, as a built box's; the
  * run's limits are set when it comes. The cgroup is taken here (made
- * ahead, off the loop: sandbox_cgroup_take) and its cgroup.procs opened
+ * ahead, off the loop: sbx_cgroup_take) and its cgroup.procs opened
  * for writing; pid 1 writes itself into it
  * before it forks the program's process. Moving a process takes the
  * kernel's cgroup_threadgroup_rwsem for writing (an RCU grace period,

@@ -55,8 +55,8 @@ struct sbx_session {
 	/* The workspace (the host folder, or NULL) and the picture of the
 	 * box's upper layer at the last run's end (wsdiff.h): each run
 	 * reports what it changed itself. Lent to the run reading the layer
-	 * back (snap_lent) until sbx_session_take_snap; gen tells a reset's
-	 * box from the one before. */
+	 * back (snap_lent) until the run hands it back (run_ops' take_snap);
+	 * gen tells a reset's box from the one before. */
 	char *ws_host;
 	struct sbx_ws_snap *snap;
 	bool snap_lent;
