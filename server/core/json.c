@@ -383,6 +383,9 @@ enum strict_state {
 	ST_LITERAL,
 };
 
+/* The most number characters held back from json-c (hold_number). */
+#define JSON_HOLD_MAX (64u << 10)
+
 struct json_stream {
 	json_tokener *tok;
 	json_object *obj; /* json-c's value, once it has one */
@@ -396,6 +399,11 @@ struct json_stream {
 	/* json-c: still going (continue), or where it stopped and why. */
 	enum json_tokener_error jerr;
 	size_t jend;
+	/* What json-c has been given (its offsets start there), and the
+	 * characters a number may hold at the end of what was fed, held back
+	 * from json-c until the byte after them comes (hold_number). */
+	size_t jc_at;
+	struct buf hold;
 	/* The RFC 8259 scanner. */
 	enum strict_state st;
 	size_t tok_start; /* where the number or literal began */
@@ -422,6 +430,7 @@ struct json_stream *json_stream_new(size_t max_len)
 	js->jerr = json_tokener_continue;
 	js->strict_bad = SIZE_MAX;
 	js->st = ST_TOP;
+	buf_init(&js->hold, JSON_HOLD_MAX);
 	return js;
 }
 
@@ -431,9 +440,12 @@ void json_stream_reset(struct json_stream *js)
 	json_object_put(js->obj);
 	size_t max_len = js->max_len;
 	json_tokener *tok = js->tok;
+	struct buf hold = js->hold;
+	buf_reset(&hold);
 	*js = (struct json_stream){
 	    .tok = tok,
 	    .max_len = max_len,
+	    .hold = hold,
 	    .jerr = json_tokener_continue,
 	    .strict_bad = SIZE_MAX,
 	    .st = ST_TOP,
@@ -446,6 +458,7 @@ void json_stream_free(struct json_stream *js)
 		return;
 	json_tokener_free(js->tok);
 	json_object_put(js->obj);
+	buf_release(&js->hold);
 	free(js);
 }
 
@@ -624,19 +637,12 @@ static void trailing(struct json_stream *js, const char *p, size_t n, size_t bas
 	}
 }
 
-void json_stream_feed(struct json_stream *js, const char *p, size_t n)
+/* Give json-c the next n bytes (at offset js->jc_at of the text), or,
+ * once it has the value, check that only whitespace follows. */
+static void feed_json_c(struct json_stream *js, const char *p, size_t n)
 {
-	if (n == 0 || js->too_big || js->utf8_bad)
-		return;
-	if (n > js->max_len - js->fed) {
-		js->too_big = true;
-		return;
-	}
-	size_t base = js->fed;
-	js->fed += n;
-	utf8_feed(js, p, n);
-	if (js->utf8_bad)
-		return; /* that is the answer, whatever else is wrong */
+	size_t base = js->jc_at;
+	js->jc_at += n;
 	if (js->jerr == json_tokener_continue) {
 		json_object *o = json_tokener_parse_ex(js->tok, p, (int)n);
 		enum json_tokener_error err = json_tokener_get_error(js->tok);
@@ -652,6 +658,70 @@ void json_stream_feed(struct json_stream *js, const char *p, size_t n)
 	} else if (js->jerr == json_tokener_success) {
 		trailing(js, p, n, base);
 	}
+}
+
+static bool number_char(char c)
+{
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+/* json-c judges a number by what it sees of it in one call: within one
+ * piece it looks ahead at the number's characters, across pieces it
+ * collects them and judges at the byte after them, and the two disagree
+ * on where a bad number is bad ("4-L") and even on whether it is ("54-3"
+ * fed a byte at a time). So a number never reaches json-c in two pieces:
+ * the characters a number may hold at the end of a piece wait in
+ * js->hold, and go to json-c with the next piece's number characters and
+ * the byte after them. The text is then cut, for json-c, only where no
+ * number is, whatever the reads were; past JSON_HOLD_MAX of such
+ * characters (no JSON number is that long) they go as they are. */
+static void hold_number(struct json_stream *js, const char *p, size_t n)
+{
+	size_t tail = 0;
+	while (tail < n && number_char(p[n - 1 - tail]))
+		tail++;
+	if (js->hold.len) {
+		size_t lead = 0;
+		while (lead < n && number_char(p[lead]))
+			lead++;
+		/* The held characters, this piece's that go on from them, and
+		 * the byte after them, in one call. */
+		size_t with = lead < n ? lead + 1 : n;
+		if (buf_append(&js->hold, p, with) < 0) {
+			feed_json_c(js, js->hold.data, js->hold.len);
+			buf_reset(&js->hold);
+			feed_json_c(js, p, n);
+			return;
+		}
+		if (lead == n)
+			return; /* still inside the number */
+		feed_json_c(js, js->hold.data, js->hold.len);
+		buf_reset(&js->hold);
+		p += with;
+		n -= with;
+		if (tail > n)
+			tail = n;
+	}
+	if (n > tail)
+		feed_json_c(js, p, n - tail);
+	if (tail && buf_append(&js->hold, p + n - tail, tail) < 0)
+		feed_json_c(js, p + n - tail, tail);
+}
+
+void json_stream_feed(struct json_stream *js, const char *p, size_t n)
+{
+	if (n == 0 || js->too_big || js->utf8_bad)
+		return;
+	if (n > js->max_len - js->fed) {
+		js->too_big = true;
+		return;
+	}
+	size_t base = js->fed;
+	js->fed += n;
+	utf8_feed(js, p, n);
+	if (js->utf8_bad)
+		return; /* that is the answer, whatever else is wrong */
+	hold_number(js, p, n);
 	if (js->jerr != json_tokener_success && js->jerr != json_tokener_continue)
 		return; /* json-c's error comes first */
 	const unsigned char *u = (const unsigned char *)p;
@@ -679,6 +749,10 @@ int json_stream_finish(struct json_stream *js, json_object **ret_obj, char *deta
 	if (js->utf8_bad) {
 		snprintf(detail, dsz, "the text is not valid UTF-8");
 		return -EINVAL;
+	}
+	if (js->hold.len) {
+		feed_json_c(js, js->hold.data, js->hold.len);
+		buf_reset(&js->hold);
 	}
 	if (js->jerr == json_tokener_continue && js->fed > 0) {
 		/* A top-level number or literal ("1", "null") is complete only

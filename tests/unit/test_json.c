@@ -146,6 +146,17 @@ START_TEST(stream_cuts)
 	    "[1,2,3] [4]",
 	    "tru",
 	    "",
+	    /* A bad number, which json-c judges by where it was cut unless
+	     * it gets the number in one piece (json.c's hold_number). */
+	    "[1,2,4-L]",
+	    "54-3",
+	    "[1-]",
+	    "[--1]",
+	    "123-",
+	    "{\"a\":-}",
+	    "[12345678901234567890-]",
+	    "[3-}5]",
+	    "[8-uf,\"\"t\"utf-16\"]",
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		const char *s = cases[c];
