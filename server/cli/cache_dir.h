@@ -11,7 +11,7 @@
  * (borrowed, may be NULL): artifactDirMaxBytes and artifactDirMaxAgeMs,
  * the same as the server's folder of copies (defaults 1 GiB, 7 days).
  * Each new run folder first prunes the older ones past them
- * (sandbox/artifact.h). A value that is not a non-negative integer
+ * (sandbox/output/artifact.h). A value that is not a non-negative integer
  * leaves the default: the sandbox's own config check reports it. */
 void cli_run_folder_caps(json_object *sandbox);
 

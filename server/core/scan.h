@@ -1,5 +1,5 @@
 /* scan.h: fast scans over a program's output bytes, shared by the UTF-8
- * repair (sandbox/text.c) and the JSON string writer (core/json.c): how
+ * repair (sandbox/output/text.c) and the JSON string writer (core/json.c): how
  * many bytes at the start need no work. Output is mostly such bytes, and
  * these scans are the server's whole cost per byte of it, so they look at
  * 32 bytes a step with SSE2 (every x86-64 has it), 8 with plain 64-bit

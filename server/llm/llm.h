@@ -283,7 +283,7 @@ struct llm_prompt {
 	json_object *workspace_files; /* array of strings (borrowed) */
 	const char *profile;          /* the validator's active profile */
 	json_object *history;         /* earlier {role, content} turns (borrowed) */
-	/* What the box offers (sandbox/survey.h): the workspace folder the
+	/* What the box offers (sandbox/workspace/survey.h): the workspace folder the
 	 * code runs in (its working directory), its files, one a line, and
 	 * the notable modules that import there. */
 	const char *workspace;

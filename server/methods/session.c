@@ -1,5 +1,5 @@
 /* session.c: session/open, session/reset and session/close, over the
- * sandbox's sessions (sandbox/session.h): a session keeps one Python
+ * sandbox's sessions (sandbox/session/session.h): a session keeps one Python
  * namespace alive between snippet/run calls that name it. Sessions end
  * with the server (sandbox_free), so they close with the connection. */
 #include "methods/methods.h"

@@ -327,7 +327,7 @@ void val_text_free(struct val_text *t);
  * the same rule is one finding), under profile. */
 int val_text_scan(struct val_doc *d, const struct val_text *t, TSNode root, json_object *profile);
 
-/* The syntax worker: CPython in kiln's sandbox (sandbox/worker.h), which
+/* The syntax worker: CPython in kiln's sandbox (sandbox/box/worker.h), which
  * compiles Python itself and runs bash -n and node --check, in the same
  * box, for the other languages. */
 struct val_pyworker;

@@ -2,7 +2,7 @@
  * python3 process (started on first use, reused, restarted after a
  * failure) compiles each Python snippet, or runs bash -n or node --check
  * on it, and answers the first syntax error with exact line and column. It runs in kiln's sandbox
- * (sandbox/worker.h), never outside it: when no box can be built, CPython is not used and the
+ * (sandbox/box/worker.h), never outside it: when no box can be built, CPython is not used and the
  * caller falls back to tree-sitter, saying why. Each request is bounded
  * in time; a worker that does not answer in time is killed. */
 #include "validate/internal.h"

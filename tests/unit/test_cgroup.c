@@ -1,4 +1,4 @@
-/* test_cgroup.c: cgroup v2 for runs (sandbox/cgroup.c). The /proc parsers
+/* test_cgroup.c: cgroup v2 for runs (sandbox/host/cgroup.c). The /proc parsers
  * on real texts; kiln's controller writes against a plain directory; and
  * the rest against the real kernel, as root: finding the hierarchy,
  * clone3(CLONE_INTO_CGROUP), cgroup.kill, cpu.stat, stale directories,

@@ -1,4 +1,4 @@
-/* test_filter.c: sandbox/filter.c rule by rule, apart from every other
+/* test_filter.c: sandbox/host/filter.c rule by rule, apart from every other
  * layer of the box. The BPF program sbx_filter_build() exports (the one
  * every box loads) is run here on a seccomp_data for each call it must
  * refuse, with the exact action it must take (EPERM, EAFNOSUPPORT, ENOSYS,

@@ -1,5 +1,5 @@
 /* test_run_output.c: the output relay's takes from a box's pipe
- * (sandbox/run_output.c), with a run that has no box, only its stdout
+ * (sandbox/run/run_output.c), with a run that has no box, only its stdout
  * pipe, and a sink that records what it is asked and handed: the bytes
  * leave the program's pipe before they are checked, so that the program
  * writes on while the server checks (docs/performance-log.md, "Output,
