@@ -126,6 +126,18 @@ static void on_start_failed(struct loop *loop, void *data)
 	done(done_data, NULL, err, msg);
 }
 
+/* A start that went on from a turn of the loop of its own (the spare's
+ * answer, the queue's turn) failed with r: its owner hears of it now,
+ * not from run_start. done may start or cancel runs; the queue is taken
+ * afresh on its next turn. */
+static void start_failed_now(struct run *run, int r)
+{
+	if (r == -ENOMEM && !run->errmsg[0])
+		snprintf(run->errmsg, sizeof(run->errmsg), "out of memory");
+	run->err = r;
+	on_start_failed(run->loop, run);
+}
+
 /* The run's box: the zygote's spare (zygote true), the warm one, or one
  * built now; then its limits, and GO (or, with the workspace, the list
  * of what to hide first). */
@@ -184,12 +196,8 @@ static void on_spare(void *data, int r)
 	_cleanup_free_ char *code = steal_pointer(&run->qcode);
 	r = launch_box(run, &po, layout, code, r >= 0);
 	sbx_plan_free(po);
-	if (r < 0) {
-		if (r == -ENOMEM && !run->errmsg[0])
-			snprintf(run->errmsg, sizeof(run->errmsg), "out of memory");
-		run->err = r;
-		on_start_failed(run->loop, run);
-	}
+	if (r < 0)
+		start_failed_now(run, r);
 }
 
 /* Give the run its box and send pid 1 GO (launch_box): the part of a
@@ -229,15 +237,8 @@ static void on_turn(struct run *run)
 	_cleanup_free_ char *code = steal_pointer(&run->qcode);
 	int r = launch(run, &po, layout, code);
 	sbx_plan_free(po);
-	if (r < 0) {
-		if (r == -ENOMEM && !run->errmsg[0])
-			snprintf(run->errmsg, sizeof(run->errmsg), "out of memory");
-		run->err = r;
-		/* Its owner hears of it now: this is a turn of the loop, not
-		 * run_start. done may start or cancel runs; the loop takes the
-		 * queue afresh. */
-		on_start_failed(run->loop, run);
-	}
+	if (r < 0)
+		start_failed_now(run, r);
 }
 
 int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, const char *language,
