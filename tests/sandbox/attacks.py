@@ -1633,7 +1633,15 @@ class Suite:
                     if len(kids) != 1:
                         return "no warm box alone: %r" % kids
                     pid1 = next(iter(kids))[0]
+                    # Waiting: its count holds still (the box may still be
+                    # mapping its pages when it first appears).
                     before = minflt(pid1)
+                    for _ in range(40):
+                        time.sleep(0.05)
+                        now = minflt(pid1)
+                        if now == before:
+                            break
+                        before = now
                     rpcmod.send(proc, {"jsonrpc": "2.0", "id": i, "method": "snippet/run",
                                        "params": {"language": "bash", "code": "sleep 0.6"}})
                     time.sleep(0.3)

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -412,8 +413,73 @@ static char go_copy[16384];
  * path, on a CPU just woken, one took 1-12 us (docs/performance.md, "The
  * warm box, late evening"). They are pid 1's own anonymous pages, still
  * zero: this changes no byte. */
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+/* /proc/self/maps, read by touch_mapped_files() (static: nothing
+ * allocates here). */
+static char maps_buf[64 * 1024];
+
+static uintptr_t hex_at(const char **p)
+{
+	uintptr_t v = 0;
+	for (;; (*p)++) {
+		char c = **p;
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uintptr_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uintptr_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* Map every page of the files pid 1 has mapped (kiln's code and
+ * constants, libc's, the other libraries') into its page tables. A clone
+ * copies no page-table entry of a file's pages: pid 1 faults on each
+ * page of code or constants it first runs or reads, and which ones GO's
+ * handling finds already mapped moves with where each file was loaded
+ * (the kernel maps a faulting page's neighbours with it, in windows
+ * aligned to addresses, not to the file): one fault after GO in one
+ * server in two, seen here, as root and as nobody. The pages are in the
+ * page cache; this only maps them (about 0.3 ms for 500 pages). */
+static void touch_mapped_files(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	size_t len = 0;
+	ssize_t n;
+	while (len < sizeof(maps_buf) - 1 &&
+	       (n = read(fd, maps_buf + len, sizeof(maps_buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	maps_buf[len] = '\0';
+	for (const char *p = maps_buf; *p;) {
+		const char *line = p;
+		uintptr_t from = hex_at(&p);
+		p++;
+		uintptr_t to = hex_at(&p);
+		const char *eol = strchr(line, '\n');
+		/* A file's mapping has a path (after the inode), one that is
+		 * not [heap], [stack] or the like. */
+		const char *slash = memchr(line, '/', eol ? (size_t)(eol - line) : strlen(line));
+		if (slash && to > from)
+			madvise((void *)from, to - from, MADV_POPULATE_READ);
+		if (!eol)
+			break;
+		p = eol + 1;
+	}
+}
+
 static void touch_go_pages(void)
 {
+	/* Only while the box waits (a warm box, built ahead of its run):
+	 * when GO is here already, the run would wait for it (about 1 ms). */
+	struct pollfd go = {.fd = FD_STATUS, .events = POLLIN};
+	if (poll(&go, 1, 0) == 0)
+		touch_mapped_files();
 	memset(&go_hdr, 0, sizeof(go_hdr));
 	memset(go_strings, 0, sizeof(go_strings));
 	memset(go_argv, 0, sizeof(go_argv));
