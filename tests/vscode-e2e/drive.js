@@ -11,16 +11,21 @@ const puppeteer = require('puppeteer-core');
 const [url, file, shots] = process.argv.slice(2);
 const log = (...a) => console.log('[drive]', ...a);
 
-async function until(page, what, fn, ms = 60000) {
+// until(page, what, fn, ms, why): fn is a page function, or an async node
+// function (taking no arguments) that does its own page work; why, when
+// given, says what the page showed when the wait ran out.
+async function until(page, what, fn, ms = 60000, why = undefined) {
   const end = Date.now() + ms;
   for (;;) {
-    const v = await page.evaluate(fn).catch(() => undefined);
+    const v = fn.constructor.name === 'AsyncFunction' ? await fn().catch(() => undefined)
+      : await page.evaluate(fn).catch(() => undefined);
     if (v) {
       return v;
     }
     if (Date.now() > end) {
       await page.screenshot({ path: path.join(shots, 'timeout.png') }).catch(() => undefined);
-      throw new Error(`timed out waiting for ${what}`);
+      const seen = why ? ` (${await why()})` : '';
+      throw new Error(`timed out waiting for ${what}${seen}`);
     }
     await new Promise((r) => setTimeout(r, 250));
   }
@@ -66,16 +71,33 @@ async function palette(page, command) {
     await page.screenshot({ path: path.join(shots, '1-open.png') });
 
     await palette(page, 'Kiln: Validate');
-    // The Problems view (Ctrl+Shift+M) lists the finding.
-    await page.keyboard.down('Control');
-    await page.keyboard.down('Shift');
-    await page.keyboard.press('KeyM');
-    await page.keyboard.up('Shift');
-    await page.keyboard.up('Control');
-    const problem = await until(page, 'the validator\'s finding in the Problems view', () => {
+    // The Problems view (Ctrl+Shift+M) lists the finding. The shortcut
+    // toggles the panel, and on a busy machine a press that lands while the
+    // palette is still closing is lost: press it again only while the view
+    // is not on screen.
+    const problemsShown = () => {
       const p = document.querySelector('.markers-panel');
-      return p && /PY-FILE-DELETE/.test(p.textContent) ? p.textContent : undefined;
-    }, 60000);
+      return !!p && p.getClientRects().length > 0;
+    };
+    const problem = await until(page, 'the validator\'s finding in the Problems view', async () => {
+      if (!await page.evaluate(problemsShown).catch(() => false)) {
+        await page.keyboard.down('Control');
+        await page.keyboard.down('Shift');
+        await page.keyboard.press('KeyM');
+        await page.keyboard.up('Shift');
+        await page.keyboard.up('Control');
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+      return page.evaluate(() => {
+        const p = document.querySelector('.markers-panel');
+        return p && /PY-FILE-DELETE/.test(p.textContent) ? p.textContent : undefined;
+      }).catch(() => undefined);
+    }, 90000, () => page.evaluate(() => {
+      const p = document.querySelector('.markers-panel');
+      const st = document.querySelector('#status\\.problems, [id="status.problems"]');
+      return `Problems view ${p ? 'present: ' + JSON.stringify(p.textContent.slice(0, 300)) : 'absent'}; ` +
+        `status bar problems: ${st ? JSON.stringify(st.textContent) : 'none'}`;
+    }).catch((e) => `(page state unreadable: ${e.message})`));
     log('problems:', problem.slice(0, 200));
     await page.screenshot({ path: path.join(shots, '2-problems.png') });
 
