@@ -37,12 +37,28 @@ static const char *const known[] = {
 };
 
 /* Credentials and keys that a project folder (or a home folder) often
- * holds: hidden from every run unless sandbox.workspace.hide says
- * otherwise. */
+ * holds, by name: hidden from every run. sandbox.workspace.hide adds to
+ * this list; only sandbox.workspace.hideReplacingDefaults replaces it.
+ * Besides .git and environment files, the names are those of gitrob's
+ * file signatures (the list shhgit and later name-based scanners carried
+ * on) that hold credentials rather than may hold them: keys, key stores,
+ * password stores, tokens, shell histories, cloud and registry logins.
+ * Project data that such lists also flag (*.sqlite, *.log, database.yml,
+ * settings.py) stays visible: it is what the code is asked to work on. */
 const char *const sbx_default_hide[] = {
-    ".git", ".env",   ".env.*",  ".ssh",  ".aws",   ".netrc",  "*.pem", "*.key",
-    "id_*", ".gnupg", ".docker", ".kube", ".npmrc", ".pypirc", NULL,
-};
+    /* version control, environment files, keys */
+    ".git", ".env", ".env.*", "*.pem", "*.key", "id_*", "*_rsa", "*_dsa", "*_ecdsa", "*_ed25519",
+    "*.ppk", "*.p12", "*.pfx", "*.pkcs12", "*.jks", "*.keystore",
+    /* logins kept in the home folder's layout */
+    ".ssh", ".aws", ".azure", ".gnupg", ".docker", ".dockercfg", ".kube", "kubeconfig",
+    "*.kubeconfig", ".netrc", "_netrc", ".npmrc", ".pypirc", ".pgpass", ".git-credentials",
+    ".s3cfg", ".boto", ".vault-token", ".htpasswd",
+    /* cloud credentials and infrastructure state */
+    "credentials.json", "service-account*.json", "client_secret*.json",
+    "application_default_credentials.json", "*.tfstate", "*.tfstate.backup", "terraform.tfvars",
+    ".terraformrc", "credentials.tfrc.json",
+    /* password stores, VPN profiles, shell histories */
+    "*.kdbx", "*.keychain", "*.agilekeychain", "*.psafe3", "*.ovpn", ".*_history", NULL};
 
 static void free_hide(char **hide, size_t n)
 {
@@ -51,8 +67,39 @@ static void free_hide(char **hide, size_t n)
 	free(hide);
 }
 
-/* sandbox.workspace: {"mode": "overlay"|"none", "hide": [patterns],
- * "maxEntries": n}. */
+/* One list of name patterns from the configuration (sandbox.workspace.KEY),
+ * appended to list[*n]: each a file name pattern of 1 to 255 bytes, no '/'. */
+static int hide_patterns(json_object *v, const char *key, char **list, size_t *n, char *err,
+                         size_t errsz)
+{
+	if (!json_object_is_type(v, json_type_array) ||
+	    json_object_array_length(v) > SBX_MAX_HIDE) {
+		snprintf(err, errsz,
+		         "sandbox.workspace.%s must be an array of at most %d name patterns", key,
+		         SBX_MAX_HIDE);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		json_object *e = json_object_array_get_idx(v, i);
+		const char *pat = json_object_get_string(e);
+		if (!json_object_is_type(e, json_type_string) || !pat[0] || strlen(pat) > 255 ||
+		    strchr(pat, '/')) {
+			snprintf(err, errsz,
+			         "sandbox.workspace.%s[%zu] must be a file name pattern "
+			         "(no '/', 1 to 255 bytes)",
+			         key, i);
+			return -EINVAL;
+		}
+		if (!(list[*n] = strdup(pat)))
+			return -ENOMEM;
+		(*n)++;
+	}
+	return 0;
+}
+
+/* sandbox.workspace: {"mode": "overlay"|"none", "hide": [patterns added
+ * to the defaults], "hideReplacingDefaults": [patterns used instead of
+ * the defaults], "maxEntries": n}. */
 static int workspace_config(json_object *section, struct sbx_config *c, char *err, size_t errsz)
 {
 	json_object *ws = json_get(section, "workspace");
@@ -61,7 +108,7 @@ static int workspace_config(json_object *section, struct sbx_config *c, char *er
 		snprintf(err, errsz, "sandbox.workspace must be an object");
 		return -EINVAL;
 	}
-	json_object *hide = NULL;
+	json_object *hide = NULL, *instead = NULL;
 	c->hide_max_entries = SBX_HIDE_DEFAULT_MAX_ENTRIES;
 	if (ws) {
 		json_object_object_foreach(ws, key, v)
@@ -78,6 +125,8 @@ static int workspace_config(json_object *section, struct sbx_config *c, char *er
 				c->workspace_on = strcmp(m, "overlay") == 0;
 			} else if (strcmp(key, "hide") == 0) {
 				hide = v;
+			} else if (strcmp(key, "hideReplacingDefaults") == 0) {
+				instead = v;
 			} else if (strcmp(key, "maxEntries") == 0) {
 				if (!json_object_is_type(v, json_type_int) ||
 				    json_object_get_int64(v) < 1 ||
@@ -92,49 +141,32 @@ static int workspace_config(json_object *section, struct sbx_config *c, char *er
 				snprintf(
 				    err, errsz,
 				    "sandbox.workspace.%s is not a workspace setting (mode, hide, "
-				    "maxEntries)",
+				    "hideReplacingDefaults, maxEntries)",
 				    key);
 				return -EINVAL;
 			}
 		}
 	}
-	size_t n = 0;
-	if (hide) {
-		if (!json_object_is_type(hide, json_type_array) ||
-		    json_object_array_length(hide) > SBX_MAX_HIDE) {
-			snprintf(
-			    err, errsz,
-			    "sandbox.workspace.hide must be an array of at most %d name patterns",
-			    SBX_MAX_HIDE);
-			return -EINVAL;
-		}
-		n = json_object_array_length(hide);
-	} else {
-		while (sbx_default_hide[n])
-			n++;
-	}
-	char **list = calloc(n + 1, sizeof(*list));
+	size_t ndef = 0;
+	while (sbx_default_hide[ndef])
+		ndef++;
+	/* The defaults (or their replacement), then the additions. */
+	char **list = calloc(ndef + 2 * SBX_MAX_HIDE + 1, sizeof(*list));
 	if (!list)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		const char *pat = sbx_default_hide[i];
-		if (hide) {
-			json_object *e = json_object_array_get_idx(hide, i);
-			pat = json_object_get_string(e);
-			if (!json_object_is_type(e, json_type_string) || !pat[0] ||
-			    strlen(pat) > 255 || strchr(pat, '/')) {
-				free_hide(list, i);
-				snprintf(err, errsz,
-				         "sandbox.workspace.hide[%zu] must be a file name pattern "
-				         "(no '/', 1 to 255 bytes)",
-				         i);
-				return -EINVAL;
-			}
-		}
-		if (!(list[i] = strdup(pat))) {
-			free_hide(list, i);
-			return -ENOMEM;
-		}
+	size_t n = 0;
+	int r = 0;
+	if (instead)
+		r = hide_patterns(instead, "hideReplacingDefaults", list, &n, err, errsz);
+	else
+		for (; n < ndef && r == 0; n++)
+			if (!(list[n] = strdup(sbx_default_hide[n])))
+				r = -ENOMEM;
+	if (r == 0 && hide)
+		r = hide_patterns(hide, "hide", list, &n, err, errsz);
+	if (r < 0) {
+		free_hide(list, n);
+		return r;
 	}
 	c->hide = list;
 	c->nhide = n;

@@ -62,7 +62,8 @@ extern const char *const sbx_default_hide[];
 /* Whether sandbox.zygote is on when the config does not say. */
 #define SBX_ZYGOTE_DEFAULT true
 
-/* The most patterns sandbox.workspace.hide may hold. */
+/* The most patterns sandbox.workspace.hide (and hideReplacingDefaults)
+ * may hold each. */
 #define SBX_MAX_HIDE 64
 
 /* Check section (the config's "sandbox" object, borrowed, may be NULL)

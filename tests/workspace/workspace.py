@@ -361,16 +361,38 @@ def run_cases(kiln, tmp, root):
     finally:
         k.close()
 
-    # 8. sandbox.workspace.hide replaces the list; mode "none" turns it off.
+    # 8. sandbox.workspace.hide adds to the defaults, which hold what name
+    #    based secret scanners look for; only hideReplacingDefaults
+    #    replaces them; mode "none" turns it off.
+    extra = ["credentials.json", "sub/deploy_rsa", "sub/cert.p12", "prod.tfstate",
+             ".bash_history", "sub/service-account-ci.json", ".pgpass", ".git-credentials",
+             "kubeconfig", "sub/store.kdbx"]
+    for rel in extra:
+        with open(os.path.join(proj, rel), "w") as f:
+            f.write(SECRET + "\n")
+        os.chmod(os.path.join(proj, rel), 0o644)
+    probe = ("for p in %r:\n"
+             "    try:\n        open(p).read(); print(p, 'READ')\n"
+             "    except OSError:\n        print(p, 'DENIED')\n" % (["sales.csv", ".env"] + extra))
     k = Kiln(kiln, uri(proj), config={"sandbox": {"workspace": {"hide": ["sales.csv"]}}})
     try:
-        res, err = k.run("for p in ['sales.csv', '.env']:\n"
-                         "    try:\n        open(p).read(); print(p, 'READ')\n"
-                         "    except OSError:\n        print(p, 'DENIED')\n")
-        check("hide-list-is-the-config", k.out["stdout"] == "sales.csv DENIED\n.env READ\n",
+        res, err = k.run(probe)
+        check("hide-adds-to-the-defaults",
+              k.out["stdout"] == "".join("%s DENIED\n" % p for p in ["sales.csv", ".env"] + extra),
               repr(k.out))
     finally:
         k.close()
+    k = Kiln(kiln, uri(proj),
+             config={"sandbox": {"workspace": {"hideReplacingDefaults": ["sales.csv"]}}})
+    try:
+        res, err = k.run(probe)
+        check("hide-replacing-defaults-replaces",
+              k.out["stdout"] == "sales.csv DENIED\n" +
+              "".join("%s READ\n" % p for p in [".env"] + extra), repr(k.out))
+    finally:
+        k.close()
+    for rel in extra:
+        os.unlink(os.path.join(proj, rel))
     k = Kiln(kiln, uri(proj), config={"sandbox": {"workspace": {"mode": "none"}}})
     try:
         res, err = k.run("import os\nprint(os.getcwd(), os.path.exists(%r))\n" % proj)
@@ -387,6 +409,12 @@ def run_cases(kiln, tmp, root):
     err = k.init.get("error") or {}
     check("bad-hide-fails-initialize", err.get("code") == -32602 and
           "sandbox.workspace.hide[0]" in err.get("message", ""), json.dumps(k.init))
+    k.close()
+    k = Kiln(kiln, uri(proj), config={"sandbox": {"workspace": {"hideReplacingDefaults": "x"}}})
+    err = k.init.get("error") or {}
+    check("bad-hide-replacing-fails-initialize", err.get("code") == -32602 and
+          "sandbox.workspace.hideReplacingDefaults must be an array" in err.get("message", ""),
+          json.dumps(k.init))
     k.close()
 
     # 9. `kiln run` sees the current directory; it lists the changes and
