@@ -402,6 +402,12 @@ def oneshot_checks():
               len(pngs) == 2 and stdout(n) == "drawn\n" and
               all(base64.b64decode(x["data"]["image/png"])[:4] == b"\x89PNG" for x in pngs),
               json.dumps([r, [x["data"].keys() for x in displays(n)]], default=list)[:600])
+        r, n = s.run({"language": "python", "code":
+                      "import matplotlib.pyplot as plt\nplt.plot([1, 2])\n"
+                      "plt.savefig('monthly.png')\nprint('saved')"}, timeout=120)
+        pngs = [x for x in displays(n) if "image/png" in x["data"]]
+        check("a one-shot figure saved with savefig is displayed too",
+              len(pngs) == 1 and stdout(n) == "saved\n", json.dumps(r)[:300])
     else:
         skip("one-shot figures", "python3-matplotlib is not installed (make deps installs it)")
     s.close()
@@ -600,6 +606,16 @@ def main():
               len(pngs) == 1, str(n)[:400])
         r, n = s.run({"sessionId": sid, "code": "z = 1"})
         check("an unchanged open figure is not displayed again",
+              not [d for d in displays(n) if "image/png" in d["data"]], str(n)[:300])
+        # Saved into a file (which draws it) but never shown: displayed at
+        # the end of its run all the same, once.
+        r, n = s.run({"sessionId": sid, "code": "plt.close('all')\nplt.figure()\n"
+                      "plt.plot([2, 1])\nplt.savefig('saved.png')"})
+        pngs = [d for d in displays(n) if "image/png" in d["data"]]
+        check("a figure the code saved is displayed at the end of the run",
+              len(pngs) == 1, str(n)[:400])
+        r, n = s.run({"sessionId": sid, "code": "z = 2"})
+        check("a saved figure, once displayed, is not displayed again",
               not [d for d in displays(n) if "image/png" in d["data"]], str(n)[:300])
     else:
         skip("a matplotlib plot arrives as image/png", "python3-matplotlib is not installed "

@@ -30,6 +30,7 @@ def _figure_png(fig):
     fig.savefig(buf, format="png", bbox_inches="tight")
     # Shown as it is now: only a later change displays it again.
     fig.stale = False
+    fig._kiln_shown = True
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
@@ -111,13 +112,15 @@ def display(*objs, **kwargs):
 
 def _show_figures(only_stale):
     """Display the open matplotlib figures: all of them (plt.show()), or
-    those changed since they were last drawn (the end of a run)."""
+    at the end of a run those never displayed or changed since they were
+    (a figure the code saved is drawn, so not stale, but not yet shown)."""
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
         return
     for num in list(plt.get_fignums()):
         fig = plt.figure(num)
-        if only_stale and not getattr(fig, "stale", True):
+        if (only_stale and getattr(fig, "_kiln_shown", False) and
+                not getattr(fig, "stale", True)):
             continue
         try:
             display(fig)
