@@ -49,6 +49,34 @@ else
 fi
 rm -f /tmp/kiln-luacheck.$$
 
+# :help kiln with the README's runtimepath-only install: the plugin ships
+# doc/tags, and it is what :helptags makes of doc/kiln.txt today.
+if command -v nvim >/dev/null 2>&1; then
+	ht=$(mktemp -d)
+	mkdir "$ht/doc"
+	cp editor-clients/nvim/doc/kiln.txt "$ht/doc/"
+	nvim --headless -u NONE -i NONE -c "helptags $ht/doc" -c 'qa!' >/dev/null 2>&1
+	if cmp -s "$ht/doc/tags" editor-clients/nvim/doc/tags; then
+		echo "ok doc/tags is what :helptags makes of doc/kiln.txt"
+		pass=$((pass + 1))
+	else
+		echo "FAIL doc/tags is stale: run nvim --headless -u NONE -c 'helptags editor-clients/nvim/doc' -c q"
+		diff "$ht/doc/tags" editor-clients/nvim/doc/tags 2>&1 | head -n 10 | sed 's/^/    /'
+		fail=$((fail + 1))
+	fi
+	rm -rf "$ht"
+	got=$(nvim --headless -u NONE -i NONE --cmd "set rtp+=$PWD/editor-clients/nvim" \
+		-c "lua local ok, e = pcall(vim.cmd, 'help kiln-install'); io.stdout:write((ok and vim.fn.expand('%:t') or tostring(e)) .. '\\n')" \
+		-c 'qa!' 2>&1 | tail -n 1)
+	if [ "$got" = kiln.txt ]; then
+		echo "ok :help kiln-install opens kiln.txt with the plugin only on the runtimepath"
+		pass=$((pass + 1))
+	else
+		echo "FAIL :help kiln-install with the plugin only on the runtimepath: $got"
+		fail=$((fail + 1))
+	fi
+fi
+
 if command -v nvim >/dev/null 2>&1; then
 	run_on "$(nvim --version | head -n 1 | sed 's/^NVIM v//')" nvim
 else
