@@ -360,8 +360,19 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	json_get_string(res, "proposalId", &id);
 	json_get_string(res, "code", &pcode);
 	col.ran = strdup(pcode);
-	if (!yes)
+	if (!yes) {
+		/* Shown, not run: say so, and how to run it. */
+		if (!json)
+			fputs(strcmp(verdict, "deny") == 0
+			          ? "kiln ask: not run: the validator denied it\n"
+			      : strcmp(verdict, "warn") == 0
+			          ? "kiln ask: not run; to run it: kiln ask --yes --allow-warn "
+			            "INTENT, or review it in kiln shell\n"
+			          : "kiln ask: not run; to run it: kiln ask --yes INTENT, or "
+			            "review it in kiln shell\n",
+			      stderr);
 		goto out;
+	}
 	if (strcmp(verdict, "allow") != 0 && !(allow_warn && strcmp(verdict, "warn") == 0)) {
 		fputs("kiln ask: not run: the verdict is ", stderr);
 		vis_fputs(stderr, verdict, 0);

@@ -262,6 +262,10 @@ def ask_checks(url, tmp):
           r.returncode == 0 and o.get("proposal", {}).get("verdict") == "allow" and
           o.get("approve", {}).get("ok") is True and o.get("stdout") == "hello from kiln\n" and
           o.get("exitStatus") == 0, repr([r.returncode, r.stdout[:500]]))
+    r = ask(url, tmp, "say hello")
+    check("kiln ask without --yes shows the proposal, runs nothing, and says how to run it",
+          r.returncode == 0 and r.stdout == "" and "not run; to run it: kiln ask --yes" in
+          r.stderr, repr([r.returncode, r.stdout, r.stderr[-300:]]))
     r = ask(url, tmp, "--yes", "loop [[answer:warnloop]]")
     check("kiln ask --yes does not run a warn verdict, and says how to",
           r.returncode == 4 and "--allow-warn" in r.stderr and "looped" not in r.stdout,
