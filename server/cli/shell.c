@@ -473,6 +473,17 @@ static void probe_model(struct shell *sh)
 	           sh->lang);
 }
 
+/* The screen cleared, as clear or Ctrl-L does; nothing on a dumb
+ * terminal or a pipe. */
+static void clear_screen(struct shell *sh)
+{
+	const char *term = getenv("TERM");
+	if (sh->tty && isatty(1) && term && strcmp(term, "dumb") != 0) {
+		fputs("\033[H\033[2J", stdout);
+		fflush(stdout);
+	}
+}
+
 static void help(struct shell *sh)
 {
 	term_info(&sh->t,
@@ -490,6 +501,7 @@ static void help(struct shell *sh)
 	          "  :reset                         forget the session's names (python runs share");
 	term_info(&sh->t, "                                 one session: x = 5, then print(x))");
 	term_info(&sh->t, "  :new                           a new session and a new conversation");
+	term_info(&sh->t, "  clear (or :clear, Ctrl-L)      clear the screen");
 	term_info(&sh->t,
 	          "  :quit (or Ctrl-D)              leave; Ctrl-C stops what is running, or");
 	term_info(&sh->t, "                                 clears the line at the prompt");
@@ -623,6 +635,10 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 			term_info(&sh.t, "language: %s", sh.lang);
 		} else if (strcmp(l, ":model") == 0) {
 			probe_model(&sh);
+		} else if (strcmp(l, "clear") == 0 || strcmp(l, ":clear") == 0) {
+			/* What clear means at any prompt: never code to run, never
+			 * an intent for the model. */
+			clear_screen(&sh);
 		} else if (strcmp(l, ":reset") == 0) {
 			session_cmd(&sh, "session/reset");
 		} else if (strcmp(l, ":new") == 0) {

@@ -467,6 +467,17 @@ void term_error(struct term *t, json_object *e)
 	const char *msg = "error", *kind = NULL;
 	json_get_string(e, "message", &msg);
 	json_get_string(json_get(e, "data"), "kind", &kind);
+	int64_t code = 0;
+	if (json_get_int64(e, "code", &code) == 0 && code == -32800) {
+		/* Cancelled: here only by the person's Ctrl-C, which the
+		 * terminal echoed as ^C where the cursor was, unknown to
+		 * at_bol. The server's "Request cancelled" is the protocol's
+		 * word; the person is told what happened in theirs. */
+		if (isatty(0))
+			fputc('\n', t->ui);
+		msg = "cancelled (Ctrl-C): stopped, nothing more runs";
+		kind = NULL;
+	}
 	fflush(t->ui);
 	fputs(c(t, C_RED), stderr);
 	if (kind) {

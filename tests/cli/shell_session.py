@@ -127,6 +127,21 @@ def typed_code_checks():
     check("Ctrl-C at the prompt clears the line and keeps the session",
           alive and "never\n" not in out and "\n5\n" in out, p.since())
 
+    # Ctrl-C during a run: the ^C the terminal echoed ends its line, and
+    # the person reads what happened, not the protocol's words.
+    p.mark()
+    p.send("import time; print('sleeping', flush=True); time.sleep(60)\r")
+    started = p.read_until(r"\nsleeping\n", 30)
+    p.send("\x03")
+    p.read_until(r"kiln python> ", 30)
+    out = p.since() if started else "the run did not start: " + p.since()
+    check("Ctrl-C during a run says it was cancelled, on its own line",
+          "^C\ncancelled (Ctrl-C)" in out and "Request cancelled" not in out, out)
+    # clear clears the screen: never code, never an intent.
+    ok, out = step(p, "clear", r"kiln python> ", 10)
+    check("clear at the prompt runs nothing", ok and "exit" not in out and
+          "NameError" not in out, out)
+
     if subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
                       stderr=subprocess.DEVNULL).returncode == 0:
         ok, out = step(p, "import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.show()",
