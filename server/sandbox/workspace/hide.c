@@ -70,6 +70,7 @@ struct sbx_hide {
 	struct sandbox *sbx;
 	char *root;
 	char **pats;
+	struct sbx_name_pat *forms; /* pats, prepared */
 	size_t npats;
 	unsigned long max_entries;
 	struct hdir *tree;
@@ -142,12 +143,35 @@ static void set_times(struct hdir *d, const struct stat *st)
 	d->ctime = st->st_ctim;
 }
 
+void sbx_name_pat_init(struct sbx_name_pat *p, const char *pat)
+{
+	size_t pre = strcspn(pat, "*?[");
+	*p = (struct sbx_name_pat){.pat = pat, .star = -2, .pre = pre};
+	if (!pat[pre])
+		p->star = -1;
+	else if (pat[pre] == '*' && !pat[pre + 1 + strcspn(pat + pre + 1, "*?[")]) {
+		p->star = (int)pre;
+		p->suf = strlen(pat + pre + 1);
+	}
+}
+
+bool sbx_name_pat_match(const struct sbx_name_pat *p, const char *name, size_t len)
+{
+	if (p->star == -1)
+		return len == p->pre && memcmp(name, p->pat, len) == 0;
+	if (p->star >= 0)
+		return len >= p->pre + p->suf && memcmp(name, p->pat, p->pre) == 0 &&
+		       memcmp(name + len - p->suf, p->pat + p->pre + 1, p->suf) == 0;
+	return fnmatch(p->pat, name, FNM_NOESCAPE) == 0;
+}
+
 static bool hidden_name(const struct sbx_hide *h, const char *name)
 {
 	/* As child_workspace.c's glob_match: no escapes, a leading dot like any
 	 * other character. */
+	size_t len = strlen(name);
 	for (size_t i = 0; i < h->npats; i++)
-		if (fnmatch(h->pats[i], name, FNM_NOESCAPE) == 0)
+		if (sbx_name_pat_match(&h->forms[i], name, len))
 			return true;
 	return false;
 }
@@ -512,7 +536,9 @@ static void free_pats(struct sbx_hide *h)
 	for (size_t i = 0; i < h->npats; i++)
 		free(h->pats[i]);
 	free(h->pats);
+	free(h->forms);
 	h->pats = NULL;
+	h->forms = NULL;
 	h->npats = 0;
 }
 
@@ -531,11 +557,14 @@ static int sync_config(struct sandbox *s, struct sbx_hide *h)
 	free_pats(h);
 	h->max_entries = s->config.hide_max_entries;
 	if (!(h->root = strdup(s->workspace)) ||
-	    !(h->pats = calloc(s->config.nhide + 1, sizeof(*h->pats))))
+	    !(h->pats = calloc(s->config.nhide + 1, sizeof(*h->pats))) ||
+	    !(h->forms = calloc(s->config.nhide + 1, sizeof(*h->forms))))
 		return -ENOMEM;
-	for (; h->npats < s->config.nhide; h->npats++)
+	for (; h->npats < s->config.nhide; h->npats++) {
 		if (!(h->pats[h->npats] = strdup(s->config.hide[h->npats])))
 			return -ENOMEM;
+		sbx_name_pat_init(&h->forms[h->npats], h->pats[h->npats]);
+	}
 	return 0;
 }
 

@@ -18,12 +18,29 @@
  * the run was asked for is in its list (or the run fails). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct sandbox;
 struct sbx_hide_req;
 
 /* The list's records (SBX_HIDE_FILE, ...) are pid 1's to read: child.h. */
+
+/* A hide pattern, prepared once: a plain name, or PREFIX*SUFFIX with one
+ * star (".env.*", "*.pem", "service-account*.json"), is matched by
+ * comparing its ends; any other (?, [...], two stars) by fnmatch. The
+ * same answer as fnmatch(pat, name, FNM_NOESCAPE) for every name: no
+ * escapes, a leading dot like any other character. The walk matches
+ * every name of a project against every pattern, so this is its inner
+ * loop (150 000 names and the 50 default patterns: about 5x faster). */
+struct sbx_name_pat {
+	const char *pat; /* borrowed */
+	int star;        /* the star's offset; -1: no wildcard; -2: fnmatch */
+	size_t pre, suf;
+};
+
+void sbx_name_pat_init(struct sbx_name_pat *p, const char *pat);
+bool sbx_name_pat_match(const struct sbx_name_pat *p, const char *name, size_t len);
 
 /* On the loop's thread: the list is ready. fd: a sealed memfd of
  * records (the callee's to close) or -errno, with a sentence in why. */
