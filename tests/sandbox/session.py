@@ -621,6 +621,35 @@ def main():
         skip("a matplotlib plot arrives as image/png", "python3-matplotlib is not installed "
              "(make deps installs it)")
 
+    # A cancel sent right behind its run, before the driver took it,
+    # interrupts that run and not the session: the driver drops a SIGINT
+    # pending when it takes a run (one meant for the run before), so kiln
+    # sends it only once the driver says "started". Three times, since
+    # the old window was a matter of milliseconds.
+    r, n = s.run({"sessionId": sid, "code": "kept = 41"})
+    ok, r, n = False, {}, []
+    for _ in range(3):
+        s.id += 1
+        rid = s.id
+        s.send({"jsonrpc": "2.0", "id": rid, "method": "snippet/run",
+                "params": {"sessionId": sid, "code": "import time\ntime.sleep(30)",
+                           "override": True}})
+        s.send({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": rid}})
+        while s.read().get("id") != rid:
+            pass
+        deadline = time.time() + 30
+        while True:
+            r, n = s.run({"sessionId": sid, "code": "print(kept + 1)"})
+            busy = "busy" in (r.get("error") or {}).get("message", "")
+            if not busy or time.time() > deadline:
+                break
+            time.sleep(0.05)
+        ok = "result" in r and stdout(n) == "42\n"
+        if not ok:
+            break
+    check("a cancel right behind its run interrupts that run and keeps the session's state",
+          ok, json.dumps([r, n])[:400])
+
     # A loop that never ends is interrupted at its wall clock; the session
     # survives with its state.
     r, n = s.run({"sessionId": sid, "code": "while True:\n    pass",

@@ -9,7 +9,8 @@
 # private, close-on-exec fd and stdin becomes /dev/null. Frames both ways
 # are a 4-byte big-endian length and a UTF-8 JSON object:
 #   kiln -> driver  {"op": "run", "id", "code", "cpuMs", "outDir"}
-#   driver -> kiln  {"op": "display", "data": {mime: value}, "metadata": {}}
+#   driver -> kiln  {"op": "started"} (the run is taken: an interrupt now is its)
+#                   {"op": "display", "data": {mime: value}, "metadata": {}}
 #                   {"op": "done", "status": "ok"|"error"|"interrupted"|"cpu",
 #                    "error": {"name", "value"}?, "cpuMs", "maxRssKb",
 #                    "vars": [...], "changed": [names under outDir]}
@@ -243,9 +244,11 @@ def _run(ns, req):
     signal.signal(signal.SIGXCPU, _on_xcpu)
     if isinstance(cpu_ms, int) and cpu_ms > 0:
         _set_cpu_soft(start + (cpu_ms + 999) // 1000 + 1)
-    # An interrupt meant for the run before this one is dropped.
+    # An interrupt meant for the run before this one is dropped; kiln
+    # sends one for this run only after "started".
     while signal.SIGINT in signal.sigpending():
         signal.sigtimedwait([signal.SIGINT], 0)
+    _send({"op": "started"})
     try:
         try:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])

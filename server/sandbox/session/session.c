@@ -44,9 +44,6 @@
 /* What waits to be written to the driver: a run request (1 MiB of code,
  * JSON-escaped at most 6 times). */
 #define SESSION_OUTQ_MAX (8u << 20)
-/* After an interrupt, how long the code has to stop before the session
- * is ended. */
-#define SESSION_GRACE_MS 2000
 
 const char *sbx_session_id(const struct sbx_session *ss)
 {
@@ -87,30 +84,6 @@ static void session_pause_io(void *owner, bool pause)
 		sess_on_ctl(ss->loop, ss->box.ctl_fd, 0, ss);
 }
 
-static void on_kill_timer(struct loop *loop, void *data)
-{
-	(void)loop;
-	struct sbx_session *ss = data;
-	ss->kill_timer = NULL;
-	if (ss->killing) {
-		/* pid 1 itself did not answer: kill the box from here. */
-		sess_end_session(ss, ss->why, SIGKILL, true);
-		return;
-	}
-	ss->killing = true;
-	snprintf(ss->why, sizeof(ss->why),
-	         "the run did not stop within %d ms of an interrupt (SIGINT), so kiln ended the "
-	         "session; reset it (session/reset) to start again",
-	         SESSION_GRACE_MS);
-	/* pid 1 kills everything and reports; on_status ends the session. */
-	if (ss->box.cg)
-		sbx_cgroup_kill(ss->box.cg);
-	syscall(SYS_pidfd_send_signal, ss->box.pidfd, SIGUSR1, NULL, 0);
-	ss->kill_timer = loop_timer_start(ss->loop, SESSION_GRACE_MS, on_kill_timer, ss);
-	if (!ss->kill_timer)
-		sess_end_session(ss, ss->why, SIGKILL, true);
-}
-
 /* The run was interrupted before its frame left: the box is still on
  * its way (zwait), and the code never ran. The run ends now, as an
  * interrupted one, on a turn of its own. */
@@ -147,9 +120,13 @@ static void session_interrupt(void *owner)
 		ss->kill_timer = loop_timer_start(ss->loop, 0, on_unsent, ss);
 		return;
 	}
-	/* pid 1 passes it to the program's process group. */
-	syscall(SYS_pidfd_send_signal, ss->box.pidfd, SIGINT, NULL, 0);
-	ss->kill_timer = loop_timer_start(ss->loop, SESSION_GRACE_MS, on_kill_timer, ss);
+	if (!ss->started) {
+		/* The driver has not taken the run yet: a SIGINT now would
+		 * be dropped as one meant for the run before. */
+		ss->interrupt_wanted = true;
+		return;
+	}
+	sess_send_interrupt(ss);
 }
 
 /* The picture of session id's workspace layer after a run (taken; NULL
@@ -396,6 +373,7 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 		ss->idle_timer = NULL;
 	}
 	ss->run = run;
+	ss->started = ss->interrupt_wanted = false;
 	if (!ss->check_frame)
 		sess_write_out(ss);
 	*ret_run = run;

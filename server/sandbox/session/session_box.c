@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,10 @@
 #include "sandbox/run/run_private.h"
 #include "sandbox/state.h"
 #include "sandbox/workspace/hide.h"
+
+/* After an interrupt, how long the code has to stop before the session
+ * is ended. */
+#define SESSION_GRACE_MS 2000
 
 /* Reads of a pipe before a frame is handled: the text the code wrote
  * before a display goes out first. */
@@ -115,6 +120,37 @@ static void describe_status(char *out, size_t n, int wstatus, const struct sbx_l
 	}
 }
 
+static void on_kill_timer(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sbx_session *ss = data;
+	ss->kill_timer = NULL;
+	if (ss->killing) {
+		/* pid 1 itself did not answer: kill the box from here. */
+		sess_end_session(ss, ss->why, SIGKILL, true);
+		return;
+	}
+	ss->killing = true;
+	snprintf(ss->why, sizeof(ss->why),
+	         "the run did not stop within %d ms of an interrupt (SIGINT), so kiln ended the "
+	         "session; reset it (session/reset) to start again",
+	         SESSION_GRACE_MS);
+	/* pid 1 kills everything and reports; on_status ends the session. */
+	if (ss->box.cg)
+		sbx_cgroup_kill(ss->box.cg);
+	syscall(SYS_pidfd_send_signal, ss->box.pidfd, SIGUSR1, NULL, 0);
+	ss->kill_timer = loop_timer_start(ss->loop, SESSION_GRACE_MS, on_kill_timer, ss);
+	if (!ss->kill_timer)
+		sess_end_session(ss, ss->why, SIGKILL, true);
+}
+
+void sess_send_interrupt(struct sbx_session *ss)
+{
+	/* pid 1 passes it to the program's process group. */
+	syscall(SYS_pidfd_send_signal, ss->box.pidfd, SIGINT, NULL, 0);
+	ss->kill_timer = loop_timer_start(ss->loop, SESSION_GRACE_MS, on_kill_timer, ss);
+}
+
 void sess_stop_timers(struct sbx_session *ss)
 {
 	struct loop_timer **t[] = {&ss->idle_timer, &ss->kill_timer};
@@ -153,6 +189,7 @@ void sess_drop_box(struct sbx_session *ss)
 	buf_reset(&ss->outq);
 	ss->io_paused = false;
 	ss->interrupting = ss->killing = false;
+	ss->started = ss->interrupt_wanted = false;
 }
 
 /* The session is over: say why to the run under way, if any, and keep

@@ -42,9 +42,16 @@ struct sbx_session {
 	struct sbx_box box; /* built while alive */
 	bool alive;
 	bool io_paused;
-	bool interrupting; /* SIGINT sent, kill_timer running */
-	bool killing;      /* the grace is over: pid 1 was told to end the box */
-	char why[320];     /* why it ended; "" while alive */
+	bool interrupting; /* an interrupt asked for: SIGINT sent (kill_timer
+	                    * running), or waiting for started */
+	/* The driver said it took the run under way ("started"): an
+	 * interrupt before that waits for it (interrupt_wanted), since the
+	 * driver drops a SIGINT that was pending when it took a run (one
+	 * meant for the run before). */
+	bool started;
+	bool interrupt_wanted;
+	bool killing;  /* the grace is over: pid 1 was told to end the box */
+	char why[320]; /* why it ended; "" while alive */
 
 	struct buf in;   /* channel bytes not yet a whole frame */
 	struct buf outq; /* bytes for the driver not yet written */
@@ -106,6 +113,9 @@ void sess_stop_timers(struct sbx_session *ss);
 void sess_arm_idle(struct sbx_session *ss);
 void sess_on_status(struct loop *loop, int fd, unsigned events, void *data);
 void sess_on_pid1(struct loop *loop, int fd, unsigned events, void *data);
+/* SIGINT to the box's program, and the grace it has to stop in before
+ * the session is ended (kill_timer). */
+void sess_send_interrupt(struct sbx_session *ss);
 
 /* session_channel.c: a frame queued for the driver (-ENOBUFS past
  * SESSION_OUTQ_MAX); what is queued written; the channel's watch. */

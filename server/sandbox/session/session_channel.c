@@ -113,7 +113,7 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 		loop_timer_stop(ss->loop, ss->kill_timer);
 		ss->kill_timer = NULL;
 	}
-	ss->interrupting = false;
+	ss->interrupting = ss->started = ss->interrupt_wanted = false;
 	struct run *run = steal_pointer(&ss->run);
 	sess_arm_idle(ss);
 	if (!run)
@@ -173,6 +173,16 @@ static bool handle_frame(struct sbx_session *ss, const char *body, size_t len, c
 		if (ss->run) {
 			_cleanup_json_ json_object *empty = md ? NULL : json_object_new_object();
 			run_session_display(ss->run, data, md ? md : empty, len);
+		}
+		return true;
+	}
+	if (strcmp(op, "started") == 0) {
+		/* The driver took the run: an interrupt asked for before
+		 * now reaches it. */
+		ss->started = true;
+		if (ss->interrupt_wanted && !ss->killing && !ss->kill_timer) {
+			ss->interrupt_wanted = false;
+			sess_send_interrupt(ss);
 		}
 		return true;
 	}
