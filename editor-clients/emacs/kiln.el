@@ -803,10 +803,10 @@ request (a plist)."
   "The proposal under review here: a plist (:proposal :hunks :tick :group).")
 
 (defvar-local kiln--runnable nil
-  "What `kiln-run' approves here: (:proposal P :tick T :version V :snapshot S :hunks H).
-S is the text the proposal was made for; a repaired proposal applies
-to it too.  H are the review's hunks, whose decisions say whether the
-buffer holds the proposal (see `kiln--whole-p').")
+  "What `kiln-run' approves here: (:proposal :tick :version :snapshot :hunks).
+:snapshot is the text the proposal was made for; a repaired proposal
+applies to it too.  :hunks are the review's, whose decisions say
+whether the buffer holds the proposal (see `kiln--whole-p').")
 
 (defun kiln--start-review (proposal snapshot tick &optional base version)
   "Show PROPOSAL, made for SNAPSHOT of the current buffer at version TICK.
