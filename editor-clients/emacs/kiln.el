@@ -803,9 +803,10 @@ request (a plist)."
   "The proposal under review here: a plist (:proposal :hunks :tick :group).")
 
 (defvar-local kiln--runnable nil
-  "What `kiln-run' approves here: (:proposal P :tick T :version V :snapshot S).
-S is the text the proposal was made for; a repaired proposal applies
-to it too.")
+  "What `kiln-run' approves here: (:proposal :tick :version :snapshot :hunks).
+:snapshot is the text the proposal was made for; a repaired proposal
+applies to it too.  :hunks are the review's, whose decisions say
+whether the buffer holds the proposal (see `kiln--whole-p').")
 
 (defun kiln--start-review (proposal snapshot tick &optional base version)
   "Show PROPOSAL, made for SNAPSHOT of the current buffer at version TICK.
@@ -851,7 +852,7 @@ the first review left it (see `kiln--follow-repair')."
                       (plist-put h :diags (append (plist-get h :diags)
                                                   (list (cons (- line (plist-get h :b-start)) d))))))
         (setq kiln--runnable (list :proposal proposal :tick tick :version (or version tick)
-                                   :snapshot snapshot))
+                                   :snapshot snapshot :hunks hunks))
         (if (null hunks)
             (message "[kiln] the proposal changes nothing")
           (setq kiln--review (list :proposal proposal :hunks hunks :tick tick
@@ -1022,6 +1023,38 @@ while the first review was open, or with its accepted hunks written)."
         ;; Rejected whole: nothing is left for `kiln-run' to approve.
         (setq kiln--runnable nil))
       (kiln--end-review (format "review done: %d of %d hunks accepted" accepted n)))))
+
+(defun kiln--hunk-numbers (rec status)
+  "The numbers (strings, from 1) of the hunks of REC whose status is STATUS."
+  (cl-loop for h in (plist-get rec :hunks) for i from 1
+           when (eq (plist-get h :status) status)
+           collect (number-to-string i)))
+
+(defun kiln--whole-p (rec)
+  "Non-nil when `kiln-run' may approve REC's proposal as the model wrote it.
+That is while no hunk of its review was rejected and either every hunk
+is still pending (the proposal runs as proposed) or every one was
+accepted (the buffer holds it).  Otherwise `intent/approve' would run
+code the buffer does not hold: a rejected hunk, or one still pending."
+  (and (null (kiln--hunk-numbers rec 'rejected))
+       (or (null (kiln--hunk-numbers rec 'accepted))
+           (null (kiln--hunk-numbers rec 'pending)))))
+
+(defun kiln--kept-note (rec)
+  "What the review of REC kept of its proposal, as a phrase, or nil.
+nil unless some of its hunks were accepted and others were not."
+  (let ((accepted (kiln--hunk-numbers rec 'accepted))
+        (rejected (kiln--hunk-numbers rec 'rejected))
+        (pending (kiln--hunk-numbers rec 'pending)))
+    (when (and accepted (or rejected pending))
+      (format "proposal %s: %s" (plist-get (plist-get rec :proposal) :proposalId)
+              (string-join
+               (delq nil (list (format "hunk%s %s accepted" (if (cdr accepted) "s" "")
+                                       (string-join accepted ", "))
+                               (and rejected (concat (string-join rejected ", ") " rejected"))
+                               (and pending (concat (string-join pending ", ")
+                                                    " still pending, not run"))))
+               "; ")))))
 
 ;;;###autoload
 (defun kiln-accept-hunk ()
@@ -1470,23 +1503,32 @@ FILE, when given, is where it is on disk; otherwise it is saved."
 ;;;###autoload
 (defun kiln-run (&optional beg end)
   "Approve and run the proposal here; without one, run the region or buffer.
-With BEG and END, run that part of the buffer.  Output streams into
+A proposal runs whole only while every hunk is pending or every hunk
+was accepted; after a review that kept part of it, the buffer runs as
+it is.  With BEG and END, run that part of the buffer.  Output streams into
 the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
   (interactive (and (use-region-p) (list (region-beginning) (region-end))))
-  (if (and (null beg) kiln--runnable)
-      (kiln--approve)
-    (let* ((lang (kiln--language-or-error))
-           (beg (or beg (save-restriction (widen) (point-min))))
-           (end (or end (save-restriction (widen) (point-max))))
-           (code (save-restriction (widen) (buffer-substring-no-properties beg end)))
-           (params (list :language lang :code code)))
-      (when kiln-limits (setq params (plist-put params :limits kiln-limits)))
-      (kiln--start-run :snippet/run params
-                       (format "%s%s" (buffer-name)
-                               (if (and (= beg (point-min)) (= end (point-max))) ""
-                                 (format ":%d-%d" (line-number-at-pos beg)
-                                         (line-number-at-pos end))))
-                       'snippet))))
+  (let* ((rec (and (null beg) kiln--runnable))
+         (kept (and rec (= (kiln--version-of) (plist-get rec :tick))
+                    (kiln--kept-note rec))))
+    (if (and rec (kiln--whole-p rec))
+        (kiln--approve)
+      ;; Part of a proposal kept (a hunk rejected, or some accepted and
+      ;; others still pending) runs as the buffer holds it, never as the
+      ;; model proposed it.
+      (let* ((lang (kiln--language-or-error))
+             (beg (or beg (save-restriction (widen) (point-min))))
+             (end (or end (save-restriction (widen) (point-max))))
+             (code (save-restriction (widen) (buffer-substring-no-properties beg end)))
+             (params (list :language lang :code code))
+             (header (format "%s%s" (buffer-name)
+                             (cond (kept (format " as you kept it (%s)" kept))
+                                   ((and (= beg (point-min)) (= end (point-max))) "")
+                                   (t (format ":%d-%d" (line-number-at-pos beg)
+                                              (line-number-at-pos end)))))))
+        (when kiln-limits (setq params (plist-put params :limits kiln-limits)))
+        (when kept (message "[kiln] running %s" header))
+        (kiln--start-run :snippet/run params header 'snippet)))))
 
 (defun kiln--approve ()
   "Run the proposal of this buffer with `intent/approve'."

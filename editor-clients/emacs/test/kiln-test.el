@@ -365,6 +365,62 @@ of the order between streams make the rules ready first."
             (let ((last-command nil)) (undo))
             (should (equal (buffer-string) mine))))))))
 
+;; issue 36: after a review that rejected hunks, `kiln-run' ran the
+;; model's whole proposal, the rejected hunks included.
+(ert-deftest kiln-run-after-partial-review-runs-the-buffer ()
+  "Rejected hunks (one deleting a line, one adding one) never run; the accepted one does."
+  (kiln-test--with ()
+    (kiln-test--model "fake-long")
+    (let* ((want (kiln-test--long-program))
+           (lines (split-string want "\n"))
+           ;; The model deletes a line of mine (hunk 1), changes one
+           ;; (hunk 2) and adds its last line (hunk 3).
+           (mine-lines (append (cl-subseq lines 0 3) (list "print('mine kept')")
+                               (cl-subseq lines 3 13)
+                               (list "data_0 = [x * 100 for x in range(10)]")
+                               (cl-subseq lines 14 29) (list "")))
+           (mine (string-join mine-lines "\n")))
+      (should (string-match-p "^print('median of means'" want))
+      (kiln-test--buffer mine
+        (let ((rv (kiln-test--intent "compute stats" (point-min) (point-max))))
+          (should (= (length (plist-get rv :hunks)) 3))
+          (goto-char (point-min))
+          (kiln-next-hunk)
+          (should (looking-at-p "print('mine kept')"))
+          (kiln-reject-hunk)
+          (kiln-next-hunk)
+          (should (looking-at-p "data_0 = \\[x \\* 100"))
+          (kiln-accept-hunk)
+          ;; Run mid-review: the pending hunk is not in the buffer, so
+          ;; it does not run either.
+          (kiln-test--run-and-wait)
+          (should (string-match-p
+                   (concat "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)? as you kept it "
+                           "(proposal p[0-9]+: hunk 2 accepted; 1 rejected; 3 still pending, not run)\n"
+                           "mine kept\n4\\.50 2\\.87\n")
+                   (kiln-test--output)))
+          (should-not (string-match-p "median of means" (kiln-test--output)))
+          (should kiln--review)
+          (kiln-reject-hunk)
+          (should-not kiln--review)
+          (should (kiln-test--said "review done: 1 of 3 hunks accepted"))
+          (should (equal (buffer-string)
+                         (string-join (append (cl-subseq lines 0 3) (list "print('mine kept')")
+                                              (cl-subseq lines 3 29) (list ""))
+                                      "\n")))
+          (kiln-test--run-and-wait)
+          (let ((out (kiln-test--output)))
+            (should (string-match-p
+                     (concat "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)? as you kept it "
+                             "(proposal p[0-9]+: hunk 2 accepted; 1, 3 rejected)\n"
+                             "mine kept\n"
+                             "4\\.50 2\\.87\n9\\.00 5\\.74\n13\\.50 8\\.62\n18\\.00 11\\.49\n"
+                             "\\[exit 0, [0-9]+ ms\\]\n\\'")
+                     out))
+            ;; Neither rejected hunk ran: the deleted line printed, the
+            ;; added one did not.
+            (should-not (string-match-p "median of means" out))))))))
+
 (ert-deftest kiln-intent-accept-all-one-undo ()
   "Accept-all of several hunks is one undo step."
   (kiln-test--with ()

@@ -184,6 +184,49 @@ return {
     h.ok(h.message('^kiln: running lines 2%-31 of %[buffer%] as you kept them'), 'the plugin says what runs')
   end },
 
+  -- Issue 36: rejected hunks never run, whether they delete a line of the
+  -- user's or add one of the model's.
+  { 'trust: :KilnRun after rejecting a deleted and an added hunk runs neither', function()
+    h.setup_model('fake-long')
+    local want = h.long_program()
+    -- The model deletes a line of mine (hunk 1), changes one (hunk 2) and
+    -- adds its last line (hunk 3).
+    local mine = vim.list_slice(want, 1, 3)
+    table.insert(mine, "print('mine kept')")
+    vim.list_extend(mine, vim.list_slice(want, 4, #want - 1))
+    h.eq('data_0 = [x * 1 for x in range(10)]', mine[15], 'the line hunk 2 changes')
+    mine[15] = 'data_0 = [x * 100 for x in range(10)]'
+    h.ok(want[#want]:find("^print%('median of means'"), 'the line hunk 3 adds')
+    local lines = { '# before' }
+    vim.list_extend(lines, mine)
+    table.insert(lines, '# after')
+    local buf = h.buffer(lines)
+    local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
+    h.eq(3, #rv.hunks, 'three hunks')
+    vim.api.nvim_win_set_cursor(0, { 5, 0 })
+    vim.cmd('normal gr')
+    vim.cmd('normal ]h')
+    h.eq(16, vim.api.nvim_win_get_cursor(0)[1], ']h goes to hunk 2')
+    vim.cmd('normal ga')
+    vim.cmd('normal ]h')
+    vim.cmd('normal gr')
+    h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
+    local expect = { '# before' }
+    vim.list_extend(expect, vim.list_slice(want, 1, 3))
+    table.insert(expect, "print('mine kept')")
+    vim.list_extend(expect, vim.list_slice(want, 4, #want - 1))
+    table.insert(expect, '# after')
+    h.eq(expect, h.lines(buf), 'the buffer: hunk 2 written, 1 and 3 not')
+    vim.cmd('KilnRun')
+    h.wait_run()
+    lines_match({
+      'kiln run: lines 2%-31 of %[buffer%] as you kept them %(proposal p1: hunk 2 accepted; 1, 3 rejected%)',
+      'mine kept',
+      '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
+      '%[exit 0, %d+ ms%]',
+    }, require('kiln.output').lines(), 'the output window: the kept line ran, the rejected one did not')
+  end },
+
   { 'trust: a denied proposal looks denied, keeps its diagnostics, and asks before it is written', function()
     h.setup_model('fake-deny')
     local buf = h.buffer({ '# fetch' })

@@ -111,7 +111,13 @@ export function activate(context: vscode.ExtensionContext): Kiln {
       }
       return runner.approve(doc, p.proposal.proposalId, p.version);
     }
-    return runner.runDocument(doc, sel);
+    // Part of a proposal kept (a hunk rejected, or some accepted and others
+    // pending) runs as the document holds it, never as the model wrote it.
+    const kept = sel ? undefined : reviews.kept(doc);
+    if (kept) {
+      notify(`running ${doc.uri.path.split('/').pop()} as you kept it (${kept})`);
+    }
+    return runner.runDocument(doc, sel, kept);
   });
   cmd('kiln.cancel', () => {
     if (runner.cancel()) {

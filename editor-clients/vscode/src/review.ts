@@ -79,8 +79,10 @@ export function toDiagnostic(d: any, row0 = 0): vscode.Diagnostic {
 export class Reviews implements vscode.CodeLensProvider {
   readonly reviews = new Map<string, Review>();
   /** Each document's last proposal, what kiln.run approves: the request's
-   * version (sent to intent/approve) and the version the review left. */
-  readonly proposals = new Map<string, { proposal: Proposal; version: number; tick: number; snapshot: string }>();
+   * version (sent to intent/approve), the version the review left, and
+   * the review's hunks, whose decisions say whether the document holds
+   * the proposal (see runnable). */
+  readonly proposals = new Map<string, { proposal: Proposal; version: number; tick: number; snapshot: string; hunks: Hunk[] }>();
   readonly diagnostics: vscode.DiagnosticCollection;
   private readonly removed: vscode.TextEditorDecorationType;
   private readonly added: vscode.TextEditorDecorationType;
@@ -138,7 +140,7 @@ export class Reviews implements vscode.CodeLensProvider {
     const hs = hunks(base, proposed);
     const rv: Review = { uri, proposal, hunks: hs, version: tick, diags: new Map(), writing: false };
     this.placeDiagnostics(rv, edits);
-    this.proposals.set(uri, { proposal, version, tick, snapshot });
+    this.proposals.set(uri, { proposal, version, tick, snapshot, hunks: hs });
     if (hs.length === 0) {
       this.notify('the proposal changes nothing');
       return rv;
@@ -486,10 +488,18 @@ export class Reviews implements vscode.CodeLensProvider {
   /** What kiln.run approves for doc, and the version to send: the
    * request's while the document holds only what the review wrote, the
    * document's own while a review is open on a changed document (so the
-   * server reports the conflict); nothing once the document moved on. */
+   * server reports the conflict); nothing once the document moved on.
+   * The proposal runs whole only while no hunk was rejected and either
+   * every hunk is pending (as proposed) or every one was accepted (the
+   * document holds it): otherwise intent/approve would run code the
+   * document does not hold, and kiln.run runs the document (see kept). */
   runnable(doc: vscode.TextDocument): { proposal: Proposal; version: number } | undefined {
     const p = this.proposals.get(doc.uri.toString());
     if (!p) {
+      return undefined;
+    }
+    const count = (status: Hunk['status']) => p.hunks.filter((h) => h.status === status).length;
+    if (count('rejected') > 0 || (count('accepted') > 0 && count('pending') > 0)) {
       return undefined;
     }
     if (doc.version === p.tick) {
@@ -499,6 +509,32 @@ export class Reviews implements vscode.CodeLensProvider {
       return { proposal: p.proposal, version: doc.version };
     }
     return undefined;
+  }
+
+  /** What the review of doc's proposal kept, when it kept part of it
+   * (some hunks accepted, others rejected or still pending) and the
+   * document is as the review left it: "proposal p1: hunk 2 accepted;
+   * 1, 3 rejected", for the header of the run of the document. */
+  kept(doc: vscode.TextDocument): string | undefined {
+    const p = this.proposals.get(doc.uri.toString());
+    if (!p || doc.version !== p.tick) {
+      return undefined;
+    }
+    const numbers = (status: Hunk['status']) => p.hunks.flatMap((h, i) => (h.status === status ? [String(i + 1)] : []));
+    const accepted = numbers('accepted');
+    const rejected = numbers('rejected');
+    const pending = numbers('pending');
+    if (accepted.length === 0 || (rejected.length === 0 && pending.length === 0)) {
+      return undefined;
+    }
+    const parts = [`hunk${accepted.length > 1 ? 's' : ''} ${accepted.join(', ')} accepted`];
+    if (rejected.length > 0) {
+      parts.push(`${rejected.join(', ')} rejected`);
+    }
+    if (pending.length > 0) {
+      parts.push(`${pending.join(', ')} still pending, not run`);
+    }
+    return `proposal ${p.proposal.proposalId}: ${parts.join('; ')}`;
   }
 
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {

@@ -317,10 +317,13 @@ export class Runner {
     }
   }
 
-  async runDocument(doc: vscode.TextDocument, selection?: vscode.Range): Promise<RunEnd> {
+  /** Run the document (or the selection). kept, when given, says what a
+   * review kept of a proposal, and goes in the header. */
+  async runDocument(doc: vscode.TextDocument, selection?: vscode.Range, kept?: string): Promise<RunEnd> {
     const code = selection ? doc.getText(selection) : doc.getText();
     const name = doc.uri.path.split('/').pop() || 'untitled';
-    const header = `kiln run: ${name}${selection ? `:${selection.start.line + 1}-${selection.end.line + 1}` : ''}`;
+    const where = selection ? `:${selection.start.line + 1}-${selection.end.line + 1}` : kept ? ` as you kept it (${kept})` : '';
+    const header = `kiln run: ${name}${where}`;
     return this.start('snippet', 'snippet/run', { language: languageOf(doc), code }, header, doc.uri.toString());
   }
 

@@ -167,6 +167,39 @@ test('intent: after the document moved on, kiln.run runs the document, not the p
   assert.ok(!s!.kiln.runner.text.includes('hello from kiln'), 'the proposal did not run');
 });
 
+// Issue 36: rejected hunks never run, whether they delete a line of the
+// user's or add one of the model's.
+test('intent: kiln.run after rejecting a deleted and an added hunk runs neither', needKiln, async () => {
+  await setup('fake-long');
+  const want = longProgram();
+  // The model deletes a line of mine (hunk 1), changes one (hunk 2) and
+  // adds its last line (hunk 3).
+  const mine = [...want.slice(0, 3), "print('mine kept')", ...want.slice(3, want.length - 1)];
+  assert.equal(mine[14], 'data_0 = [x * 1 for x in range(10)]', 'the line hunk 2 changes');
+  mine[14] = 'data_0 = [x * 100 for x in range(10)]';
+  assert.match(want[want.length - 1], /^print\('median of means'/, 'the line hunk 3 adds');
+  const ed = vscode.openEditor(tmpFile('kept.py'), 'python', mine.join('\n') + '\n');
+  ed.selection = new vscode.Selection(new vscode.Position(0, 0), new vscode.Position(mine.length, 0));
+  const rv = await ask('compute stats');
+  assert.equal(rv.hunks.length, 3, 'three hunks');
+  const uri = ed.document.uri.toString();
+  assert.equal(await vscode.commands.executeCommand('kiln.rejectHunk', uri, 0), true);
+  assert.equal(await vscode.commands.executeCommand('kiln.acceptHunk', uri, 1), true);
+  assert.equal(await vscode.commands.executeCommand('kiln.rejectHunk', uri, 2), true);
+  assert.ok(message(/review done: 1 of 3 hunks accepted/));
+  const kept = [...want.slice(0, 3), "print('mine kept')", ...want.slice(3, want.length - 1)];
+  assert.equal(ed.document.getText(), kept.join('\n') + '\n', 'hunk 2 written, 1 and 3 not');
+  // The person clicks into the document: no selection decides what runs.
+  ed.selection = new vscode.Selection(new vscode.Position(0, 0), new vscode.Position(0, 0));
+  const end = await vscode.commands.executeCommand('kiln.run');
+  assert.equal(end.error, undefined, JSON.stringify(end.error));
+  assert.match(s!.kiln.runner.text, new RegExp('^kiln run: kept\\.py as you kept it ' +
+    '\\(proposal p1: hunk 2 accepted; 1, 3 rejected\\)\n' +
+    'mine kept\n4\\.50 2\\.87\n9\\.00 5\\.74\n13\\.50 8\\.62\n18\\.00 11\\.49\n' +
+    '\\[exit 0, \\d+ ms\\]\n$'));
+  assert.ok(!s!.kiln.runner.text.includes('median of means'), 'the rejected added line did not run');
+});
+
 test('intent: kiln.run approves the proposal, streams its output; explain', needKiln, async () => {
   await setup('fake-coder', { 'kiln.explain': true });
   const ed = vscode.openEditor(tmpFile('ok.py'), 'python', '');
