@@ -151,6 +151,8 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 			goto out;
 		}
 	}
+	if (!opts->mcp)
+		lsp_documents_sweep();
 	code = loop_run(k.loop);
 	if (code < 0) {
 		log_error("event loop failed: %s", strerror(-code));
@@ -173,6 +175,7 @@ out:
 	record_close(k.record);
 	rpc_dispatch_free(k.rpc);
 	lsp_intent_release(&k);
+	lsp_documents_remove_own();
 	rpc_peer_free(k.peer);
 	json_object_put(k.init_options);
 	json_object_put(k.config);

@@ -33,6 +33,11 @@ void lsp_show(struct kiln *k, int type, const char *msg);
  * client to open it (window/showDocument). */
 void lsp_show_document(struct kiln *k, const char *name, const char *summary, const char *text,
                        size_t len, bool cut);
+/* Remove the output documents of servers no longer running (at start),
+ * and this server's own (at its end): they are copies of output the
+ * client was shown, and /tmp/kiln-UID kept every one. */
+void lsp_documents_sweep(void);
+void lsp_documents_remove_own(void);
 /* A CodeAction carrying command with one argument (stolen). */
 json_object *lsp_action(const char *title, const char *command, json_object *arg);
 

@@ -3,8 +3,10 @@
  * window/showMessage, the output document opened with
  * window/showDocument, and CodeAction objects. Below both, calling
  * neither. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +60,67 @@ static int output_dir(char *buf, size_t size)
 	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
 		return -EPERM;
 	return 0;
+}
+
+/* The pid an output document's name ends with (NAME-PID.txt), or 0. */
+static long document_pid(const char *name)
+{
+	size_t n = strlen(name);
+	if (n < 6 || strcmp(name + n - 4, ".txt") != 0)
+		return 0;
+	const char *end = name + n - 4, *p = end;
+	while (p > name && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	if (p == end || p == name || p[-1] != '-' || end - p > 9)
+		return 0;
+	return strtol(p, NULL, 10);
+}
+
+/* Remove the output documents of the servers whose pid is in none (this
+ * one's, when mine), or, when !mine, of servers no longer running. Only
+ * kiln's own folder, only names it writes; a missing folder is left
+ * missing. */
+static void documents_remove(bool mine)
+{
+	const char *rt = getenv("XDG_RUNTIME_DIR");
+	char dir[512];
+	if (rt && rt[0] == '/')
+		snprintf(dir, sizeof(dir), "%s/kiln", rt);
+	else
+		snprintf(dir, sizeof(dir), "/tmp/kiln-%u", (unsigned)getuid());
+	struct stat st;
+	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
+		return;
+	_cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
+		return;
+	int rfd = dup(dfd);
+	DIR *d = rfd >= 0 ? fdopendir(rfd) : NULL;
+	if (!d) {
+		if (rfd >= 0)
+			close(rfd);
+		return;
+	}
+	struct dirent *e;
+	long me = (long)getpid();
+	while ((e = readdir(d))) {
+		long pid = document_pid(e->d_name);
+		if (pid <= 0 ||
+		    (mine ? pid != me : pid == me || kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;
+		unlinkat(dfd, e->d_name, 0);
+	}
+	closedir(d);
+}
+
+void lsp_documents_sweep(void)
+{
+	documents_remove(false);
+}
+
+void lsp_documents_remove_own(void)
+{
+	documents_remove(true);
 }
 
 static void on_shown(void *data, json_object *result, json_object *error)

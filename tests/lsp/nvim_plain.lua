@@ -38,6 +38,15 @@ vim.cmd('edit ' .. vim.fn.fnameescape(file))
 local buf = vim.api.nvim_get_current_buf()
 vim.bo[buf].filetype = 'python'
 
+-- A document left by a server that is gone (pid past pid_max: never
+-- running) is removed when the next one starts.
+local rt = os.getenv('XDG_RUNTIME_DIR')
+local odir = (rt and rt:sub(1, 1) == '/') and (rt .. '/kiln')
+  or ('/tmp/kiln-' .. vim.fn.trim(vim.fn.system({ 'id', '-u' })))
+vim.fn.mkdir(odir, 'p', 448)
+local stale = odir .. '/run-r1-99999999.txt'
+vim.fn.writefile({ 'old output' }, stale)
+
 local client_id = vim.lsp.start({
   name = 'kiln',
   cmd = { kiln },
@@ -106,9 +115,17 @@ local text = shown and table.concat(vim.api.nvim_buf_get_lines(shown, 0, -1, fal
 check('output document opened (window/showDocument)', got and text:find('from kiln') ~= nil,
   text)
 
+check('a gone server\'s output document is removed at start', vim.fn.filereadable(stale) == 0,
+  stale)
+
+local doc = shown and vim.api.nvim_buf_get_name(shown) or ''
 client.stop()
 vim.wait(3000, function()
   return client.is_stopped()
 end, 50)
+got = vim.wait(5000, function()
+  return doc ~= '' and vim.fn.filereadable(doc) == 0
+end, 50)
+check('the output document is removed when its server exits', got, doc)
 print(string.format('lsp-nvim: %d passed, %d failed', pass, fail))
 os.exit(fail == 0 and 0 or 1)
