@@ -1,7 +1,9 @@
 /* run.c: `kiln run [--lang L] [--timeout S] [--json] [--apply] FILE|-`: run code in
  * the same sandbox snippet/run uses, printing its output as it comes and
  * exiting with its status (128+N for signal N, 124 when the wall clock
- * ended it, 125 when the sandbox could not be built). */
+ * ended it, 125 when the sandbox could not be built). A file's language is
+ * what it says (--lang, its extension or its #! line); kiln does not guess
+ * one. */
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
@@ -213,7 +215,7 @@ static void usage(FILE *out)
 	        "land in a private layer: kiln lists them at the end, and writes them into\n"
 	        "the folder only with --apply.\n"
 	        "LANGUAGE: %s, or an alias; without --lang, FILE's extension, else its\n"
-	        "#! line, else python.\n",
+	        "#! line; with neither (and for - without a #! line) --lang is needed.\n",
 	        lang_names(names, sizeof(names)));
 	fprintf(out, "Exit status: the code's own; 128+N when signal N ended it; 124 when the\n"
 	             "wall clock did; 125 when the sandbox could not be built. --json prints the\n"
@@ -307,16 +309,24 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		goto out;
 	}
 	/* --lang, else the file's extension or #! line (the registry's
-	 * reader, as kiln validate uses), else python. */
+	 * reader, as kiln validate uses); never a guess. */
+	bool in = strcmp(path, "-") == 0;
 	const struct lang *l =
-	    lang ? lang_find(lang)
-	         : lang_for_file(strcmp(path, "-") ? path : NULL, code.data, code.len);
-	if (!l && lang) {
-		cli_error("kiln run", lang_unknown(lang, detail, sizeof(detail)));
+	    lang ? lang_find(lang) : lang_for_file(in ? NULL : path, code.data, code.len);
+	if (!l) {
+		if (lang) {
+			cli_error("kiln run", lang_unknown(lang, detail, sizeof(detail)));
+		} else {
+			fputs("kiln run: ", stderr);
+			vis_fputs(stderr, path, 0);
+			fputs(": ", stderr);
+			fputs(lang_untold(in ? NULL : path, detail, sizeof(detail)), stderr);
+			fputc('\n', stderr);
+		}
 		cr.code = 2;
 		goto out;
 	}
-	lang = l ? l->name : "python";
+	lang = l->name;
 	/* The config's sandbox section is checked here, once, as initialize
 	 * does for the server. */
 	if ((r = sandbox_new(k.loop, config_section(k.config, "sandbox"), &k.sandbox, detail,

@@ -37,7 +37,7 @@ static void usage(FILE *out)
 	        "--format json, {file, language, verdict, diagnostics} with LSP ranges (UTF-16\n"
 	        "unless --encoding says otherwise). --lang: python, bash, javascript or an\n"
 	        "alias (py, sh, js, node, ...); default from the file's extension, else its #!\n"
-	        "line.\n"
+	        "line; with neither (and for - without a #! line) --lang is needed.\n"
 	        "Exit status: 0 allow, 1 warn, 2 deny, 3 could not check.\n");
 }
 
@@ -126,9 +126,13 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 	const struct lang *l =
 	    lang ? lang_find(lang) : lang_for_file(strcmp(path, "-") ? path : NULL, code, b.len);
 	if (!l) {
+		char why[512];
+		bool in = strcmp(path, "-") == 0;
 		fputs("kiln validate: ", stderr);
 		vis_fputs(stderr, path, 0);
-		fputs(": cannot tell the language; use --lang\n", stderr);
+		fputs(": ", stderr);
+		fputs(lang_untold(in ? NULL : path, why, sizeof(why)), stderr);
+		fputc('\n', stderr);
 		buf_release(&b);
 		return EXIT_UNCHECKED;
 	}

@@ -54,6 +54,41 @@ check "global --config changes the subcommand's verdict" sh -c \
 check "kiln run takes its options after the file" sh -c \
 	"printf 'echo hi\n' > '$tmp/hi.sh' && '$kiln' run '$tmp/hi.sh' --lang bash | grep -qx hi"
 
+# --- a file's language is what it says (issue 35) --------------------------------------
+# An unknown extension without a #! line, and stdin without --lang or a
+# #! line, are errors naming --lang and the languages; nothing runs.
+printf 'puts "ruby"\n' >"$tmp/x.rb"
+names_langs() { # file
+	grep -q -- '--lang' "$1" && grep -q 'python' "$1" && grep -q 'bash' "$1" &&
+		grep -q 'javascript' "$1" || { cat "$1"; return 1; }
+}
+run_unknown_extension() {
+	"$kiln" run "$tmp/x.rb" >"$tmp/l.out" 2>"$tmp/l.err"
+	rc=$?
+	[ $rc -eq 2 ] || { echo "exit $rc"; cat "$tmp/l.out" "$tmp/l.err"; return 1; }
+	[ ! -s "$tmp/l.out" ] || { echo "it ran:"; cat "$tmp/l.out"; return 1; }
+	names_langs "$tmp/l.err"
+}
+check "kiln run x.rb is an error naming the languages, not Python" run_unknown_extension
+run_stdin_needs_lang() {
+	"$kiln" run - <"$tmp/ok.py" >"$tmp/l.out" 2>"$tmp/l.err"
+	rc=$?
+	[ $rc -eq 2 ] || { echo "exit $rc"; cat "$tmp/l.out" "$tmp/l.err"; return 1; }
+	[ ! -s "$tmp/l.out" ] || { echo "it ran:"; cat "$tmp/l.out"; return 1; }
+	names_langs "$tmp/l.err" || return 1
+	[ "$("$kiln" run --lang python - <"$tmp/ok.py" 2>&1)" = 1 ]
+}
+check "kiln run - without --lang or #! is an error naming the languages" run_stdin_needs_lang
+validate_needs_lang() {
+	"$kiln" validate "$tmp/x.rb" >"$tmp/l.out" 2>"$tmp/l.err"
+	[ $? -eq 3 ] || { echo "x.rb: exit not 3"; return 1; }
+	names_langs "$tmp/l.err" || return 1
+	"$kiln" validate - <"$tmp/ok.py" >"$tmp/l.out" 2>"$tmp/l.err"
+	[ $? -eq 3 ] || { echo "-: exit not 3"; return 1; }
+	names_langs "$tmp/l.err"
+}
+check "kiln validate x.rb and - without --lang name the languages" validate_needs_lang
+
 deps_tells_normal_user() {
 	# Packages missing, asked for as nobody: the exact command must be
 	# printed and nothing run. On a machine where everything is installed
