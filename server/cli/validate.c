@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/diags.h"
 #include "config.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -63,46 +64,6 @@ static int read_input(const char *path, struct buf *b)
 		int r = buf_append(b, chunk, (size_t)n);
 		if (r < 0)
 			return r == -ENOBUFS ? -EFBIG : r;
-	}
-}
-
-static const char *severity_name(int64_t sev)
-{
-	switch (sev) {
-	case 1:
-		return "error";
-	case 2:
-		return "warning";
-	case 3:
-		return "info";
-	default:
-		return "hint";
-	}
-}
-
-static void print_text(const char *path, json_object *diags)
-{
-	for (size_t i = 0; i < json_object_array_length(diags); i++) {
-		json_object *d = json_object_array_get_idx(diags, i);
-		int64_t line = 0, col = 0, sev = 0;
-		const char *msg = "", *code = NULL;
-		json_get_int64(json_get_path(d, "range.start"), "line", &line);
-		json_get_int64(json_get_path(d, "range.start"), "character", &col);
-		json_get_int64(d, "severity", &sev);
-		json_get_string(d, "message", &msg);
-		json_get_string(d, "code", &code);
-		/* The file name and the message (which may quote the code)
-		 * are shown, never acted on by the terminal. */
-		vis_fputs(stdout, path, 0);
-		printf(":%lld:%lld: %s: ", (long long)line + 1, (long long)col + 1,
-		       severity_name(sev));
-		vis_fputs(stdout, msg, VIS_TAB);
-		if (code) {
-			fputs(" [", stdout);
-			vis_fputs(stdout, code, 0);
-			fputs("]", stdout);
-		}
-		printf("\n");
 	}
 }
 
@@ -161,7 +122,7 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 		putchar('\n');
 		json_object_put(o);
 	} else {
-		print_text(path, diags);
+		cli_print_diagnostics(stdout, path, diags);
 		json_object_put(diags);
 	}
 	return verdict == VAL_ALLOW ? 0 : verdict == VAL_WARN ? 1 : 2;

@@ -54,6 +54,46 @@ check "global --config changes the subcommand's verdict" sh -c \
 check "kiln run takes its options after the file" sh -c \
 	"printf 'echo hi\n' > '$tmp/hi.sh' && '$kiln' run '$tmp/hi.sh' --lang bash | grep -qx hi"
 
+# --- kiln run judges the code as every front end does (issue 35) ------------------
+# A deny (a process started through os, a socket) is refused with its
+# diagnostics and exit 126, nothing run; --override runs it anyway; a warn
+# is shown on stderr and runs.
+printf 'print("ran")\nimport os\nos.system("true")\n' >"$tmp/deny.py"
+printf 'print("ran")\nimport socket\nsocket.create_connection(("192.0.2.1", 80))\n' >"$tmp/sock.py"
+run_refuses_deny() {
+	for f in deny.py sock.py; do
+		"$kiln" run "$tmp/$f" >"$tmp/d.out" 2>"$tmp/d.err"
+		rc=$?
+		[ $rc -eq 126 ] || { echo "$f: exit $rc, not 126"; cat "$tmp/d.out" "$tmp/d.err"; return 1; }
+		[ ! -s "$tmp/d.out" ] || { echo "$f ran:"; cat "$tmp/d.out"; return 1; }
+		grep -q "^$tmp/$f:[0-9]*:[0-9]*: error: .*\[PY-" "$tmp/d.err" &&
+			grep -q -- "--override" "$tmp/d.err" || { cat "$tmp/d.err"; return 1; }
+	done
+}
+check "kiln run refuses denied code with its diagnostics, exit 126" run_refuses_deny
+run_override() {
+	out=$("$kiln" run --override "$tmp/deny.py" 2>"$tmp/o.err") || { cat "$tmp/o.err"; return 1; }
+	[ "$out" = ran ] || { echo "output: $out"; return 1; }
+	grep -q 'error: .*\[PY-OS-PROCESS\]' "$tmp/o.err" && grep -q 'running it anyway' "$tmp/o.err" ||
+		{ cat "$tmp/o.err"; return 1; }
+}
+check "kiln run --override runs denied code, saying so" run_override
+printf 'import os\nprint("ran")\ntry:\n    os.remove("nothing-here")\nexcept OSError:\n    pass\n' >"$tmp/warn.py"
+run_shows_warnings() {
+	out=$("$kiln" run "$tmp/warn.py" 2>"$tmp/w.err") || { cat "$tmp/w.err"; return 1; }
+	[ "$out" = ran ] || { echo "output: $out"; return 1; }
+	grep -q "^$tmp/warn.py:4:5: warning: .*\[PY-" "$tmp/w.err" || { cat "$tmp/w.err"; return 1; }
+}
+check "kiln run shows warnings on stderr and runs" run_shows_warnings
+run_help_is_true() {
+	h=$("$kiln" run --help) || return 1
+	for w in --override 126 "--lang is needed"; do
+		echo "$h" | grep -q -- "$w" || { echo "kiln run --help does not say $w"; return 1; }
+	done
+	grep -q -- '--override' docs/terminal.md && grep -q '126' docs/terminal.md || { echo "docs/terminal.md says nothing of them"; return 1; }
+}
+check "kiln run --help and docs/terminal.md name --override and the exit statuses" run_help_is_true
+
 # --- a file's language is what it says (issue 35) --------------------------------------
 # An unknown extension without a #! line, and stdin without --lang or a
 # #! line, are errors naming --lang and the languages; nothing runs.
