@@ -2,10 +2,11 @@
  * FILE|-`: judge code with the validator as snippet/run does (the same
  * check and the same rule, methods/check.h: deny refuses, warn is shown),
  * then run it in the same sandbox, printing its output as it comes and
- * exiting with its status (128+N for signal N, 124 when the wall clock
- * ended it, 125 when the sandbox could not be built, 126 when the validator
- * denied it). A file's language is what it says (--lang,
- * its extension or its #! line); kiln does not guess one. */
+ * exiting with its status (128+N for signal N, 123 when its output reached
+ * the output limit, 124 when the wall clock ended it, 125 when the sandbox
+ * could not be built, 126 when the validator denied it). A file's language
+ * is what it says (--lang, its extension or its #! line); kiln does not
+ * guess one. */
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
@@ -35,6 +36,7 @@
 #include "sandbox/sandbox.h"
 #include "validate/validate.h"
 
+#define EXIT_OUTPUT    123
 #define EXIT_TIMEOUT   124
 #define EXIT_NOSANDBOX 125
 #define EXIT_DENIED    126 /* as a shell says of a command it cannot execute */
@@ -173,7 +175,14 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 		}
 		if (result)
 			workspace_changes(cr, result);
-		if (oc->timed_out) {
+		/* The box was killed at the cap: its SIGKILL is kiln's, not
+		 * the program's, and says nothing of it. */
+		if (oc->truncated) {
+			fprintf(stderr,
+			        "kiln run: output limit reached (%llu bytes); the run was ended\n",
+			        (unsigned long long)oc->limits.output_bytes);
+			cr->code = EXIT_OUTPUT;
+		} else if (oc->timed_out) {
 			fprintf(stderr, "kiln run: the run reached its wall-clock limit\n");
 			cr->code = EXIT_TIMEOUT;
 		} else if (oc->exited) {
@@ -298,11 +307,12 @@ static void usage(FILE *out)
 	        "warnings are printed to stderr and it runs. --override runs denied code\n"
 	        "anyway (you have read it; the sandbox still holds it).\n",
 	        lang_names(names, sizeof(names)));
-	fprintf(out, "Exit status: the code's own; 128+N when signal N ended it; 124 when the\n"
-	             "wall clock did; 125 when the sandbox or the validator could not start;\n"
-	             "126 when the validator denied the code (not run). --json prints the run's\n"
-	             "result object (or a denial's {kind, verdict, diagnostics}) to stderr at\n"
-	             "the end.\n");
+	fprintf(out, "Exit status: the code's own; 128+N when signal N ended it; 123 when its\n"
+	             "output reached the output limit (sandbox.limits.outputBytes) and the run\n"
+	             "was ended; 124 when the wall clock ended it; 125 when the sandbox or the\n"
+	             "validator could not start; 126 when the validator denied the code (not\n"
+	             "run). --json prints the run's result object (or a denial's {kind,\n"
+	             "verdict, diagnostics}) to stderr at the end.\n");
 }
 
 int cli_run(const struct kiln_options *global, int argc, char **argv)

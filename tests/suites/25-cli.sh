@@ -87,10 +87,11 @@ run_shows_warnings() {
 check "kiln run shows warnings on stderr and runs" run_shows_warnings
 run_help_is_true() {
 	h=$("$kiln" run --help) || return 1
-	for w in --override 126 "--lang is needed"; do
+	for w in --override 126 123 "--lang is needed"; do
 		echo "$h" | grep -q -- "$w" || { echo "kiln run --help does not say $w"; return 1; }
 	done
-	grep -q -- '--override' docs/terminal.md && grep -q '126' docs/terminal.md || { echo "docs/terminal.md says nothing of them"; return 1; }
+	grep -q -- '--override' docs/terminal.md && grep -q '126' docs/terminal.md &&
+		grep -q '123' docs/terminal.md || { echo "docs/terminal.md says nothing of them"; return 1; }
 }
 check "kiln run --help and docs/terminal.md name --override and the exit statuses" run_help_is_true
 
@@ -128,6 +129,24 @@ validate_needs_lang() {
 	names_langs "$tmp/l.err"
 }
 check "kiln validate x.rb and - without --lang name the languages" validate_needs_lang
+
+# --- an output cap reads as an output cap (issue 35) ------------------------------------
+printf '{"sandbox":{"limits":{"outputBytes":1024}}}' >"$tmp/cap.json"
+printf 'print("x" * 5000)\n' >"$tmp/big.py"
+run_output_cap() {
+	"$kiln" --config "$tmp/cap.json" run "$tmp/big.py" >"$tmp/c.out" 2>"$tmp/c.err"
+	rc=$?
+	[ $rc -eq 123 ] || { echo "exit $rc, not 123"; cat "$tmp/c.err"; return 1; }
+	grep -q '^kiln run: output limit reached (1024 bytes)' "$tmp/c.err" || { cat "$tmp/c.err"; return 1; }
+}
+check "kiln run at the output cap says so and exits 123" run_output_cap
+shell_output_cap() {
+	printf ':run print("x" * 5000)\n' | KILN_LLM_URL=http://127.0.0.1:9 timeout 60 \
+		"$kiln" --config "$tmp/cap.json" shell >"$tmp/c.out" 2>&1
+	grep -q 'stopped: output limit reached (1024 bytes)' "$tmp/c.out" &&
+		! grep -q 'killed by' "$tmp/c.out" || { tail -5 "$tmp/c.out"; return 1; }
+}
+check "kiln shell at the output cap says so, not killed by a signal" shell_output_cap
 
 deps_tells_normal_user() {
 	# Packages missing, asked for as nobody: the exact command must be
