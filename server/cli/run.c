@@ -1,7 +1,12 @@
-/* run.c: `kiln run [--lang L] [--timeout S] [--json] [--apply] FILE|-`: run code in
- * the same sandbox snippet/run uses, printing its output as it comes and
- * exiting with its status (128+N for signal N, 124 when the wall clock
- * ended it, 125 when the sandbox could not be built). */
+/* run.c: `kiln run [--lang L] [--timeout S] [--json] [--apply] [--override]
+ * FILE|-`: judge code with the validator as snippet/run does (the same
+ * check and the same rule, methods/check.h: deny refuses, warn is shown),
+ * then run it in the same sandbox, printing its output as it comes and
+ * exiting with its status (128+N for signal N, 123 when its output reached
+ * the output limit, 124 when the wall clock ended it, 125 when the sandbox
+ * could not be built, 126 when the validator denied it). A file's language
+ * is what it says (--lang, its extension or its #! line); kiln does not
+ * guess one. */
 #include <errno.h>
 #include <limits.h>
 #include <getopt.h>
@@ -14,6 +19,7 @@
 #include "cli/apply.h"
 #include "cli/cache_dir.h"
 #include "cli/cli.h"
+#include "cli/diags.h"
 #include "cli/save.h"
 #include "config.h"
 #include "core/buf.h"
@@ -24,18 +30,27 @@
 #include "core/util.h"
 #include "core/visible.h"
 #include "kiln.h"
+#include "methods/check.h"
 #include "methods/run_sink.h"
 #include "sandbox/run/run.h"
 #include "sandbox/sandbox.h"
+#include "validate/validate.h"
 
+#define EXIT_OUTPUT    123
 #define EXIT_TIMEOUT   124
 #define EXIT_NOSANDBOX 125
+#define EXIT_DENIED    126 /* as a shell says of a command it cannot execute */
 
 struct cli_run {
 	struct kiln *k;
+	struct val_job *job; /* while a big file's verdict is awaited */
 	struct run *run;
+	const char *path, *lang; /* as given ("-": stdin), and the canonical name */
+	const char *text;        /* the code, NUL-terminated: what was checked is what runs */
+	json_object *limits;
 	bool json;
-	bool apply; /* --apply: write the run's workspace changes into the folder */
+	bool apply;    /* --apply: write the run's workspace changes into the folder */
+	bool override; /* --override: run what the validator denies */
 	int code;
 	/* The program's stdout and stderr, filtered apart (a sequence may
 	 * be split across two chunks of one stream): colour passes, other
@@ -160,7 +175,14 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 		}
 		if (result)
 			workspace_changes(cr, result);
-		if (oc->timed_out) {
+		/* The box was killed at the cap: its SIGKILL is kiln's, not
+		 * the program's, and says nothing of it. */
+		if (oc->truncated) {
+			fprintf(stderr,
+			        "kiln run: output limit reached (%llu bytes); the run was ended\n",
+			        (unsigned long long)oc->limits.output_bytes);
+			cr->code = EXIT_OUTPUT;
+		} else if (oc->timed_out) {
 			fprintf(stderr, "kiln run: the run reached its wall-clock limit\n");
 			cr->code = EXIT_TIMEOUT;
 		} else if (oc->exited) {
@@ -175,6 +197,10 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 static void on_signal(struct loop *loop, int signo, void *data)
 {
 	struct cli_run *cr = data;
+	if (cr->job) {
+		val_job_cancel(cr->job);
+		cr->job = NULL;
+	}
 	if (cr->run) {
 		run_cancel(cr->run);
 		cr->run = NULL;
@@ -182,6 +208,68 @@ static void on_signal(struct loop *loop, int signo, void *data)
 	output_end(cr);
 	cr->code = 128 + signo;
 	loop_stop(loop, 0);
+}
+
+/* The validator's answer, judged by snippet/run's rule (method_check_gate):
+ * diagnostics of a warn or deny are shown on stderr as `kiln validate`
+ * prints them (stdout is the program's); a deny ends here with
+ * EXIT_DENIED unless --override. Otherwise the run starts; when nothing
+ * runs, the loop (if it runs) is stopped. */
+static void on_checked(void *data, int r, struct val_report *rep, const char *code, size_t len,
+                       const char *detail)
+{
+	struct cli_run *cr = data;
+	cr->job = NULL;
+	enum check_gate gate = method_check_gate(r, rep, cr->override);
+	_cleanup_json_ json_object *diags =
+	    rep && rep->verdict != VAL_ALLOW ? val_report_json(rep, code, len, POS_UTF32) : NULL;
+	if (rep)
+		val_report_release(rep);
+	if (diags)
+		cli_print_diagnostics(stderr, cr->path, diags);
+	switch (gate) {
+	case CHECK_FAILED:
+		fputs("kiln run: not run: ", stderr);
+		vis_fputs(stderr, detail && detail[0] ? detail : strerror(-r), 0);
+		fputc('\n', stderr);
+		cr->code = 2;
+		goto stop;
+	case CHECK_UNCHECKED:
+		fputs("kiln run: not checked: ", stderr);
+		vis_fputs(stderr, detail && detail[0] ? detail : strerror(-r), 0);
+		fputc('\n', stderr);
+		break;
+	case CHECK_OVERRIDDEN:
+		fputs("kiln run: the validator denies this code; running it anyway (--override)\n",
+		      stderr);
+		break;
+	case CHECK_RUN:
+		break;
+	case CHECK_DENIED:
+		if (cr->json) {
+			_cleanup_json_ json_object *o = json_object_new_object();
+			json_object_object_add(o, "kind", json_object_new_string("denied"));
+			json_object_object_add(o, "verdict", json_object_new_string("deny"));
+			json_object_object_add(o, "diagnostics", steal_pointer(&diags));
+			vis_json_fputs(stderr, json_compact(o));
+			fputc('\n', stderr);
+		}
+		fputs("kiln run: not run: the validator denies this code; fix it, or run it anyway "
+		      "with --override\n",
+		      stderr);
+		cr->code = EXIT_DENIED;
+		goto stop;
+	}
+	/* cr->text, not code: a big file's code is the validator's copy,
+	 * gone once this returns. */
+	r = run_start(cr->k->sandbox, &sink, cr, cr->lang, cr->text, cr->limits, on_done, cr,
+	              &cr->run);
+	if (r >= 0)
+		return;
+	fprintf(stderr, "kiln run: %s\n", strerror(-r));
+	cr->code = EXIT_NOSANDBOX;
+stop:
+	loop_stop(cr->k->loop, 0);
 }
 
 static int read_code(const char *path, struct buf *b)
@@ -207,33 +295,37 @@ static void usage(FILE *out)
 	char names[256];
 	fprintf(out,
 	        "Usage: kiln run [--lang LANGUAGE] [--timeout SECONDS] [--json] [--apply]\n"
-	        "                [--config FILE] FILE|-\n"
+	        "                [--override] [--config FILE] FILE|-\n"
 	        "Run FILE (or stdin) in kiln's sandbox, printing its output as it comes.\n"
 	        "The code sees the current directory (its secrets hidden) and its writes\n"
 	        "land in a private layer: kiln lists them at the end, and writes them into\n"
 	        "the folder only with --apply.\n"
 	        "LANGUAGE: %s, or an alias; without --lang, FILE's extension, else its\n"
-	        "#! line, else python.\n",
+	        "#! line; with neither (and for - without a #! line) --lang is needed.\n"
+	        "The code is checked first, as kiln validate and every editor check it: when\n"
+	        "the validator denies it, its diagnostics are printed and it does not run;\n"
+	        "warnings are printed to stderr and it runs. --override runs denied code\n"
+	        "anyway (you have read it; the sandbox still holds it).\n",
 	        lang_names(names, sizeof(names)));
-	fprintf(out, "Exit status: the code's own; 128+N when signal N ended it; 124 when the\n"
-	             "wall clock did; 125 when the sandbox could not be built. --json prints the\n"
-	             "run's result object to stderr at the end.\n");
+	fprintf(out, "Exit status: the code's own; 128+N when signal N ended it; 123 when its\n"
+	             "output reached the output limit (sandbox.limits.outputBytes) and the run\n"
+	             "was ended; 124 when the wall clock ended it; 125 when the sandbox or the\n"
+	             "validator could not start; 126 when the validator denied the code (not\n"
+	             "run). --json prints the run's result object (or a denial's {kind,\n"
+	             "verdict, diagnostics}) to stderr at the end.\n");
 }
 
 int cli_run(const struct kiln_options *global, int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"lang", required_argument, NULL, 'l'},
-	    {"timeout", required_argument, NULL, 't'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"config", required_argument, NULL, 'c'},
-	    {"apply", no_argument, NULL, 'a'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	    {"lang", required_argument, NULL, 'l'}, {"timeout", required_argument, NULL, 't'},
+	    {"json", no_argument, NULL, 'j'},       {"config", required_argument, NULL, 'c'},
+	    {"apply", no_argument, NULL, 'a'},      {"override", no_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
 	};
 	const char *lang = NULL, *config_path = global->config_path;
 	double timeout = 0;
-	bool json = false, apply = false;
+	bool json = false, apply = false, override = false;
 	int c;
 	optind = 0; /* 0, not 1: glibc then also resets the ordering main() chose with "+" */
 	while ((c = getopt_long(argc, argv, "l:t:jc:h", opts, NULL)) != -1) {
@@ -256,6 +348,9 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 			break;
 		case 'a':
 			apply = true;
+			break;
+		case 'o':
+			override = true;
 			break;
 		case 'c':
 			config_path = optarg;
@@ -285,11 +380,15 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	}
 
 	struct kiln k = {.encoding = POS_UTF8};
-	struct cli_run cr = {.k = &k, .json = json, .apply = apply, .code = EXIT_NOSANDBOX};
+	struct cli_run cr = {.k = &k,
+	                     .path = path,
+	                     .json = json,
+	                     .apply = apply,
+	                     .override = override,
+	                     .code = EXIT_NOSANDBOX};
 	vis_filter_init(&cr.out[0]);
 	vis_filter_init(&cr.out[1]);
 	char detail[512] = "";
-	json_object *limits = NULL;
 	k.loop = loop_new();
 	if (!k.loop)
 		goto out;
@@ -307,16 +406,25 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		goto out;
 	}
 	/* --lang, else the file's extension or #! line (the registry's
-	 * reader, as kiln validate uses), else python. */
+	 * reader, as kiln validate uses); never a guess. */
+	bool in = strcmp(path, "-") == 0;
 	const struct lang *l =
-	    lang ? lang_find(lang)
-	         : lang_for_file(strcmp(path, "-") ? path : NULL, code.data, code.len);
-	if (!l && lang) {
-		cli_error("kiln run", lang_unknown(lang, detail, sizeof(detail)));
+	    lang ? lang_find(lang) : lang_for_file(in ? NULL : path, code.data, code.len);
+	if (!l) {
+		if (lang) {
+			cli_error("kiln run", lang_unknown(lang, detail, sizeof(detail)));
+		} else {
+			fputs("kiln run: ", stderr);
+			vis_fputs(stderr, path, 0);
+			fputs(": ", stderr);
+			fputs(lang_untold(in ? NULL : path, detail, sizeof(detail)), stderr);
+			fputc('\n', stderr);
+		}
 		cr.code = 2;
 		goto out;
 	}
-	lang = l ? l->name : "python";
+	cr.lang = l->name;
+	cr.text = code.data;
 	/* The config's sandbox section is checked here, once, as initialize
 	 * does for the server. */
 	if ((r = sandbox_new(k.loop, config_section(k.config, "sandbox"), &k.sandbox, detail,
@@ -337,18 +445,32 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	loop_signal_watch(k.loop, SIGTERM, on_signal, &cr);
 	loop_signal_watch(k.loop, SIGHUP, on_signal, &cr);
 	if (timeout > 0) {
-		limits = json_object_new_object();
-		json_object_object_add(limits, "wallMs",
+		cr.limits = json_object_new_object();
+		json_object_object_add(cr.limits, "wallMs",
 		                       json_object_new_int64((int64_t)(timeout * 1000 + 0.5)));
 	}
-	r = run_start(k.sandbox, &sink, &cr, lang, code.data, limits, on_done, &cr, &cr.run);
-	if (r < 0) {
-		fprintf(stderr, "kiln run: %s\n", strerror(-r));
+	/* The validator starts after the sandbox, as in the server: the
+	 * sandbox's helpers are forked before any thread. */
+	if ((r = val_new(config_section(k.config, "validator"), &k.validator)) < 0) {
+		fprintf(stderr, "kiln run: not run: the validator cannot start: %s\n",
+		        strerror(-r));
 		goto out;
 	}
-	loop_run(k.loop);
+	/* The configured profile decides, as for snippet/run: a looser one
+	 * from the command line would be an override by another name. */
+	r = method_check(&k, cr.lang, code.data, code.len, NULL, on_checked, &cr, &cr.job, detail,
+	                 sizeof(detail));
+	if (r < 0) {
+		cli_error("kiln run: not run", detail);
+		goto out;
+	}
+	/* A small file was judged already (the run started, or not); a big
+	 * one is judged on the validator's thread while the loop waits. */
+	if (cr.run || cr.job)
+		loop_run(k.loop);
 out:
-	json_object_put(limits);
+	json_object_put(cr.limits);
+	val_free(k.validator);
 	sandbox_free(k.sandbox);
 	json_object_put(k.config);
 	lang_configure(NULL, NULL, 0);

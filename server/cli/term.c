@@ -437,14 +437,22 @@ void term_run_result(struct term *t, json_object *r)
 	if (!t->at_bol)
 		fputc('\n', t->ui), t->at_bol = true;
 	int64_t code = -1, ms = 0;
-	bool timed_out = false;
+	int64_t cap = 0;
+	bool timed_out = false, truncated = false;
 	const char *sig = NULL;
 	json_get_bool(r, "timedOut", &timed_out);
+	json_get_bool(r, "truncated", &truncated);
+	json_get_int64(json_get_path(r, "limits.outputBytes"), "value", &cap);
 	json_get_string(r, "signal", &sig);
 	json_get_int64(r, "durationMs", &ms);
-	if (json_get_int64(r, "exitCode", &code) == 0 && code == 0 && !timed_out)
+	if (json_get_int64(r, "exitCode", &code) == 0 && code == 0 && !timed_out && !truncated)
 		fprintf(t->ui, "%sok: exit 0 (%lld ms)%s\n", c(t, C_GRN), (long long)ms,
 		        c(t, C_RESET));
+	else if (truncated)
+		/* The box was killed at the cap: "killed by SIGKILL" would
+		 * blame the program for kiln's own stop. */
+		fprintf(t->ui, "%sstopped: output limit reached (%lld bytes)%s\n", c(t, C_RED),
+		        (long long)cap, c(t, C_RESET));
 	else if (timed_out)
 		fprintf(t->ui, "%sstopped: time limit reached (%lld ms)%s\n", c(t, C_RED),
 		        (long long)ms, c(t, C_RESET));

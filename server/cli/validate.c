@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/diags.h"
 #include "config.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -37,7 +38,7 @@ static void usage(FILE *out)
 	        "--format json, {file, language, verdict, diagnostics} with LSP ranges (UTF-16\n"
 	        "unless --encoding says otherwise). --lang: python, bash, javascript or an\n"
 	        "alias (py, sh, js, node, ...); default from the file's extension, else its #!\n"
-	        "line.\n"
+	        "line; with neither (and for - without a #! line) --lang is needed.\n"
 	        "Exit status: 0 allow, 1 warn, 2 deny, 3 could not check.\n");
 }
 
@@ -66,46 +67,6 @@ static int read_input(const char *path, struct buf *b)
 	}
 }
 
-static const char *severity_name(int64_t sev)
-{
-	switch (sev) {
-	case 1:
-		return "error";
-	case 2:
-		return "warning";
-	case 3:
-		return "info";
-	default:
-		return "hint";
-	}
-}
-
-static void print_text(const char *path, json_object *diags)
-{
-	for (size_t i = 0; i < json_object_array_length(diags); i++) {
-		json_object *d = json_object_array_get_idx(diags, i);
-		int64_t line = 0, col = 0, sev = 0;
-		const char *msg = "", *code = NULL;
-		json_get_int64(json_get_path(d, "range.start"), "line", &line);
-		json_get_int64(json_get_path(d, "range.start"), "character", &col);
-		json_get_int64(d, "severity", &sev);
-		json_get_string(d, "message", &msg);
-		json_get_string(d, "code", &code);
-		/* The file name and the message (which may quote the code)
-		 * are shown, never acted on by the terminal. */
-		vis_fputs(stdout, path, 0);
-		printf(":%lld:%lld: %s: ", (long long)line + 1, (long long)col + 1,
-		       severity_name(sev));
-		vis_fputs(stdout, msg, VIS_TAB);
-		if (code) {
-			fputs(" [", stdout);
-			vis_fputs(stdout, code, 0);
-			fputs("]", stdout);
-		}
-		printf("\n");
-	}
-}
-
 static int check_file(struct validator *v, const char *path, const char *lang, const char *profile,
                       bool json, enum pos_encoding enc)
 {
@@ -126,9 +87,13 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 	const struct lang *l =
 	    lang ? lang_find(lang) : lang_for_file(strcmp(path, "-") ? path : NULL, code, b.len);
 	if (!l) {
+		char why[512];
+		bool in = strcmp(path, "-") == 0;
 		fputs("kiln validate: ", stderr);
 		vis_fputs(stderr, path, 0);
-		fputs(": cannot tell the language; use --lang\n", stderr);
+		fputs(": ", stderr);
+		fputs(lang_untold(in ? NULL : path, why, sizeof(why)), stderr);
+		fputc('\n', stderr);
 		buf_release(&b);
 		return EXIT_UNCHECKED;
 	}
@@ -157,7 +122,7 @@ static int check_file(struct validator *v, const char *path, const char *lang, c
 		putchar('\n');
 		json_object_put(o);
 	} else {
-		print_text(path, diags);
+		cli_print_diagnostics(stdout, path, diags);
 		json_object_put(diags);
 	}
 	return verdict == VAL_ALLOW ? 0 : verdict == VAL_WARN ? 1 : 2;

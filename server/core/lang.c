@@ -261,6 +261,26 @@ const char *lang_unknown(const char *name, char *buf, size_t size)
 	return buf;
 }
 
+const char *lang_untold(const char *path, char *buf, size_t size)
+{
+	size_t n, off = 0;
+	const struct lang *t = table(&n);
+	if (size)
+		buf[0] = '\0';
+	/* Nothing from path is quoted: the caller shows the name itself. */
+	append(buf, size, &off, "cannot tell its language: %s; use --lang (kiln knows ",
+	       path ? "no extension kiln knows and no #! line" : "standard input has no #! line");
+	for (size_t i = 0; i < n; i++) {
+		append(buf, size, &off, "%s%s", i ? ", " : "", t[i].name);
+		for (const char *const *e = t[i].extensions; *e; e++)
+			append(buf, size, &off, "%s%s", e == t[i].extensions ? " (" : ", ", *e);
+		if (t[i].extensions[0])
+			append(buf, size, &off, ")");
+	}
+	append(buf, size, &off, ")");
+	return buf;
+}
+
 /* --- the config's entries -------------------------------------------------------- */
 
 static void registry_release(struct registry *r)

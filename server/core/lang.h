@@ -73,6 +73,15 @@ const struct lang *lang_for_file(const char *path, const char *text, size_t len)
  * Returns buf. */
 const char *lang_unknown(const char *name, char *buf, size_t size);
 
+/* The sentence for code whose language lang_for_file could not tell (no
+ * --lang, no extension the registry knows, no #! line it knows), naming
+ * every language and its extensions: "cannot tell its language: no
+ * extension kiln knows and no #! line; use --lang (kiln knows python (.py,
+ * .pyw), bash (.sh, .bash), javascript (.js, .mjs, .cjs))". path NULL is
+ * standard input, which has no extension. Guessing would run a Ruby file
+ * as Python. Returns buf. */
+const char *lang_untold(const char *path, char *buf, size_t size);
+
 /* The canonical names, ", "-separated ("python, bash, javascript").
  * Returns buf. */
 const char *lang_names(char *buf, size_t size);

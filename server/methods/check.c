@@ -29,3 +29,14 @@ int method_check(struct kiln *k, const char *language, const char *code, size_t 
 	}
 	return 1;
 }
+
+enum check_gate method_check_gate(int r, const struct val_report *report, bool override)
+{
+	if (r == -EINVAL)
+		return CHECK_UNCHECKED;
+	if (r < 0 || !report)
+		return CHECK_FAILED;
+	if (report->verdict != VAL_DENY)
+		return CHECK_RUN;
+	return override ? CHECK_OVERRIDDEN : CHECK_DENIED;
+}

@@ -5,6 +5,7 @@
  * output. */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "validate/validate.h"
@@ -26,3 +27,20 @@ struct kiln;
 int method_check(struct kiln *k, const char *language, const char *code, size_t len,
                  const char *profile, val_done_fn done, void *data, struct val_job **ret_job,
                  char *detail, size_t dsz);
+
+/* What a run does with the validator's answer (r and report as val_done_fn
+ * hands them on): one rule for the front ends that check code and then run
+ * it, snippet/run and `kiln run`. allow and warn run (warnings are the
+ * caller's to show); deny runs only when override is true, and the caller
+ * decides what may override (the protocol: "override" with
+ * validator.allowOverride; the terminal: kiln run --override); -EINVAL is
+ * a language the sandbox runs but the validator has no grammar for, which
+ * runs unchecked, contained as any code is; any other failure refuses. */
+enum check_gate {
+	CHECK_RUN,        /* allow or warn */
+	CHECK_UNCHECKED,  /* no grammar: runs, and the caller says it was not checked */
+	CHECK_OVERRIDDEN, /* deny, overridden: runs, and the caller says so */
+	CHECK_DENIED,     /* deny: refused, with the report's diagnostics */
+	CHECK_FAILED,     /* the check itself failed: refused, with its detail */
+};
+enum check_gate method_check_gate(int r, const struct val_report *report, bool override);

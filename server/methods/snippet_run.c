@@ -127,34 +127,30 @@ static void on_checked(void *data, int r, struct val_report *rep, const char *co
 	struct rpc_call *call = sr->call;
 	struct kiln *k = rpc_call_ctx(call);
 	sr->job = NULL;
-	if (r < 0) {
-		if (r != -EINVAL) {
-			snippet_run_free(sr);
-			rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL, "Invalid params: %s",
-			                detail);
-			return;
-		}
+	bool override = false, allowed = false;
+	json_get_bool(sr->params, "override", &override);
+	json_get_bool(config_section(k->config, "validator"), "allowOverride", &allowed);
+	switch (method_check_gate(r, rep, override && allowed)) {
+	case CHECK_FAILED:
+		snippet_run_free(sr);
+		rpc_call_errorf(call, RPC_INVALID_PARAMS, NULL, "Invalid params: %s", detail);
+		return;
+	case CHECK_UNCHECKED:
 		/* A language the config's sandbox knows but the validator has no
 		 * grammar for: the sandbox still contains it. */
 		log_info("snippet/run: %s is not validated: %s", sr->language, detail);
 		start_run(sr);
 		return;
-	}
-	enum val_verdict verdict = rep->verdict;
-	if (verdict != VAL_DENY) {
-		val_report_release(rep);
-		start_run(sr);
-		return;
-	}
-	bool override = false, allowed = false;
-	json_get_bool(sr->params, "override", &override);
-	json_get_bool(config_section(k->config, "validator"), "allowOverride", &allowed);
-	if (override && allowed) {
-		val_report_release(rep);
+	case CHECK_OVERRIDDEN:
 		log_warn("snippet/run: running denied %s code on the client's override",
 		         sr->language);
+		/* fall through */
+	case CHECK_RUN:
+		val_report_release(rep);
 		start_run(sr);
 		return;
+	case CHECK_DENIED:
+		break;
 	}
 	_cleanup_json_ json_object *diags = val_report_json(rep, code, len, k->encoding);
 	val_report_release(rep);

@@ -218,7 +218,10 @@ class Suite:
         path = os.path.join(self.scratch, "snippet")
         with open(path, "w") as f:
             f.write(code)
-        cmd = [self.kiln, "run", "--json", "--config", self.config, "--lang", lang]
+        # --override: these are attacks on the box itself, meant to get
+        # past the validator (which denies most of them) to the sandbox.
+        cmd = [self.kiln, "run", "--json", "--override", "--config", self.config,
+               "--lang", lang]
         if timeout:
             cmd += ["--timeout", str(timeout)]
         cmd.append(path)
@@ -597,8 +600,8 @@ class Suite:
             path = os.path.join(self.scratch, "hog")
             with open(path, "w") as f:
                 f.write(self.attack_code("hog"))
-            proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang", "bash",
-                                     "--timeout", "60", path], env=self.env,
+            proc = subprocess.Popen([self.kiln, "run", "--override", "--config", self.config,
+                                     "--lang", "bash", "--timeout", "60", path], env=self.env,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     cwd=self.dir)
             try:
@@ -1765,8 +1768,8 @@ class Suite:
 
         def server_killed():
             # Even SIGKILL of the server takes the box down (PDEATHSIG).
-            proc = subprocess.Popen([self.kiln, "run", "--config", self.config, "--lang",
-                                     "bash", "-"], env=self.env, stdin=subprocess.PIPE,
+            proc = subprocess.Popen([self.kiln, "run", "--override", "--config", self.config,
+                                     "--lang", "bash", "-"], env=self.env, stdin=subprocess.PIPE,
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             proc.stdin.write(b"(setsid sleep 1000 &)\nsleep 1000\n")
             proc.stdin.close()

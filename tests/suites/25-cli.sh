@@ -54,6 +54,100 @@ check "global --config changes the subcommand's verdict" sh -c \
 check "kiln run takes its options after the file" sh -c \
 	"printf 'echo hi\n' > '$tmp/hi.sh' && '$kiln' run '$tmp/hi.sh' --lang bash | grep -qx hi"
 
+# --- kiln run judges the code as every front end does (issue 35) ------------------
+# A deny (a process started through os, a socket) is refused with its
+# diagnostics and exit 126, nothing run; --override runs it anyway; a warn
+# is shown on stderr and runs.
+printf 'print("ran")\nimport os\nos.system("true")\n' >"$tmp/deny.py"
+printf 'print("ran")\nimport socket\nsocket.create_connection(("192.0.2.1", 80))\n' >"$tmp/sock.py"
+run_refuses_deny() {
+	for f in deny.py sock.py; do
+		"$kiln" run "$tmp/$f" >"$tmp/d.out" 2>"$tmp/d.err"
+		rc=$?
+		[ $rc -eq 126 ] || { echo "$f: exit $rc, not 126"; cat "$tmp/d.out" "$tmp/d.err"; return 1; }
+		[ ! -s "$tmp/d.out" ] || { echo "$f ran:"; cat "$tmp/d.out"; return 1; }
+		grep -q "^$tmp/$f:[0-9]*:[0-9]*: error: .*\[PY-" "$tmp/d.err" &&
+			grep -q -- "--override" "$tmp/d.err" || { cat "$tmp/d.err"; return 1; }
+	done
+}
+check "kiln run refuses denied code with its diagnostics, exit 126" run_refuses_deny
+run_override() {
+	out=$("$kiln" run --override "$tmp/deny.py" 2>"$tmp/o.err") || { cat "$tmp/o.err"; return 1; }
+	[ "$out" = ran ] || { echo "output: $out"; return 1; }
+	grep -q 'error: .*\[PY-OS-PROCESS\]' "$tmp/o.err" && grep -q 'running it anyway' "$tmp/o.err" ||
+		{ cat "$tmp/o.err"; return 1; }
+}
+check "kiln run --override runs denied code, saying so" run_override
+printf 'import os\nprint("ran")\ntry:\n    os.remove("nothing-here")\nexcept OSError:\n    pass\n' >"$tmp/warn.py"
+run_shows_warnings() {
+	out=$("$kiln" run "$tmp/warn.py" 2>"$tmp/w.err") || { cat "$tmp/w.err"; return 1; }
+	[ "$out" = ran ] || { echo "output: $out"; return 1; }
+	grep -q "^$tmp/warn.py:4:5: warning: .*\[PY-" "$tmp/w.err" || { cat "$tmp/w.err"; return 1; }
+}
+check "kiln run shows warnings on stderr and runs" run_shows_warnings
+run_help_is_true() {
+	h=$("$kiln" run --help) || return 1
+	for w in --override 126 123 "--lang is needed"; do
+		echo "$h" | grep -q -- "$w" || { echo "kiln run --help does not say $w"; return 1; }
+	done
+	grep -q -- '--override' docs/terminal.md && grep -q '126' docs/terminal.md &&
+		grep -q '123' docs/terminal.md || { echo "docs/terminal.md says nothing of them"; return 1; }
+}
+check "kiln run --help and docs/terminal.md name --override and the exit statuses" run_help_is_true
+
+# --- a file's language is what it says (issue 35) --------------------------------------
+# An unknown extension without a #! line, and stdin without --lang or a
+# #! line, are errors naming --lang and the languages; nothing runs.
+printf 'puts "ruby"\n' >"$tmp/x.rb"
+names_langs() { # file
+	grep -q -- '--lang' "$1" && grep -q 'python' "$1" && grep -q 'bash' "$1" &&
+		grep -q 'javascript' "$1" || { cat "$1"; return 1; }
+}
+run_unknown_extension() {
+	"$kiln" run "$tmp/x.rb" >"$tmp/l.out" 2>"$tmp/l.err"
+	rc=$?
+	[ $rc -eq 2 ] || { echo "exit $rc"; cat "$tmp/l.out" "$tmp/l.err"; return 1; }
+	[ ! -s "$tmp/l.out" ] || { echo "it ran:"; cat "$tmp/l.out"; return 1; }
+	names_langs "$tmp/l.err"
+}
+check "kiln run x.rb is an error naming the languages, not Python" run_unknown_extension
+run_stdin_needs_lang() {
+	"$kiln" run - <"$tmp/ok.py" >"$tmp/l.out" 2>"$tmp/l.err"
+	rc=$?
+	[ $rc -eq 2 ] || { echo "exit $rc"; cat "$tmp/l.out" "$tmp/l.err"; return 1; }
+	[ ! -s "$tmp/l.out" ] || { echo "it ran:"; cat "$tmp/l.out"; return 1; }
+	names_langs "$tmp/l.err" || return 1
+	[ "$("$kiln" run --lang python - <"$tmp/ok.py" 2>&1)" = 1 ]
+}
+check "kiln run - without --lang or #! is an error naming the languages" run_stdin_needs_lang
+validate_needs_lang() {
+	"$kiln" validate "$tmp/x.rb" >"$tmp/l.out" 2>"$tmp/l.err"
+	[ $? -eq 3 ] || { echo "x.rb: exit not 3"; return 1; }
+	names_langs "$tmp/l.err" || return 1
+	"$kiln" validate - <"$tmp/ok.py" >"$tmp/l.out" 2>"$tmp/l.err"
+	[ $? -eq 3 ] || { echo "-: exit not 3"; return 1; }
+	names_langs "$tmp/l.err"
+}
+check "kiln validate x.rb and - without --lang name the languages" validate_needs_lang
+
+# --- an output cap reads as an output cap (issue 35) ------------------------------------
+printf '{"sandbox":{"limits":{"outputBytes":1024}}}' >"$tmp/cap.json"
+printf 'print("x" * 5000)\n' >"$tmp/big.py"
+run_output_cap() {
+	"$kiln" --config "$tmp/cap.json" run "$tmp/big.py" >"$tmp/c.out" 2>"$tmp/c.err"
+	rc=$?
+	[ $rc -eq 123 ] || { echo "exit $rc, not 123"; cat "$tmp/c.err"; return 1; }
+	grep -q '^kiln run: output limit reached (1024 bytes)' "$tmp/c.err" || { cat "$tmp/c.err"; return 1; }
+}
+check "kiln run at the output cap says so and exits 123" run_output_cap
+shell_output_cap() {
+	printf ':run print("x" * 5000)\n' | KILN_LLM_URL=http://127.0.0.1:9 timeout 60 \
+		"$kiln" --config "$tmp/cap.json" shell >"$tmp/c.out" 2>&1
+	grep -q 'stopped: output limit reached (1024 bytes)' "$tmp/c.out" &&
+		! grep -q 'killed by' "$tmp/c.out" || { tail -5 "$tmp/c.out"; return 1; }
+}
+check "kiln shell at the output cap says so, not killed by a signal" shell_output_cap
+
 deps_tells_normal_user() {
 	# Packages missing, asked for as nobody: the exact command must be
 	# printed and nothing run. On a machine where everything is installed

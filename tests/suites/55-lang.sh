@@ -87,7 +87,9 @@ fi
 check "run #!/usr/bin/env -S python3 -u" 0 "^env -S python3$" "$KILN" run "$tmp/envs"
 check "run #!/usr/bin/python3.11" 0 "^versioned$" "$KILN" run "$tmp/versioned"
 check "run #!/bin/sh" 0 "^sh 42$" "$KILN" run "$tmp/shscript"
-check "run without extension or #! is python" 0 "^no clue$" "$KILN" run "$tmp/noclue"
+check "run without extension or #! is an error naming the languages" 2 \
+	"^kiln run: .*noclue: cannot tell its language: .*use --lang (kiln knows python (.py, .pyw), bash" \
+	"$KILN" run "$tmp/noclue"
 check "run --lang sh over the extension" 0 "^forced bash$" "$KILN" run --lang sh "$tmp/forced.txt"
 check "run --lang ruby is refused with the known names" 2 \
 	"^kiln run: unknown language 'ruby' (kiln knows python (py, python3, py3), bash (sh, shell, shellscript), javascript (js, node, nodejs, mjs))$" \

@@ -170,6 +170,25 @@ START_TEST(unknown_names_the_known_ones)
 }
 END_TEST
 
+/* kiln run and kiln validate say this when --lang, the extension and the
+ * #! line are all silent (issue 35): --lang and every language with its
+ * extensions, a file and stdin told apart. */
+START_TEST(untold_names_lang_and_the_languages)
+{
+	char buf[512];
+	ck_assert_str_eq(lang_untold("x.rb", buf, sizeof(buf)),
+	                 "cannot tell its language: no extension kiln knows and no #! line; use "
+	                 "--lang (kiln knows python (.py, .pyw), bash (.sh, .bash), javascript "
+	                 "(.js, .mjs, .cjs))");
+	ck_assert_ptr_nonnull(
+	    strstr(lang_untold(NULL, buf, sizeof(buf)),
+	           "standard input has no #! line; use --lang (kiln knows python"));
+	char small[20];
+	lang_untold("x.rb", small, sizeof(small));
+	ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
+}
+END_TEST
+
 START_TEST(config_adds_a_language)
 {
 	_cleanup_json_ json_object *cfg =
@@ -295,6 +314,7 @@ static Suite *lang_suite(void)
 	tcase_add_test(tc, extensions);
 	tcase_add_test(tc, shebangs);
 	tcase_add_test(tc, unknown_names_the_known_ones);
+	tcase_add_test(tc, untold_names_lang_and_the_languages);
 	tcase_add_test(tc, config_adds_a_language);
 	tcase_add_test(tc, config_changes_a_builtin);
 	tcase_add_test(tc, config_errors_name_the_member);
