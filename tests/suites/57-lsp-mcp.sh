@@ -59,7 +59,7 @@ if [ "$rc" -eq 0 ]; then
 		-l nvim_plain.lua) >"$log" 2>&1
 	count "$log" nvim-0.10
 elif [ "$rc" -eq 77 ]; then
-	echo "[nvim-0.10] skipped: 6 checks (Neovim 0.10 could not be fetched from trixie)"
+	echo "[nvim-0.10] skipped: 8 checks (Neovim 0.10 could not be fetched from trixie)"
 	skip=$((skip + 6))
 else
 	bad "tests/tools/nvim-0.10.sh failed ($rc)"
