@@ -21,6 +21,7 @@ struct record;
 struct intent;
 struct rpc_client_watch;
 struct doc_store;
+struct mcp_roots;
 
 struct kiln_options {
 	size_t max_message; /* largest accepted message body, bytes */
@@ -74,6 +75,10 @@ struct kiln {
 	struct intent *intent;       /* server/intent: proposals, sessions, audit, model */
 	struct validator *validator; /* server/validate: syntax and policy checks */
 	struct sandbox *sandbox;     /* server/sandbox: runs code in namespace boxes */
+
+	/* `kiln mcp`'s workspace, from the client's roots or the working
+	 * directory (methods/mcp_roots.h); NULL for the editor protocol. */
+	struct mcp_roots *mcp;
 };
 
 /* Serve JSON-RPC on in_fd/out_fd until exit, end of input or SIGTERM.

@@ -20,6 +20,7 @@
 #include "methods/diagnostics.h"
 #include "methods/doc_store.h"
 #include "methods/lsp.h"
+#include "methods/mcp_roots.h"
 #include "methods/methods.h"
 #include "replay/record.h"
 #include "rpc/client_watch.h"
@@ -136,6 +137,10 @@ int kiln_serve(const struct kiln_options *opts, int in_fd, int out_fd)
 	                         opts->mcp ? mcp_methods_count : kiln_methods_count, &k);
 	if (!k.rpc)
 		goto out;
+	/* kiln mcp's workspace: the working directory until the client's
+	 * roots say otherwise. */
+	if (opts->mcp && !(k.mcp = mcp_roots_new(&k)))
+		goto out;
 	if (opts->client_pid > 0) {
 		r = kiln_watch_client(&k, opts->client_pid);
 		if (r < 0) {
@@ -168,7 +173,9 @@ out:
 		rpc_client_watch_free(k.client_watch[i]);
 	diag_release_all(&k);
 	doc_store_release(k.docs);
-	/* Subsystems stop here, in reverse order of their start. */
+	/* Subsystems stop here, in reverse order of their start. The roots'
+	 * waiters were cancelled with their calls above. */
+	mcp_roots_free(k.mcp);
 	intent_free(k.intent);
 	val_free(k.validator);
 	sandbox_free(k.sandbox);

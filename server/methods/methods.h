@@ -45,6 +45,7 @@ extern const struct rpc_method mcp_methods[];
 extern const size_t mcp_methods_count;
 int method_mcp_initialize(struct rpc_call *call, json_object *params);
 int method_mcp_initialized(struct rpc_call *call, json_object *params);
+int method_mcp_roots_changed(struct rpc_call *call, json_object *params);
 int method_mcp_cancelled(struct rpc_call *call, json_object *params);
 int method_mcp_ping(struct rpc_call *call, json_object *params);
 int method_mcp_discover(struct rpc_call *call, json_object *params);
