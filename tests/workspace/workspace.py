@@ -478,22 +478,28 @@ def run_cases(kiln, tmp, root):
     finally:
         k.close()
 
-    # 11. As root, the box is nobody: root's own files are read, never
-    #     changed, and new files still land in the layer.
+    # 11. As root, the box is nobody, and root's project is shown through
+    #     an idmapped mount: its files are nobody's in the box, so the code
+    #     changes them in its layer as their owner could (before, appending
+    #     to sales.csv failed with EACCES while creating worked); the host
+    #     folder stays as it was.
     if root:
         rp = make_project(os.path.join(tmp, "r") if os.makedirs(os.path.join(tmp, "r")) is None
                           else None)
         rbefore = snapshot(rp)
         k = Kiln(kiln, uri(rp))
         try:
-            res, err = k.run("print(open('sales.csv').read(), end='')\n"
+            res, err = k.run("import os\nprint(open('sales.csv').read(), end='')\n"
                              "open('made.txt', 'w').write('x')\n"
-                             "try:\n    open('sales.csv', 'a').write('y')\n"
-                             "except OSError as e:\n    print('refused', e.errno)\n")
-            check("root-owned-read-create-not-change",
-                  k.out["stdout"] == SALES + "refused 13\n" and
-                  set(changes(res)) == {rp + "/made.txt"} and snapshot(rp) == rbefore,
+                             "open('sales.csv', 'a').write('Apr,40\\n')\n"
+                             "os.chmod('sub/f.txt', 0o600)\n"
+                             "print(os.stat('sales.csv').st_uid == os.getuid(), "
+                             "open('sales.csv').read().count('\\n'))\n")
+            check("root-owned-files-changeable-in-the-layer",
+                  k.out["stdout"] == SALES + "True 5\n" and
+                  set(changes(res)) == {rp + "/made.txt", rp + "/sales.csv"},
                   "%r %r" % (k.out, res and res.get("workspaceChanges")))
+            check("root-owned-host-folder-unchanged", snapshot(rp) == rbefore, "changed")
         finally:
             k.close()
 

@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/mount.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sched.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,6 +91,116 @@ static int write_id_maps(const struct sbx_base *s, pid_t pid)
 	return write_proc(pid, "gid_map", map);
 }
 
+/* As root the box runs as nobody, who owns nothing in the workspace: its
+ * code could create and delete files there (the overlay's upper layer is
+ * its own) but not change one (a copy-up needs write permission on the
+ * host's file). So a root server shows the folder through an idmapped
+ * mount (mount_setattr MOUNT_ATTR_IDMAP): files of the folder's owner
+ * are nobody's in the box, read-only, and the box's code can change in
+ * its layer what the owner could. Files of other owners keep their
+ * owner (others' bits apply). The user namespace that carries the
+ * mapping is made once per owner and kept; a file system that cannot
+ * be idmapped leaves the box as before (said once in the log). */
+static pthread_mutex_t idmap_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	int fd; /* the user namespace, or -1 */
+	uid_t uid;
+	gid_t gid;
+	bool warned;
+} idmap = {.fd = -1};
+
+/* A user namespace whose only ids are uid and gid, seen outside as
+ * SBX_ROOT_MAPS_TO: its fd, or -errno. */
+static int idmap_userns(uid_t uid, gid_t gid)
+{
+	int pipefd[2];
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return -errno;
+	int pidfd = -1, r = 0;
+	struct clone_args_k ca = {.flags = CLONE_NEWUSER | CLONE_PIDFD,
+	                          .pidfd = (uint64_t)(uintptr_t)&pidfd};
+	long pid = syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0) {
+		/* Only a namespace to hold: wait for the maps, then go. */
+		char c;
+		close(pipefd[1]);
+		while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(pipefd[0]);
+	if (pid < 0) {
+		close(pipefd[1]);
+		return -errno;
+	}
+	char map[64], path[64];
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)SBX_ROOT_MAPS_TO);
+	r = write_proc((pid_t)pid, "uid_map", map);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)SBX_ROOT_MAPS_TO);
+	if (r >= 0)
+		r = write_proc((pid_t)pid, "gid_map", map);
+	snprintf(path, sizeof(path), "/proc/%ld/ns/user", pid);
+	int fd = r < 0 ? r : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && r >= 0)
+		r = -errno;
+	close(pipefd[1]);
+	siginfo_t si;
+	while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | __WALL) < 0 && errno == EINTR)
+		;
+	close(pidfd);
+	return r < 0 ? r : fd;
+}
+
+/* The workspace host as a detached, read-only, idmapped mount, or -errno. */
+static int ws_idmapped_mount(const char *host)
+{
+	struct stat st;
+	if (stat(host, &st) < 0)
+		return -errno;
+	pthread_mutex_lock(&idmap_lock);
+	if (idmap.fd >= 0 && (idmap.uid != st.st_uid || idmap.gid != st.st_gid)) {
+		close(idmap.fd);
+		idmap.fd = -1;
+	}
+	if (idmap.fd < 0) {
+		int u = idmap_userns(st.st_uid, st.st_gid);
+		if (u >= 0) {
+			idmap.fd = u;
+			idmap.uid = st.st_uid;
+			idmap.gid = st.st_gid;
+		}
+	}
+	int r = idmap.fd >= 0 ? 0 : -EPERM;
+	int m = r < 0 ? -1
+	              : (int)syscall(SYS_open_tree, AT_FDCWD, host,
+	                             OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+	if (r >= 0 && m < 0)
+		r = -errno;
+	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY |
+	                                   MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+	                       .userns_fd = (uint64_t)idmap.fd};
+	/* With the mounts inside the folder (if any): pid 1 refuses those,
+	 * as the kernel refuses a copied namespace's (child_workspace.c). */
+	if (r >= 0 &&
+	    syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
+		r = -errno;
+	bool warn = r < 0 && !idmap.warned;
+	if (warn)
+		idmap.warned = true;
+	pthread_mutex_unlock(&idmap_lock);
+	if (r < 0) {
+		if (m >= 0)
+			close(m);
+		if (warn)
+			log_warn("sandbox: cannot show %s through an idmapped mount (%s): code in "
+			         "the box "
+			         "(nobody) can create and delete files there but not change one",
+			         host, strerror(-r));
+		return r;
+	}
+	return m;
+}
+
 int sbx_box_clone(const struct sbx_base *s, struct sbx_plan *plan, int cgroup_fd,
                   struct sbx_box *ret, int *ret_step)
 {
@@ -107,6 +220,11 @@ int sbx_box_clone(const struct sbx_base *s, struct sbx_plan *plan, int cgroup_fd
 	         (unsigned)s->host->egid);
 	plan->status_fd = status[1];
 	plan->sync_fd = sync[0];
+	plan->ws_idmapped = false;
+	if (s->host->euid == 0 && plan->ws_host) {
+		plan->ws_lower_fd = ws_idmapped_mount(plan->ws_host);
+		plan->ws_idmapped = plan->ws_lower_fd >= 0;
+	}
 	int pidfd = -1;
 	struct clone_args_k ca = {
 	    .flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
@@ -149,6 +267,10 @@ out:
 			close(sync[i]);
 	}
 	plan->status_fd = plan->sync_fd = -1;
+	if (plan->ws_idmapped)
+		close(plan->ws_lower_fd);
+	plan->ws_idmapped = false;
+	plan->ws_lower_fd = -1;
 	return r;
 }
 

@@ -723,8 +723,16 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	/* If the server dies, pid 1 dies, and with it the whole box. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
 		_exit(127);
-	int keep[] = {p->status_fd, p->sync_fd, p->out_fd, p->err_fd, p->in_fd};
-	if (tidy_fds(keep, p->in_fd >= 0 ? 5 : 4) < 0)
+	int keep[] = {p->status_fd, p->sync_fd, p->out_fd, p->err_fd, p->in_fd, -1};
+	int nkeep = p->in_fd >= 0 ? 5 : 4;
+	/* The server's idmapped workspace mount comes along, then goes to
+	 * its own number (FD_WS_LOWER, above them all). */
+	if (p->ws_host && p->ws_idmapped)
+		keep[nkeep++] = p->ws_lower_fd;
+	if (tidy_fds(keep, nkeep) < 0)
+		_exit(127);
+	if (p->ws_host && p->ws_idmapped &&
+	    (dup3(2 + nkeep, FD_WS_LOWER, O_CLOEXEC) < 0 || close(2 + nkeep) < 0))
 		_exit(127);
 	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (nul < 0 || dup2(nul, 0) < 0 || dup2(nul, 1) < 0 || dup2(nul, 2) < 0)
@@ -772,7 +780,7 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 	STEP(SBX_STEP_PRIVATE, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL));
 	/* The host folder, opened in this mount namespace before the new
 	 * root covers /tmp (where it may be). */
-	if (p->ws_host) {
+	if (p->ws_host && !p->ws_idmapped) {
 		int lower = open(p->ws_host, O_PATH | O_DIRECTORY | O_CLOEXEC);
 		STEP(SBX_STEP_WORKSPACE, lower);
 		STEP(SBX_STEP_WORKSPACE, dup3(lower, FD_WS_LOWER, O_CLOEXEC));

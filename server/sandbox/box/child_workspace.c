@@ -18,7 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define OVL_DIR "kiln-ovl"
+#define OVL_DIR   "kiln-ovl"
+#define OVL_LOWER "kiln-ovl-lower"
 
 /* mkdir -p of path's parents and path itself, under rootfd. */
 static int mkdir_all(int rootfd, const char *path)
@@ -63,6 +64,60 @@ static int make_masks(void)
 	return 0;
 }
 
+/* Whether a mount lies strictly below dir (an absolute path in pid 1's
+ * mount namespace): 1, 0, or -1. The server's idmapped clone of the
+ * folder (pid1.h) takes the mounts inside it along, and overlayfs, which
+ * layers one file system, would show what lies under them: the kernel
+ * refuses that for a copied namespace's locked mounts (EINVAL), and
+ * this refuses it the same way for the clone. Reads /proc/self/mountinfo
+ * in pieces through a static buffer; a mount point is its fifth field,
+ * octal-escaped, so a prefix compare on the escaped text is exact for
+ * kiln's own names. */
+static int mounts_below(const char *dir)
+{
+	static char buf[65536];
+	size_t dlen = strlen(dir), have = 0;
+	int fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int found = 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			found = -1;
+			break;
+		}
+		have += (size_t)n;
+		buf[have] = '\0';
+		char *line = buf, *nl;
+		while ((nl = strchr(line, '\n'))) {
+			*nl = '\0';
+			/* the fifth field */
+			char *f = line;
+			for (int i = 0; i < 4 && f; i++) {
+				f = strchr(f, ' ');
+				if (f)
+					f++;
+			}
+			if (f && strncmp(f, dir, dlen) == 0 && f[dlen] == '/')
+				found = 1;
+			line = nl + 1;
+		}
+		size_t rest = have - (size_t)(line - buf);
+		if (n == 0 || found || rest == sizeof(buf) - 1) {
+			if (rest == sizeof(buf) - 1 && !found)
+				found = -1; /* a line longer than the buffer */
+			break;
+		}
+		memmove(buf, line, rest);
+		have = rest;
+	}
+	close(fd);
+	return found;
+}
+
 /* The workspace: an overlay of the host folder (FD_WS_LOWER) under a
  * tmpfs upper layer, mounted at its own path. The upper tmpfs is
  * mounted at /kiln-ovl only while the overlay is made (overlayfs takes
@@ -79,12 +134,27 @@ int child_mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd
 	if (upper < 0 || mkdirat(rootfd, OVL_DIR, 0700) < 0 || child_attach(rootfd, m, OVL_DIR) < 0)
 		return -1;
 	close(m);
+	/* The server's idmapped mount (pid1.h) is detached: overlayfs takes
+	 * a layer only from its mounter's mount namespace, so it is
+	 * attached here while the overlay is made. */
+	const char *lower = WS_LOWER_PATH;
+	if (p->ws_idmapped) {
+		if (mkdirat(rootfd, OVL_LOWER, 0700) < 0 ||
+		    child_attach(rootfd, FD_WS_LOWER, OVL_LOWER) < 0)
+			return -1;
+		lower = "/tmp/" OVL_LOWER;
+		int below = mounts_below(lower);
+		if (below != 0) {
+			errno = below > 0 ? EINVAL : errno;
+			return -1;
+		}
+	}
 	int fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return -1;
 	/* userxattr: overlayfs's own marks (opaque directories) go in
 	 * user.overlay.* xattrs, the ones a user namespace may set. */
-	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", WS_LOWER_PATH, 0) < 0 ||
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lower, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", "/tmp/" OVL_DIR "/u", 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", "/tmp/" OVL_DIR "/w", 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
@@ -98,6 +168,9 @@ int child_mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd
 	close(FD_WS_LOWER);
 	if (umount2("/tmp/" OVL_DIR, MNT_DETACH) < 0 || unlinkat(rootfd, OVL_DIR, AT_REMOVEDIR) < 0)
 		return -1;
+	if (p->ws_idmapped && (umount2("/tmp/" OVL_LOWER, MNT_DETACH) < 0 ||
+	                       unlinkat(rootfd, OVL_LOWER, AT_REMOVEDIR) < 0))
+		return -1;
 	*ret_upperfd = upper;
 	return make_masks();
 }
@@ -110,8 +183,11 @@ int child_mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd
  * root is read-only by then). See zygote.h. */
 int child_hold_workspace(int rootfd, const struct sbx_plan *p)
 {
-	int m = open_tree(FD_WS_LOWER, "",
-	                  OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
+	/* The server's idmapped mount is detached already: it is the one. */
+	int m = p->ws_idmapped
+	            ? dup(FD_WS_LOWER)
+	            : open_tree(FD_WS_LOWER, "",
+	                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 	if (m < 0)
 		return -1;
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
@@ -121,6 +197,13 @@ int child_hold_workspace(int rootfd, const struct sbx_plan *p)
 	    child_attach(rootfd, m, SBX_ZYGOTE_WS_LOWER) < 0 || mkdir_all(rootfd, p->ws_dst) < 0)
 		return -1;
 	close(m);
+	/* The runs' overlays take it as their lower layer: as in
+	 * child_mount_workspace, no mount may lie inside it. */
+	int below = p->ws_idmapped ? mounts_below("/tmp/" SBX_ZYGOTE_WS_LOWER) : 0;
+	if (below != 0) {
+		errno = below > 0 ? EINVAL : errno;
+		return -1;
+	}
 	return close(FD_WS_LOWER);
 }
 

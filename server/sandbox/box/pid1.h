@@ -146,6 +146,13 @@ struct sbx_plan {
 	 * program starts in it. NULL ws_host: no workspace (cwd /work). */
 	const char *ws_host;
 	const char *ws_dst;
+	/* As root (the box runs as nobody), ws_lower_fd is a detached,
+	 * read-only mount of ws_host made by the server, idmapped so that
+	 * the folder owner's files are nobody's in the box (box.c,
+	 * ws_idmapped_mount): pid 1 attaches it instead of opening
+	 * ws_host. Set only for the clone; false: pid 1 opens ws_host. */
+	bool ws_idmapped;
+	int ws_lower_fd;
 	char *const *hide;
 	size_t nhide;
 
