@@ -1,12 +1,14 @@
 # server/sandbox/module.mk: kiln's Python programs for the box are
 # embedded into a generated C file, so kiln needs no install step to
-# write them into a box: the session driver (kiln_display.py, then
-# session_driver.py) and the one-shot runner (oneshot.py, given
-# kiln_display.py as an argument). ($(BUILD)/gen/%.o rules:
+# write them into a box: the session driver (kiln_display.py,
+# source_coding.py, then session_driver.py) and the one-shot runner
+# (source_coding.py then oneshot.py, given kiln_display.py as an
+# argument); source_coding.py alone too, for the validator's CPython
+# worker (validate/pyworker.c). ($(BUILD)/gen/%.o rules:
 # validate/module.mk.)
 
 SBX_DRIVER_SRC := server/sandbox/guest/kiln_display.py server/sandbox/guest/session_driver.py \
-                  server/sandbox/guest/oneshot.py
+                  server/sandbox/guest/oneshot.py server/sandbox/guest/source_coding.py
 SBX_DRIVER_C   := $(BUILD)/gen/sandbox/driver_embed.c
 
 MODULE_OBJS += gen/sandbox/driver_embed.o
@@ -14,9 +16,11 @@ MODULE_OBJS += gen/sandbox/driver_embed.o
 $(SBX_DRIVER_C): $(SBX_DRIVER_SRC) server/sandbox/guest/embed-driver.sh
 	@mkdir -p $(dir $@)
 	@sh server/sandbox/guest/embed-driver.sh $@ \
-		sbx_session_driver server/sandbox/guest/kiln_display.py server/sandbox/guest/session_driver.py \
-		-- sbx_oneshot_runner server/sandbox/guest/oneshot.py \
-		-- sbx_display_module server/sandbox/guest/kiln_display.py
+		sbx_session_driver server/sandbox/guest/kiln_display.py \
+			server/sandbox/guest/source_coding.py server/sandbox/guest/session_driver.py \
+		-- sbx_oneshot_runner server/sandbox/guest/source_coding.py server/sandbox/guest/oneshot.py \
+		-- sbx_display_module server/sandbox/guest/kiln_display.py \
+		-- sbx_source_coding server/sandbox/guest/source_coding.py
 
 # The zygote's program, embedded the same way: its parts one after the
 # other, as one file in the box (zygote.py first: what the others use;

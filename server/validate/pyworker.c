@@ -31,14 +31,19 @@
  * UTF-8 byte columns or -1 when the parser gave none, EOF 1 when the error
  * is an unclosed construct at the end. Python is compile()d (never run):
  * the compiler also rejects what the grammar allows ('return' outside a
- * function). bash is `bash -n` (bash names the line and the token), a
- * child of the worker in the same box reading the code on stdin.
- * JavaScript is compiled as `node --check` compiles it (in the CommonJS
- * wrapper; code that only an ES module may hold is compiled again as a
- * module, as node does for a file) by one persistent node, a child of the
- * worker, since starting node costs about 40 ms a check; a module with an
- * error goes to `node --check --input-type=module` for its position (line,
- * and a caret in UTF-16 units). */
+ * function). Before it, a coding declaration other than UTF-8 or ASCII
+ * is refused as the runners refuse it (source_coding.py): compile() of
+ * text would ignore it, but CPython reading the file would not. bash is
+ * `bash -n` (bash names the line and the token), a child of the worker in
+ * the same box reading the code on stdin. JavaScript is compiled as `node
+ * --check` compiles it (in the CommonJS wrapper; code that only an ES
+ * module may hold is compiled again as a module, as node does for a file)
+ * by one persistent node, a child of the worker, since starting node
+ * costs about 40 ms a check; a module with an error goes to `node --check
+ * --input-type=module` for its position (line, and a caret in UTF-16
+ * units). */
+extern const char sbx_source_coding[]; /* sandbox/guest/source_coding.py */
+
 static const char worker_src[] =
     "import json, os, re, select, subprocess, sys, warnings\n"
     "warnings.simplefilter('ignore')\n"
@@ -69,6 +74,7 @@ static const char worker_src[] =
     "    return i\n"
     "def python(src):\n"
     "    try:\n"
+    "        _kiln_check_coding(src, '<snippet>')\n"
     "        compile(src, '<snippet>', 'exec', dont_inherit=True)\n"
     "        return 'ok'\n"
     "    except SyntaxError as e:\n"
@@ -308,8 +314,15 @@ static int worker_start(struct val_pyworker *w)
 	 * (sandbox.h), on whichever thread the validator checks. */
 	int r;
 	const char *argv[] = {w->python, "-I", "-S", "-B", "{file}", NULL};
+	/* source_coding.py ahead of the worker: its check of a coding
+	 * declaration is the runners' own (sandbox/guest/). */
+	_cleanup_free_ char *data = NULL;
+	if (asprintf(&data, "%s%s", sbx_source_coding, worker_src) < 0) {
+		snprintf(w->why, sizeof(w->why), "out of memory");
+		return -ENOMEM;
+	}
 	struct sbx_worker_spec spec = {
-	    .argv = argv, .file = "pyworker.py", .data = worker_src, .start_ms = START_MS};
+	    .argv = argv, .file = "pyworker.py", .data = data, .start_ms = START_MS};
 	char err[sizeof(w->why)];
 	r = sbx_worker_spawn(NULL, &spec, &w->proc, err, sizeof(err));
 	if (r < 0) {

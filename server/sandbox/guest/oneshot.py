@@ -1,8 +1,8 @@
 # oneshot.py: how kiln runs one-shot Python (snippet/run without a
 # sessionId, `kiln run`, an intent's proposal): python's argv in the
 # language registry is `python3 -c RUNNER DISPLAY /work/code/snippet.py`,
-# RUNNER being this file and DISPLAY kiln_display.py (both embedded in
-# kiln, server/sandbox/module.mk). The code runs as `python3
+# RUNNER being this file (after source_coding.py) and DISPLAY
+# kiln_display.py (both embedded in kiln, server/sandbox/module.mk). The code runs as `python3
 # /work/code/snippet.py` would run it: its own __main__ module, sys.argv,
 # sys.path[0], tracebacks without the runner's frames, the exit status.
 # Then, as in a notebook, the value of its last expression and the
@@ -116,6 +116,9 @@ def _run(path):
         _kiln_display()
     with open(path, "rb") as f:
         code = f.read()
+    # Read as UTF-8, as the editor and the validator read it
+    # (source_coding.py, embedded ahead of this file).
+    _kiln_check_coding(code, path)
     body, last = _compile(code, path)
     ns = main.__dict__
     exec(body, ns)

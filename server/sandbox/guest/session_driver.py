@@ -1,8 +1,9 @@
 # session_driver.py: the program a kiln session runs in its box (see
 # server/sandbox/session/session.h and docs/sandbox.md, "Sessions"). kiln embeds
 # this file, after kiln_display.py (rich output, shared with the one-shot
-# runner oneshot.py), in its binary and writes both as one read-only file
-# into the box.
+# runner oneshot.py) and source_coding.py (the check of a coding
+# declaration), in its binary and writes them as one read-only file into
+# the box.
 #
 # It keeps one namespace alive between runs, as a notebook kernel does.
 # The channel to kiln is the socket kiln gave as stdin; it is moved to a
@@ -183,6 +184,10 @@ def _set_cpu_soft(seconds):
 
 
 def _compile(code, filename):
+    # compile() of text ignores a coding declaration; one that bare
+    # CPython would honour is refused all the same (source_coding.py,
+    # embedded ahead of this file).
+    _kiln_check_coding(code, filename)
     tree = ast.parse(code, filename, "exec")
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
