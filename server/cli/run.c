@@ -326,6 +326,8 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	const char *lang = NULL, *config_path = global->config_path;
 	double timeout = 0;
 	bool json = false, apply = false, override = false;
+	/* The validator's config for this run (see val_new below). */
+	_cleanup_json_ json_object *vcfg = NULL;
 	int c;
 	optind = 0; /* 0, not 1: glibc then also resets the ordering main() chose with "+" */
 	while ((c = getopt_long(argc, argv, "l:t:jc:h", opts, NULL)) != -1) {
@@ -451,7 +453,24 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	}
 	/* The validator starts after the sandbox, as in the server: the
 	 * sandbox's helpers are forked before any thread. */
-	if ((r = val_new(config_section(k.config, "validator"), &k.validator)) < 0) {
+	/* The code runs right after its check, under its own interpreter,
+	 * whose syntax check is the run itself: the validator judges with
+	 * its rules and tree-sitter's syntax, without its syntax worker,
+	 * whose box and CPython start (about 150 ms) would more than double
+	 * a cold run. A config that names a parser keeps it. */
+	json_object *vsec = config_section(k.config, "validator");
+	vcfg = json_object_new_object();
+	if (vsec && json_object_is_type(vsec, json_type_object)) {
+		json_object_object_foreach(vsec, vkey, vval)
+		{
+			json_object_object_add(vcfg, vkey, json_object_get(vval));
+		}
+	}
+	static const char *const parsers[] = {"python", "bash", "node"};
+	for (size_t i = 0; i < ARRAY_SIZE(parsers); i++)
+		if (!json_get(vcfg, parsers[i]))
+			json_object_object_add(vcfg, parsers[i], json_object_new_boolean(false));
+	if ((r = val_new(vcfg, &k.validator)) < 0) {
 		fprintf(stderr, "kiln run: not run: the validator cannot start: %s\n",
 		        strerror(-r));
 		goto out;
