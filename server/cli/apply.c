@@ -19,6 +19,12 @@
 
 #include "core/json.h"
 #include "methods/workspace_edit.h"
+#include "sandbox/workspace/apply.h"
+
+struct cli_say {
+	cli_say_fn say;
+	void *data;
+};
 
 static void sayf(cli_say_fn say, void *data, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -50,15 +56,48 @@ size_t cli_ws_report(json_object *result, cli_say_fn say, void *data)
 		json_get_string(c, "kind", &kind);
 		json_get_int64(c, "size", &size);
 		json_object *ie = json_get(c, "inEdit");
-		bool applies = ie && json_object_get_boolean(ie);
+		const char *stored = NULL, *mime = NULL, *not_kept = NULL;
+		json_get_string(c, "stored", &stored);
+		json_get_string(c, "mimeType", &mime);
+		json_get_string(c, "notKept", &not_kept);
+		bool applies = (ie && json_object_get_boolean(ie)) || stored;
 		in_edit += applies;
-		sayf(say, data, "  %-8s %s (%lld bytes)%s", kind, path, (long long)size,
-		     applies ? "" : " [binary or too large: not applied]");
+		if (stored || mime)
+			sayf(say, data, "  %-8s %s (%lld bytes, %s)", kind, path, (long long)size,
+			     mime ? mime : "application/octet-stream");
+		else
+			sayf(say, data, "  %-8s %s (%lld bytes)%s%s%s", kind, path, (long long)size,
+			     applies ? "" : " [not applied: ",
+			     applies    ? ""
+			     : not_kept ? not_kept
+			                : "not kept",
+			     applies ? "" : "]");
 	}
 	int64_t omitted = 0;
 	if (json_get_int64(result, "workspaceChangesOmitted", &omitted) == 0 && omitted > 0)
 		sayf(say, data, "  ... and %lld more, not listed", (long long)omitted);
-	return json_get(result, "workspaceEdit") ? in_edit : 0;
+	return in_edit;
+}
+
+static void say_applied(void *data, const char *path, const char *why)
+{
+	struct cli_say *cs = data;
+	if (why)
+		sayf(cs->say, cs->data, "skipped %s: %s", path, why);
+	else
+		sayf(cs->say, cs->data, "applied %s", path);
+}
+
+int cli_ws_apply_changes(const struct run_outcome *oc, cli_say_fn say, void *data)
+{
+	if (!oc->workspace || !oc->ws_changes)
+		return 0;
+	struct cli_say cs = {.say = say, .data = data};
+	int r = sbx_ws_apply(oc->workspace, oc->ws_changes->items, oc->ws_changes->n, NULL,
+	                     say_applied, &cs);
+	if (r < 0)
+		sayf(say, data, "cannot open the workspace %s: %s", oc->workspace, strerror(-r));
+	return r;
 }
 
 /* The path of uri relative to the workspace root, into rel. */

@@ -18,6 +18,12 @@ typedef void (*cli_say_fn)(void *data, const char *line);
  * number of changes that workspaceEdit can apply. */
 size_t cli_ws_report(json_object *result, cli_say_fn say, void *data);
 
+struct run_outcome;
+/* Apply every change of a run of this process (text and kept copies,
+ * sandbox/workspace/apply.h), saying "applied PATH" or "skipped PATH:
+ * why" for each. The number applied, or -errno. */
+int cli_ws_apply_changes(const struct run_outcome *oc, cli_say_fn say, void *data);
+
 /* Apply result's workspaceEdit inside result's workspace. Returns the
  * number of operations done; each one refused or failed is said. */
 int cli_ws_apply(json_object *result, cli_say_fn say, void *data);

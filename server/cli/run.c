@@ -127,7 +127,7 @@ static void say_stderr(void *data, const char *line)
 }
 
 /* What the code changed in the workspace: listed, applied with --apply. */
-static void workspace_changes(struct cli_run *cr, json_object *result)
+static void workspace_changes(struct cli_run *cr, json_object *result, const struct run_outcome *oc)
 {
 	size_t n = cli_ws_report(result, say_stderr, "kiln run: ");
 	if (!n)
@@ -137,7 +137,7 @@ static void workspace_changes(struct cli_run *cr, json_object *result)
 		      stderr);
 		return;
 	}
-	int done = cli_ws_apply(result, say_stderr, "kiln run: ");
+	int done = cli_ws_apply_changes(oc, say_stderr, "kiln run: ");
 	if (done >= 0)
 		fprintf(stderr, "kiln run: applied %d change%s\n", done, done == 1 ? "" : "s");
 }
@@ -159,7 +159,7 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 			fputc('\n', stderr);
 		}
 		if (result)
-			workspace_changes(cr, result);
+			workspace_changes(cr, result, oc);
 		if (oc->timed_out) {
 			fprintf(stderr, "kiln run: the run reached its wall-clock limit\n");
 			cr->code = EXIT_TIMEOUT;

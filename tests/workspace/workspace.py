@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -189,6 +190,7 @@ def main():
     os.chmod(tmp, 0o755)
     try:
         run_cases(a.kiln, tmp, root)
+        binary_cases(a.kiln, tmp, root)
         anew_cases(a.kiln, tmp, root)
         prompt_cases(a.kiln, a.fake_model, tmp, root)
     finally:
@@ -468,6 +470,91 @@ def run_cases(kiln, tmp, root):
                   "%r %r" % (k.out, res and res.get("workspaceChanges")))
         finally:
             k.close()
+
+
+def run_json(stderr):
+    """The result `kiln run --json` printed on stderr."""
+    for line in stderr.splitlines():
+        if line.startswith("{"):
+            return json.loads(line)
+    return None
+
+
+def binary_cases(kiln, tmp, root):
+    # 12. Every change comes back, whatever its bytes (issue 34): a PNG the
+    #     code saves into the project is kept in the run's folder, listed
+    #     with its size and kind, and `kiln run --apply` writes it, with
+    #     the appended row of sales.csv, whose mode stays.
+    base = os.path.join(tmp, "bin")
+    os.makedirs(os.path.join(base, "a"))
+    bp = make_project(os.path.join(base, "a"), owner=65534 if root else None)
+    os.chmod(os.path.join(bp, "sales.csv"), 0o640)
+    code = os.path.join(base, "plot.py")
+    with open(code, "w") as f:
+        f.write("import pandas as pd\nimport matplotlib.pyplot as plt\n"
+                "df = pd.read_csv('sales.csv')\n"
+                "df.plot(x='month', y='total', kind='bar')\n"
+                "plt.savefig('monthly.png')\n"
+                "open('sales.csv', 'a').write('Apr,40\\n')\n")
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(base, "cache"))
+    p = subprocess.run([kiln, "run", "--json", "--apply", code], cwd=bp, capture_output=True,
+                       text=True, timeout=180, env=env)
+    res = run_json(p.stderr)
+    png = changes(res).get(bp + "/monthly.png", {})
+    ok = p.returncode == 0 and png.get("binary") is True and \
+        png.get("mimeType") == "image/png" and \
+        ("created  %s/monthly.png (%d bytes, image/png)" % (bp, png.get("size", -1))) \
+        in p.stderr and "binary or too large" not in p.stderr and "applied 2 changes" in p.stderr
+    try:
+        with open(png["stored"], "rb") as f:
+            stored = f.read()
+        with open(os.path.join(bp, "monthly.png"), "rb") as f:
+            applied = f.read()
+        ok = ok and stored.startswith(b"\x89PNG\r\n\x1a\n") and applied == stored and \
+            len(stored) == png["size"] and \
+            open(os.path.join(bp, "sales.csv")).read() == SALES + "Apr,40\n"
+    except (OSError, KeyError) as e:
+        ok = False
+        p.stderr += repr(e)
+    check("kiln-run-apply-binary-and-csv-byte-identical", ok, p.stderr[-3000:])
+    check("applied-file-keeps-its-mode",
+          stat.S_IMODE(os.stat(os.path.join(bp, "sales.csv")).st_mode) == 0o640,
+          oct(os.stat(os.path.join(bp, "sales.csv")).st_mode))
+
+    # A host file changed while the run ran is skipped as stale, and left
+    # as the host has it; the run's other changes are applied. The code
+    # waits for a flag the test sets after changing the file: the flag
+    # file's contents, rewritten in place (overlayfs may not show a name
+    # that appears in the host folder after it looked it up).
+    os.makedirs(os.path.join(base, "s"))
+    sp = make_project(os.path.join(base, "s"), owner=65534 if root else None)
+    flag = os.path.join(sp, "flag.txt")
+    with open(flag, "w") as f:
+        f.write("wait")
+    os.chmod(flag, 0o644)
+    code = os.path.join(base, "stale.py")
+    with open(code, "w") as f:
+        f.write("import os, time\nf = open('sales.csv', 'a')\nprint('ready', flush=True)\n"
+                "while open('flag.txt').read() != 'go':\n    time.sleep(0.01)\n"
+                "f.write('May,50\\n')\nf.close()\nopen('new.txt', 'w').write('n')\n")
+    p = subprocess.Popen([kiln, "run", "--apply", code], cwd=sp, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    ready = p.stdout.readline()
+    with open(os.path.join(sp, "sales.csv"), "a") as f:
+        f.write("host,1\n")
+    with open(flag, "r+") as f:
+        f.write("go")
+        f.truncate()
+    out, err = p.communicate(timeout=180)
+    ok = ready == "ready\n" and p.returncode == 0 and \
+        "skipped %s/sales.csv: it was changed on the host while the run ran" % sp in err
+    try:
+        ok = ok and open(os.path.join(sp, "sales.csv")).read() == SALES + "host,1\n" and \
+            open(os.path.join(sp, "new.txt")).read() == "n"
+    except OSError as e:
+        ok = False
+        err += repr(e)
+    check("kiln-run-apply-skips-a-file-changed-during-the-run", ok, "%r %s" % (ready, err))
 
 
 def anew_cases(kiln, tmp, root):
