@@ -556,6 +556,56 @@ def binary_cases(kiln, tmp, root):
         err += repr(e)
     check("kiln-run-apply-skips-a-file-changed-during-the-run", ok, "%r %s" % (ready, err))
 
+    # workspace/applyChanges {runId, paths?}: kiln applies a run's changes
+    # itself, only those named, each checked first against what the host
+    # held: a file the host changed after the run is skipped, and left.
+    os.makedirs(os.path.join(base, "p"))
+    pp = make_project(os.path.join(base, "p"), owner=65534 if root else None)
+    os.chmod(os.path.join(pp, "sales.csv"), 0o600)
+    blob = bytes(range(256)) * 12
+    k = Kiln(kiln, uri(pp), config={"sandbox": {"artifactDir": os.path.join(base, "art")}})
+    try:
+        res, err = k.run("open('bin.dat', 'wb').write(bytes(range(256)) * 12)\n"
+                         "open('sales.csv', 'a').write('Apr,40\\n')\n"
+                         "open('notes.txt', 'w').write('n')\n"
+                         "open('sub/deep/notes.md', 'a').write('more')\n")
+        ch = changes(res)
+        with open(os.path.join(pp, "sub/deep/notes.md"), "a") as f:
+            f.write("host\n")
+        names = [pp + "/bin.dat", pp + "/sales.csv", pp + "/sub/deep/notes.md", pp + "/nope"]
+        r = k.call("workspace/applyChanges", {"runId": res and res.get("runId"),
+                                              "paths": names})
+        a = r.get("result") or {}
+        skipped = {s["path"]: s["reason"] for s in a.get("skipped", [])}
+        ok = ch.get(pp + "/bin.dat", {}).get("binary") is True and \
+            sorted(a.get("applied", [])) == [pp + "/bin.dat", pp + "/sales.csv"] and \
+            skipped.get(pp + "/sub/deep/notes.md") == \
+            "it was changed on the host after the run" and \
+            "not a change" in skipped.get(pp + "/nope", "") and \
+            not os.path.exists(os.path.join(pp, "notes.txt"))
+        try:
+            ok = ok and open(os.path.join(pp, "bin.dat"), "rb").read() == blob and \
+                open(os.path.join(pp, "sales.csv")).read() == SALES + "Apr,40\n" and \
+                open(os.path.join(pp, "sub/deep/notes.md")).read() == "# notes\nhost\n"
+        except OSError as e:
+            ok = False
+            r["error"] = repr(e)
+        check("apply-changes-paths-subset-and-stale-skip", ok, "%s %s" % (json.dumps(r), ch))
+        check("apply-changes-keeps-the-mode",
+              stat.S_IMODE(os.stat(os.path.join(pp, "sales.csv")).st_mode) == 0o600,
+              oct(os.stat(os.path.join(pp, "sales.csv")).st_mode))
+        r = k.call("workspace/applyChanges", {"runId": res and res.get("runId")})
+        a = r.get("result") or {}
+        skipped = {s["path"]: s["reason"] for s in a.get("skipped", [])}
+        ok = a.get("applied") == [pp + "/notes.txt"] and \
+            "already" in skipped.get(pp + "/bin.dat", "") and \
+            os.path.exists(os.path.join(pp, "notes.txt"))
+        r2 = k.call("workspace/applyChanges", {"runId": "r999999"})
+        check("apply-changes-the-rest-once", ok and
+              (r2.get("error") or {}).get("code") == -32602, json.dumps([r, r2]))
+    finally:
+        k.close()
+
 
 def anew_cases(kiln, tmp, root):
     """12. The folder is moved away and another made at its path, while a

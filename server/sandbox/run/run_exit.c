@@ -28,6 +28,7 @@
 #include "sandbox/host/job.h"
 #include "sandbox/run/run_private.h"
 #include "sandbox/state.h"
+#include "sandbox/workspace/ledger.h"
 #include "sandbox/output/text.h"
 #include "sandbox/pools/zygote.h"
 #include "sandbox/host/reap.h"
@@ -198,6 +199,8 @@ void run_finish(struct run *run, const struct sbx_artifacts *found,
 		snprintf(ws, sizeof(ws), "%s", run->workspace);
 		oc.workspace = ws;
 		oc.ws_changes = changes;
+		/* Kept for workspace/applyChanges, after the reply. */
+		sbx_ws_ledger_put(run->sbx, run->id, run->workspace, changes);
 	}
 	static char sess[4][1024];
 	const char **ss[] = {&oc.session_id, &oc.session_why, &oc.error_name, &oc.error_value};
