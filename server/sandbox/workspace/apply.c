@@ -215,7 +215,7 @@ static int delete (int dir, const char *name, const struct sbx_ws_change *c, cha
 	return r;
 }
 
-static bool listed(const char *const *only, const char *path)
+bool sbx_ws_listed(const char *const *only, const char *path)
 {
 	if (!only)
 		return true;
@@ -265,7 +265,7 @@ int sbx_ws_apply(const char *root, const struct sbx_ws_change *changes, size_t n
 	int done = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct sbx_ws_change *c = &changes[i];
-		if (!listed(only_paths, c->path))
+		if (!sbx_ws_listed(only_paths, c->path))
 			continue;
 		char why[WHY_MAX] = "";
 		int r = apply_one(rootfd, root, c, why);

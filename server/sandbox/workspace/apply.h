@@ -30,6 +30,9 @@ typedef void (*sbx_ws_report_fn)(void *data, const char *path, const char *skipp
 int sbx_ws_apply(const char *root, const struct sbx_ws_change *changes, size_t n,
                  const char *const *only_paths, sbx_ws_report_fn report, void *data);
 
+/* Whether path is one of only (NULL-terminated; NULL: every path is). */
+bool sbx_ws_listed(const char *const *only, const char *path);
+
 /* The directory holding rel (a relative path, changed in place and put
  * back), opened component by component from dirfd without following a
  * link; with make, each missing one made with mode. *ret_name is rel's

@@ -223,16 +223,6 @@ static struct record *find(struct sandbox *s, const char *run_id)
 	return NULL;
 }
 
-static bool listed(const char *const *paths, const char *path)
-{
-	if (!paths)
-		return true;
-	for (; *paths; paths++)
-		if (strcmp(*paths, path) == 0)
-			return true;
-	return false;
-}
-
 int sbx_ws_apply_start(struct sandbox *s, const char *run_id, const char *const *paths,
                        sbx_ws_applied_fn done, void *data)
 {
@@ -254,7 +244,7 @@ int sbx_ws_apply_start(struct sandbox *s, const char *run_id, const char *const 
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < rec->n; i++) {
-		if (!listed(paths, rec->items[i].path))
+		if (!sbx_ws_listed(paths, rec->items[i].path))
 			continue;
 		if (rec->applied[i])
 			skip(j, rec->items[i].path, "it was applied already");
