@@ -517,7 +517,9 @@ def binary_cases(kiln, tmp, root):
         ok = False
         p.stderr += repr(e)
     check("kiln-run-apply-binary-and-csv-byte-identical", ok, p.stderr[-3000:])
+    # (with the binary file applied beside it: both went the same way)
     check("applied-file-keeps-its-mode",
+          os.path.exists(os.path.join(bp, "monthly.png")) and
           stat.S_IMODE(os.stat(os.path.join(bp, "sales.csv")).st_mode) == 0o640,
           oct(os.stat(os.path.join(bp, "sales.csv")).st_mode))
 
@@ -592,6 +594,7 @@ def binary_cases(kiln, tmp, root):
             r["error"] = repr(e)
         check("apply-changes-paths-subset-and-stale-skip", ok, "%s %s" % (json.dumps(r), ch))
         check("apply-changes-keeps-the-mode",
+              open(os.path.join(pp, "sales.csv")).read() == SALES + "Apr,40\n" and
               stat.S_IMODE(os.stat(os.path.join(pp, "sales.csv")).st_mode) == 0o600,
               oct(os.stat(os.path.join(pp, "sales.csv")).st_mode))
         r = k.call("workspace/applyChanges", {"runId": res and res.get("runId")})
