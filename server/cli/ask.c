@@ -200,7 +200,7 @@ static void say_info(void *data, const char *line)
 
 /* The run's workspace changes: listed; written into the folder only when
  * the person, at a terminal, says yes. */
-static void ask_apply(struct term *t, json_object *result)
+static void ask_apply(struct cli_client *c, struct term *t, json_object *result)
 {
 	if (!cli_ws_report(result, say_info, t))
 		return;
@@ -214,7 +214,7 @@ static void ask_apply(struct term *t, json_object *result)
 		term_info(t, "not applied: your files are as they were");
 		return;
 	}
-	int done = cli_ws_apply(result, say_info, t);
+	int done = cli_ws_apply(c, result, say_info, t);
 	if (done >= 0)
 		term_info(t, "applied %d change%s", done, done == 1 ? "" : "s");
 }
@@ -399,7 +399,7 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	}
 	if (!json) {
 		term_run_result(&t, json_get(ares, "result"));
-		ask_apply(&t, json_get(ares, "result"));
+		ask_apply(c, &t, json_get(ares, "result"));
 	}
 	bool ok = false;
 	json_get_bool(ares, "ok", &ok);

@@ -142,7 +142,7 @@ static void say_stderr(void *data, const char *line)
 }
 
 /* What the code changed in the workspace: listed, applied with --apply. */
-static void workspace_changes(struct cli_run *cr, json_object *result)
+static void workspace_changes(struct cli_run *cr, json_object *result, const struct run_outcome *oc)
 {
 	size_t n = cli_ws_report(result, say_stderr, "kiln run: ");
 	if (!n)
@@ -152,7 +152,7 @@ static void workspace_changes(struct cli_run *cr, json_object *result)
 		      stderr);
 		return;
 	}
-	int done = cli_ws_apply(result, say_stderr, "kiln run: ");
+	int done = cli_ws_apply_changes(oc, say_stderr, "kiln run: ");
 	if (done >= 0)
 		fprintf(stderr, "kiln run: applied %d change%s\n", done, done == 1 ? "" : "s");
 }
@@ -174,7 +174,7 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 			fputc('\n', stderr);
 		}
 		if (result)
-			workspace_changes(cr, result);
+			workspace_changes(cr, result, oc);
 		/* The box was killed at the cap: its SIGKILL is kiln's, not
 		 * the program's, and says nothing of it. */
 		if (oc->truncated) {

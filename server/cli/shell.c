@@ -189,7 +189,7 @@ static void offer_changes(struct shell *sh, json_object *result)
 		term_info(&sh->t, "not applied: your files are as they were");
 		return;
 	}
-	int done = cli_ws_apply(result, say_info, &sh->t);
+	int done = cli_ws_apply(sh->c, result, say_info, &sh->t);
 	if (done >= 0)
 		term_info(&sh->t, "applied %d change%s", done, done == 1 ? "" : "s");
 }

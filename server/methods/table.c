@@ -23,6 +23,7 @@ const struct rpc_method kiln_methods[] = {
     {"textDocument/diagnostic", method_text_document_diagnostic, 0},
     {"textDocument/codeAction", method_text_document_code_action, 0},
     {"workspace/executeCommand", method_workspace_execute_command, 0},
+    {"workspace/applyChanges", method_workspace_apply_changes, 0},
 };
 
 const size_t kiln_methods_count = ARRAY_SIZE(kiln_methods);

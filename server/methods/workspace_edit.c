@@ -135,6 +135,20 @@ void run_workspace_json(json_object *r, const struct run_outcome *o)
 		json_object_object_add(e, "size", json_object_new_int64((int64_t)c->size));
 		if (c->dir)
 			json_object_object_add(e, "directory", json_object_new_boolean(true));
+		/* A file with no text: its kept copy (applied by kiln itself,
+		 * workspace/applyChanges), or why there is none. */
+		if (sbx_ws_wants_copy(c)) {
+			json_object_object_add(e, "binary", json_object_new_boolean(true));
+			if (c->mime_type)
+				json_object_object_add(e, "mimeType",
+				                       json_object_new_string(c->mime_type));
+			if (c->stored)
+				json_object_object_add(e, "stored",
+				                       json_object_new_string(c->stored));
+			else if (c->not_kept)
+				json_object_object_add(e, "notKept",
+				                       json_object_new_string(c->not_kept));
+		}
 		/* In the edit: deletions and text files (an empty one included)
 		 * whose path is exactly the host's. */
 		bool in_edit = c->exact && (c->kind == SBX_WS_DELETED || c->text || c->size == 0);

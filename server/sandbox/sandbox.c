@@ -27,6 +27,7 @@
 #include "sandbox/session/session.h"
 #include "sandbox/workspace/admit.h"
 #include "sandbox/workspace/hide.h"
+#include "sandbox/workspace/ledger.h"
 
 /* The copies of earlier runs (of this server or another) past the
  * artifact directory's caps go at start, off the loop. */
@@ -157,6 +158,7 @@ void sandbox_free(struct sandbox *s)
 	 * it. */
 	sbx_base_release(&s->base);
 	sbx_hide_free(s);
+	sbx_ws_ledger_free(s);
 	sbx_config_release(&s->config);
 	free(s->workspace);
 	free(s->survey_files);

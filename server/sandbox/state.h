@@ -22,6 +22,7 @@ struct loop_timer;
 struct run;
 struct sbx_box;
 struct sbx_hide;
+struct sbx_ws_ledger;
 struct sbx_session;
 struct sbx_zygote;
 
@@ -61,8 +62,9 @@ struct sandbox {
 	/* workspace/: the host folder the runs see, read-only under a private writable
 	 * layer, at its own path (sandbox_set_workspace); NULL: none. */
 	char *workspace;
-	struct sbx_hide *hide; /* the workspace's secrets, remembered (hide.h) */
-	char *survey_files;    /* the workspace's files, from the last survey (survey.h) */
+	struct sbx_hide *hide;        /* the workspace's secrets, remembered (hide.h) */
+	char *survey_files;           /* the workspace's files, from the last survey (survey.h) */
+	struct sbx_ws_ledger *ledger; /* recent runs' changes, to apply (ledger.h) */
 	/* session/: sessions (session.h), open or ended, newest first. */
 	struct sbx_session *sessions;
 	unsigned long next_session;

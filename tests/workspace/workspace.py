@@ -23,6 +23,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -189,6 +190,7 @@ def main():
     os.chmod(tmp, 0o755)
     try:
         run_cases(a.kiln, tmp, root)
+        binary_cases(a.kiln, tmp, root)
         anew_cases(a.kiln, tmp, root)
         prompt_cases(a.kiln, a.fake_model, tmp, root)
     finally:
@@ -502,6 +504,144 @@ def run_cases(kiln, tmp, root):
             check("root-owned-host-folder-unchanged", snapshot(rp) == rbefore, "changed")
         finally:
             k.close()
+
+
+def run_json(stderr):
+    """The result `kiln run --json` printed on stderr."""
+    for line in stderr.splitlines():
+        if line.startswith("{"):
+            return json.loads(line)
+    return None
+
+
+def binary_cases(kiln, tmp, root):
+    # 12. Every change comes back, whatever its bytes (issue 34): a PNG the
+    #     code saves into the project is kept in the run's folder, listed
+    #     with its size and kind, and `kiln run --apply` writes it, with
+    #     the appended row of sales.csv, whose mode stays.
+    base = os.path.join(tmp, "bin")
+    os.makedirs(os.path.join(base, "a"))
+    bp = make_project(os.path.join(base, "a"), owner=65534 if root else None)
+    os.chmod(os.path.join(bp, "sales.csv"), 0o640)
+    code = os.path.join(base, "plot.py")
+    with open(code, "w") as f:
+        f.write("import pandas as pd\nimport matplotlib.pyplot as plt\n"
+                "df = pd.read_csv('sales.csv')\n"
+                "df.plot(x='month', y='total', kind='bar')\n"
+                "plt.savefig('monthly.png')\n"
+                "open('sales.csv', 'a').write('Apr,40\\n')\n")
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(base, "cache"))
+    p = subprocess.run([kiln, "run", "--json", "--apply", code], cwd=bp, capture_output=True,
+                       text=True, timeout=180, env=env)
+    res = run_json(p.stderr)
+    png = changes(res).get(bp + "/monthly.png", {})
+    ok = p.returncode == 0 and png.get("binary") is True and \
+        png.get("mimeType") == "image/png" and \
+        ("created  %s/monthly.png (%d bytes, image/png)" % (bp, png.get("size", -1))) \
+        in p.stderr and "binary or too large" not in p.stderr and "applied 2 changes" in p.stderr
+    try:
+        with open(png["stored"], "rb") as f:
+            stored = f.read()
+        with open(os.path.join(bp, "monthly.png"), "rb") as f:
+            applied = f.read()
+        ok = ok and stored.startswith(b"\x89PNG\r\n\x1a\n") and applied == stored and \
+            len(stored) == png["size"] and \
+            open(os.path.join(bp, "sales.csv")).read() == SALES + "Apr,40\n"
+    except (OSError, KeyError) as e:
+        ok = False
+        p.stderr += repr(e)
+    check("kiln-run-apply-binary-and-csv-byte-identical", ok, p.stderr[-3000:])
+    # (with the binary file applied beside it: both went the same way)
+    check("applied-file-keeps-its-mode",
+          os.path.exists(os.path.join(bp, "monthly.png")) and
+          stat.S_IMODE(os.stat(os.path.join(bp, "sales.csv")).st_mode) == 0o640,
+          oct(os.stat(os.path.join(bp, "sales.csv")).st_mode))
+
+    # A host file changed while the run ran is skipped as stale, and left
+    # as the host has it; the run's other changes are applied. The code
+    # waits for a flag the test sets after changing the file: the flag
+    # file's contents, rewritten in place (overlayfs may not show a name
+    # that appears in the host folder after it looked it up).
+    os.makedirs(os.path.join(base, "s"))
+    sp = make_project(os.path.join(base, "s"), owner=65534 if root else None)
+    flag = os.path.join(sp, "flag.txt")
+    with open(flag, "w") as f:
+        f.write("wait")
+    os.chmod(flag, 0o644)
+    code = os.path.join(base, "stale.py")
+    with open(code, "w") as f:
+        f.write("import os, time\nf = open('sales.csv', 'a')\nprint('ready', flush=True)\n"
+                "while open('flag.txt').read() != 'go':\n    time.sleep(0.01)\n"
+                "f.write('May,50\\n')\nf.close()\nopen('new.txt', 'w').write('n')\n")
+    p = subprocess.Popen([kiln, "run", "--apply", code], cwd=sp, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    ready = p.stdout.readline()
+    with open(os.path.join(sp, "sales.csv"), "a") as f:
+        f.write("host,1\n")
+    with open(flag, "r+") as f:
+        f.write("go")
+        f.truncate()
+    out, err = p.communicate(timeout=180)
+    ok = ready == "ready\n" and p.returncode == 0 and \
+        "skipped %s/sales.csv: it was changed on the host while the run ran" % sp in err
+    try:
+        ok = ok and open(os.path.join(sp, "sales.csv")).read() == SALES + "host,1\n" and \
+            open(os.path.join(sp, "new.txt")).read() == "n"
+    except OSError as e:
+        ok = False
+        err += repr(e)
+    check("kiln-run-apply-skips-a-file-changed-during-the-run", ok, "%r %s" % (ready, err))
+
+    # workspace/applyChanges {runId, paths?}: kiln applies a run's changes
+    # itself, only those named, each checked first against what the host
+    # held: a file the host changed after the run is skipped, and left.
+    os.makedirs(os.path.join(base, "p"))
+    pp = make_project(os.path.join(base, "p"), owner=65534 if root else None)
+    os.chmod(os.path.join(pp, "sales.csv"), 0o600)
+    blob = bytes(range(256)) * 12
+    k = Kiln(kiln, uri(pp), config={"sandbox": {"artifactDir": os.path.join(base, "art")}})
+    try:
+        res, err = k.run("open('bin.dat', 'wb').write(bytes(range(256)) * 12)\n"
+                         "open('sales.csv', 'a').write('Apr,40\\n')\n"
+                         "open('notes.txt', 'w').write('n')\n"
+                         "open('sub/deep/notes.md', 'a').write('more')\n")
+        ch = changes(res)
+        with open(os.path.join(pp, "sub/deep/notes.md"), "a") as f:
+            f.write("host\n")
+        names = [pp + "/bin.dat", pp + "/sales.csv", pp + "/sub/deep/notes.md", pp + "/nope"]
+        r = k.call("workspace/applyChanges", {"runId": res and res.get("runId"),
+                                              "paths": names})
+        a = r.get("result") or {}
+        skipped = {s["path"]: s["reason"] for s in a.get("skipped", [])}
+        ok = ch.get(pp + "/bin.dat", {}).get("binary") is True and \
+            sorted(a.get("applied", [])) == [pp + "/bin.dat", pp + "/sales.csv"] and \
+            skipped.get(pp + "/sub/deep/notes.md") == \
+            "it was changed on the host after the run" and \
+            "not a change" in skipped.get(pp + "/nope", "") and \
+            not os.path.exists(os.path.join(pp, "notes.txt"))
+        try:
+            ok = ok and open(os.path.join(pp, "bin.dat"), "rb").read() == blob and \
+                open(os.path.join(pp, "sales.csv")).read() == SALES + "Apr,40\n" and \
+                open(os.path.join(pp, "sub/deep/notes.md")).read() == "# notes\nhost\n"
+        except OSError as e:
+            ok = False
+            r["error"] = repr(e)
+        check("apply-changes-paths-subset-and-stale-skip", ok, "%s %s" % (json.dumps(r), ch))
+        check("apply-changes-keeps-the-mode",
+              open(os.path.join(pp, "sales.csv")).read() == SALES + "Apr,40\n" and
+              stat.S_IMODE(os.stat(os.path.join(pp, "sales.csv")).st_mode) == 0o600,
+              oct(os.stat(os.path.join(pp, "sales.csv")).st_mode))
+        r = k.call("workspace/applyChanges", {"runId": res and res.get("runId")})
+        a = r.get("result") or {}
+        skipped = {s["path"]: s["reason"] for s in a.get("skipped", [])}
+        ok = a.get("applied") == [pp + "/notes.txt"] and \
+            "already" in skipped.get(pp + "/bin.dat", "") and \
+            os.path.exists(os.path.join(pp, "notes.txt"))
+        r2 = k.call("workspace/applyChanges", {"runId": "r999999"})
+        check("apply-changes-the-rest-once", ok and
+              (r2.get("error") or {}).get("code") == -32602, json.dumps([r, r2]))
+    finally:
+        k.close()
 
 
 def anew_cases(kiln, tmp, root):

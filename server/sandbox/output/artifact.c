@@ -140,8 +140,7 @@ static int mkdir_parents(const char *dir)
 	}
 }
 
-/* The bytes of data in fd's first size bytes: its holes left out. */
-static uint64_t data_bytes(int fd, uint64_t size)
+uint64_t sbx_data_bytes(int fd, uint64_t size)
 {
 	uint64_t n = 0;
 	for (off_t off = 0; (uint64_t)off < size;) {
@@ -172,10 +171,8 @@ static int write_at(int out, const char *buf, size_t n, off_t at)
 	return 0;
 }
 
-/* Copy fd's first size bytes to out, data extent by data extent, so that
- * a hole stays a hole on the host; at most room bytes of data (E_BUDGET
- * past it). *spent grows by what is written as it is written. */
-static int copy_data(struct walk *w, int fd, int out, uint64_t size, uint64_t room)
+int sbx_copy_data(int fd, int out, uint64_t size, uint64_t room, const atomic_bool *cancel,
+                  uint64_t *spent)
 {
 	static __thread char buf[65536];
 	uint64_t copied = 0;
@@ -190,7 +187,7 @@ static int copy_data(struct walk *w, int fd, int out, uint64_t size, uint64_t ro
 			hole = (off_t)size;
 		}
 		for (off_t p = data; p < hole;) {
-			if (cancelled(w))
+			if (cancel && atomic_load(cancel))
 				return -ECANCELED;
 			size_t want =
 			    (uint64_t)(hole - p) < sizeof(buf) ? (size_t)(hole - p) : sizeof(buf);
@@ -207,13 +204,30 @@ static int copy_data(struct walk *w, int fd, int out, uint64_t size, uint64_t ro
 			if (r < 0)
 				return r;
 			copied += (uint64_t)n;
-			w->spent += (uint64_t)n;
+			*spent += (uint64_t)n;
 			p += n;
 		}
 		off = hole;
 	}
 	/* The holes at the end, and the size. */
 	return ftruncate(out, (off_t)size) < 0 ? -errno : 0;
+}
+
+int sbx_artifact_run_dir(const char *host_dir, const char *run_id, char *buf, size_t size)
+{
+	char tmpl[PATH_MAX];
+	int r = mkdir_parents(host_dir);
+	if (r < 0)
+		return r;
+	if (snprintf(tmpl, sizeof(tmpl), "%s/%s-XXXXXX", host_dir, run_id) >= (int)sizeof(tmpl))
+		return -ENAMETOOLONG;
+	if (!mkdtemp(tmpl))
+		return -errno;
+	if (snprintf(buf, size, "%s", tmpl) >= (int)size) {
+		rmdir(tmpl);
+		return -ENAMETOOLONG;
+	}
+	return 0;
 }
 
 /* Copy fd (size bytes, at most room of them data) to the run's host
@@ -224,16 +238,10 @@ static int copy_out(struct walk *w, int fd, const char *name, uint64_t size, uin
 	if (!w->o->host_dir)
 		return -ENOENT;
 	if (!w->copy_dir[0]) {
-		char tmpl[PATH_MAX];
-		int r = mkdir_parents(w->o->host_dir);
+		int r = sbx_artifact_run_dir(w->o->host_dir, w->run_id, w->copy_dir,
+		                             sizeof(w->copy_dir));
 		if (r < 0)
 			return r;
-		if (snprintf(tmpl, sizeof(tmpl), "%s/%s-XXXXXX", w->o->host_dir, w->run_id) >=
-		    (int)sizeof(tmpl))
-			return -ENAMETOOLONG;
-		if (!mkdtemp(tmpl))
-			return -errno;
-		snprintf(w->copy_dir, sizeof(w->copy_dir), "%s", tmpl);
 	}
 	char flat[NAME_MAX + 1];
 	size_t fl = strnlen(name, NAME_MAX);
@@ -248,7 +256,7 @@ static int copy_out(struct walk *w, int fd, const char *name, uint64_t size, uin
 	    open(ret_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0)
 		return -errno;
-	return copy_data(w, fd, out, size, room);
+	return sbx_copy_data(fd, out, size, room, w->cancel, &w->spent);
 }
 
 /* The next artifact slot of the list, zeroed; NULL on OOM. */
@@ -339,7 +347,7 @@ static void one_file(struct walk *w, int dirfd, const char *entry, const char *r
 			return;
 		}
 		a->omitted = "could not be read";
-	} else if (data_bytes(fd, size) > room) {
+	} else if (sbx_data_bytes(fd, size) > room) {
 		a->omitted = OVER_BUDGET;
 	} else {
 		char path[PATH_MAX] = "";

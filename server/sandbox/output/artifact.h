@@ -72,5 +72,19 @@ void sbx_artifacts_release(struct sbx_artifacts *a);
 int sbx_artifact_dir_prune(const char *dir, uint64_t max_bytes, uint64_t max_age_ms,
                            const char *keep);
 
+/* Make the run's copy directory under host_dir (and host_dir itself, 0700
+ * each) as RUNID-XXXXXX, its path into buf. 0 or -errno. */
+int sbx_artifact_run_dir(const char *host_dir, const char *run_id, char *buf, size_t size);
+
+/* Copy fd's first size bytes to out, data extent by data extent, so that
+ * a hole stays a hole on the host; at most room bytes of data (-EFBIG
+ * past it). *spent grows by what is written as it is written; cancel
+ * (may be NULL) stops it with -ECANCELED. */
+int sbx_copy_data(int fd, int out, uint64_t size, uint64_t room, const atomic_bool *cancel,
+                  uint64_t *spent);
+
+/* The bytes of data in fd's first size bytes: its holes left out. */
+uint64_t sbx_data_bytes(int fd, uint64_t size);
+
 /* A MIME type from the name and the first bytes. */
 const char *sbx_mime_type(const char *name, const unsigned char *head, size_t n);

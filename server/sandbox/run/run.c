@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -54,6 +55,7 @@ struct run *run_new(struct sandbox *s)
 	run->loop = s->base.loop;
 	sbx_box_init(&run->box);
 	run->pending_stream = -1;
+	clock_gettime(CLOCK_REALTIME, &run->start_real);
 	/* Room for a full read even if every byte became U+FFFD. */
 	buf_init(&run->pending, 8 * RUN_COALESCE_BYTES);
 	run->next = s->runs;

@@ -28,6 +28,7 @@
 #include "sandbox/host/job.h"
 #include "sandbox/run/run_private.h"
 #include "sandbox/state.h"
+#include "sandbox/workspace/ledger.h"
 #include "sandbox/output/text.h"
 #include "sandbox/pools/zygote.h"
 #include "sandbox/host/reap.h"
@@ -198,6 +199,8 @@ void run_finish(struct run *run, const struct sbx_artifacts *found,
 		snprintf(ws, sizeof(ws), "%s", run->workspace);
 		oc.workspace = ws;
 		oc.ws_changes = changes;
+		/* Kept for workspace/applyChanges, after the reply. */
+		sbx_ws_ledger_put(run->sbx, run->id, run->workspace, changes);
 	}
 	static char sess[4][1024];
 	const char **ss[] = {&oc.session_id, &oc.session_why, &oc.error_name, &oc.error_value};
@@ -253,6 +256,8 @@ struct collect {
 	char *ws_root;
 	struct sbx_ws_changes changes;
 	bool have_changes;
+	struct timespec start_real;
+	char *ws_dir; /* the run's copy folder, when only the workspace made one */
 	char run_id[24];
 	char *host_dir;
 	char **only; /* a session's run: the names it changed */
@@ -272,6 +277,38 @@ struct collect {
 	struct sbx_ws_snap *since, *snap;
 };
 
+/* The changes' start, and a copy of each binary or large file kept in
+ * the run's copy folder (the artifacts' one, or one made for them) under
+ * its own budget, so that it can be applied later. */
+static void keep_changes(struct collect *c, const atomic_bool *cancel)
+{
+	bool wanted = false;
+	for (size_t i = 0; i < c->changes.n; i++) {
+		c->changes.items[i].run_start = c->start_real;
+		wanted |= sbx_ws_wants_copy(&c->changes.items[i]);
+	}
+	if (!wanted)
+		return;
+	const char *why = NULL;
+	char dir[PATH_MAX];
+	int r = 0;
+	if (c->found.copy_dir)
+		snprintf(dir, sizeof(dir), "%s", c->found.copy_dir);
+	else if (!c->host_dir)
+		why = "no folder to keep it in (sandbox.artifactDir)";
+	else if ((r = sbx_artifact_run_dir(c->host_dir, c->run_id, dir, sizeof(dir))) < 0 ||
+	         !(c->ws_dir = strdup(dir)))
+		why = "its copy could not be made";
+	if (!why && (r = sbx_ws_keep(c->upper_fd, c->ws_root, &c->changes, dir, c->opts.max_bytes,
+	                             cancel)) < 0)
+		why = "its copy could not be made";
+	if (r < 0 && r != -ECANCELED)
+		log_warn("run %s: cannot keep the workspace's files: %s", c->run_id, strerror(-r));
+	for (size_t i = 0; why && i < c->changes.n; i++)
+		if (sbx_ws_wants_copy(&c->changes.items[i]) && !c->changes.items[i].stored)
+			c->changes.items[i].not_kept = why;
+}
+
 static void collect_work(void *data, const atomic_bool *cancel)
 {
 	struct collect *c = data;
@@ -286,22 +323,25 @@ static void collect_work(void *data, const atomic_bool *cancel)
 	    (r = sbx_displays_read(c->work_fd, c->display_budget, cancel, &c->shown)) < 0 &&
 	    r != -ECANCELED)
 		log_warn("run %s: cannot read its displays: %s", c->run_id, strerror(-r));
+	if (c->upper_fd >= 0 && c->ws_root && !(cancel && atomic_load(cancel))) {
+		if (c->in_session)
+			r = sbx_ws_diff_since(c->upper_fd, c->ws_root, NULL, c->since, cancel,
+			                      &c->changes, &c->snap);
+		else
+			r = sbx_ws_diff(c->upper_fd, c->ws_root, NULL, cancel, &c->changes);
+		if (r < 0 && r != -ECANCELED)
+			log_warn("run %s: cannot compare the workspace: %s", c->run_id,
+			         strerror(-r));
+		c->have_changes = r >= 0;
+		if (c->have_changes)
+			keep_changes(c, cancel);
+	}
 	/* Something was copied: older runs' copies make room for it. */
-	if (c->found.copy_dir &&
-	    (r = sbx_artifact_dir_prune(c->host_dir, c->dir_max_bytes, c->dir_max_age_ms,
-	                                c->found.copy_dir)) > 0)
+	const char *made = c->found.copy_dir ? c->found.copy_dir : c->ws_dir;
+	if (made && (r = sbx_artifact_dir_prune(c->host_dir, c->dir_max_bytes, c->dir_max_age_ms,
+	                                        made)) > 0)
 		log_info("run %s: removed the copies of %d older runs (sandbox.artifactDirMax*)",
 		         c->run_id, r);
-	if (c->upper_fd < 0 || !c->ws_root || (cancel && atomic_load(cancel)))
-		return;
-	if (c->in_session)
-		r = sbx_ws_diff_since(c->upper_fd, c->ws_root, NULL, c->since, cancel, &c->changes,
-		                      &c->snap);
-	else
-		r = sbx_ws_diff(c->upper_fd, c->ws_root, NULL, cancel, &c->changes);
-	if (r < 0 && r != -ECANCELED)
-		log_warn("run %s: cannot compare the workspace: %s", c->run_id, strerror(-r));
-	c->have_changes = r >= 0;
 }
 
 static void collect_done(void *data)
@@ -328,6 +368,7 @@ static void collect_free(void *data)
 	if (c->upper_fd >= 0)
 		close(c->upper_fd);
 	free(c->ws_root);
+	free(c->ws_dir);
 	free(c->host_dir);
 	for (size_t i = 0; c->only && c->only[i]; i++)
 		free(c->only[i]);
@@ -349,6 +390,7 @@ int run_start_collecting(struct run *run)
 		return -ENOMEM;
 	}
 	c->run = run;
+	c->start_real = run->start_real;
 	snprintf(c->run_id, sizeof(c->run_id), "%s", run->id);
 	c->opts = (struct sbx_artifact_opts){
 	    .inline_bytes = cfg->artifact_inline_bytes,

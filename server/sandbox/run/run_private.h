@@ -119,6 +119,9 @@ struct run {
 	struct sbx_job *job;
 
 	uint64_t start_ms, end_ms, out_bytes;
+	/* When the run was asked for (CLOCK_REALTIME): a host file whose
+	 * ctime is later changed while it ran (workspace/apply.h). */
+	struct timespec start_real;
 	struct loop_timer *wall_timer, *grace_timer, *flush_timer, *start_timer;
 
 	struct sbx_utf8 dec[2];

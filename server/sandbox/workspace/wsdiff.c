@@ -136,7 +136,7 @@ static bool stop(struct diff *d)
 
 /* Add a change; text (malloc'd or NULL) is taken. */
 static void add(struct diff *d, const char *root, const char *rel, enum sbx_ws_kind kind,
-                uint64_t size, bool dir, char *text, size_t text_len)
+                uint64_t size, bool dir, const struct stat *host, char *text, size_t text_len)
 {
 	struct sbx_ws_changes *c = d->out;
 	if (c->n >= d->o->max_changes) {
@@ -184,6 +184,14 @@ static void add(struct diff *d, const char *root, const char *rel, enum sbx_ws_k
 	                                          .exact = exact,
 	                                          .text = text,
 	                                          .text_len = text_len};
+	if (host)
+		c->items[c->n - 1].host = (struct sbx_ws_host){.present = true,
+		                                               .dev = host->st_dev,
+		                                               .ino = host->st_ino,
+		                                               .mode = host->st_mode,
+		                                               .size = (uint64_t)host->st_size,
+		                                               .mtime = host->st_mtim,
+		                                               .ctime = host->st_ctim};
 }
 
 static ssize_t read_full(int fd, char *buf, size_t n)
@@ -265,13 +273,14 @@ static void file(struct diff *d, const char *root, const char *rel, int udir, in
 		}
 	} else if (in_host) {
 		/* A directory (or other entry) of the host became a file. */
-		add(d, root, rel, SBX_WS_DELETED, 0, S_ISDIR(lst.st_mode), NULL, 0);
+		add(d, root, rel, SBX_WS_DELETED, 0, S_ISDIR(lst.st_mode), &lst, NULL, 0);
 	}
 	size_t len = 0;
 	char *text = read_text(d, uf, (uint64_t)ust->st_size, &len);
 	close(uf);
 	if (!d->err)
-		add(d, root, rel, kind, (uint64_t)ust->st_size, false, text, len);
+		add(d, root, rel, kind, (uint64_t)ust->st_size, false,
+		    kind == SBX_WS_MODIFIED ? &lst : NULL, text, len);
 	else
 		free(text);
 }
@@ -322,7 +331,7 @@ static void deleted_below(struct diff *d, const char *root, const char *rel, int
 		    (int)sizeof(sub))
 			continue;
 		add(d, root, sub, SBX_WS_DELETED, S_ISREG(lst.st_mode) ? (uint64_t)lst.st_size : 0,
-		    S_ISDIR(lst.st_mode), NULL, 0);
+		    S_ISDIR(lst.st_mode), &lst, NULL, 0);
 	}
 	closedir(dir);
 }
@@ -363,7 +372,7 @@ static void walk(struct diff *d, const char *root, const char *rel, int udir, in
 			if (in_host)
 				add(d, root, sub, SBX_WS_DELETED,
 				    S_ISREG(lst.st_mode) ? (uint64_t)lst.st_size : 0,
-				    S_ISDIR(lst.st_mode), NULL, 0);
+				    S_ISDIR(lst.st_mode), &lst, NULL, 0);
 		} else if (S_ISREG(ust.st_mode)) {
 			file(d, root, sub, udir, ldir, name, &ust);
 		} else if (S_ISDIR(ust.st_mode)) {
@@ -373,7 +382,7 @@ static void walk(struct diff *d, const char *root, const char *rel, int udir, in
 			}
 			if (in_host && !S_ISDIR(lst.st_mode) && !same)
 				add(d, root, sub, SBX_WS_DELETED, (uint64_t)lst.st_size, false,
-				    NULL, 0);
+				    &lst, NULL, 0);
 			int u = openat(udir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			int l = in_host && S_ISDIR(lst.st_mode)
 			            ? openat(ldir, name,
@@ -390,7 +399,7 @@ static void walk(struct diff *d, const char *root, const char *rel, int udir, in
 		} else if (S_ISLNK(ust.st_mode)) {
 			/* A link the code made: reported, never followed. */
 			add(d, root, sub, in_host ? SBX_WS_MODIFIED : SBX_WS_CREATED,
-			    (uint64_t)ust.st_size, false, NULL, 0);
+			    (uint64_t)ust.st_size, false, in_host ? &lst : NULL, NULL, 0);
 		}
 	}
 	closedir(dir);
@@ -441,6 +450,7 @@ void sbx_ws_changes_release(struct sbx_ws_changes *c)
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->items[i].path);
 		free(c->items[i].text);
+		free(c->items[i].stored);
 	}
 	free(c->items);
 	*c = (struct sbx_ws_changes){0};

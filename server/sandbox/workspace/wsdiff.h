@@ -11,11 +11,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 enum sbx_ws_kind { SBX_WS_CREATED, SBX_WS_MODIFIED, SBX_WS_DELETED };
 
 /* "created", "modified" or "deleted". */
 const char *sbx_ws_kind_name(enum sbx_ws_kind k);
+
+/* What the host held at a change's path when the run's changes were
+ * read back: applying the change (apply.h) first checks that it still
+ * does, so that a file changed meanwhile is never overwritten. */
+struct sbx_ws_host {
+	bool present; /* false: nothing (a created file) */
+	dev_t dev;
+	ino_t ino;
+	mode_t mode;
+	uint64_t size;
+	struct timespec mtime, ctime;
+};
 
 struct sbx_ws_change {
 	char *path; /* the host path, valid UTF-8 (U+FFFD for a bad byte) */
@@ -27,6 +41,16 @@ struct sbx_ws_change {
 	 * no NUL) within the caps; NULL otherwise. */
 	char *text;
 	size_t text_len;
+	struct sbx_ws_host host;
+	/* When the run started (CLOCK_REALTIME): a host entry whose ctime is
+	 * later changed during the run, and is not overwritten either. */
+	struct timespec run_start;
+	/* A created or modified regular file with no text (binary, or over
+	 * the text caps): a copy kept on the host (sbx_ws_keep), or why not
+	 * (static); and a guess of its kind (static, NULL for text). */
+	char *stored;
+	const char *not_kept;
+	const char *mime_type;
 };
 
 struct sbx_ws_changes {
@@ -72,3 +96,18 @@ int sbx_ws_diff_since(int upper_fd, const char *host_root, const struct sbx_ws_d
                       const struct sbx_ws_snap *since, const atomic_bool *cancel,
                       struct sbx_ws_changes *ret, struct sbx_ws_snap **ret_snap);
 void sbx_ws_changes_release(struct sbx_ws_changes *c);
+
+/* Whether change needs a kept copy: created or modified, a regular file,
+ * no text. */
+bool sbx_ws_wants_copy(const struct sbx_ws_change *c);
+
+/* Copy each change of c that sbx_ws_wants_copy out of the upper layer
+ * upper_fd into dir/workspace/ (the path below host_root kept, each
+ * component made 0700 and opened without following a link), setting its
+ * stored path, or its not_kept reason past max_bytes of data in all or on
+ * an error; and each such change's mime_type. dir is made by the caller
+ * (the run's copy folder, artifact.h). cancel stops it (-ECANCELED).
+ * Returns the number of copies kept, -ECANCELED or -ENOMEM. Safe on any
+ * thread. */
+int sbx_ws_keep(int upper_fd, const char *host_root, struct sbx_ws_changes *c, const char *dir,
+                uint64_t max_bytes, const atomic_bool *cancel);
