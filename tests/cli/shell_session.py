@@ -132,15 +132,24 @@ def typed_code_checks():
     p.mark()
     p.send("import time; print('sleeping', flush=True); time.sleep(60)\r")
     started = p.read_until(r"\nsleeping\n", 30)
+    # From here on: the prompt printed before the command (it may come
+    # after the last step's mark) must not count as the one after ^C.
+    before = p.since()
+    p.mark()
     p.send("\x03")
     p.read_until(r"kiln python> ", 30)
-    out = p.since() if started else "the run did not start: " + p.since()
+    out = p.since() if started else "the run did not start: " + before + p.since()
     check("Ctrl-C during a run says it was cancelled, on its own line",
           "^C\ncancelled (Ctrl-C)" in out and "Request cancelled" not in out, out)
     # clear clears the screen: never code, never an intent.
-    ok, out = step(p, "clear", r"kiln python> ", 10)
-    check("clear at the prompt runs nothing", ok and "exit" not in out and
-          "NameError" not in out, out)
+    # (the next line's output is the fence: what clear did comes before it)
+    p.mark()
+    p.send("clear\r")
+    p.send("print('after', 6 * 7)\r")
+    ok = p.read_until(r"\nafter 42\n", 30)
+    out = p.since()
+    check("clear at the prompt runs nothing", ok and "NameError" not in out and
+          "exit 1" not in out, out)
 
     if subprocess.run(["/usr/bin/python3", "-c", "import matplotlib"],
                       stderr=subprocess.DEVNULL).returncode == 0:
