@@ -45,13 +45,18 @@ void lsp_show(struct kiln *k, int type, const char *msg)
 
 /* kiln's own folder for output documents: $XDG_RUNTIME_DIR/kiln, else
  * /tmp/kiln-UID, made 0700 and checked to be ours. Never the user's files. */
-static int output_dir(char *buf, size_t size)
+static void output_dir_path(char *buf, size_t size)
 {
 	const char *rt = getenv("XDG_RUNTIME_DIR");
 	if (rt && rt[0] == '/')
 		snprintf(buf, size, "%s/kiln", rt);
 	else
 		snprintf(buf, size, "/tmp/kiln-%u", (unsigned)getuid());
+}
+
+static int output_dir(char *buf, size_t size)
+{
+	output_dir_path(buf, size);
 	if (mkdir(buf, 0700) < 0 && errno != EEXIST)
 		return -errno;
 	struct stat st;
@@ -82,12 +87,8 @@ static long document_pid(const char *name)
  * missing. */
 static void documents_remove(bool mine)
 {
-	const char *rt = getenv("XDG_RUNTIME_DIR");
 	char dir[512];
-	if (rt && rt[0] == '/')
-		snprintf(dir, sizeof(dir), "%s/kiln", rt);
-	else
-		snprintf(dir, sizeof(dir), "/tmp/kiln-%u", (unsigned)getuid());
+	output_dir_path(dir, sizeof(dir));
 	struct stat st;
 	if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid())
 		return;
