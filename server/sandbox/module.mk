@@ -26,7 +26,7 @@ $(SBX_DRIVER_C): $(SBX_DRIVER_SRC) server/sandbox/guest/embed-driver.sh
 # other, as one file in the box (zygote.py first: what the others use;
 # zygote_serve.py last: it starts the program).
 SBX_ZYGOTE_SRC := server/sandbox/guest/zygote.py server/sandbox/guest/zygote_pid1.py \
-                  server/sandbox/guest/zygote_program.py server/sandbox/guest/zygote_serve.py
+                  server/sandbox/guest/zygote_watch.py server/sandbox/guest/zygote_program.py server/sandbox/guest/zygote_serve.py
 SBX_ZYGOTE_C   := $(BUILD)/gen/sandbox/zygote_embed.c
 
 MODULE_OBJS += gen/sandbox/zygote_embed.o

@@ -109,6 +109,7 @@ class Kiln:
         self.p = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, env=env)
         self.id = 0
+        self.on_output = None  # called with self.out at each run/output
         params = {"processId": None, "capabilities": {}}
         if root_uri:
             params["rootUri"] = root_uri
@@ -145,6 +146,9 @@ class Kiln:
                 raise EOFError("kiln closed its output")
             if m.get("method") == "run/output":
                 self.out[m["params"]["stream"]] += m["params"]["text"]
+                hook = getattr(self, "on_output", None)  # (bigtree.py's has none)
+                if hook:
+                    hook(self.out)
             elif m.get("method") == "run/artifact":
                 self.artifacts.append(m["params"])
             elif m.get("id") == self.id:
@@ -192,6 +196,7 @@ def main():
         run_cases(a.kiln, tmp, root)
         binary_cases(a.kiln, tmp, root)
         anew_cases(a.kiln, tmp, root)
+        live_mask_cases(a.kiln, tmp, root)
         prompt_cases(a.kiln, a.fake_model, tmp, root)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -642,6 +647,107 @@ def binary_cases(kiln, tmp, root):
               (r2.get("error") or {}).get("code") == -32602, json.dumps([r, r2]))
     finally:
         k.close()
+
+
+# The code of live_mask_cases: says it polls, waits (at most 100 s) until
+# the host has made the three names, then tries every way to read them:
+# open, a descriptor of their directory, /proc/self/fd, rename, link.
+LIVE_CODE = r"""
+import os, time
+print("polling", flush=True)
+want = {".env", "sub/.env", "sub/id_rsa"}
+for _ in range(1000):
+    seen = {n for n in os.listdir(".") if n == ".env"} | \
+        {"sub/" + n for n in os.listdir("sub") if n in (".env", "id_rsa")}
+    if seen >= want:
+        break
+    time.sleep(0.1)
+print("seen", sorted(seen))
+def show(how, f):
+    try:
+        print(how, "READ", f())
+    except OSError as e:
+        print(how, "DENIED", e.errno)
+for p in sorted(want):
+    show(p, lambda: open(p).read())
+d = os.open("sub", os.O_RDONLY)
+show("dirfd", lambda: os.read(os.open(".env", os.O_RDONLY, dir_fd=d), 100))
+show("opath", lambda: open("/proc/self/fd/%d" % os.open("sub/id_rsa", os.O_PATH)).read())
+show("rename", lambda: (os.rename("sub/.env", "plain.txt"), open("plain.txt").read())[1])
+show("link", lambda: (os.link("sub/id_rsa", "plain2.txt"), open("plain2.txt").read())[1])
+show("renamedir", lambda: (os.rename("sub", "sub2"), open("sub2/id_rsa").read())[1])
+got = []
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) not in (1, os.getpid()):
+        try:
+            with open("/proc/%s/mem" % pid, "rb"):
+                got.append(pid)
+        except OSError:
+            pass
+print("others-memory-opened", got)
+"""
+
+
+def live_mask_cases(kiln, tmp, root):
+    """13. Names to hide made on the host while a run runs (issue 34, the
+    live masks, server/sandbox/box/child_watch.c, zygote_watch.py): the
+    code polls until the host has made .env, sub/.env and sub/id_rsa,
+    then tries every way to read them; none is read, in a one-shot run
+    (with --zygote: one from the zygote) and in a session's run."""
+    top = os.path.join(tmp, "live")
+    os.makedirs(top)
+    os.chmod(top, 0o755)
+    proj = make_project(top, owner=65534 if root else None)
+    for rel in (".env", "sub/.env", "sub/id_rsa"):
+        q = os.path.join(proj, rel)
+        if os.path.exists(q):
+            os.unlink(q)
+    k = Kiln(kiln, uri(proj))
+    made = []
+
+    def make(out):
+        if made or "polling" not in out["stdout"]:
+            return
+        made.append(1)
+        for rel in (".env", "sub/.env", "sub/id_rsa"):
+            q = os.path.join(proj, rel)
+            with open(q, "w") as f:
+                f.write("KEY=LIVESECRET-%s\n" % rel)
+            if root:
+                os.chown(q, 65534, 65534)
+
+    def clean():
+        made.clear()
+        for rel in (".env", "sub/.env", "sub/id_rsa"):
+            try:
+                os.unlink(os.path.join(proj, rel))
+            except OSError:
+                pass
+    try:
+        for label in ("run", "session"):
+            clean()
+            k.on_output = make
+            params = {"language": "python", "code": LIVE_CODE, "override": True}
+            if label == "session":
+                r = k.call("session/open", {"language": "python"})
+                sid = (r.get("result") or {}).get("sessionId")
+                params["sessionId"] = sid
+            r = k.call("snippet/run", params)
+            k.on_output = None
+            out = k.out["stdout"] + k.out["stderr"]
+            check("live-masks-%s-names-made-mid-run-seen" % label,
+                  made and "seen ['.env', 'sub/.env', 'sub/id_rsa']" in out, out[:600])
+            check("live-masks-%s-never-read" % label,
+                  "result" in r and "LIVESECRET" not in json.dumps(r) + out and
+                  "READ" not in out and out.count("DENIED") == 8, out[:900])
+            # The watcher opens as the code asked: never its own memory.
+            check("live-masks-%s-watcher-memory-closed" % label,
+                  "others-memory-opened []" in out, out[-300:])
+            if label == "session" and sid:
+                k.call("session/close", {"sessionId": sid})
+    finally:
+        k.close()
+        clean()
 
 
 def anew_cases(kiln, tmp, root):

@@ -66,6 +66,7 @@ static const char *const step_names[] = {
     [SBX_STEP_EXEC] = "executing the interpreter",
     [SBX_STEP_CGROUP] = "joining the cgroup",
     [SBX_STEP_CPUS] = "giving the program its CPUs back",
+    [SBX_STEP_WATCH] = "starting the watcher of names made during the run",
 };
 
 const char *sbx_step_name(int step)

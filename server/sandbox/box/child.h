@@ -3,6 +3,8 @@
  * and the messages it sends are in pid1.h. */
 #pragma once
 
+#include <linux/filter.h>
+
 #include <stddef.h>
 #include <sys/types.h>
 #include <sys/uio.h>
@@ -34,6 +36,10 @@ ssize_t sbx_status_recv_fds(int sock, struct iovec *iov, size_t iovcnt, int flag
 
 /* A sentence naming the step, for error messages. */
 const char *sbx_step_name(int step);
+
+/* The live masks' filter (child_watch.c): its instructions in *ret and
+ * their count, for a zygote's runs, which apply it themselves. */
+size_t sbx_watch_filter(const struct sock_filter **ret);
 
 /* The child's body after clone(): never returns. */
 __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *plan);

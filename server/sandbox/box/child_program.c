@@ -101,14 +101,22 @@ __attribute__((noreturn)) static void program(const struct prog_args *a)
 	 * effective and permitted sets are still pid 1's when prepared
 	 * ahead (pid 1 has mounts left to make), so they are emptied here. */
 	PSTEP(pfd, SBX_STEP_CAPS, prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0));
-	PSTEP(pfd, SBX_STEP_CAPS, child_clear_caps());
 	PSTEP(pfd, SBX_STEP_NO_NEW_PRIVS, prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0));
 	if (!p->zygote)
 		PSTEP(pfd, SBX_STEP_LANDLOCK, child_apply_landlock(p->landlock_abi, p->ws_host));
 	PSTEP(pfd, SBX_STEP_SESSION, reset_signals());
+	/* With a workspace, the watcher of names made during the run
+	 * (child_watch.c): forked here, in this process's Landlock domain,
+	 * while it still has a capability to keep. */
+	bool watch = p->ws_host && p->nhide && !p->zygote;
+	if (watch)
+		PSTEP(pfd, SBX_STEP_WATCH, child_start_watch(p));
+	PSTEP(pfd, SBX_STEP_CAPS, child_clear_caps());
 	/* From here on the filter applies to the process's own calls: the
 	 * wait for the run, its CPUs and rlimits (on itself) and execve. */
 	PSTEP(pfd, SBX_STEP_SECCOMP, prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, p->seccomp));
+	if (watch)
+		PSTEP(pfd, SBX_STEP_WATCH, child_watch_listen());
 	if (run_fd >= 0) {
 		/* Pid 1 pins this process to its own CPU to wake it there
 		 * (child.c): the program gets back the CPUs it had. */

@@ -264,7 +264,7 @@ static bool glob_match(const char *pat, const char *s)
 	return *pat == '\0';
 }
 
-static bool hidden_name(const struct sbx_plan *p, const char *name)
+bool child_hidden_name(const struct sbx_plan *p, const char *name)
 {
 	for (size_t i = 0; i < p->nhide; i++)
 		if (glob_match(p->hide[i], name))
@@ -362,7 +362,7 @@ static int walk_and_mask(const struct sbx_plan *p, int rootfd, unsigned *nmasks_
 		if (type != DT_DIR && type != DT_REG)
 			continue; /* links are not followed; devices cannot be opened */
 		bool dir = type == DT_DIR;
-		if (hidden_name(p, name) || (dir && depth + 1 >= SBX_HIDE_DEPTH)) {
+		if (child_hidden_name(p, name) || (dir && depth + 1 >= SBX_HIDE_DEPTH)) {
 			if (mask(fd, name, dir, &nmasks) < 0)
 				goto fail;
 			continue;

@@ -68,6 +68,18 @@ int child_mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd
 int child_hold_workspace(int rootfd, const struct sbx_plan *p);
 /* Mask every entry the server's list (listfd, hide.h) names. */
 int child_hide_listed(const struct sbx_plan *p, int listfd);
+/* Does name match one of the plan's hide patterns? */
+bool child_hidden_name(const struct sbx_plan *p, const char *name);
+
+/* child_watch.c: the live masks (names to hide made during the run). */
+
+/* Fork the watcher, locked down as the calling program's process is so
+ * far (after Landlock, before its capabilities are cleared), and keep
+ * the socket to it. */
+int child_start_watch(const struct sbx_plan *p);
+/* Add the filter that asks the watcher before each open, rename and
+ * link, and hand it the listener. After the deny filter. */
+int child_watch_listen(void);
 
 /* child_lockdown.c: what no process of the box gets back. */
 

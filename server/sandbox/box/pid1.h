@@ -261,4 +261,5 @@ enum sbx_step {
 	SBX_STEP_EXEC,
 	SBX_STEP_CGROUP, /* a zygote's spare joining its cgroup (zygote.c) */
 	SBX_STEP_CPUS,   /* a prepared process's CPU set, around its wait (child_program.c) */
+	SBX_STEP_WATCH,  /* the live masks' watcher (child_watch.c) */
 };

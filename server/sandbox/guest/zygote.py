@@ -73,6 +73,7 @@
 # child), and no thread when it forks; kiln checks the last two in the
 # tests (tests/sandbox/zygote_fork.py).
 import builtins
+import errno
 import ctypes
 import fcntl
 import fnmatch

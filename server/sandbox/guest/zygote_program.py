@@ -59,7 +59,7 @@ def _landlock(ws):
     return r
 
 
-def _drop_caps():
+def _drop_caps(keep=0):
     if _prctl(PR_SET_SECUREBITS, SECUREBITS_LOCKED, 0, 0, 0) < 0:
         return -1
     for cap in range(64):
@@ -70,7 +70,7 @@ def _drop_caps():
     if _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0:
         return -1
     hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)
-    data = (ctypes.c_uint32 * 6)()
+    data = (ctypes.c_uint32 * 6)(keep, keep, 0, 0, 0, 0)  # effective, permitted
     return _syscall(NR["capset"], hdr, data)
 
 
@@ -187,8 +187,6 @@ def _program(out, err, ch, end_w):
     os.umask(0o022)
     if _syscall(NR["keyctl"], KEYCTL_JOIN_SESSION_KEYRING, 0) < 0:
         _report(pfd, STEP["keyring"], ctypes.get_errno())
-    if _drop_caps() < 0:
-        _report(pfd, STEP["caps"], ctypes.get_errno())
     if _prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0:
         _report(pfd, STEP["nnp"], ctypes.get_errno())
     if _landlock(_WS) < 0:
@@ -202,12 +200,28 @@ def _program(out, err, ch, end_w):
         except (OSError, ValueError, RuntimeError, TypeError):
             pass
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    # With a workspace, the watcher of names made during the run
+    # (zygote_watch.py): forked here, in this process's Landlock domain,
+    # while it still has a capability to keep.
+    watch = None
+    if _WS and _HIDE_PATTERNS:
+        try:
+            watch = _watch_start(_WS, _HIDE_PATTERNS)
+        except OSError as e:
+            _report(pfd, STEP["watch"], e.errno or 1)
+    if _drop_caps() < 0:
+        _report(pfd, STEP["caps"], ctypes.get_errno())
     buf = ctypes.create_string_buffer(FILTER, len(FILTER))
     prog = _Fprog(len(FILTER) // 8, ctypes.cast(buf, ctypes.c_void_p))
     # From here on the filter applies to every call this process and the
     # code make.
     if _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0) < 0:
         _report(pfd, STEP["seccomp"], ctypes.get_errno())
+    if watch is not None:
+        try:
+            _watch_listen(watch)
+        except OSError as e:
+            _report(pfd, STEP["watch"], e.errno or 1)
     _warm()
     # Locked down: wait for the run. The rlimits are lowered here, under
     # the filter (no capability is needed to lower one; prlimit64 is

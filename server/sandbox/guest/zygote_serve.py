@@ -155,6 +155,8 @@ def main():
     msg = _ch.recv(1 << 20)
     hello = json.loads(msg.decode("utf-8"))
     FILTER = bytes.fromhex(hello["filter"])
+    WATCH.update(hello["watch"])
+    WATCH["filter"] = bytes.fromhex(hello["watch"]["filter"])
     LANDLOCK_ABI = int(hello.get("landlock", 0))
     NR = {k: int(v) for k, v in hello["nr"].items()}
     STEP.update({k: int(v) for k, v in hello["steps"].items()})

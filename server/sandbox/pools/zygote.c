@@ -8,12 +8,14 @@
 #include "sandbox/pools/zygote.h"
 
 #include <errno.h>
+#include <linux/seccomp.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -238,6 +240,16 @@ static int send_hello(struct sandbox *s, int ch)
 	    {"landlock_add_rule", SYS_landlock_add_rule},
 	    {"landlock_restrict_self", SYS_landlock_restrict_self},
 	    {"openat2", SYS_openat2},
+	    {"seccomp", SYS_seccomp},
+	    {"renameat2", SYS_renameat2},
+	    /* The calls the live masks' filter asks about (child_watch.c). */
+	    {"open", SYS_open},
+	    {"creat", SYS_creat},
+	    {"rename", SYS_rename},
+	    {"link", SYS_link},
+	    {"openat", SYS_openat},
+	    {"renameat", SYS_renameat},
+	    {"linkat", SYS_linkat},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
 		json_object_object_add(nr, calls[i].name, json_object_new_int64(calls[i].nr));
@@ -256,12 +268,37 @@ static int send_hello(struct sandbox *s, int ch)
 	    {"landlock", SBX_STEP_LANDLOCK}, {"seccomp", SBX_STEP_SECCOMP},
 	    {"cmdline", SBX_STEP_CMDLINE},   {"workspace", SBX_STEP_WORKSPACE},
 	    {"hide", SBX_STEP_HIDE},         {"cgroup", SBX_STEP_CGROUP},
+	    {"watch", SBX_STEP_WATCH},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(st); i++)
 		json_object_object_add(steps, st[i].name, json_object_new_int(st[i].step));
 	json_object_object_add(h, "steps", steps);
+	/* The live masks (child_watch.c): the filter that asks, and the
+	 * ioctls of its listener. */
+	json_object *wt = json_object_new_object();
+	const struct sock_filter *wf;
+	size_t wn = sbx_watch_filter(&wf);
+	const struct {
+		const char *name;
+		unsigned long v;
+	} io[] = {
+	    {"recv", SECCOMP_IOCTL_NOTIF_RECV},
+	    {"send", SECCOMP_IOCTL_NOTIF_SEND},
+	    {"idValid", SECCOMP_IOCTL_NOTIF_ID_VALID},
+	    {"addfd", SECCOMP_IOCTL_NOTIF_ADDFD},
+	    {"filterFlag", SECCOMP_FILTER_FLAG_NEW_LISTENER},
+	    {"addfdSend", SECCOMP_ADDFD_FLAG_SEND},
+	};
+	for (size_t i = 0; wt && i < ARRAY_SIZE(io); i++)
+		json_object_object_add(wt, io[i].name, json_object_new_int64((int64_t)io[i].v));
+	int r = wt ? hex_append(wt, "filter", wf, wn * sizeof(*wf)) : -ENOMEM;
+	if (r >= 0)
+		json_object_object_add(h, "watch", wt);
+	else
+		json_object_put(wt);
 	const struct sock_fprog *f = &s->base.host->filter;
-	int r = hex_append(h, "filter", f->filter, f->len * sizeof(struct sock_filter));
+	if (r >= 0)
+		r = hex_append(h, "filter", f->filter, f->len * sizeof(struct sock_filter));
 	size_t len = 0;
 	const char *text =
 	    r < 0 ? NULL : json_object_to_json_string_length(h, JSON_C_TO_STRING_PLAIN, &len);
