@@ -20,7 +20,9 @@
 #include "cli/cache_dir.h"
 #include "cli/cli.h"
 #include "cli/diags.h"
+#include "cli/display.h"
 #include "cli/save.h"
+#include "cli/term.h"
 #include "config.h"
 #include "core/buf.h"
 #include "core/json.h"
@@ -56,6 +58,8 @@ struct cli_run {
 	 * be split across two chunks of one stream): colour passes, other
 	 * escape sequences and controls do not (core/visible.h). */
 	struct vis_filter out[2];
+	/* Displays (run/display) as kiln shell shows them, on stderr. */
+	struct term term;
 };
 
 static void write_all(int fd, const char *s, size_t n)
@@ -132,7 +136,23 @@ static void on_artifact(void *data, struct run *run, const struct run_artifact *
 	fputc('\n', stderr);
 }
 
-static const struct run_sink sink = {.output = on_output, .artifact = on_artifact};
+/* A display (the last expression's value, an open figure, display()):
+ * its text shown, a picture or table saved in the run's folder with the
+ * path printed, as kiln shell does (docs/terminal.md, "Displays"). */
+static void on_display(void *data, struct run *run, const struct run_display *d)
+{
+	struct cli_run *cr = data;
+	(void)run;
+	json_object *params = run_display_json(d);
+	if (!params)
+		return;
+	cr->term.at_bol = true; /* kiln's lines on stderr end theirs */
+	term_display(&cr->term, params);
+	json_object_put(params);
+}
+
+static const struct run_sink sink = {
+    .output = on_output, .artifact = on_artifact, .display = on_display};
 
 static void say_stderr(void *data, const char *line)
 {
@@ -390,6 +410,9 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	                     .code = EXIT_NOSANDBOX};
 	vis_filter_init(&cr.out[0]);
 	vis_filter_init(&cr.out[1]);
+	term_init(&cr.term);
+	term_ui_stderr(&cr.term);
+	cr.term.quiet = true;
 	char detail[512] = "";
 	k.loop = loop_new();
 	if (!k.loop)

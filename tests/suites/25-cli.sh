@@ -58,7 +58,7 @@ check "kiln run takes its options after the file" sh -c \
 # A deny (a process started through os, a socket) is refused with its
 # diagnostics and exit 126, nothing run; --override runs it anyway; a warn
 # is shown on stderr and runs.
-printf 'print("ran")\nimport os\nos.system("true")\n' >"$tmp/deny.py"
+printf 'print("ran")\nimport os\n_ = os.system("true")\n' >"$tmp/deny.py"
 printf 'print("ran")\nimport socket\nsocket.create_connection(("192.0.2.1", 80))\n' >"$tmp/sock.py"
 run_refuses_deny() {
 	for f in deny.py sock.py; do
@@ -129,6 +129,19 @@ validate_needs_lang() {
 	names_langs "$tmp/l.err"
 }
 check "kiln validate x.rb and - without --lang name the languages" validate_needs_lang
+
+# --- kiln run shows displays as docs/terminal.md says (issue 34) ------------------------
+mkdir -p "$tmp/disp"
+printf 'import matplotlib\nmatplotlib.use("Agg")\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.savefig("saved.png")\n6 * 7\n' >"$tmp/disp/plot.py"
+run_shows_displays() {
+	(cd "$tmp/disp" && XDG_CACHE_HOME="$tmp/disp-cache" "$OLDPWD/$kiln" run "$tmp/disp/plot.py") \
+		>"$tmp/d.out" 2>"$tmp/d.err" || { cat "$tmp/d.err"; return 1; }
+	[ "$(cat "$tmp/d.out")" = 42 ] || { echo "stdout:"; cat "$tmp/d.out"; return 1; }
+	p=$(sed -n 's/^display image\/png saved: //p' "$tmp/d.err" | head -n 1)
+	[ -n "$p" ] && [ "$(head -c 4 "$p" | od -An -c | tr -d ' ')" = 211PNG ] ||
+		{ echo "no PNG display saved:"; cat "$tmp/d.err"; return 1; }
+}
+check "kiln run prints the last expression and saves the figure the code saved as a display" run_shows_displays
 
 # --- an output cap reads as an output cap (issue 35) ------------------------------------
 printf '{"sandbox":{"limits":{"outputBytes":1024}}}' >"$tmp/cap.json"
