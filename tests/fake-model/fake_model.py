@@ -245,6 +245,20 @@ SHAPES.update({
              "print('months', len(monthly))\n"
              "monthly.plot(kind='bar', title='Monthly totals')\nplt.show()\n```\n"),
     "head": "```python\ndf.head()\n```\n",
+    # The whole story (tests/data/story_e2e.py): the plot saved into the
+    # project, a row appended to sales.csv, and the PNG's hash as the box
+    # saw it, to compare with what lands in the folder.
+    "story": ("Here is the plot, saved as monthly.png, and April's first sale added:\n\n"
+              "```python\nimport hashlib\nimport pandas as pd\nimport matplotlib.pyplot as plt\n\n"
+              "df = pd.read_csv('sales.csv', parse_dates=['date'])\n"
+              "monthly = df.groupby(df['date'].dt.month)['amount'].sum()\n"
+              "print('months', len(monthly))\n"
+              "monthly.plot(kind='bar', title='Monthly totals')\n"
+              "plt.savefig('monthly.png')\n"
+              "with open('sales.csv', 'a') as f:\n"
+              "    f.write('2026-04-01,41\\n')\n"
+              "with open('monthly.png', 'rb') as f:\n"
+              "    print('monthly.png sha256', hashlib.sha256(f.read()).hexdigest())\n```\n"),
 })
 
 
