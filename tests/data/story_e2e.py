@@ -14,14 +14,14 @@ workspace/applyChanges) and in `kiln shell` on a pty (type the request,
 tests/fake-model/fake_model.py, started here as the same user ([[answer:
 story]]); its --log shows every prompt kiln sent it.
 
-Two steps wait for work being built elsewhere and run only with
-KILN_STORY_PENDING=1 (the suite does not set it):
+A secret created in the folder while a run polls for it is never read
+(midrun-*: the live masks, docs/security.md "Names made during a run"),
+in a session run and a one-shot run. One step waits for work being
+built elsewhere and runs only with KILN_STORY_PENDING=1 (the suite does
+not set it):
   pending-declined  a change the person declines is not seen by the
                     session's next run (workspace/declineChanges {runId,
                     paths?}; in the shell, answering `n`)
-  pending-midrun    a secret created in the folder while a run polls for
-                    it is never read (live masks), in a session run and a
-                    one-shot run
 
     story_e2e.py KILN LABEL
 
@@ -312,9 +312,9 @@ def protocol_story(tmp, model_url, model_log):
         check("protocol-env-cannot-be-read", "refused" in s.output() and
               TOKEN not in s.output(), s.output())
 
+        midrun_protocol(s, sid, proj)
         if PENDING:
             pending_declined_protocol(s, sid, proj)
-            pending_midrun_protocol(s, sid, proj)
         s.call("session/close", {"sessionId": sid})
         check("protocol-kiln-exits-cleanly", s.close() == 0)
     except Exception as e:  # a harness error is a failure, never a pass
@@ -378,7 +378,7 @@ print('read', len(got), got[:3])
 """
 
 
-def pending_midrun_protocol(s, sid, proj):
+def midrun_protocol(s, sid, proj):
     """(b) Live masks: secrets made in the folder while a run polls for
     them are never readable, in a session run and in a one-shot run."""
     for kind, extra in (("session", {"sessionId": sid}), ("oneshot", {})):
@@ -399,9 +399,9 @@ def pending_midrun_protocol(s, sid, proj):
         params.update(extra)
         s.call("snippet/run", params, on_note)
         out = s.output()
-        check("pending-midrun-%s-the-run-saw-the-folder-live" % kind,
+        check("midrun-%s-the-run-saw-the-folder-live" % kind,
               made and "ready seen True" in out, out)
-        check("pending-midrun-%s-secret-never-read" % kind,
+        check("midrun-%s-secret-never-read" % kind,
               MIDRUN not in out and TOKEN not in out and "read 0" in out, out)
         for p in ("id_rsa", "sub/.env", "ready.txt"):
             if os.path.exists(os.path.join(proj, p)):
