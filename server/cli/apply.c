@@ -153,9 +153,8 @@ int cli_ws_decline(struct cli_client *c, json_object *result, cli_say_fn say, vo
 	size_t nd = declined && json_object_is_type(declined, json_type_array)
 	                ? json_object_array_length(declined)
 	                : 0;
-	size_t nk = kept && json_object_is_type(kept, json_type_array)
-	                ? json_object_array_length(kept)
-	                : 0;
+	size_t nk =
+	    kept && json_object_is_type(kept, json_type_array) ? json_object_array_length(kept) : 0;
 	for (size_t i = 0; i < nd; i++)
 		sayf(say, data, "the session dropped %s",
 		     json_object_get_string(json_object_array_get_idx(declined, i)));

@@ -195,7 +195,8 @@ static void offer_changes(struct shell *sh, json_object *result)
 		if (sh->tty)
 			cli_ws_decline(sh->c, result, say_info, &sh->t);
 		else
-			term_info(&sh->t, "the session still holds these changes (no one was asked)");
+			term_info(&sh->t,
+			          "the session still holds these changes (no one was asked)");
 		return;
 	}
 	int done = cli_ws_apply(sh->c, result, say_info, &sh->t);

@@ -33,8 +33,8 @@ static void on_declined(void *data, const struct sbx_session_decline_result *res
 {
 	struct wd *wd = data;
 	if (wd->call && !res) {
-		rpc_call_error(wd->call, RPC_REQUEST_FAILED, "kiln is ending: nothing more declined",
-		               NULL);
+		rpc_call_error(wd->call, RPC_REQUEST_FAILED,
+		               "kiln is ending: nothing more declined", NULL);
 	} else if (wd->call) {
 		json_object *r = json_object_new_object();
 		json_object *declined = json_object_new_array();
@@ -43,8 +43,10 @@ static void on_declined(void *data, const struct sbx_session_decline_result *res
 		json_object *kept = json_object_new_array();
 		for (size_t i = 0; i < res->nkept; i++) {
 			json_object *k = json_object_new_object();
-			json_object_object_add(k, "path", json_object_new_string(res->kept[i].path));
-			json_object_object_add(k, "reason", json_object_new_string(res->kept[i].why));
+			json_object_object_add(k, "path",
+			                       json_object_new_string(res->kept[i].path));
+			json_object_object_add(k, "reason",
+			                       json_object_new_string(res->kept[i].why));
 			json_object_array_add(kept, k);
 		}
 		json_object_object_add(r, "declined", declined);
@@ -92,9 +94,9 @@ int method_workspace_decline_changes(struct rpc_call *call, json_object *params)
 	/* Before the start: done may be called before it returns. */
 	rpc_call_on_cancel(call, on_cancel, wd);
 	char err[256] = "";
-	r = k->sandbox ? sbx_session_decline(k->sandbox, run_id, paths, on_declined, wd, err,
-	                                     sizeof(err))
-	               : -ENOENT;
+	r = k->sandbox
+	        ? sbx_session_decline(k->sandbox, run_id, paths, on_declined, wd, err, sizeof(err))
+	        : -ENOENT;
 	free(paths);
 	if (r == -ENOENT) {
 		free(wd);

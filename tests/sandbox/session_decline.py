@@ -60,7 +60,8 @@ def main():
         os.chmod(os.path.join(proj, "old.txt"), 0o640)
         own(proj)
         before = t.folder_state(proj)
-        s = t.S(root=proj)
+        # allowOverride: one check breaks the driver on purpose.
+        s = t.S(config={"validator": {"allowOverride": True}}, root=proj)
         sid = s.open()
 
         def changes(r):
@@ -133,6 +134,23 @@ def main():
                 d["result"]["declined"] == [os.path.join(proj, "c.txt")] and
                 d["result"]["kept"] == [{"path": "/nope", "reason": "not a change of this run"}]
                 and t.stdout(n) == "False\n", json.dumps([d, n])[:600])
+
+        # The driver is not trusted: code that broke its decline op
+        # leaves the change in the layer, and kiln says the session keeps it.
+        r, n = s.run({"sessionId": sid, "code":
+                      "import gc\nfor f in gc.get_objects():\n"
+                      "    if getattr(f, '__name__', '') == '_decline_one' and "
+                      "hasattr(f, '__globals__'):\n"
+                      "        f.__globals__['_decline_one'] = lambda it: None\n"
+                      "open('z.txt', 'w').write('z')"})
+        d = s.call("workspace/declineChanges", {"runId": r["result"]["runId"]})
+        _, n = s.run({"sessionId": sid, "code": "import os\nprint(os.path.exists('z.txt'))"})
+        kept = (d.get("result") or {}).get("kept") or [{}]
+        t.check("decline: a change the session still shows is kept, saying so",
+                d["result"]["declined"] == [] and
+                kept[0].get("path") == os.path.join(proj, "z.txt") and
+                "still shows" in kept[0].get("reason", "") and t.stdout(n) == "True\n",
+                json.dumps([d, n])[:600])
 
         # A one-shot run's changes: only forgotten.
         r, _ = s.run({"language": "python", "code": "open('one.txt', 'w').write('1')"})

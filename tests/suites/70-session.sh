@@ -18,7 +18,9 @@
 # (tests/cli/shell_session.py). As root, the session checks (with and
 # without the zygote) run again as the unprivileged user nobody
 # (setpriv), from a private copy of the binaries. Last line:
-# "70-session: N passed, N failed".
+# "70-session: N passed, N failed". KILN_TEST_ONLY="session_decline
+# shell_session ..." (make mutate) runs only those scripts (their names
+# without .py), in every variant.
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -42,13 +44,20 @@ count() { # count LABEL OUTPUT: add a script's summary line
 	pass=$((pass + p))
 	fail=$((fail + f))
 }
+wanted() { # wanted SCRIPT: whether KILN_TEST_ONLY (empty: all) names it
+	[ -z "${KILN_TEST_ONLY:-}" ] && return 0
+	case " $KILN_TEST_ONLY " in *" $(basename "$1" .py) "*) return 0 ;; esac
+	return 1
+}
 for script in tests/sandbox/session.py tests/sandbox/session_decline.py \
 	tests/cli/shell_session.py; do
+	wanted "$script" || continue
 	count "" "$(timeout 600 /usr/bin/python3 "$script" "$KILN" 2>&1)"
 done
-count "zygote: " "$(timeout 600 /usr/bin/python3 tests/sandbox/session.py "$KILN" --zygote 2>&1)"
-count "zygote: " \
-	"$(timeout 600 /usr/bin/python3 tests/sandbox/session_decline.py "$KILN" --zygote 2>&1)"
+for script in tests/sandbox/session.py tests/sandbox/session_decline.py; do
+	wanted "$script" || continue
+	count "zygote: " "$(timeout 600 /usr/bin/python3 "$script" "$KILN" --zygote 2>&1)"
+done
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	tmp=$(mktemp -d /tmp/kiln-session-suite.XXXXXX)
@@ -61,6 +70,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
 	chmod -R a+rX "$tmp"
 	for zygote in "" --zygote; do
 		for script in session.py session_decline.py; do
+			wanted "$script" || continue
 			count "nobody${zygote:+ zygote}: " "$(setpriv --reuid=65534 --regid=65534 \
 				--clear-groups env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
 				ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \

@@ -42,13 +42,13 @@ enum op { OP_KEEP, OP_REMOVE, OP_RESTORE };
 
 struct ditem {
 	enum op op;
-	char *why;      /* OP_KEEP: why it is kept (owned) */
-	char *bytes;    /* OP_RESTORE: the host's file */
+	char *why;   /* OP_KEEP: why it is kept (owned) */
+	char *bytes; /* OP_RESTORE: the host's file */
 	size_t len;
 	mode_t mode;
-	char *prune;    /* OP_REMOVE: the topmost folder the host lacks, or NULL */
-	bool sent;      /* in the frame to the driver */
-	bool done;      /* the driver says it did it */
+	char *prune; /* OP_REMOVE: the topmost folder the host lacks, or NULL */
+	bool sent;   /* in the frame to the driver */
+	bool done;   /* the driver says it did it */
 };
 
 struct sess_decline {
@@ -228,7 +228,8 @@ static void read_work(void *data, const atomic_bool *cancel)
 			/* The host has nothing there: the session should not
 			 * either, nor the folders the host lacks above it. */
 			it->op = OP_REMOVE;
-			for (const char *sl = strchr(rel, '/'); sl && !it->prune; sl = strchr(sl + 1, '/')) {
+			for (const char *sl = strchr(rel, '/'); sl && !it->prune;
+			     sl = strchr(sl + 1, '/')) {
 				char prefix[PATH_MAX];
 				snprintf(prefix, sizeof(prefix), "%.*s", (int)(sl - rel), rel);
 				struct stat pst;
@@ -242,15 +243,19 @@ static void read_work(void *data, const atomic_bool *cancel)
 			item_keep(it,
 			          "your folder holds a %s there, which kiln does not copy into a "
 			          "session: reset the session (session/reset) to see it",
-			          S_ISDIR(st.st_mode) ? "folder" : S_ISLNK(st.st_mode) ? "link" : "special file");
+			          S_ISDIR(st.st_mode)   ? "folder"
+			          : S_ISLNK(st.st_mode) ? "link"
+			                                : "special file");
 		} else if (hidden(d, rel)) {
-			item_keep(it, "its name is hidden (sandbox.workspace.hide): kiln never sends "
-			              "such a file into a box");
-		} else if ((uint64_t)st.st_size > DECLINE_BYTES_MAX - total) {
 			item_keep(it,
-			          "your folder's file is too large to send into the session (%u MiB "
-			          "at once): reset the session (session/reset) to see it",
-			          DECLINE_BYTES_MAX >> 20);
+			          "its name is hidden (sandbox.workspace.hide): kiln never sends "
+			          "such a file into a box");
+		} else if ((uint64_t)st.st_size > DECLINE_BYTES_MAX - total) {
+			item_keep(
+			    it,
+			    "your folder's file is too large to send into the session (%u MiB "
+			    "at once): reset the session (session/reset) to see it",
+			    DECLINE_BYTES_MAX >> 20);
 		} else if ((r = read_host(rootfd, rel, (size_t)st.st_size, &it->bytes)) < 0) {
 			item_keep(it, "the folder's file cannot be read: %s",
 			          r == -EAGAIN ? "it changed while kiln read it" : strerror(-r));
@@ -303,7 +308,8 @@ static json_object *decline_frame(struct sess_decline *d)
 		if (it->op == OP_REMOVE) {
 			json_object_object_add(o, "remove", json_object_new_boolean(1));
 			if (it->prune)
-				json_object_object_add(o, "prune", json_object_new_string(it->prune));
+				json_object_object_add(o, "prune",
+				                       json_object_new_string(it->prune));
 		} else {
 			char *b = base64(it->bytes, it->len);
 			if (!b) {
@@ -432,8 +438,7 @@ static void read_free(void *data)
 static void compare_work(void *data, const atomic_bool *cancel)
 {
 	struct sess_decline *d = data;
-	int r = sbx_ws_diff_since(d->upper_fd, d->dl.root, NULL, NULL, cancel, &d->check,
-	                          &d->snap);
+	int r = sbx_ws_diff_since(d->upper_fd, d->dl.root, NULL, NULL, cancel, &d->check, &d->snap);
 	d->compared = r >= 0 && !d->check.incomplete;
 }
 
@@ -449,8 +454,9 @@ static void compare_done(void *data)
 		for (size_t k = 0; k < d->check.n && !still; k++)
 			still = strcmp(d->check.items[k].path, d->dl.items[i].path) == 0;
 		if (still)
-			item_keep(it, d->compared ? "the session still shows the run's version of it"
-			                          : "kiln could not check the session's layer");
+			item_keep(it, d->compared
+			                  ? "the session still shows the run's version of it"
+			                  : "kiln could not check the session's layer");
 	}
 	if (ss) {
 		/* The layer as it is now: the next run reports only what it
@@ -498,15 +504,15 @@ int sbx_session_decline(struct sandbox *s, const char *run_id, const char *const
 		const struct sbx_ws_decline_item *p = &d->dl.items[i];
 		d->it[i].op = OP_REMOVE;
 		if (p->later[0])
-			item_keep(&d->it[i],
-			          "run %s of the session changed it again: decline that run's change "
-			          "first",
-			          p->later);
+			item_keep(
+			    &d->it[i],
+			    "run %s of the session changed it again: decline that run's change "
+			    "first",
+			    p->later);
 		else if (p->kept)
 			item_keep(&d->it[i], "%s", p->kept);
 	}
-	struct sbx_session *ss =
-	    d->dl.session_id[0] ? sbx_session_find(s, d->dl.session_id) : NULL;
+	struct sbx_session *ss = d->dl.session_id[0] ? sbx_session_find(s, d->dl.session_id) : NULL;
 	if (!ss || ss->gen != d->dl.gen || !ss->alive || !ss->ws_host || ss->box.upper_fd < 0) {
 		/* A one-shot run, or a session box that is gone: nothing holds
 		 * the changes any more; the ledger forgets them. */

@@ -345,7 +345,8 @@ int sbx_ws_ledger_pick(struct sandbox *s, const char *run_id, const char *const 
 		for (size_t i = 0; i < rec->n && !found; i++)
 			found = strcmp(rec->items[i].path, *p) == 0;
 		if (!found)
-			r = pick_add(&dl, *p, SBX_WS_CREATED, true, "not a change of this run", NULL);
+			r = pick_add(&dl, *p, SBX_WS_CREATED, true, "not a change of this run",
+			             NULL);
 	}
 	if (r < 0) {
 		sbx_ws_decline_list_release(&dl);
