@@ -152,6 +152,20 @@ def main():
                 "still shows" in kept[0].get("reason", "") and t.stdout(n) == "True\n",
                 json.dumps([d, n])[:600])
 
+        # The folder's bytes travel into the box at most 4 MiB at once: a
+        # larger file is kept, and said.
+        big = os.path.join(proj, "big.bin")
+        open(big, "wb").write(b"\0" * (5 << 20))
+        own(proj)
+        r, _ = s.run({"sessionId": sid, "code": "open('big.bin', 'ab').write(b'x')"})
+        d = s.call("workspace/declineChanges", {"runId": r["result"]["runId"]})
+        _, n = s.run({"sessionId": sid, "code": "import os\nprint(os.path.getsize('big.bin'))"})
+        kept = (d.get("result") or {}).get("kept") or [{}]
+        t.check("decline: a folder's file over 4 MiB is kept, saying why",
+                d["result"]["declined"] == [] and kept[0].get("path") == big and
+                "too large" in kept[0].get("reason", "") and
+                t.stdout(n) == "%d\n" % ((5 << 20) + 1), json.dumps([d, n])[:600])
+
         # A one-shot run's changes: only forgotten.
         r, _ = s.run({"language": "python", "code": "open('one.txt', 'w').write('1')"})
         rid = r["result"]["runId"]
