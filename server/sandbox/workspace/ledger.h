@@ -1,7 +1,9 @@
 /* ledger.h: the workspace changes of a server's recent runs, kept as
  * structs after each run's reply so that the person can approve them
  * later (workspace/applyChanges, `kiln shell`'s prompt), and the applying
- * of them on a job thread (apply.h does the work). Bounded: the last
+ * of them on a job thread (apply.h does the work); a change declined
+ * (workspace/declineChanges, session_decline.c) is marked and never
+ * applied. Bounded: the last
  * SBX_WS_LEDGER_RUNS runs that changed something, with at most
  * SBX_WS_LEDGER_TEXT bytes of text in all; the oldest go first. Loop
  * thread only, except where said. */
