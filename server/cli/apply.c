@@ -132,3 +132,38 @@ int cli_ws_apply(struct cli_client *c, json_object *result, cli_say_fn say, void
 	}
 	return (int)na;
 }
+
+int cli_ws_decline(struct cli_client *c, json_object *result, cli_say_fn say, void *data)
+{
+	const char *run_id = NULL;
+	if (json_get_string(result, "runId", &run_id) < 0)
+		return 0;
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "runId", json_object_new_string(run_id));
+	_cleanup_json_ json_object *res = NULL;
+	_cleanup_json_ json_object *err = NULL;
+	int r = cli_client_call(c, "workspace/declineChanges", p, NULL, NULL, &res, &err);
+	if (r < 0 || err) {
+		const char *msg = "kiln did not answer";
+		json_get_string(err, "message", &msg);
+		sayf(say, data, "the session still holds these changes: %s", msg);
+		return r < 0 ? r : -EIO;
+	}
+	json_object *declined = json_get(res, "declined"), *kept = json_get(res, "kept");
+	size_t nd = declined && json_object_is_type(declined, json_type_array)
+	                ? json_object_array_length(declined)
+	                : 0;
+	size_t nk =
+	    kept && json_object_is_type(kept, json_type_array) ? json_object_array_length(kept) : 0;
+	for (size_t i = 0; i < nd; i++)
+		sayf(say, data, "the session dropped %s",
+		     json_object_get_string(json_object_array_get_idx(declined, i)));
+	for (size_t i = 0; i < nk; i++) {
+		json_object *k = json_object_array_get_idx(kept, i);
+		const char *path = "?", *why = "?";
+		json_get_string(k, "path", &path);
+		json_get_string(k, "reason", &why);
+		sayf(say, data, "the session still holds %s: %s", path, why);
+	}
+	return (int)nk;
+}

@@ -29,3 +29,10 @@ struct cli_client;
  * (workspace/applyChanges): the same checked, atomic writes; each file
  * applied or skipped (with why) is said. The number applied, or -errno. */
 int cli_ws_apply(struct cli_client *c, json_object *result, cli_say_fn say, void *data);
+
+/* The person said no to result's run's changes: ask the server c to
+ * decline them (workspace/declineChanges), so that a session's run has
+ * them taken out of the session, and say each the session dropped
+ * ("the session dropped PATH") and each it still holds, with why. The
+ * number kept, or -errno. */
+int cli_ws_decline(struct cli_client *c, json_object *result, cli_say_fn say, void *data);

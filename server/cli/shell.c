@@ -187,6 +187,16 @@ static void offer_changes(struct shell *sh, json_object *result)
 	free(a);
 	if (!yes) {
 		term_info(&sh->t, "not applied: your files are as they were");
+		/* A session's run: the session must not go on showing what
+		 * the person declined. Without a terminal nobody answered:
+		 * the session keeps them, and says so. */
+		if (!json_get(result, "sessionId"))
+			return;
+		if (sh->tty)
+			cli_ws_decline(sh->c, result, say_info, &sh->t);
+		else
+			term_info(&sh->t,
+			          "the session still holds these changes (no one was asked)");
 		return;
 	}
 	int done = cli_ws_apply(sh->c, result, say_info, &sh->t);

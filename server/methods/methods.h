@@ -57,8 +57,9 @@ int method_session_open(struct rpc_call *call, json_object *params);
 int method_session_reset(struct rpc_call *call, json_object *params);
 int method_session_close(struct rpc_call *call, json_object *params);
 
-/* workspace_apply.c */
+/* workspace_apply.c, workspace_decline.c */
 int method_workspace_apply_changes(struct rpc_call *call, json_object *params);
+int method_workspace_decline_changes(struct rpc_call *call, json_object *params);
 
 /* documents.c */
 int method_text_document_did_open(struct rpc_call *call, json_object *params);

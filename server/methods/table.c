@@ -24,6 +24,7 @@ const struct rpc_method kiln_methods[] = {
     {"textDocument/codeAction", method_text_document_code_action, 0},
     {"workspace/executeCommand", method_workspace_execute_command, 0},
     {"workspace/applyChanges", method_workspace_apply_changes, 0},
+    {"workspace/declineChanges", method_workspace_decline_changes, 0},
 };
 
 const size_t kiln_methods_count = ARRAY_SIZE(kiln_methods);

@@ -14,6 +14,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -36,9 +37,11 @@ def check(name, ok, detail=""):
 
 
 class Pty:
-    def __init__(self, argv, env):
+    def __init__(self, argv, env, cwd=None):
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
+            if cwd:
+                os.chdir(cwd)
             os.execve(argv[0], argv, env)
         self.out = b""
         self.start = 0
@@ -172,6 +175,41 @@ def typed_code_checks():
     st = p.wait()
     check("the shell leaves on :quit with status 0", st is not None and os.WIFEXITED(st) and
           os.WEXITSTATUS(st) == 0, "status %s" % st)
+
+
+def decline_checks():
+    """No to a session run's changes: the session drops them, says so,
+    and the next run reads the folder's files (docs/terminal.md)."""
+    tmp = tempfile.mkdtemp()
+    os.chmod(tmp, 0o755)
+    proj = os.path.join(tmp, "proj")
+    os.makedirs(proj)
+    open(os.path.join(proj, "data.csv"), "w").write("a,b\n1,2\n")
+    if os.getuid() == 0:  # the box runs as nobody: its files are nobody's
+        for q in (proj, os.path.join(proj, "data.csv")):
+            os.chown(q, 65534, 65534)
+    p = Pty([KILN, "shell"], env_for(tmp, KILN_LLM_URL="http://127.0.0.1:9"), cwd=proj)
+    p.read_until(r"kiln python> ")
+    ok, out = step(p, "open('notes.txt', 'w').write('mine'); open('data.csv', 'a').write('3,4')",
+                   r"apply these changes to your files\? \[y/N\] ")
+    ok, out = step(p, "n", r"kiln python> ")
+    check("no to a session run's changes: the shell says the session dropped each",
+          "the session dropped %s/notes.txt" % proj in out and
+          "the session dropped %s/data.csv" % proj in out and "still holds" not in out, out)
+    ok, out = step(p, "import os; print('seen', os.path.exists('notes.txt'), "
+                      "repr(open('data.csv').read()))", r"ok: exit 0")
+    check("after no, the session's next run reads the folder's files",
+          "seen False 'a,b\\n1,2\\n'" in out and
+          not os.path.exists(os.path.join(proj, "notes.txt")), out)
+    ok, out = step(p, "open('yes.txt', 'w').write('kept')",
+                   r"apply these changes to your files\? \[y/N\] ")
+    ok, out = step(p, "y", r"kiln python> ")
+    ok, out = step(p, "print('seen', repr(open('yes.txt').read()))", r"ok: exit 0")
+    check("after yes, the session and the folder agree",
+          "seen 'kept'" in out and open(os.path.join(proj, "yes.txt")).read() == "kept", out)
+    p.send(":quit\r")
+    p.wait()
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def elapsed_checks():
@@ -374,6 +412,7 @@ def image_checks():
 def main():
     image_checks()
     typed_code_checks()
+    decline_checks()
     elapsed_checks()
     answer_history_checks()
     print("%d passed, %d failed" % (passed, failed))

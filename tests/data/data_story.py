@@ -211,15 +211,18 @@ def shell_story():
               ok and out.count("2026-") == 5 and "amount" in out and "NameError" not in out, out)
         ok, out = sh.step(t, ":run open('total.txt', 'w').write(str(df.amount.sum()) + '\\n')",
                           r"\[y/N\]", 120)
-        total = sum(int(x.split(",")[1]) for x in rows[1:])
         check("shell-written-file-offered-as-a-change",
               ok and "total.txt" in out and "created" in out, out)
-        ok, out = sh.step(t, "n", r"not applied")
+        ok, out = sh.step(t, "n", r"the session dropped \S*total.txt|still holds")
         check("shell-host-folder-unchanged", ok and tree(proj) == before and
               not os.path.exists(os.path.join(proj, "total.txt")),
               sorted(set(tree(proj)) ^ set(before)))
-        ok, out = sh.step(t, ":run print(open('total.txt').read(), end='')", r"ok: exit 0|exit [1-9]")
-        check("shell-session-reads-its-own-write", ok and "%d\n" % total in out, out)
+        check("shell-declined-change-dropped-from-the-session",
+              "the session dropped %s" % os.path.join(proj, "total.txt") in out, out)
+        ok, out = sh.step(t, ":run import os; print('total', os.path.exists('total.txt'))",
+                          r"ok: exit 0|exit [1-9]")
+        check("shell-declined-change-not-seen-by-the-next-run", ok and "total False" in out,
+              out)
         ok, out = sh.step(t, ":run print(open('.env').read())", r"exit [0-9]")
         check("shell-env-cannot-be-read", ok and SECRET not in out and
               ("FileNotFoundError" in out or "PermissionError" in out), out)

@@ -15,16 +15,26 @@
 #                   {"op": "done", "status": "ok"|"error"|"interrupted"|"cpu",
 #                    "error": {"name", "value"}?, "cpuMs", "maxRssKb",
 #                    "vars": [...], "changed": [names under outDir]}
+#   kiln -> driver  {"op": "decline", "items": [{"i", "path", "remove": true,
+#                    "prune"?} | {"i", "path", "data": base64, "mode"}]}
+#   driver -> kiln  {"op": "declined", "results": [{"i", "error"?}]}
+# A decline (between runs) takes declined workspace changes out of the
+# session's layer from inside the box (the overlay must not be changed
+# from outside while mounted): a path the host lacks is removed (and the
+# folders up to "prune", when empty), one the host has gets the host's
+# bytes and mode again. kiln then compares the layer with the host itself.
 # The code's own output goes to fd 1 and 2, pipes kiln reads as a run's.
 # Nothing here is trusted by kiln: the code could write to the channel,
 # and kiln caps and checks every frame it reads.
 import ast
+import base64
 import builtins
 import fcntl
 import json
 import linecache
 import os
 import resource
+import shutil
 import signal
 import socket
 import struct
@@ -298,6 +308,58 @@ def _run(ns, req):
     _send(reply)
 
 
+DECLINE_MAX = 1000
+
+
+def _decline_one(it):
+    path = it.get("path")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ValueError("not an absolute path")
+    if os.path.isdir(path) and not os.path.islink(path):
+        shutil.rmtree(path)
+    elif os.path.lexists(path):
+        os.unlink(path)
+    if it.get("remove"):
+        prune = it.get("prune")
+        parent = os.path.dirname(path)
+        while isinstance(prune, str) and (parent + "/").startswith(prune + "/"):
+            try:
+                os.rmdir(parent)
+            except OSError:
+                break
+            if parent == prune:
+                break
+            parent = os.path.dirname(parent)
+        return
+    data = base64.b64decode(it.get("data", ""), validate=True)
+    mode = it.get("mode", 0o644)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode & 0o7777 if isinstance(mode, int) else 0o644)
+    finally:
+        os.close(fd)
+
+
+def _decline(req):
+    results = []
+    items = req.get("items")
+    for it in (items if isinstance(items, list) else [])[:DECLINE_MAX]:
+        if not isinstance(it, dict):
+            continue
+        r = {"i": it.get("i")}
+        try:
+            _decline_one(it)
+        except Exception as e:
+            r["error"] = ("%s: %s" % (type(e).__name__, e))[:200]
+        results.append(r)
+    _send({"op": "declined", "results": results})
+
+
 def main():
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
     main_mod = types.ModuleType("__main__")
@@ -313,6 +375,8 @@ def main():
             os._exit(0)
         if isinstance(req, dict) and req.get("op") == "run":
             _run(ns, req)
+        elif isinstance(req, dict) and req.get("op") == "decline":
+            _decline(req)
 
 
 main()

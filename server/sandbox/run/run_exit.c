@@ -200,7 +200,8 @@ void run_finish(struct run *run, const struct sbx_artifacts *found,
 		oc.workspace = ws;
 		oc.ws_changes = changes;
 		/* Kept for workspace/applyChanges, after the reply. */
-		sbx_ws_ledger_put(run->sbx, run->id, run->workspace, changes);
+		sbx_ws_ledger_put(run->sbx, run->id, run->workspace, changes,
+		                  run->in_session ? run->sess_id : NULL, run->snap_gen);
 	}
 	static char sess[4][1024];
 	const char **ss[] = {&oc.session_id, &oc.session_why, &oc.error_name, &oc.error_value};

@@ -323,13 +323,14 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 		         ss->id, ss->why);
 		return -EPIPE;
 	}
-	if (ss->run || ss->interrupting || ss->snap_lent) {
+	if (ss->run || ss->interrupting || ss->snap_lent || ss->decline) {
 		snprintf(err, errsz,
 		         "session %s is busy with run %s: wait for it, or cancel it "
 		         "($/cancelRequest)",
 		         ss->id,
 		         ss->run            ? run_id(ss->run)
 		         : ss->interrupting ? "(being interrupted)"
+		         : ss->decline      ? "(declining a run's changes)"
 		                            : "(reading back what the last run wrote)");
 		return -EBUSY;
 	}

@@ -71,6 +71,38 @@ void sbx_session_close(struct sbx_session *ss);
  * (borrowed; NULL before the first run). */
 json_object *sbx_session_vars(const struct sbx_session *ss);
 
+/* What a decline did: the paths declined (the session no longer shows
+ * them, the ledger forgets them) and those kept, each with why (a
+ * sentence). Borrowed for the call. */
+struct sbx_session_decline_path {
+	const char *path, *why;
+};
+struct sbx_session_decline_result {
+	const char **declined;
+	size_t ndeclined;
+	struct sbx_session_decline_path *kept;
+	size_t nkept;
+};
+/* Called on the loop with what was done, or res NULL when the server is
+ * ending first. */
+typedef void (*sbx_session_declined_fn)(void *data, const struct sbx_session_decline_result *res);
+
+/* Decline run_id's workspace changes (those whose path is in paths,
+ * NULL-terminated; NULL: all; session_decline.c): none can be applied
+ * afterwards. For a run of a live session, each is taken out of the
+ * session's layer by its driver, so that the session shows the host
+ * folder's file again (a file the host lacks is removed, the host's bytes
+ * restored otherwise: at most 4 MiB in all, never a hidden name's), and
+ * the layer is then compared with the host: a change still there is
+ * kept, with why. A one-shot run's changes, or those of a session box
+ * that is gone, are only forgotten. A change applied already, one a
+ * later run of the session changed again, or a path that is no change of
+ * the run is kept with why. Returns 0 (done is called, maybe before
+ * this returns), -ENOENT when no changes of run_id are kept, -EBUSY with
+ * a sentence in err when the session is busy, -ENOMEM. */
+int sbx_session_decline(struct sandbox *s, const char *run_id, const char *const *paths,
+                        sbx_session_declined_fn done, void *data, char *err, size_t errsz);
+
 /* End every session (sandbox_free). */
 void sbx_sessions_free(struct sandbox *s);
 

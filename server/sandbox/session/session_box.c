@@ -170,6 +170,12 @@ void sess_drop_box(struct sbx_session *ss)
 	sbx_plan_free(steal_pointer(&ss->zplan));
 	sbx_hide_cancel(ss->sbx, steal_pointer(&ss->hide_req));
 	sbx_plan_free(steal_pointer(&ss->go_plan));
+	/* A decline awaiting the driver's answer ends now (the layer is
+	 * gone); one in a job finds the box gone when the job is done. */
+	if (ss->decline && ss->decline_waiting)
+		ss->decline_ops->gone(ss);
+	ss->decline = NULL;
+	ss->decline_waiting = false;
 	/* A run held back for its check never reaches this box. */
 	sbx_hide_cancel(ss->sbx, steal_pointer(&ss->check_req));
 	json_object_put(steal_pointer(&ss->check_frame));

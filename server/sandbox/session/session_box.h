@@ -26,6 +26,17 @@ struct sandbox;
 struct sbx_hide_req;
 struct sbx_ws_snap;
 struct sbx_zygote_wait;
+struct sess_decline;
+struct sbx_session;
+
+/* A decline under way (session_decline.c), reached from below through
+ * these: the driver's answer came (reply: the "declined" frame, msg
+ * borrowed), or the box went while it was awaited (gone; ss->decline is
+ * cleared by it). */
+struct sess_decline_ops {
+	void (*reply)(struct sbx_session *ss, json_object *msg);
+	void (*gone)(struct sbx_session *ss);
+};
 
 /* The largest frame the driver may send (a display with a big image). */
 #define SESSION_FRAME_MAX (16u << 20)
@@ -97,6 +108,13 @@ struct sbx_session {
 	 * the rest of the start (on_spare). */
 	struct sbx_zygote_wait *zwait;
 	struct sbx_plan_owned *zplan;
+	/* A decline of a run's changes under way (session_decline.c): the
+	 * session takes no run until it is over. decline_waiting: its frame
+	 * went to the driver, whose "declined" answer is awaited (any other
+	 * time, that answer breaks the protocol). */
+	struct sess_decline *decline;
+	bool decline_waiting;
+	const struct sess_decline_ops *decline_ops;
 };
 
 /* session_box.c: what the box's channel and pipes are watched for, and

@@ -190,6 +190,16 @@ static bool handle_frame(struct sbx_session *ss, const char *body, size_t len, c
 		run_done_frame(ss, msg);
 		return true;
 	}
+	if (strcmp(op, "declined") == 0) {
+		/* The answer to a decline (session_decline.c): only when one
+		 * was asked for. */
+		if (!ss->decline || !ss->decline_waiting) {
+			snprintf(why, whysz, "its channel carried an answer to nothing asked");
+			return false;
+		}
+		ss->decline_ops->reply(ss, msg);
+		return true;
+	}
 	snprintf(why, whysz, "its channel carried an unknown message");
 	return false;
 }

@@ -20,8 +20,13 @@ struct record {
 	char run_id[24];
 	char *root;
 	struct sbx_ws_change *items;
-	bool *applied; /* by an earlier apply (set on the loop) */
+	bool *applied;  /* by an earlier apply (set on the loop) */
+	bool *declined; /* by workspace/declineChanges: never applied since */
 	size_t n;
+	/* The session whose run it was ("" for a one-shot run), and its
+	 * box's generation (a reset's box is another layer). */
+	char session_id[24];
+	unsigned gen;
 	uint64_t text_bytes;
 };
 
@@ -42,6 +47,7 @@ static void record_unref(struct record *r)
 	}
 	free(r->items);
 	free(r->applied);
+	free(r->declined);
 	free(r->root);
 	free(r);
 }
@@ -55,16 +61,20 @@ static char *dup_or_null(const char *s, bool *oom)
 }
 
 static struct record *record_new(const char *run_id, const char *root,
-                                 const struct sbx_ws_changes *c)
+                                 const struct sbx_ws_changes *c, const char *session_id,
+                                 unsigned gen)
 {
 	struct record *r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	r->refs = 1;
 	snprintf(r->run_id, sizeof(r->run_id), "%s", run_id);
+	snprintf(r->session_id, sizeof(r->session_id), "%s", session_id ? session_id : "");
+	r->gen = gen;
 	r->items = calloc(c->n, sizeof(*r->items));
 	r->applied = calloc(c->n, sizeof(*r->applied));
-	bool oom = !r->items || !r->applied || !(r->root = strdup(root));
+	r->declined = calloc(c->n, sizeof(*r->declined));
+	bool oom = !r->items || !r->applied || !r->declined || !(r->root = strdup(root));
 	for (size_t i = 0; !oom && i < c->n; i++) {
 		const struct sbx_ws_change *from = &c->items[i];
 		struct sbx_ws_change *to = &r->items[r->n++];
@@ -96,14 +106,14 @@ static void drop_oldest(struct sbx_ws_ledger *l)
 }
 
 void sbx_ws_ledger_put(struct sandbox *s, const char *run_id, const char *root,
-                       const struct sbx_ws_changes *c)
+                       const struct sbx_ws_changes *c, const char *session_id, unsigned gen)
 {
 	if (!c || !c->n || !root)
 		return;
 	if (!s->ledger && !(s->ledger = calloc(1, sizeof(*s->ledger))))
 		return;
 	struct sbx_ws_ledger *l = s->ledger;
-	struct record *r = record_new(run_id, root, c);
+	struct record *r = record_new(run_id, root, c, session_id, gen);
 	if (!r)
 		return;
 	while (l->n &&
@@ -248,6 +258,8 @@ int sbx_ws_apply_start(struct sandbox *s, const char *run_id, const char *const 
 			continue;
 		if (rec->applied[i])
 			skip(j, rec->items[i].path, "it was applied already");
+		else if (rec->declined[i])
+			skip(j, rec->items[i].path, "it was declined (workspace/declineChanges)");
 		else
 			j->idx[j->nidx++] = i;
 	}
@@ -266,4 +278,97 @@ int sbx_ws_apply_start(struct sandbox *s, const char *run_id, const char *const 
 		apply_free(j);
 	}
 	return r;
+}
+
+/* --- declining ---------------------------------------------------------- */
+
+/* Whether a run of rec's session box after rec changed path, and that
+ * change was not declined: the session then shows that run's version. */
+static const char *changed_later(const struct sbx_ws_ledger *l, size_t at, const char *path)
+{
+	const struct record *rec = l->recs[at];
+	for (size_t k = at + 1; k < l->n; k++) {
+		const struct record *o = l->recs[k];
+		if (strcmp(o->session_id, rec->session_id) != 0 || o->gen != rec->gen)
+			continue;
+		for (size_t i = 0; i < o->n; i++)
+			if (!o->declined[i] && strcmp(o->items[i].path, path) == 0)
+				return o->run_id;
+	}
+	return NULL;
+}
+
+static int pick_add(struct sbx_ws_decline_list *dl, const char *path, enum sbx_ws_kind kind,
+                    bool exact, const char *kept, const char *later)
+{
+	struct sbx_ws_decline_item *items = realloc(dl->items, (dl->n + 1) * sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	dl->items = items;
+	struct sbx_ws_decline_item *it = &items[dl->n];
+	*it = (struct sbx_ws_decline_item){.kind = kind, .exact = exact, .kept = kept};
+	if (later)
+		snprintf(it->later, sizeof(it->later), "%s", later);
+	if (!(it->path = strdup(path)))
+		return -ENOMEM;
+	dl->n++;
+	return 0;
+}
+
+int sbx_ws_ledger_pick(struct sandbox *s, const char *run_id, const char *const *paths,
+                       struct sbx_ws_decline_list *ret)
+{
+	struct sbx_ws_ledger *l = s->ledger;
+	size_t at = 0;
+	while (l && at < l->n && strcmp(l->recs[at]->run_id, run_id) != 0)
+		at++;
+	if (!l || at == l->n)
+		return -ENOENT;
+	const struct record *rec = l->recs[at];
+	struct sbx_ws_decline_list dl = {.gen = rec->gen};
+	snprintf(dl.run_id, sizeof(dl.run_id), "%s", rec->run_id);
+	snprintf(dl.session_id, sizeof(dl.session_id), "%s", rec->session_id);
+	int r = (dl.root = strdup(rec->root)) ? 0 : -ENOMEM;
+	for (size_t i = 0; r >= 0 && i < rec->n; i++) {
+		const struct sbx_ws_change *c = &rec->items[i];
+		if (!sbx_ws_listed(paths, c->path))
+			continue;
+		const char *later = rec->session_id[0] ? changed_later(l, at, c->path) : NULL;
+		const char *kept = rec->applied[i] ? "it was applied already: your folder holds it"
+		                   : later         ? "a later run of the session changed it again"
+		                   : !c->exact     ? "its name is not valid UTF-8"
+		                                   : NULL;
+		r = pick_add(&dl, c->path, c->kind, c->exact, kept, later);
+	}
+	for (const char *const *p = paths; r >= 0 && p && *p; p++) {
+		bool found = false;
+		for (size_t i = 0; i < rec->n && !found; i++)
+			found = strcmp(rec->items[i].path, *p) == 0;
+		if (!found)
+			r = pick_add(&dl, *p, SBX_WS_CREATED, true, "not a change of this run",
+			             NULL);
+	}
+	if (r < 0) {
+		sbx_ws_decline_list_release(&dl);
+		return r;
+	}
+	*ret = dl;
+	return 0;
+}
+
+void sbx_ws_ledger_declined(struct sandbox *s, const char *run_id, const char *path)
+{
+	struct record *rec = find(s, run_id);
+	for (size_t i = 0; rec && i < rec->n; i++)
+		if (strcmp(rec->items[i].path, path) == 0)
+			rec->declined[i] = true;
+}
+
+void sbx_ws_decline_list_release(struct sbx_ws_decline_list *dl)
+{
+	for (size_t i = 0; i < dl->n; i++)
+		free(dl->items[i].path);
+	free(dl->items);
+	free(dl->root);
+	*dl = (struct sbx_ws_decline_list){0};
 }
