@@ -16,12 +16,9 @@ story]]); its --log shows every prompt kiln sent it.
 
 A secret created in the folder while a run polls for it is never read
 (midrun-*: the live masks, docs/security.md "Names made during a run"),
-in a session run and a one-shot run. One step waits for work being
-built elsewhere and runs only with KILN_STORY_PENDING=1 (the suite does
-not set it):
-  pending-declined  a change the person declines is not seen by the
-                    session's next run (workspace/declineChanges {runId,
-                    paths?}; in the shell, answering `n`)
+in a session run and a one-shot run; a change the person declines is
+not seen by the session's next run (declined-*: workspace/declineChanges
+through the protocol, answering `n` in the shell).
 
     story_e2e.py KILN LABEL
 
@@ -49,7 +46,6 @@ import kilnrpc  # noqa: E402
 import shell_session as sh  # noqa: E402  (its Pty and step; it reads argv[1] as kiln too)
 
 kiln, label = os.path.abspath(sys.argv[1]), sys.argv[2]
-PENDING = os.environ.get("KILN_STORY_PENDING") == "1"
 passed = failed = 0
 TOKEN = "sk-story-e2e-env-5b1f0c9d"      # in the project's .env from the start
 MIDRUN = "sk-story-e2e-midrun-83e2a4"   # written into the folder during a run
@@ -313,8 +309,7 @@ def protocol_story(tmp, model_url, model_log):
               TOKEN not in s.output(), s.output())
 
         midrun_protocol(s, sid, proj)
-        if PENDING:
-            pending_declined_protocol(s, sid, proj)
+        declined_protocol(s, sid, proj)
         s.call("session/close", {"sessionId": sid})
         check("protocol-kiln-exits-cleanly", s.close() == 0)
     except Exception as e:  # a harness error is a failure, never a pass
@@ -332,7 +327,7 @@ def protocol_story(tmp, model_url, model_log):
           TOKEN not in sent_to_model(model_log, ""), model_log)
 
 
-def pending_declined_protocol(s, sid, proj):
+def declined_protocol(s, sid, proj):
     """(a) Declined: a change the person declines is gone from what the
     session's next run sees (workspace/declineChanges {runId, paths?})."""
     csv_now = read(os.path.join(proj, "sales.csv"))
@@ -340,17 +335,17 @@ def pending_declined_protocol(s, sid, proj):
                                "code": "open('notes.txt', 'w').write('draft\\n')\n"
                                        "open('sales.csv', 'a').write('2026-04-02,7\\n')\n"})
     res = r.get("result") or {}
-    check("pending-declined-protocol-two-changes",
+    check("declined-protocol-two-changes",
           sorted(changes_by_name(res)) == ["notes.txt", "sales.csv"], res)
     r = s.call("workspace/declineChanges", {"runId": res.get("runId")})
-    check("pending-declined-protocol-declineChanges-answers", "result" in r, r)
+    check("declined-protocol-declineChanges-answers", "result" in r, r)
     del s.notes[:]
     s.call("snippet/run", {"language": "python", "sessionId": sid,
                            "code": "import os\nprint('notes', os.path.exists('notes.txt'))\n"
                                    "print('csv', len(open('sales.csv', 'rb').read()))\n"})
-    check("pending-declined-protocol-next-run-does-not-see-it",
+    check("declined-protocol-next-run-does-not-see-it",
           "notes False" in s.output() and "csv %d" % len(csv_now) in s.output(), s.output())
-    check("pending-declined-protocol-folder-unchanged",
+    check("declined-protocol-folder-unchanged",
           read(os.path.join(proj, "sales.csv")) == csv_now and
           not os.path.exists(os.path.join(proj, "notes.txt")))
 
@@ -452,8 +447,7 @@ def shell_story(tmp, model_url, model_log):
         ok, out = sh.step(t, ":run print(open('.env').read())", r"exit [0-9]", 120)
         check("shell-env-cannot-be-read", ok and TOKEN not in out and
               ("FileNotFoundError" in out or "PermissionError" in out), out)
-        if PENDING:
-            pending_declined_shell(t, proj)
+        declined_shell(t, proj)
         t.send(":quit\r")
         st = t.wait(60)
         check("shell-quits-cleanly", st is not None and os.WIFEXITED(st) and
@@ -470,16 +464,16 @@ def shell_story(tmp, model_url, model_log):
           TOKEN not in sent_to_model(model_log, ""), model_log)
 
 
-def pending_declined_shell(t, proj):
+def declined_shell(t, proj):
     """(a) in the shell: answering `n` declines, and the session's next
     run does not see what was declined."""
     ok, out = sh.step(t, ":run open('notes.txt', 'w').write('draft\\n')", r"\[y/N\]", 120)
-    check("pending-declined-shell-offered", ok and "notes.txt" in out, out)
+    check("declined-shell-offered", ok and "notes.txt" in out, out)
     ok, out = sh.step(t, "n", r"not applied")
     ok, out = sh.step(t, ":run import os; print('notes seen', os.path.exists('notes.txt'))",
                       r"exit [0-9]", 120)
-    check("pending-declined-shell-next-run-does-not-see-it", ok and "notes seen False" in out, out)
-    check("pending-declined-shell-folder-unchanged",
+    check("declined-shell-next-run-does-not-see-it", ok and "notes seen False" in out, out)
+    check("declined-shell-folder-unchanged",
           not os.path.exists(os.path.join(proj, "notes.txt")))
 
 

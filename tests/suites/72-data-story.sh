@@ -8,11 +8,10 @@
 # tests/data/story_e2e.py): through the protocol and in `kiln shell` on a
 # pty, the plot saved into the project and a row appended to sales.csv,
 # listed with their sizes, approved, and byte for byte in the folder
-# afterwards; .env never read. As root it runs twice: as root, and through
-# setpriv as nobody (the project folder, the server and the shell all
-# nobody's), from a private copy of the binary and scripts. Its steps for
-# declined changes and secrets made mid-run run only with
-# KILN_STORY_PENDING=1, which this suite does not set.
+# afterwards; a declined change not seen by the session's next run; .env
+# and a secret made mid-run never read. As root it runs twice: as root,
+# and through setpriv as nobody (the project folder, the server and the
+# shell all nobody's), from a private copy of the binary and scripts.
 # Last line: "72-data-story: N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -72,7 +71,6 @@ story_as() { # story_as LABEL [WRAPPER...]
 	shift
 	(cd / && timeout 400 "$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
 		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-		${KILN_STORY_PENDING:+KILN_STORY_PENDING=$KILN_STORY_PENDING} \
 		python3 "$priv/tests/data/story_e2e.py" "$priv/kiln" "$label") \
 		>"$tmp/story.log" 2>&1 </dev/null
 	add "$tmp/story.log" "" $?
