@@ -23,6 +23,9 @@
 ;; request is never written.  `kiln-run' approves and runs the
 ;; proposal (or runs the region or the buffer) in kiln's sandbox; the
 ;; output streams into the *kiln-output* buffer, with images inline.
+;; What the code wrote in the project is listed there and written only
+;; by `kiln-apply-changes', which has kiln apply it (binary files too)
+;; and never overwrites a file changed since the run.
 ;; `kiln-mode' puts the validator's diagnostics on the buffer through
 ;; Flymake.
 ;;
@@ -1462,6 +1465,7 @@ FILE, when given, is where it is on disk; otherwise it is saved."
                              'kiln-failure)
           ;; Followed already at its `repaired' attempt, unless missed.
           (kiln--follow-repair buffer repaired))
+        (kiln--record-changes last)
         (setq kiln-last-run (list :result result :run last
                                   :artifacts (plist-get run :artifacts)
                                   :displays (plist-get run :displays)
@@ -1571,6 +1575,165 @@ the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
       (message "[kiln] intent cancelled")))
    (t (message "[kiln] nothing to cancel"))))
 
+;;;; Workspace changes
+
+(defvar kiln-last-changes nil
+  "The last run's workspace changes, offered to `kiln-apply-changes'.
+A plist (:run-id :workspace :files :omitted :applying); each of :files
+is a plist (:path :kind :size :binary :mime :stored :not-kept :state
+:reason), :state nil until an apply, then `applied' or `skipped' (with
+kiln's :reason).")
+
+(defun kiln--change-name (offer path)
+  "Return PATH relative to the workspace of OFFER (`kiln-last-changes')."
+  (let ((ws (plist-get offer :workspace)))
+    (if (and ws (string-prefix-p (file-name-as-directory ws) path))
+        (substring path (length (file-name-as-directory ws)))
+      path)))
+
+(defun kiln--record-changes (run)
+  "Keep the `workspaceChanges' of RUN for `kiln-apply-changes' and list them.
+Binary ones are listed with their size and kind, images shown inline
+where this Emacs can show them, from the copy kiln kept (`stored')."
+  (let ((changes (plist-get run :workspaceChanges)))
+    (when (and (vectorp changes) (> (length changes) 0))
+      (let* ((ws (plist-get run :workspace))
+             (files (cl-loop for c across changes
+                             collect (list :path (plist-get c :path)
+                                           :kind (plist-get c :kind)
+                                           :size (plist-get c :size)
+                                           :binary (eq (plist-get c :binary) t)
+                                           :mime (plist-get c :mimeType)
+                                           :stored (plist-get c :stored)
+                                           :not-kept (plist-get c :notKept))))
+             (o (list :run-id (plist-get run :runId)
+                      :workspace (and (stringp ws) ws)
+                      :files files
+                      :omitted (plist-get run :workspaceChangesOmitted))))
+        (setq kiln-last-changes o)
+        (kiln--output-note
+         (format "[the run changed %d file%s in the workspace; nothing is written: M-x kiln-apply-changes writes them]"
+                 (length files) (if (= (length files) 1) "" "s"))
+         'kiln-failure)
+        (dolist (f files)
+          (kiln--output-note
+           (concat (format "  %-8s %s" (plist-get f :kind)
+                           (kiln--change-name o (plist-get f :path)))
+                   (if (plist-get f :binary)
+                       (format " (%s bytes, %s)" (plist-get f :size)
+                               (or (plist-get f :mime) "application/octet-stream"))
+                     "")
+                   (if (plist-get f :not-kept)
+                       (format " [not kept, cannot be applied: %s]" (plist-get f :not-kept))
+                     "")))
+          (let ((type (kiln--image-type (plist-get f :mime)))
+                (stored (plist-get f :stored)))
+            (when (and (plist-get f :binary) (stringp stored))
+              (kiln--with-output
+                (insert "    ")
+                (if (and type (image-type-available-p type))
+                    (progn
+                      (insert-image (create-image stored type nil
+                                                  :max-width kiln-output-max-image-width
+                                                  :ascent 'center)
+                                    (format "[%s]" (plist-get f :path)))
+                      (insert "\n    "))
+                  (insert (propertize "kept at " 'face 'kiln-note)))
+                (kiln--insert-file-button stored stored)
+                (insert "\n")))))
+        (when (and (integerp (plist-get o :omitted)) (> (plist-get o :omitted) 0))
+          (kiln--output-note (format "  ... and %d more, not listed (not applied)"
+                                     (plist-get o :omitted))))
+        o))))
+
+(defun kiln--changes-applied (o result local-skips)
+  "Take kiln's RESULT to an apply of O; LOCAL-SKIPS were never sent.
+Mark each file, revert the unmodified buffers of the files written, and
+say what happened: each skipped file with kiln's reason, as a failure."
+  (let ((done 0) (skips nil))
+    (cl-loop for p across (or (plist-get result :applied) [])
+             for f = (cl-find p (plist-get o :files)
+                              :key (lambda (f) (plist-get f :path)) :test #'equal)
+             when f do
+             (plist-put f :state 'applied)
+             (cl-incf done)
+             (let ((buf (and (not (equal (plist-get f :kind) "deleted"))
+                             (find-buffer-visiting p))))
+               (when (and buf (not (buffer-modified-p buf)))
+                 (with-current-buffer buf (revert-buffer t t t)))))
+    (cl-loop for s across (or (plist-get result :skipped) [])
+             for p = (plist-get s :path)
+             for f = (cl-find p (plist-get o :files)
+                              :key (lambda (f) (plist-get f :path)) :test #'equal)
+             do (when f (plist-put f :state 'skipped) (plist-put f :reason (plist-get s :reason)))
+             (push (cons (kiln--change-name o p) (plist-get s :reason)) skips))
+    (setq skips (append (nreverse skips) local-skips))
+    (dolist (s skips)
+      (kiln--output-note (format "[skipped %s: %s]" (car s) (cdr s)) 'kiln-failure))
+    (let ((text (format "applied %d change%s to %s%s" done (if (= done 1) "" "s")
+                        (plist-get o :workspace)
+                        (if skips
+                            (format "; skipped %d: %s" (length skips)
+                                    (mapconcat (lambda (s) (format "%s (%s)" (car s) (cdr s)))
+                                               skips "; "))
+                          ""))))
+      (kiln--output-note (concat "[" text "]") (if skips 'kiln-failure 'kiln-success))
+      (setq text (concat "[kiln] " text))
+      (message "%s" (if skips (propertize text 'face 'error) text)))))
+
+;;;###autoload
+(defun kiln-apply-changes ()
+  "Have kiln write into the project what the last run changed there.
+Every change not applied yet, text and binary alike, is sent to kiln
+\(`workspace/applyChanges'), which writes each file atomically after
+checking it against what the folder held when the run started: a file
+changed since is skipped, never overwritten, and named here with
+kiln's reason.  A file modified in a buffer is not sent.  Buffers of
+the files written are reverted when they hold no changes of their own."
+  (interactive)
+  (let ((o kiln-last-changes)
+        (paths nil) (local-skips nil))
+    (unless o (user-error "[kiln] no workspace changes to apply"))
+    (when (plist-get o :applying)
+      (user-error "[kiln] the workspace changes are being applied"))
+    (dolist (f (plist-get o :files))
+      (unless (eq (plist-get f :state) 'applied)
+        (let ((buf (find-buffer-visiting (plist-get f :path))))
+          (if (and buf (buffer-modified-p buf))
+              (let ((why "modified in a buffer: save or revert it, then apply again"))
+                (plist-put f :state 'skipped)
+                (plist-put f :reason why)
+                (push (cons (kiln--change-name o (plist-get f :path)) why) local-skips))
+            (push (plist-get f :path) paths)))))
+    (setq paths (nreverse paths) local-skips (nreverse local-skips))
+    (unless (or paths local-skips)
+      (user-error "[kiln] every workspace change of this run is applied already"))
+    ;; kiln keeps a run's changes in the server's memory only.
+    (unless (kiln-running-p)
+      (user-error "[kiln] nothing applied: the server that ran the code has stopped, and its changes with it (run the code again)"))
+    (unless (kiln-supports-p "workspace/applyChanges")
+      (user-error "[kiln] nothing applied: this kiln server cannot apply changes (no workspace/applyChanges)"))
+    (if (null paths)
+        (kiln--changes-applied o nil local-skips)
+      (plist-put o :applying t)
+      (kiln--async :workspace/applyChanges
+                   (list :runId (plist-get o :run-id) :paths (vconcat paths))
+                   (lambda (r)
+                     (plist-put o :applying nil)
+                     (kiln--changes-applied o r local-skips))
+                   (lambda (e)
+                     (plist-put o :applying nil)
+                     (message "%s" (propertize (concat "[kiln] nothing applied: " (kiln--error-text e))
+                                               'face 'error)))))
+    o))
+
+;;;###autoload
+(defun kiln-discard-changes ()
+  "Forget what the last run changed in the workspace; write nothing."
+  (interactive)
+  (setq kiln-last-changes nil)
+  (message "[kiln] workspace changes discarded"))
+
 ;;;; The minor mode
 
 (defvar kiln-command-map
@@ -1586,6 +1749,7 @@ the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
     (define-key map "e" #'kiln-ediff)
     (define-key map "n" #'kiln-next-hunk)
     (define-key map "p" #'kiln-previous-hunk)
+    (define-key map "w" #'kiln-apply-changes)
     map)
   "The commands of kiln, for a prefix key of the user's choice.")
 (fset 'kiln-command-map kiln-command-map)

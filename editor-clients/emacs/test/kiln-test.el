@@ -109,7 +109,7 @@
   (accept-process-output nil 0.2)
   (setq kiln-test--messages nil)
   (setq kiln--run nil kiln--intents nil kiln--status nil kiln-last-death nil
-        kiln-last-run nil)
+        kiln-last-run nil kiln-last-changes nil)
   (dolist (name (list kiln-output-buffer-name kiln-preview-buffer-name))
     (when (get-buffer name) (kill-buffer name))))
 
@@ -643,6 +643,159 @@ of the order between streams make the rules ready first."
             (should (search-forward file nil t))
             (should (button-at (match-beginning 0)))))
         (delete-file file)))))
+
+;;; Workspace changes
+
+(defconst kiln-test--binary-code
+  (concat "import struct, zlib\n"
+          "def chunk(t, d):\n"
+          "    c = struct.pack('>I', len(d)) + t + d\n"
+          "    return c + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)\n"
+          "raw = b''.join(b'\\x00' + b'\\xff\\x00\\x00' * 4 for _ in range(4))\n"
+          "png = (b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', 4, 4, 8, 2, 0, 0, 0))\n"
+          "       + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))\n"
+          "open('monthly.png', 'wb').write(png)\n"
+          "open('blob.bin', 'wb').write(b'\\x00\\x01kiln\\x00' * 100)\n"
+          "open('sales.csv', 'a').write('2024-03,30\\n')\n"
+          "print('saved')\n")
+  "A run that saves a real PNG (made by hand, as matplotlib's savefig
+would write one), writes bytes with NULs and appends a row to a CSV.")
+
+(defconst kiln-test--sales "month,total\n2024-01,10\n2024-02,20\n"
+  "The project's CSV before the run.")
+
+(defun kiln-test--bytes (file)
+  "FILE's bytes (a unibyte string), or nil when it does not exist.
+Read here, not through kiln.el: the tests check what kiln wrote."
+  (and (file-exists-p file)
+       (with-temp-buffer
+         (set-buffer-multibyte nil)
+         (insert-file-contents-literally file)
+         (buffer-string))))
+
+(defun kiln-test--write (file bytes)
+  "Write BYTES to FILE, readable by the sandbox's user."
+  (let ((coding-system-for-write 'binary))
+    (write-region bytes nil file nil 'silent))
+  (set-file-modes file #o644))
+
+(defmacro kiln-test--in-project (&rest body)
+  "Run BODY with `dir' a fresh project folder, the server's workspace."
+  (declare (indent 0) (debug t))
+  `(let* ((dir (file-name-as-directory (make-temp-file "kiln-el-ws" t)))
+          (default-directory dir))
+     (set-file-modes dir #o755)
+     (unwind-protect (progn ,@body)
+       (dolist (b (buffer-list))
+         (when (and (buffer-file-name b) (string-prefix-p dir (buffer-file-name b)))
+           (with-current-buffer b (set-buffer-modified-p nil))
+           (kill-buffer b)))
+       (delete-directory dir t))))
+
+(defun kiln-test--change (run path)
+  "RUN's `workspaceChanges' entry of PATH."
+  (cl-find path (plist-get run :workspaceChanges)
+           :key (lambda (c) (plist-get c :path)) :test #'equal))
+
+(defun kiln-test--apply ()
+  "`kiln-apply-changes', then wait for its message; return the message."
+  (setq kiln-test--messages nil)
+  (kiln-apply-changes)
+  (kiln-test--wait "the apply" (lambda () (kiln-test--said "\\`\\[kiln\\] applied ")))
+  (car kiln-test--messages))
+
+(ert-deftest kiln-run-image-workspace-change ()
+  "A run's PNG, NUL bytes and CSV row are listed with size and kind, and applied by kiln."
+  (kiln-test--with ()
+    (kiln-test--in-project
+      (kiln-test--write (expand-file-name "sales.csv" dir) kiln-test--sales)
+      (kiln-test--buffer kiln-test--binary-code
+        (let* ((run (plist-get (kiln-test--run-and-wait) :run))
+               (png (kiln-test--change run (expand-file-name "monthly.png" dir)))
+               (blob (kiln-test--change run (expand-file-name "blob.bin" dir)))
+               (png-bytes (kiln-test--bytes (plist-get png :stored)))
+               (blob-bytes (kiln-test--bytes (plist-get blob :stored))))
+          (should (equal (plist-get run :workspace) (directory-file-name dir)))
+          ;; kiln kept the binary files' new content: the run's bytes.
+          (should (eq (plist-get png :binary) t))
+          (should (equal (plist-get png :mimeType) "image/png"))
+          (should (equal (substring png-bytes 0 8) "\211PNG\r\n\032\n"))
+          (should (equal (length png-bytes) (plist-get png :size)))
+          (should (equal blob-bytes (apply #'concat (make-list 100 "\0\1kiln\0"))))
+          (let ((out (kiln-test--output)))
+            (should (string-match-p (regexp-quote "[the run changed 3 files in the workspace; nothing is written: M-x kiln-apply-changes writes them]\n") out))
+            (should (string-match-p (regexp-quote (format "\n  created  monthly.png (%d bytes, image/png)\n"
+                                                          (length png-bytes)))
+                                    out))
+            (should (string-match-p (regexp-quote "\n  created  blob.bin (700 bytes, application/octet-stream)\n") out))
+            (should (string-match-p "\n  modified sales.csv\n" out)))
+          ;; The PNG as an image where this Emacs can show one (the lucid
+          ;; run), else a button to kiln's copy; nothing written yet.
+          (with-current-buffer (kiln--output-buffer)
+            (goto-char (point-min))
+            (if (image-type-available-p 'png)
+                (let ((m (text-property-search-forward
+                          'display nil (lambda (_ v) (eq (car-safe v) 'image)))))
+                  (should m)
+                  (should (equal (plist-get (cdr (prop-match-value m)) :type) 'png))
+                  (should (equal (plist-get (cdr (prop-match-value m)) :file) (plist-get png :stored))))
+              (should (search-forward (concat "kept at " (plist-get png :stored)) nil t))
+              (should (button-at (1- (point))))))
+          (should-not (file-exists-p (expand-file-name "monthly.png" dir)))
+          (should (equal (kiln-test--apply)
+                         (format "[kiln] applied 3 changes to %s" (directory-file-name dir))))
+          (should (equal (kiln-test--bytes (expand-file-name "monthly.png" dir)) png-bytes))
+          (should (equal (kiln-test--bytes (expand-file-name "blob.bin" dir)) blob-bytes))
+          (should (equal (kiln-test--bytes (expand-file-name "sales.csv" dir))
+                         (concat kiln-test--sales "2024-03,30\n")))
+          (should (eq (kiln-test--face-of "[applied 3 changes to") 'kiln-success)))))))
+
+(ert-deftest kiln-changes-stale-skipped ()
+  "A file changed on the host since the run, or modified in a buffer, is skipped and named."
+  (kiln-test--with ()
+    (kiln-test--in-project
+      (kiln-test--write (expand-file-name "sales.csv" dir) kiln-test--sales)
+      (kiln-test--write (expand-file-name "monthly.png" dir) "an older plot")
+      (kiln-test--write (expand-file-name "notes.txt" dir) "n0\n")
+      (let ((sales (find-file-noselect (expand-file-name "sales.csv" dir))))
+        (kiln-test--buffer (concat kiln-test--binary-code "open('notes.txt', 'a').write('n1\\n')\n")
+          (let* ((run (plist-get (kiln-test--run-and-wait) :run))
+                 (png (kiln-test--change run (expand-file-name "monthly.png" dir)))
+                 (blob (kiln-test--change run (expand-file-name "blob.bin" dir))))
+            (should (equal (plist-get png :kind) "modified"))
+            (should (plist-get png :stored))
+            ;; After the run: the person replaces the plot, and edits
+            ;; notes.txt in a buffer without saving it.
+            (kiln-test--write (expand-file-name "monthly.png" dir) "the host's new plot\0")
+            (let ((notes (find-file-noselect (expand-file-name "notes.txt" dir))))
+              (with-current-buffer notes (goto-char (point-max)) (insert "unsaved\n"))
+              (should (equal (kiln-test--apply)
+                             (concat (format "[kiln] applied 2 changes to %s; skipped 2: "
+                                             (directory-file-name dir))
+                                     "monthly.png (it was changed on the host after the run); "
+                                     "notes.txt (modified in a buffer: save or revert it, then apply again)")))
+              (should (equal (kiln-test--bytes (expand-file-name "monthly.png" dir))
+                             "the host's new plot\0"))
+              (should (equal (kiln-test--bytes (expand-file-name "notes.txt" dir)) "n0\n"))
+              (with-current-buffer notes
+                (should (equal (buffer-string) "n0\nunsaved\n")))
+              (should (equal (kiln-test--bytes (expand-file-name "blob.bin" dir))
+                             (kiln-test--bytes (plist-get blob :stored))))
+              ;; The open, unmodified buffer of sales.csv shows what kiln wrote.
+              (with-current-buffer sales
+                (should (equal (buffer-string) (concat kiln-test--sales "2024-03,30\n"))))
+              (should (eq (kiln-test--face-of
+                           "[skipped monthly.png: it was changed on the host after the run]")
+                          'kiln-failure))
+              ;; Again, with the buffer reverted: notes.txt is applied, the
+              ;; plot skipped again.
+              (with-current-buffer notes (revert-buffer t t t))
+              (should (equal (kiln-test--apply)
+                             (format "[kiln] applied 1 change to %s; skipped 1: monthly.png (it was changed on the host after the run)"
+                                     (directory-file-name dir))))
+              (should (equal (kiln-test--bytes (expand-file-name "notes.txt" dir)) "n0\nn1\n"))
+              (with-current-buffer notes
+                (should (equal (buffer-string) "n0\nn1\n"))))))))))
 
 (ert-deftest kiln-run-display ()
   "A `run/display' bundle (a run's last value) is shown as text in the output."

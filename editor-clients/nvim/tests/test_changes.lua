@@ -46,6 +46,34 @@ local CODE = {
   'print("wrote")',
 }
 
+-- A run that saves a real PNG (made by hand, as matplotlib's savefig
+-- would write one), writes bytes with NULs, and appends a row to a CSV.
+local BINARY = {
+  'import struct, zlib',
+  'def chunk(t, d):',
+  '    c = struct.pack(">I", len(d)) + t + d',
+  '    return c + struct.pack(">I", zlib.crc32(t + d) & 0xffffffff)',
+  'raw = b"".join(b"\\x00" + b"\\xff\\x00\\x00" * 4 for _ in range(4))',
+  'png = (b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 8, 2, 0, 0, 0))',
+  '       + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))',
+  'open("monthly.png", "wb").write(png)',
+  'open("blob.bin", "wb").write(b"\\x00\\x01kiln\\x00" * 100)',
+  'open("sales.csv", "a").write("2024-03,30\\n")',
+  'print("saved")',
+}
+
+local SALES = 'month,total\n2024-01,10\n2024-02,20\n'
+
+-- The run's change of path (from the result's workspaceChanges).
+local function change(run, path)
+  for _, c in ipairs(run.workspaceChanges or {}) do
+    if c.path == path then
+      return c
+    end
+  end
+  return nil
+end
+
 return {
   { 'changes: a run\'s workspace edit is listed, shown, and applied on :KilnChanges apply', function()
     in_project(function(dir)
@@ -91,17 +119,18 @@ return {
       h.eq({ 'a', 'b' }, h.lines(0), 'the new content of data.txt')
       h.eq('a\n', h.read_file(dir .. '/data.txt'), 'still untouched after the review')
       vim.cmd('KilnChanges apply')
+      h.wait(10000, function() return h.message('applied') end, 'the apply')
+      h.ok(h.message('^kiln: applied 3 changes to ' .. vim.pesc(dir) .. '$'), 'reported: ' .. vim.inspect(h.messages))
       h.eq('total 3\n', h.read_file(dir .. '/report.txt'), 'report.txt created')
       h.eq('a\nb\n', h.read_file(dir .. '/data.txt'), 'data.txt modified')
       h.eq(nil, h.read_file(dir .. '/old.txt'), 'old.txt deleted')
-      h.ok(h.message('applied 3 changes to ' .. vim.pesc(dir)), 'reported: ' .. vim.inspect(h.messages))
     end)
   end },
 
-  { 'changes: a file changed on disk since the run stops the apply; nothing is written', function()
+  { 'changes: kiln skips a file changed on disk since the run, and the plugin says so; the rest is applied', function()
     in_project(function(dir)
       h.setup()
-      h.need('snippet/run')
+      h.need('workspace/applyChanges')
       h.buffer(CODE)
       vim.cmd('KilnRun')
       h.wait_run()
@@ -109,25 +138,132 @@ return {
       write(dir .. '/data.txt', 'a\nmine\n')
       h.messages = {}
       vim.cmd('KilnChanges apply')
-      h.ok(h.message('nothing applied, a file is stale: data.txt: changed on disk since the run'),
-        'refused: ' .. vim.inspect(h.messages))
+      h.wait(10000, function() return h.message('applied') end, 'the apply')
+      local m = h.message('^kiln: applied 2 changes to ' .. vim.pesc(dir) ..
+        '; skipped 1: data%.txt %(it was changed on the host after the run%)$')
+      h.ok(m and m.level == vim.log.levels.ERROR, 'the skip reported as an error: ' .. vim.inspect(h.messages))
       h.eq('a\nmine\n', h.read_file(dir .. '/data.txt'), 'the user\'s data.txt kept')
-      h.eq('x\n', h.read_file(dir .. '/old.txt'), 'old.txt not deleted')
-      h.eq(nil, h.read_file(dir .. '/report.txt'), 'report.txt not created')
-      -- A file open and modified in a buffer is stale too.
+      h.eq(nil, h.read_file(dir .. '/old.txt'), 'old.txt deleted')
+      h.eq('total 3\n', h.read_file(dir .. '/report.txt'), 'report.txt created')
+      vim.cmd('KilnChanges')
+      local list = h.lines(0)
+      h.ok(vim.tbl_contains(list, 'modified data.txt (4 bytes) [skipped: it was changed on the host after the run]'),
+        'the list says it: ' .. vim.inspect(list))
+      h.ok(vim.tbl_contains(list, 'created  report.txt (8 bytes) [applied]'), 'applied in the list')
+      h.ok(list[1]:find('(2 applied, 1 skipped)', 1, true), 'the header: ' .. list[1])
+      -- A file open and modified in a buffer is not sent to kiln; the
+      -- others are, and a file's open unmodified buffer is reloaded.
       write(dir .. '/data.txt', 'a\n')
+      write(dir .. '/keep.txt', 'k0\n')
+      vim.fn.setfperm(dir .. '/keep.txt', 'rw-r--r--')
+      os.remove(dir .. '/report.txt')
+      vim.cmd('edit ' .. vim.fn.fnameescape(dir .. '/keep.txt'))
+      local keep = vim.api.nvim_get_current_buf()
+      h.buffer({ 'open("data.txt", "a").write("b\\n")', 'open("keep.txt", "a").write("k\\n")',
+        'open("report.txt", "w").write("total 3\\n")' })
       vim.cmd('KilnRun')
       h.wait_run()
       vim.cmd('edit ' .. vim.fn.fnameescape(dir .. '/data.txt'))
       vim.api.nvim_buf_set_lines(0, 0, -1, false, { 'unsaved' })
+      write(dir .. '/report.txt', 'other\n')
       h.messages = {}
       vim.cmd('KilnChanges apply')
-      h.ok(h.message('data.txt: modified in a buffer'), 'refused: ' .. vim.inspect(h.messages))
+      h.wait(10000, function() return h.message('applied') end, 'the apply')
+      m = h.message('^kiln: applied 1 change to ' .. vim.pesc(dir) .. '; skipped 2: ')
+      h.ok(m, 'reported: ' .. vim.inspect(h.messages))
+      h.ok(m.msg:find('report.txt (something was created at its path on the host after the run)', 1, true), m.msg)
+      h.ok(m.msg:find('data.txt (modified in a buffer: write or undo it, then apply again)', 1, true), m.msg)
       h.eq('a\n', h.read_file(dir .. '/data.txt'), 'data.txt unchanged on disk')
+      h.eq({ 'unsaved' }, h.lines(0), 'the modified buffer keeps its text')
+      h.eq('other\n', h.read_file(dir .. '/report.txt'), 'report.txt kept')
+      h.eq('k0\nk\n', h.read_file(dir .. '/keep.txt'), 'keep.txt written')
+      h.eq({ 'k0', 'k' }, h.lines(keep), 'the open buffer of keep.txt reloaded')
       vim.cmd('KilnChanges discard')
       h.messages = {}
       vim.cmd('KilnChanges apply')
       h.ok(h.message('no workspace changes to apply'), 'discarded: ' .. vim.inspect(h.messages))
+    end)
+  end },
+
+  { 'changes: binary files are listed with size and kind and applied by kiln, byte for byte', function()
+    in_project(function(dir)
+      write(dir .. '/sales.csv', SALES)
+      vim.fn.setfperm(dir .. '/sales.csv', 'rw-r--r--')
+      h.setup()
+      h.need('workspace/applyChanges')
+      h.buffer(BINARY)
+      vim.cmd('KilnRun')
+      local run = h.wait_run().run
+      local png, blob = change(run, dir .. '/monthly.png'), change(run, dir .. '/blob.bin')
+      h.ok(png and png.binary == true and png.inEdit == false, 'the PNG is a binary change: ' .. vim.inspect(png))
+      h.eq('image/png', png.mimeType, 'its kind')
+      h.ok(blob and blob.binary == true, 'the NUL bytes are a binary change: ' .. vim.inspect(blob))
+      h.ok(type(png.stored) == 'string' and h.read_file(png.stored), 'kiln kept the PNG: ' .. vim.inspect(png))
+      h.ok(type(blob.stored) == 'string' and h.read_file(blob.stored), 'kiln kept blob.bin')
+      local png_bytes, blob_bytes = h.read_file(png.stored), h.read_file(blob.stored)
+      h.eq('\137PNG\r\n\26\n', png_bytes:sub(1, 8), 'the kept copy is the PNG')
+      h.eq(('\0\1kiln\0'):rep(100), blob_bytes, 'the kept copy of blob.bin')
+      h.eq(#png_bytes, png.size, 'the PNG size')
+      -- The output and the list say size and kind.
+      local lines = require('kiln.output').lines()
+      h.ok(vim.tbl_contains(lines, ('  created  monthly.png (%d bytes, image/png)'):format(#png_bytes)),
+        'the output lists the PNG: ' .. vim.inspect(lines))
+      h.ok(vim.tbl_contains(lines, '  created  blob.bin (700 bytes, application/octet-stream)'),
+        'the output lists blob.bin: ' .. vim.inspect(lines))
+      vim.cmd('KilnChanges')
+      local list = h.lines(0)
+      local row
+      for i, l in ipairs(list) do
+        if l:find('monthly.png', 1, true) then
+          row = i
+        end
+      end
+      h.eq(('created  monthly.png (%d bytes, image/png, binary)'):format(#png_bytes), list[row], 'the PNG line')
+      h.ok(vim.tbl_contains(list, 'modified sales.csv (45 bytes)'), 'the CSV line: ' .. vim.inspect(list))
+      vim.api.nvim_win_set_cursor(0, { row, 0 })
+      vim.cmd('execute "normal \\<CR>"')
+      h.ok(h.message('^kiln: monthly%.png is binary %(image/png, %d+ bytes%); kiln keeps its new content in ' ..
+        vim.pesc(png.stored) .. '$'), 'shown: ' .. vim.inspect(h.messages))
+      h.eq(nil, h.read_file(dir .. '/monthly.png'), 'nothing written before the apply')
+      h.messages = {}
+      vim.cmd('KilnChanges apply')
+      h.wait(10000, function() return h.message('applied') end, 'the apply')
+      h.ok(h.message('^kiln: applied 3 changes to ' .. vim.pesc(dir) .. '$'), 'reported: ' .. vim.inspect(h.messages))
+      h.ok(h.read_file(dir .. '/monthly.png') == png_bytes, 'monthly.png is the run\'s bytes')
+      h.ok(h.read_file(dir .. '/blob.bin') == blob_bytes, 'blob.bin is the run\'s bytes')
+      h.eq(SALES .. '2024-03,30\n', h.read_file(dir .. '/sales.csv'), 'sales.csv has the new row')
+    end)
+  end },
+
+  { 'changes: a binary file changed on the host since the run is refused by kiln and reported', function()
+    in_project(function(dir)
+      write(dir .. '/sales.csv', SALES)
+      write(dir .. '/monthly.png', 'an older plot')
+      for _, f in ipairs({ 'sales.csv', 'monthly.png' }) do
+        vim.fn.setfperm(dir .. '/' .. f, 'rw-r--r--')
+      end
+      h.setup()
+      h.need('workspace/applyChanges')
+      h.buffer(BINARY)
+      vim.cmd('KilnRun')
+      local run = h.wait_run().run
+      local png = change(run, dir .. '/monthly.png')
+      h.ok(png and png.kind == 'modified' and png.binary == true and png.stored, 'a modified PNG: ' .. vim.inspect(png))
+      -- The person replaces the plot after the run.
+      write(dir .. '/monthly.png', 'the host\'s new plot\0')
+      h.messages = {}
+      vim.cmd('KilnChanges apply')
+      h.wait(10000, function() return h.message('applied') end, 'the apply')
+      local m = h.message('^kiln: applied 2 changes to ' .. vim.pesc(dir) ..
+        '; skipped 1: monthly%.png %(it was changed on the host after the run%)$')
+      h.ok(m and m.level == vim.log.levels.ERROR, 'the skip reported as an error: ' .. vim.inspect(h.messages))
+      h.eq('the host\'s new plot\0', h.read_file(dir .. '/monthly.png'), 'the host\'s plot kept')
+      h.ok(h.read_file(dir .. '/blob.bin') == h.read_file(change(run, dir .. '/blob.bin').stored),
+        'blob.bin applied')
+      h.eq(SALES .. '2024-03,30\n', h.read_file(dir .. '/sales.csv'), 'sales.csv applied')
+      vim.cmd('KilnChanges')
+      h.ok(vim.tbl_contains(h.lines(0), ('modified monthly.png (%d bytes, image/png, binary) ' ..
+        '[skipped: it was changed on the host after the run]'):format(png.size)), vim.inspect(h.lines(0)))
     end)
   end },
 

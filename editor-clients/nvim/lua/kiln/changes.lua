@@ -1,11 +1,13 @@
 -- kiln.changes: the files a run created, changed or deleted in the
--- workspace (the result's workspaceChanges and workspaceEdit, which the
--- server never applies), offered for review like a proposal: :KilnChanges
--- lists them, <CR> shows a file's new content, ":KilnChanges apply" writes
--- them and ":KilnChanges discard" forgets them. Nothing is written but on
--- that command, and nothing stale: each file is compared with what it held
--- when the run ended, and a file that changed since (on disk, or modified
--- in a buffer) stops the whole apply.
+-- workspace (the result's workspaceChanges, with the workspaceEdit's text
+-- for showing), offered for review like a proposal: :KilnChanges lists
+-- them (binary ones with their size and kind), <CR> shows a file's new
+-- content, ":KilnChanges apply" asks kiln to write them and
+-- ":KilnChanges discard" forgets them. Nothing is written but on that
+-- command, and always by kiln (workspace/applyChanges), text and binary
+-- alike: kiln checks each file against what the host held when the run
+-- started and skips one changed since, and the plugin reports each skip
+-- with kiln's reason. A file open and modified in a buffer is not sent.
 local client = require('kiln.client')
 local compat = require('kiln.compat')
 local scratch = require('kiln.scratch')
@@ -13,33 +15,11 @@ local scratch = require('kiln.scratch')
 local M = {}
 
 -- The last run's offer: { run_id, workspace, files = { {path, kind, size,
--- text?, in_edit, recursive, before} }, omitted }, or nil.
+-- text?, in_edit, binary, mime, stored, not_kept, recursive, state?,
+-- reason?} }, omitted, applying }, or nil. A file's state is nil until an
+-- apply, then 'applied' or 'skipped' (with kiln's reason).
 M.offer = nil
 local list_buf = nil
-
-local MAX_READ = 4 * 1024 * 1024
-
--- A file's bytes, false when it does not exist, nil when it cannot be
--- read (or is too large to compare).
-local function read(path)
-  local st = compat.uv.fs_lstat(path)
-  if not st then
-    return false
-  end
-  if st.type ~= 'file' then
-    return st.type
-  end
-  if st.size > MAX_READ then
-    return nil
-  end
-  local f = io.open(path, 'rb')
-  if not f then
-    return nil
-  end
-  local s = f:read('*a')
-  f:close()
-  return s
-end
 
 local function rel(o, path)
   local w = o.workspace
@@ -49,6 +29,10 @@ local function rel(o, path)
   return path
 end
 
+local function str(v)
+  return type(v) == 'string' and v or nil
+end
+
 --- A run ended with result run: keep its workspace changes for review and
 --- return the lines that say so (nil when it changed nothing).
 function M.record(run)
@@ -56,14 +40,12 @@ function M.record(run)
   if type(changes) ~= 'table' or #changes == 0 then
     return nil
   end
-  local o = { run_id = run.runId, workspace = type(run.workspace) == 'string' and run.workspace or nil,
-    files = {}, omitted = tonumber(run.workspaceChangesOmitted) }
-  local texts, recursive = {}, {}
+  local o = { run_id = run.runId, workspace = str(run.workspace), files = {},
+    omitted = tonumber(run.workspaceChangesOmitted) }
+  local texts = {}
   local edit = type(run.workspaceEdit) == 'table' and run.workspaceEdit.documentChanges or {}
   for _, dc in ipairs(type(edit) == 'table' and edit or {}) do
-    if dc.kind == 'delete' and type(dc.uri) == 'string' then
-      recursive[vim.uri_to_fname(dc.uri)] = dc.options and dc.options.recursive == true
-    elseif type(dc.textDocument) == 'table' and type(dc.edits) == 'table' then
+    if type(dc.textDocument) == 'table' and type(dc.edits) == 'table' then
       local t = {}
       for _, e in ipairs(dc.edits) do
         table.insert(t, e.newText or '')
@@ -74,13 +56,21 @@ function M.record(run)
   for _, c in ipairs(changes) do
     local path = tostring(c.path)
     table.insert(o.files, { path = path, kind = tostring(c.kind), size = c.size, in_edit = c.inEdit == true,
-      text = texts[path], recursive = recursive[path], directory = c.directory == true, before = read(path) })
+      text = texts[path], directory = c.directory == true, binary = c.binary == true, mime = str(c.mimeType),
+      stored = str(c.stored), not_kept = str(c.notKept) })
   end
   M.offer = o
   local lines = { ('[the run changed %d file%s in the workspace; nothing is written: :KilnChanges reviews them]')
     :format(#o.files, #o.files == 1 and '' or 's') }
   for _, f in ipairs(o.files) do
-    table.insert(lines, ('  %-8s %s'):format(f.kind, rel(o, f.path)))
+    local s = ('  %-8s %s'):format(f.kind, rel(o, f.path))
+    if f.binary then
+      s = s .. (' (%s bytes, %s)'):format(tostring(f.size), f.mime or 'binary')
+    end
+    if f.not_kept then
+      s = s .. ' [not kept: ' .. f.not_kept .. ']'
+    end
+    table.insert(lines, s)
   end
   if list_buf and vim.api.nvim_buf_is_valid(list_buf) then
     M.render()
@@ -91,12 +81,34 @@ end
 local function describe(o, f)
   local s = ('%-8s %s'):format(f.kind, rel(o, f.path))
   if f.kind ~= 'deleted' then
-    s = s .. (' (%s bytes)'):format(tostring(f.size))
+    if f.binary then
+      s = s .. (' (%s bytes, %s, binary)'):format(tostring(f.size), f.mime or 'application/octet-stream')
+    else
+      s = s .. (' (%s bytes)'):format(tostring(f.size))
+    end
   end
-  if not f.in_edit then
-    s = s .. ' [binary or too large: not applied]'
+  if f.not_kept then
+    s = s .. ' [not kept, cannot be applied: ' .. f.not_kept .. ']'
+  end
+  if f.state == 'applied' then
+    s = s .. ' [applied]'
+  elseif f.state == 'skipped' then
+    s = s .. ' [skipped: ' .. tostring(f.reason) .. ']'
   end
   return s
+end
+
+-- How many of o's files are applied and skipped.
+local function tally(o)
+  local applied, skipped = 0, 0
+  for _, f in ipairs(o.files) do
+    if f.state == 'applied' then
+      applied = applied + 1
+    elseif f.state == 'skipped' then
+      skipped = skipped + 1
+    end
+  end
+  return applied, skipped
 end
 
 -- The list buffer's lines: a header, one line per file (row 3 on), a
@@ -107,15 +119,18 @@ function M.render()
   if not o then
     lines = { 'kiln: no workspace changes to review' }
   else
-    lines = { ('kiln: run %s changed %s (not applied)'):format(tostring(o.run_id), tostring(o.workspace)), '' }
+    local applied, skipped = tally(o)
+    local state = (applied + skipped == 0) and 'not applied'
+      or ('%d applied, %d skipped'):format(applied, skipped)
+    lines = { ('kiln: run %s changed %s (%s)'):format(tostring(o.run_id), tostring(o.workspace), state), '' }
     for _, f in ipairs(o.files) do
       table.insert(lines, describe(o, f))
     end
     if o.omitted and o.omitted > 0 then
       table.insert(lines, ('... and %d more, not listed (not applied)'):format(o.omitted))
     end
-    vim.list_extend(lines, { '', '<CR> shows the new content; :KilnChanges apply writes every file;',
-      ':KilnChanges discard forgets them' })
+    vim.list_extend(lines, { '', '<CR> shows the new content; :KilnChanges apply has kiln write them',
+      '(a file changed since the run is skipped); :KilnChanges discard forgets them' })
   end
   vim.bo[list_buf].modifiable = true
   vim.api.nvim_buf_set_lines(list_buf, 0, -1, false, lines)
@@ -148,8 +163,17 @@ function M.show(n)
     return nil
   end
   if f.kind == 'deleted' or not f.text then
-    client.notify(f.kind == 'deleted' and (rel(o, f.path) .. ' is deleted by the run')
-      or (rel(o, f.path) .. ' is binary or too large to show'))
+    local what
+    if f.kind == 'deleted' then
+      what = ' is deleted by the run'
+    elseif f.binary then
+      what = (' is binary (%s, %s bytes)'):format(f.mime or 'application/octet-stream', tostring(f.size)) ..
+        (f.stored and ('; kiln keeps its new content in ' .. f.stored)
+          or ('; kiln kept no copy: ' .. tostring(f.not_kept)))
+    else
+      what = ' has no text to show'
+    end
+    client.notify(rel(o, f.path) .. what)
     return nil
   end
   local name = 'kiln://changes/' .. rel(o, f.path)
@@ -171,97 +195,110 @@ function M.show(n)
   return b
 end
 
--- Why file f may not be written now, or nil.
-local function stale(o, f)
-  if o.workspace == nil or f.path:sub(1, #o.workspace + 1) ~= o.workspace .. '/' then
-    return 'outside the workspace'
-  end
-  -- No link on the way: a write must land where the run's did.
-  local p = o.workspace
-  for part in f.path:sub(#o.workspace + 2):gmatch('[^/]+') do
-    p = p .. '/' .. part
-    local st = compat.uv.fs_lstat(p)
-    if st and st.type == 'link' then
-      return 'a symbolic link on its path (' .. p .. ')'
+-- The loaded buffer of file path, or nil. Compared by full name, not with
+-- bufnr(), which also takes a partial match.
+local function buffer_of(path)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.api.nvim_buf_get_name(b) == path then
+      return b
     end
-  end
-  local now = read(f.path)
-  if now == nil or f.before == nil or now ~= f.before then
-    return 'changed on disk since the run'
-  end
-  local b = vim.fn.bufnr(f.path)
-  if b ~= -1 and vim.bo[b].modified then
-    return 'modified in a buffer'
   end
   return nil
 end
 
-local function write_file(path, text)
-  vim.fn.mkdir(vim.fn.fnamemodify(path, ':h'), 'p')
-  local tmp = path .. '.kiln-tmp-' .. vim.fn.getpid()
-  local f, err = io.open(tmp, 'wb')
-  if not f then
-    return nil, err
+-- kiln's answer to an apply of o: mark each file, reload the unmodified
+-- buffers of the files written, say what happened.
+local function applied(o, result, local_skips)
+  local by_path = {}
+  for _, f in ipairs(o.files) do
+    by_path[f.path] = f
   end
-  f:write(text)
-  f:close()
-  local ok, rerr = os.rename(tmp, path)
-  if not ok then
-    os.remove(tmp)
-    return nil, rerr
+  local done, skips = 0, {}
+  for _, p in ipairs(type(result.applied) == 'table' and result.applied or {}) do
+    local f = by_path[p]
+    if f then
+      f.state, f.reason = 'applied', nil
+      done = done + 1
+      local b = f.kind ~= 'deleted' and buffer_of(f.path)
+      if b and not vim.bo[b].modified then
+        vim.api.nvim_buf_call(b, function() vim.cmd('silent! edit') end)
+      end
+    end
   end
-  return true
+  for _, s in ipairs(type(result.skipped) == 'table' and result.skipped or {}) do
+    local f = by_path[s.path]
+    local reason = tostring(s.reason)
+    if f then
+      f.state, f.reason = 'skipped', reason
+    end
+    table.insert(skips, rel(o, tostring(s.path)) .. ' (' .. reason .. ')')
+  end
+  vim.list_extend(skips, local_skips)
+  if list_buf and vim.api.nvim_buf_is_valid(list_buf) then
+    M.render()
+  end
+  if #skips > 0 then
+    client.notify(('applied %d change%s to %s; skipped %d: %s'):format(done, done == 1 and '' or 's',
+      tostring(o.workspace), #skips, table.concat(skips, '; ')), vim.log.levels.ERROR)
+    return
+  end
+  client.notify(('applied %d change%s to %s'):format(done, done == 1 and '' or 's', tostring(o.workspace)))
 end
 
---- :KilnChanges apply: write every change, or none when one is stale.
+--- :KilnChanges apply: ask kiln to write every change not applied yet
+--- (workspace/applyChanges). kiln skips each file changed since the run;
+--- a file modified in a buffer here is not sent. Each skip is reported.
 function M.apply()
   local o = M.offer
   if not o then
     client.notify('no workspace changes to apply', vim.log.levels.WARN)
     return false
   end
-  local problems = {}
+  if o.applying then
+    client.notify('the workspace changes are being applied', vim.log.levels.WARN)
+    return false
+  end
+  local paths, local_skips = {}, {}
   for _, f in ipairs(o.files) do
-    if f.in_edit then
-      local why = stale(o, f)
-      if why then
-        table.insert(problems, rel(o, f.path) .. ': ' .. why)
+    if f.state ~= 'applied' then
+      local b = buffer_of(f.path)
+      if b and vim.bo[b].modified then
+        f.state, f.reason = 'skipped', 'modified in a buffer: write or undo it, then apply again'
+        table.insert(local_skips, rel(o, f.path) .. ' (' .. f.reason .. ')')
+      else
+        table.insert(paths, f.path)
       end
     end
   end
-  if #problems > 0 then
-    client.notify('nothing applied, a file is stale: ' .. table.concat(problems, '; ') ..
-      ' (run the code again)', vim.log.levels.ERROR)
+  if #paths == 0 and #local_skips == 0 then
+    client.notify('every workspace change of this run is applied already', vim.log.levels.WARN)
     return false
   end
-  local done, failed = 0, {}
-  for _, f in ipairs(o.files) do
-    if f.in_edit then
-      local ok, err
-      if f.kind == 'deleted' then
-        ok = vim.fn.delete(f.path, f.recursive and 'rf' or '') == 0
-        err = 'cannot delete'
-      else
-        ok, err = write_file(f.path, f.text or '')
-      end
-      if ok then
-        done = done + 1
-      else
-        table.insert(failed, rel(o, f.path) .. ': ' .. tostring(err))
-      end
+  if not client.running() then
+    -- kiln keeps a run's changes in the server's memory only.
+    client.notify('nothing applied: the server that ran the code has stopped, and its changes with it ' ..
+      '(run the code again)', vim.log.levels.ERROR)
+    return false
+  end
+  if not client.supports('workspace/applyChanges') then
+    client.notify('nothing applied: this kiln server cannot apply changes (no workspace/applyChanges)',
+      vim.log.levels.ERROR)
+    return false
+  end
+  if #paths == 0 then
+    -- Only buffers modified here: nothing to ask kiln.
+    applied(o, {}, local_skips)
+    return false
+  end
+  o.applying = true
+  client.request('workspace/applyChanges', { runId = o.run_id, paths = paths }, function(err, result)
+    o.applying = nil
+    if err then
+      client.notify('nothing applied: ' .. tostring(err.message), vim.log.levels.ERROR)
+      return
     end
-  end
-  M.offer = nil
-  pcall(vim.cmd, 'checktime')
-  if list_buf and vim.api.nvim_buf_is_valid(list_buf) then
-    M.render()
-  end
-  if #failed > 0 then
-    client.notify(('applied %d change%s; failed: %s'):format(done, done == 1 and '' or 's',
-      table.concat(failed, '; ')), vim.log.levels.ERROR)
-    return false
-  end
-  client.notify(('applied %d change%s to %s'):format(done, done == 1 and '' or 's', tostring(o.workspace)))
+    applied(o, type(result) == 'table' and result or {}, local_skips)
+  end)
   return true
 end
 
