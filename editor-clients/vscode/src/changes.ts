@@ -39,7 +39,7 @@ export interface RunChanges {
 }
 
 // Images the panel shows from kiln's kept copy; larger ones are only listed.
-const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif'];
 const MAX_IMAGE_BYTES = 8 << 20;
 // Names in a notification; the output lists every one.
 const MAX_NAMED = 3;
