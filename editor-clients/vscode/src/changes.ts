@@ -167,11 +167,18 @@ export class Changes {
       return undefined;
     }
     const want = paths ?? rc.changes.map((c) => c.path);
+    // kiln's paths are the folder's real path; an editor's may go through a link.
+    const dirty = new Set<string>();
+    for (const d of vscode.workspace.textDocuments) {
+      if (d.uri.scheme === 'file' && d.isDirty) {
+        dirty.add(d.uri.fsPath);
+        dirty.add(await fsp.realpath(d.uri.fsPath).catch(() => d.uri.fsPath));
+      }
+    }
     const held: ApplyResult['skipped'] = [];
     const send: string[] = [];
     for (const p of want) {
-      const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === p);
-      if (doc?.isDirty) {
+      if (dirty.has(p)) {
         held.push({ path: p, reason: 'it has unsaved changes in the editor' });
       } else {
         send.push(p);
