@@ -155,7 +155,20 @@ async function quickOpen(page, name, mark) {
       throw new Error(`sales.csv on disk is ${JSON.stringify(csv)}`);
     }
     log(`applied: monthly.png (${png.length} bytes) and sales.csv byte for byte`);
-    await quickOpen(page, 'sales.csv', '2026-03,31');
+    // Back to its tab (a click, again while it does not show: a click
+    // that lands while a toast takes the focus can be lost).
+    await until(page, 'the sales.csv editor with the applied row', async () => {
+      const showing = await page.evaluate(() => [...document.querySelectorAll('.editor-instance .view-lines')]
+        .some((v) => v.textContent.includes('2026-03,31')));
+      if (!showing) {
+        await page.evaluate(() => {
+          const tab = [...document.querySelectorAll('.tabs-container .tab')].find((t) => /^sales\.csv\b/.test(t.textContent.trim()));
+          tab?.dispatchEvent(new MouseEvent('mousedown', { bubbles: true, button: 0 }));
+          tab?.click();
+        });
+      }
+      return showing;
+    }, 30000);
     log('the open sales.csv shows the applied row');
     // The PNG as an image in the Kiln Output panel (a webview: frames in frames).
     const alt = await until(page, 'monthly.png as an image in the Kiln Output panel', async () => {
