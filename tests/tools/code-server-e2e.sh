@@ -7,8 +7,10 @@
 # on a loopback port with build/kiln as kiln.path, and has headless
 # Chromium (Debian's chromium) open a Python file, run Kiln: Validate and
 # Kiln: Run from the command palette, and find the finding in the Problems
-# view and the output on screen (tests/vscode-e2e/drive.js). Screenshots:
-# build/vscode-e2e-shots/.
+# view and the output on screen, then run a file that writes a PNG and
+# changes a CSV in the folder and press the offer's Apply (kiln writes
+# both; the bytes on disk are checked) (tests/vscode-e2e/drive.js).
+# Screenshots: build/vscode-e2e-shots/.
 #
 # Exit 0: passed; 77: a piece cannot be had here (the last line says which);
 # anything else: failed.
@@ -98,6 +100,22 @@ cat >"$run/user/User/settings.json" <<EOF
 EOF
 # A warning (the validator's finding, in Problems) that still runs.
 printf 'import os\nprint("kiln-e2e", 6 * 7)\nif False:\n    os.remove("nothing")\n' >"$run/ws/e2e.py"
+# A run that changes the folder: a PNG (binary, NUL bytes and all) and a
+# row added to a CSV, with the SHA-256 of what it wrote printed; Apply has
+# kiln write both (drive.js checks the bytes).
+printf 'month,total\n2026-01,12\n2026-02,17\n' >"$run/ws/sales.csv"
+cat >"$run/ws/chart.py" <<'EOF'
+import hashlib, struct, zlib
+def chunk(t, d):
+    return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+raw = b"".join(b"\0" + bytes(v for x in range(32) for v in (x * 8, y * 8, 0)) for y in range(32))
+png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 32, 8, 2, 0, 0, 0))
+       + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+open("monthly.png", "wb").write(png)
+with open("sales.csv", "a") as f:
+    f.write("2026-03,%d\n" % (30 + 1))  # not "31" here: drive.js looks for the row on screen
+print("png", hashlib.sha256(png).hexdigest())
+EOF
 "$cs" --user-data-dir "$run/user" --extensions-dir "$run/ext" --install-extension "$vsix" >"$run/install.log" 2>&1 ||
 	{ cat "$run/install.log"; echo "code-server --install-extension failed"; exit 1; }
 ls "$run/ext" | grep -q '^kiln\.kiln-' || { cat "$run/install.log"; echo "the extension is not in the extensions dir"; exit 1; }
@@ -126,4 +144,4 @@ if [ "$rc" -ne 0 ]; then
 	echo "end to end failed (screenshots in build/vscode-e2e-shots)"
 	exit 1
 fi
-echo "code-server $("$cs" --version | head -n 1), Chromium: Kiln: Validate showed in Problems, Kiln: Run output on screen"
+echo "code-server $("$cs" --version | head -n 1), Chromium: Kiln: Validate showed in Problems, Kiln: Run output on screen, Apply wrote a PNG and a CSV"

@@ -2,9 +2,17 @@
 // Chromium (puppeteer-core, Debian's chromium): open FILE (a Python file in
 // the opened folder), run "Kiln: Validate" from the command palette and
 // find the validator's finding in the Problems view, then "Kiln: Run" and
-// find the program's output in the Kiln output. Screenshots go to SHOTS.
-// Exits 0 when both are on screen; every wait is bounded.
+// find the program's output in the Kiln output. Then chart.py of the same
+// folder, which writes monthly.png and adds a row to sales.csv: its run
+// offers the changes, the offer's Apply has kiln write them, and the files
+// on disk are what the run wrote (the PNG's SHA-256 as the run printed
+// it), the open sales.csv editor shows the new row, and the PNG is shown
+// as an image in the Kiln Output panel.
+// Screenshots go to SHOTS. Exits 0 when all of that is so; every
+// wait is bounded.
 'use strict';
+const crypto = require('crypto');
+const fs = require('fs');
 const path = require('path');
 const puppeteer = require('puppeteer-core');
 
@@ -41,6 +49,20 @@ async function palette(page, command) {
   await page.keyboard.press('Enter');
 }
 
+// Quick open NAME and wait for its editor to show MARK.
+async function quickOpen(page, name, mark) {
+  await page.keyboard.down('Control');
+  await page.keyboard.press('KeyP');
+  await page.keyboard.up('Control');
+  await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 20000 });
+  await page.keyboard.type(name, { delay: 10 });
+  await until(page, `${name} in quick open`, new Function(
+    `return [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => r.textContent.includes(${JSON.stringify(name)}))`), 20000);
+  await page.keyboard.press('Enter');
+  await until(page, `the editor with ${name}`, new Function(
+    `return [...document.querySelectorAll('.editor-instance .view-lines')].some(v => v.textContent.includes(${JSON.stringify(mark)}))`), 30000);
+}
+
 (async () => {
   const browser = await puppeteer.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -48,25 +70,15 @@ async function palette(page, command) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,900'],
     defaultViewport: { width: 1400, height: 900 },
   });
-  const timer = setTimeout(() => { log('overall time limit'); process.exit(3); }, 240000);
+  const timer = setTimeout(() => { log('overall time limit'); process.exit(3); }, 300000);
   try {
     const page = await browser.newPage();
     page.on('pageerror', (e) => log('page error:', e.message));
     await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 60000 });
     await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
     log('workbench up');
-    // Quick open the file.
     await until(page, 'the explorer', () => !!document.querySelector('.explorer-folders-view, .explorer-viewlet'), 60000);
-    await page.keyboard.down('Control');
-    await page.keyboard.press('KeyP');
-    await page.keyboard.up('Control');
-    await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 20000 });
-    await page.keyboard.type(path.basename(file), { delay: 10 });
-    await until(page, 'the file in quick open', new Function(
-      `return [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => r.textContent.includes(${JSON.stringify(path.basename(file))}))`), 20000);
-    await page.keyboard.press('Enter');
-    await until(page, 'the editor with the file', () => !!document.querySelector('.editor-instance .view-lines') &&
-      document.querySelector('.editor-instance .view-lines').textContent.includes('kiln-e2e'), 30000);
+    await quickOpen(page, path.basename(file), 'kiln-e2e');
     log('file open');
     await page.screenshot({ path: path.join(shots, '1-open.png') });
 
@@ -108,7 +120,72 @@ async function palette(page, command) {
     }, 90000);
     log('output:', (out.match(/kiln run: .*\n[\s\S]*?\[exit 0, \d+ ms\]/) || [''])[0].replace(/\n/g, ' | '));
     await page.screenshot({ path: path.join(shots, '3-run.png') });
-    console.log('validate showed in Problems, run output on screen');
+
+    // A run that changes the folder, and the offer's Apply.
+    const ws = path.dirname(file);
+    // sales.csv open in an editor (no unsaved change): VS Code reloads it after Apply.
+    await quickOpen(page, 'sales.csv', '2026-02,17');
+    await quickOpen(page, 'chart.py', 'monthly.png');
+    await palette(page, 'Kiln: Run');
+    const pngSha = await until(page, 'the chart run\'s output', () => {
+      const m = /png[\s\u00a0]([0-9a-f]{64})/.exec(document.body.innerText);
+      return m ? m[1] : undefined;
+    }, 90000);
+    // The offer is a notification toast; its Apply button is what a person presses.
+    await until(page, 'the offer\'s Apply button', () => {
+      const toast = [...document.querySelectorAll('.notification-toast')].find((t) => /the run changed 2 files/.test(t.textContent));
+      const apply = toast && [...toast.querySelectorAll('.monaco-button')].find((b) => b.textContent.trim() === 'Apply');
+      if (apply) {
+        apply.click();
+      }
+      return !!apply;
+    }, 60000);
+    log('offer: Apply pressed');
+    await until(page, 'kiln\'s word that both changes were applied', () =>
+      /kiln: applied 2 changes to your files/.test(document.body.innerText), 60000,
+    () => page.evaluate(() => [...document.querySelectorAll('.notification-toast')].map((t) => t.textContent).join(' | ')));
+    await page.screenshot({ path: path.join(shots, '4-applied.png') });
+    const png = fs.readFileSync(path.join(ws, 'monthly.png'));
+    const got = crypto.createHash('sha256').update(png).digest('hex');
+    if (got !== pngSha) {
+      throw new Error(`monthly.png on disk (${png.length} bytes, sha256 ${got}) is not what the run wrote (${pngSha})`);
+    }
+    const csv = fs.readFileSync(path.join(ws, 'sales.csv'), 'utf8');
+    if (csv !== 'month,total\n2026-01,12\n2026-02,17\n2026-03,31\n') {
+      throw new Error(`sales.csv on disk is ${JSON.stringify(csv)}`);
+    }
+    log(`applied: monthly.png (${png.length} bytes) and sales.csv byte for byte`);
+    // Back to its tab (a click, again while it does not show: a click
+    // that lands while a toast takes the focus can be lost).
+    await until(page, 'the sales.csv editor with the applied row', async () => {
+      const showing = await page.evaluate(() => [...document.querySelectorAll('.editor-instance .view-lines')]
+        .some((v) => v.textContent.includes('2026-03,31')));
+      if (!showing) {
+        await page.evaluate(() => {
+          const tab = [...document.querySelectorAll('.tabs-container .tab')].find((t) => /^sales\.csv\b/.test(t.textContent.trim()));
+          tab?.dispatchEvent(new MouseEvent('mousedown', { bubbles: true, button: 0 }));
+          tab?.click();
+        });
+      }
+      return showing;
+    }, 30000);
+    log('the open sales.csv shows the applied row');
+    // The PNG as an image in the Kiln Output panel (a webview: frames in frames).
+    const alt = await until(page, 'monthly.png as an image in the Kiln Output panel', async () => {
+      for (const f of page.frames()) {
+        const a = await f.evaluate(() => {
+          const img = [...document.querySelectorAll('img')].find((i) => /^data:image\/png;base64,/.test(i.src) && /monthly\.png/.test(i.alt));
+          return img && img.complete && img.naturalWidth === 32 ? img.alt : undefined;
+        }).catch(() => undefined);
+        if (a) {
+          return a;
+        }
+      }
+      return undefined;
+    }, 30000, async () => `frames: ${page.frames().map((f) => f.url().slice(0, 80)).join(', ')}`);
+    log('image shown:', alt);
+    await page.screenshot({ path: path.join(shots, '5-image.png') });
+    console.log('validate showed in Problems, run output on screen, Apply wrote the PNG and the CSV');
     clearTimeout(timer);
     await browser.close();
     process.exit(0);

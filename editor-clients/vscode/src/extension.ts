@@ -1,8 +1,10 @@
 // extension.ts: kiln for VS Code. activate() builds the parts (server,
-// review, intents, runs, validation, rich output, status bar) and registers
-// the commands; the server starts with the first command that needs it.
+// review, intents, runs, workspace changes, validation, rich output,
+// status bar) and registers the commands; the server starts with the
+// first command that needs it.
 // The returned object exposes the parts to tests and to other extensions.
 import * as vscode from 'vscode';
+import { Changes } from './changes';
 import { DisplayPanel } from './display';
 import { VALIDATED } from './document';
 import { Intents } from './intent';
@@ -18,6 +20,7 @@ export interface Kiln {
   reviews: Reviews;
   intents: Intents;
   runner: Runner;
+  changes: Changes;
   validator: Validator;
   display: DisplayPanel;
   status: Status;
@@ -54,9 +57,11 @@ export function activate(context: vscode.ExtensionContext): Kiln {
   const display = new DisplayPanel();
   const busy = (what: string | undefined) => status.busy(what);
   const runner = new Runner(server, output, display, reviews, notify, busy);
+  const changes = new Changes(server, (line) => runner.note(line), display, notify);
+  runner.changes = changes;
   const intents = new Intents(server, reviews, docs, notify, busy);
   const validator = new Validator(server, notify);
-  const kiln: Kiln = { server, reviews, intents, runner, validator, display, status, output, log };
+  const kiln: Kiln = { server, reviews, intents, runner, changes, validator, display, status, output, log };
 
   // A command's failure to reach the server: the missing binary gets its
   // fix, anything else its message.
@@ -129,6 +134,7 @@ export function activate(context: vscode.ExtensionContext): Kiln {
     notify('nothing to cancel');
     return false;
   });
+  cmd('kiln.applyChanges', () => changes.apply());
   cmd('kiln.validate', async () => {
     const ed = editorOr();
     return ed ? validator.validate(ed.document, ed.selection) : undefined;

@@ -2,8 +2,10 @@
 // the file) or intent/approve (a proposal); either streams run/output into
 // the Kiln output channel in arrival order, shows repair attempts one by
 // one, sends rich output (run/display, artifacts) to the webview, and ends
-// with the exit status and duration. One run at a time.
+// with the exit status and duration, and hands the run's workspace
+// changes to changes.ts. One run at a time.
 import * as vscode from 'vscode';
+import { Changes } from './changes';
 import { DisplayPanel } from './display';
 import { languageOf } from './document';
 import { visible } from './hunks';
@@ -30,6 +32,8 @@ export interface RunEnd {
 
 export class Runner {
   current: Current | undefined;
+  /** Where a run's workspace changes go (set by activate()). */
+  changes: Changes | undefined;
   last: RunEnd | undefined;
   /** The text written to the output channel since the last clear. */
   text = '';
@@ -293,28 +297,9 @@ export class Runner {
       // Already followed at its `repaired` attempt, unless that was missed.
       this.reviews.followRepair(cur.uri, result.proposal);
     }
-    // Files the run wrote in the workspace (issue 12): listed, and offered
-    // for review; kiln never writes them by itself.
-    const changes = Array.isArray(run.workspaceChanges) ? run.workspaceChanges : [];
-    for (const c of changes) {
-      this.note(`workspace: ${c.kind} ${visible(String(c.path))}${typeof c.size === 'number' ? ` (${c.size} bytes)` : ''}`);
-    }
-    if (run.workspaceEdit && changes.length > 0) {
-      void this.offerWorkspaceEdit(run.workspaceEdit, changes.length);
-    }
-  }
-
-  private async offerWorkspaceEdit(edit: any, n: number): Promise<void> {
-    const choice = await vscode.window.showInformationMessage(
-      `kiln: the run wrote ${n} file${n === 1 ? '' : 's'} in its private copy of the workspace. Apply to your files?`,
-      'Review', 'Apply', 'Discard');
-    if (choice === 'Apply') {
-      await vscode.workspace.applyEdit(toWorkspaceEdit(edit));
-    } else if (choice === 'Review') {
-      // VS Code's own refactor preview shows each file's change with
-      // checkboxes before anything is written.
-      await vscode.workspace.applyEdit(toWorkspaceEdit(edit, true));
-    }
+    // Files the run wrote in the workspace (issues 12, 34): listed, and
+    // offered; kiln writes them only when the person says Apply.
+    this.changes?.report(run);
   }
 
   /** Run the document (or the selection). kept, when given, says what a
@@ -359,25 +344,4 @@ export function ordinal(n: number): string {
   const tens = n % 100;
   const suffix = tens >= 11 && tens <= 13 ? 'th' : (['th', 'st', 'nd', 'rd'][n % 10] ?? 'th');
   return `${n}${suffix}`;
-}
-
-/** An LSP WorkspaceEdit (TextDocumentEdits, CreateFile, DeleteFile) as
- * VS Code's, every change marked as needing confirmation when asked. */
-export function toWorkspaceEdit(edit: any, confirm = false): vscode.WorkspaceEdit {
-  const we = new vscode.WorkspaceEdit();
-  const meta = confirm ? { needsConfirmation: true, label: 'kiln run' } : undefined;
-  for (const dc of edit?.documentChanges ?? []) {
-    if (dc.kind === 'create') {
-      we.createFile(vscode.Uri.parse(dc.uri), { overwrite: dc.options?.overwrite, ignoreIfExists: dc.options?.ignoreIfExists }, meta);
-    } else if (dc.kind === 'delete') {
-      we.deleteFile(vscode.Uri.parse(dc.uri), { ignoreIfNotExists: true }, meta);
-    } else if (dc.textDocument && Array.isArray(dc.edits)) {
-      const uri = vscode.Uri.parse(dc.textDocument.uri);
-      for (const e of dc.edits) {
-        const r = e.range;
-        we.replace(uri, new vscode.Range(r.start.line, r.start.character, r.end.line, r.end.character), e.newText, meta);
-      }
-    }
-  }
-  return we;
 }

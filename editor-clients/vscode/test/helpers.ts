@@ -60,9 +60,13 @@ export interface Session {
 }
 
 /** A fresh stub editor with these settings ("kiln.path" defaults to the
- * real server) and the extension activated in it. */
-export async function activate(settings: Record<string, unknown> = {}): Promise<Session> {
+ * real server), the folder `folder` open as its workspace when given, and
+ * the extension activated in it. */
+export async function activate(settings: Record<string, unknown> = {}, folder?: string): Promise<Session> {
   vscode.reset({ 'kiln.path': kilnBin, ...settings });
+  if (folder) {
+    vscode.setWorkspaceFolder(folder);
+  }
   // The extension's module is loaded once; activate() builds a new one each time.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const ext = require('../src/extension');
@@ -82,6 +86,17 @@ export async function activate(settings: Record<string, unknown> = {}): Promise<
 /** Settings that point kiln at the fake model with this model name. */
 export async function modelSettings(model: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
   return { 'kiln.llm.provider': 'ollama', 'kiln.llm.url': await fakeModel(), 'kiln.llm.model': model, ...extra };
+}
+
+/** A new folder holding these files, readable by the sandbox's user (as
+ * root a run's box is nobody). */
+export function tmpFolder(files: Record<string, string | Buffer> = {}): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kiln-vscode-ws-'));
+  fs.chmodSync(dir, 0o755);
+  for (const [name, data] of Object.entries(files)) {
+    fs.writeFileSync(path.join(dir, name), data);
+  }
+  return dir;
 }
 
 export function tmpFile(name: string): string {

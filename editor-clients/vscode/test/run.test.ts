@@ -132,34 +132,6 @@ test('run: a missing interpreter or a sandbox failure is an error with the serve
   assert.ok(fs.existsSync(kilnBin));
 });
 
-test('workspace changes: files the run wrote are listed and offered, never written unasked', needKiln, async () => {
-  const proxy = path.join(__dirname, '../../test/fixtures/display-proxy.py');
-  const target = tmpFile('made-by-run.txt');
-  process.env.KILN_REAL_BIN = kilnBin;
-  process.env.KILN_TEST_WS_PATH = target;
-  s = await activate({ 'kiln.path': proxy });
-  vscode.openEditor(tmpFile('ws.py'), 'python', 'print("KILN-TEST-WORKSPACE")\n');
-  vscode.answers.message.push('Review');
-  const end = await vscode.commands.executeCommand('kiln.run');
-  delete process.env.KILN_REAL_BIN;
-  assert.equal(end.result.exitCode, 0, s.kiln.runner.text);
-  assert.match(s.kiln.runner.text, new RegExp(`workspace: created ${target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(3 bytes\\)`));
-  await waitFor(() => vscode.recorded.applied.length > 0, 5000, 'the edit offered for review');
-  const offer = vscode.recorded.messages.find((m) => /wrote 1 file/.test(m.text))!;
-  assert.deepEqual(offer.items, ['Review', 'Apply', 'Discard']);
-  const we = vscode.recorded.applied[0];
-  assert.deepEqual(we.edits.map((e) => e.kind), ['create', 'text']);
-  assert.ok(we.edits.every((e) => e.meta?.needsConfirmation === true), 'every change needs confirmation');
-  assert.ok(!fs.existsSync(target), 'nothing on disk');
-  // Discard writes nothing at all.
-  vscode.recorded.applied.length = 0;
-  vscode.answers.message.push('Discard');
-  await vscode.commands.executeCommand('kiln.run');
-  await new Promise((r) => setTimeout(r, 200));
-  assert.equal(vscode.recorded.applied.length, 0);
-  delete process.env.KILN_TEST_WS_PATH;
-});
-
 test('run/status: a run waiting for a sandbox slot says queued in the status bar and the output, then runs', needKiln, async () => {
   // One slot (from kiln's config file): a first run sent here holds it, so
   // kiln.run's run waits in the server's queue.

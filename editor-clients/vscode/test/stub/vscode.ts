@@ -299,13 +299,20 @@ export const recorded = {
   shown: [] as { uri: string; options: any }[],
   progressSources: [] as CancellationTokenSource[],
   applied: [] as WorkspaceEdit[],
+  picks: [] as { items: any[]; options: any }[],
 };
 
 // Answers for the next showInputBox / message calls (FIFO); a message
 // answer is an item title or undefined.
-export const answers = { input: [] as (string | undefined)[], message: [] as (string | undefined)[] };
+// A showQuickPick answer is a function of the items offered.
+export const answers = {
+  input: [] as (string | undefined)[],
+  message: [] as (string | undefined)[],
+  pick: [] as ((items: any[]) => any)[],
+};
 
 let settings: Record<string, any> = {};
+let folders: { uri: Uri; name: string; index: number }[] | undefined;
 let secretsStore = new Map<string, string>();
 const documents: TextDocument[] = [];
 const editors: TextEditor[] = [];
@@ -349,6 +356,13 @@ export function reset(newSettings: Record<string, any> = {}): void {
   }
   answers.input.length = 0;
   answers.message.length = 0;
+  answers.pick.length = 0;
+  folders = undefined;
+}
+
+/** Open this folder as the window's workspace (before activate()). */
+export function setWorkspaceFolder(dir: string): void {
+  folders = [{ uri: Uri.file(dir), name: path.basename(dir), index: 0 }];
 }
 
 export function setSetting(key: string, value: any): void {
@@ -528,7 +542,12 @@ export const window = {
   showWarningMessage: message('warn'),
   showErrorMessage: message('error'),
   async showInputBox(_o?: any): Promise<string | undefined> { return answers.input.shift(); },
-  async showQuickPick(): Promise<any> { return undefined; },
+  async showQuickPick(items: any, options?: any): Promise<any> {
+    const list = await items;
+    recorded.picks.push({ items: list, options });
+    const a = answers.pick.shift();
+    return a ? a(list) : undefined;
+  },
   setStatusBarMessage(text: string): Disposable { recorded.statusMessages.push(text); return new Disposable(); },
   createOutputChannel: outputChannel,
   createStatusBarItem(): any {
@@ -582,8 +601,8 @@ export const window = {
 
 export const workspace = {
   get textDocuments(): TextDocument[] { return [...documents]; },
-  get workspaceFolders(): any[] | undefined { return undefined; },
-  get rootPath(): string | undefined { return undefined; },
+  get workspaceFolders(): any[] | undefined { return folders; },
+  get rootPath(): string | undefined { return folders?.[0].uri.fsPath; },
   notebookDocuments: [] as any[],
   name: undefined,
   isTrusted: true,
