@@ -11,10 +11,8 @@
 
 #include "core/json.h"
 #include "kiln.h"
+#include "methods/workspace_paths.h"
 #include "sandbox/workspace/ledger.h"
-
-/* A run reports at most 1000 changes (wsdiff.h). */
-#define MAX_PATHS 1000
 
 struct wa {
 	struct rpc_call *call; /* NULL once the client cancelled it */
@@ -26,6 +24,16 @@ static void on_cancel(void *data)
 	wa->call = NULL; /* the writes go on: each is whole or not at all */
 }
 
+static const char *skip_path(const void *bad, size_t i)
+{
+	return ((const struct sbx_ws_skip *)bad)[i].path;
+}
+
+static const char *skip_why(const void *bad, size_t i)
+{
+	return ((const struct sbx_ws_skip *)bad)[i].why;
+}
+
 static void on_applied(void *data, const struct sbx_ws_apply_result *res)
 {
 	struct wa *wa = data;
@@ -33,22 +41,10 @@ static void on_applied(void *data, const struct sbx_ws_apply_result *res)
 		rpc_call_error(wa->call, RPC_REQUEST_FAILED, "kiln is ending: nothing more applied",
 		               NULL);
 	} else if (wa->call) {
-		json_object *r = json_object_new_object();
-		json_object *applied = json_object_new_array();
-		for (size_t i = 0; i < res->napplied; i++)
-			json_object_array_add(applied, json_object_new_string(res->applied[i]));
-		json_object *skipped = json_object_new_array();
-		for (size_t i = 0; i < res->nskipped; i++) {
-			json_object *s = json_object_new_object();
-			json_object_object_add(s, "path",
-			                       json_object_new_string(res->skipped[i].path));
-			json_object_object_add(s, "reason",
-			                       json_object_new_string(res->skipped[i].why));
-			json_object_array_add(skipped, s);
-		}
-		json_object_object_add(r, "applied", applied);
-		json_object_object_add(r, "skipped", skipped);
-		rpc_call_reply(wa->call, r);
+		rpc_call_reply(wa->call,
+		               ws_paths_reply("applied", (const char *const *)res->applied,
+		                              res->napplied, "skipped", res->nskipped, skip_path,
+		                              skip_why, res->skipped));
 	}
 	free(wa);
 }
@@ -56,32 +52,11 @@ static void on_applied(void *data, const struct sbx_ws_apply_result *res)
 int method_workspace_apply_changes(struct rpc_call *call, json_object *params)
 {
 	struct kiln *k = rpc_call_ctx(call);
-	const char *run_id = NULL;
-	json_object *list = NULL;
-	int r = json_get_array(params, "paths", &list);
-	size_t n = list ? json_object_array_length(list) : 0;
-	if (!params || !json_object_is_type(params, json_type_object) ||
-	    json_get_string(params, "runId", &run_id) < 0 || r == -EINVAL || n > MAX_PATHS) {
-		rpc_call_error(
-		    call, RPC_INVALID_PARAMS,
-		    "Invalid params: workspace/applyChanges takes {runId, paths?: [string] "
-		    "(at most 1000)}",
-		    NULL);
-		return 0;
-	}
-	const char **paths = NULL;
-	if (list && !(paths = calloc(n + 1, sizeof(*paths))))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		json_object *p = json_object_array_get_idx(list, i);
-		if (!json_object_is_type(p, json_type_string)) {
-			free(paths);
-			rpc_call_error(call, RPC_INVALID_PARAMS,
-			               "Invalid params: paths holds host paths (strings)", NULL);
-			return 0;
-		}
-		paths[i] = json_object_get_string(p);
-	}
+	const char *run_id;
+	const char **paths;
+	int r = ws_paths_params(call, params, "workspace/applyChanges", &run_id, &paths);
+	if (r)
+		return r < 0 ? r : 0;
 	struct wa *wa = calloc(1, sizeof(*wa));
 	if (!wa) {
 		free(paths);
@@ -94,11 +69,7 @@ int method_workspace_apply_changes(struct rpc_call *call, json_object *params)
 	free(paths);
 	if (r == -ENOENT) {
 		free(wa);
-		rpc_call_errorf(
-		    call, RPC_INVALID_PARAMS, NULL,
-		    "Invalid params: kiln keeps no workspace changes of run %s (none were "
-		    "made, or it is older than the last %d runs that made some)",
-		    run_id, SBX_WS_LEDGER_RUNS);
+		ws_paths_unknown_run(call, run_id);
 		return 0;
 	}
 	if (r < 0) {
