@@ -27,7 +27,9 @@ CONFIG: the servers' --config. LANG, CODE: the timed run. N: turns;
 PAUSE: seconds before each timed step (as between a person's runs: the
 warm box, or the zygote's spare, is ready). In each turn the sides go in
 a rotating order; the ratio is taken turn by turn and its median printed
-with the middle half of the turns' ratios. Python servers are first
+with the middle half of the turns' ratios. Beside them, what load moves
+much less: each server's CPU a run over the turns (/proc/PID/stat, the
+spares it builds included) and the median of the box's (cgroup cpuMs). Python servers are first
 waited for until their runs come from the zygote (the default path).
 """
 import os
@@ -93,6 +95,38 @@ class Server:
         self.p.wait(timeout=30)
 
 
+def cpu_ms(pid):
+    """User + system CPU ms of process pid (all its threads) so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def timed_runs(servers, lang, code, n, pause):
+    """n turns of a run of lang code through each server: (the times,
+    each server's CPU a run in ms over the turns (spares built
+    included), the median of each one's box CPU (its cgroup's cpuMs))."""
+    boxes = [[] for _ in servers]
+
+    def step(i):
+        def f():
+            dt, res, _ = servers[i].run(lang, code)
+            boxes[i].append((res.get("cgroup") or {}).get("cpuMs") or 0)
+            return dt
+        return f
+
+    c0 = [cpu_ms(s.p.pid) for s in servers]
+    t = turns(n, pause, [step(i) for i in range(len(servers))])
+    cpu = [(cpu_ms(s.p.pid) - c) / n for s, c in zip(servers, c0)]
+    return t, cpu, [statistics.median(b) for b in boxes]
+
+
+def cpu_row(labels, cpu, box):
+    """Where the load moves times, CPU moves much less: each side's."""
+    print("  %-46s %s" % ("CPU a run, server + box (ms):", ", ".join(
+        "%s %.1f + %.0f" % (lab, c, b) for lab, c, b in zip(labels, cpu, box))))
+
+
 def zygotes_ready(servers):
     """Wait until each server's Python runs come from its zygote; a
     first run in each first, so that they build their zygotes at once."""
@@ -153,7 +187,7 @@ def cost(kiln, config, lang, code, n, pause, plain, secrets, listed):
             zygotes_ready(servers)
         for s in servers:
             s.run(lang, code)
-        t = turns(n, pause, [lambda s=s: s.run(lang, code)[0] for s in servers])
+        t, cpu, box = timed_runs(servers, lang, code, n, pause)
     finally:
         for s in servers:
             s.close()
@@ -162,6 +196,7 @@ def cost(kiln, config, lang, code, n, pause, plain, secrets, listed):
     ratio_row("with the workspace (no secrets)", ws, "none", [b / a for a, b in zip(t[0], t[1])])
     ratio_row("with %d secrets masked" % len(names), sec, "no secrets",
               [b / a for a, b in zip(t[1], t[2])])
+    cpu_row(["none", "workspace", "secrets"], cpu, box)
 
 
 def idmap(kiln, config, lang, code, n, pause, folder):
@@ -181,13 +216,14 @@ def idmap(kiln, config, lang, code, n, pause, folder):
             zygotes_ready(servers)
         for s in servers:
             s.run(lang, code)
-        t = turns(n, pause, [lambda s=s: s.run(lang, code)[0] for s in servers])
+        t, cpu, box = timed_runs(servers, lang, code, n, pause)
     finally:
         for s in servers:
             s.close()
     print("  %-46s %8.2f ms" % ("without it (KILN_BENCH_NO_IDMAP=1)", statistics.median(t[1])))
     ratio_row("with the idmapped lower layer", statistics.median(t[0]), "without",
               [a / b for a, b in zip(t[0], t[1])])
+    cpu_row(["with", "without"], cpu, box)
 
 
 def keep(kiln, config, n, pause, folder):
@@ -202,8 +238,16 @@ def keep(kiln, config, n, pause, folder):
     stored = []  # (runId, the kept copy) of each kept run
     cur = [None]  # the one apply and cp take
 
+    cpu = {"kept": [], "not": [], "apply": []}  # server CPU ms during each call; box cpuMs
+
+    def run(code, key):
+        c0 = cpu_ms(s.p.pid)
+        dt, res, out = s.run("python", code)
+        cpu[key].append((cpu_ms(s.p.pid) - c0, (res.get("cgroup") or {}).get("cpuMs") or 0))
+        return dt, res, out
+
     def kept():
-        dt, res, _ = s.run("python", into)
+        dt, res, _ = run(into, "kept")
         ch = res.get("workspaceChanges") or []
         if len(ch) != 1 or ch[0].get("path") != dest or not ch[0].get("stored") or \
                 ch[0].get("size") != MIB10:
@@ -212,14 +256,16 @@ def keep(kiln, config, n, pause, folder):
         return dt
 
     def not_kept():
-        dt, res, _ = s.run("python", scratch)
+        dt, res, _ = run(scratch, "not")
         if res.get("exitCode") != 0 or res.get("workspaceChanges"):
             raise SystemExit("the run writing /work failed or changed the folder: %r" % res)
         return dt
 
     def apply():
         run_id, _ = cur[0]
+        c0 = cpu_ms(s.p.pid)
         dt, res, _ = s.call("workspace/applyChanges", {"runId": run_id})
+        cpu["apply"].append((cpu_ms(s.p.pid) - c0, 0))
         if res.get("applied") != [dest]:
             raise SystemExit("workspace/applyChanges applied %r" % res)
         os.unlink(dest)
@@ -247,6 +293,8 @@ def keep(kiln, config, n, pause, folder):
         apply()
         # The runs in turns, then each turn's kept file applied and
         # copied in turns (apply and cp read the same kept copy).
+        for v in cpu.values():
+            v.clear()
         runs = turns(n, pause, [kept, not_kept])
         ap = [[], [], []]
         for i in range(n):
@@ -272,6 +320,12 @@ def keep(kiln, config, n, pause, folder):
               [a / b for a, b in zip(ap[0], ap[1])])
     ratio_row("", statistics.median(ap[0]), "cp + fsyncs",
               [a / b for a, b in zip(ap[0], ap[2])])
+    # The server's CPU during each call (in clock ticks: averaged over
+    # the turns), and the box's.
+    mean = [sum(c for c, _ in cpu[k]) / len(cpu[k]) for k in ("kept", "not", "apply")]
+    box = [statistics.median(b for _, b in cpu[k]) for k in ("kept", "not")]
+    print("  %-46s kept %.1f + %.0f, not kept %.1f + %.0f; apply: server %.1f"
+          % ("CPU a call, server + box (ms):", mean[0], box[0], mean[1], box[1], mean[2]))
 
 
 def main():
