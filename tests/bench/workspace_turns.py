@@ -111,20 +111,31 @@ def timed_runs(servers, lang, code, n, pause):
     def step(i):
         def f():
             dt, res, _ = servers[i].run(lang, code)
-            boxes[i].append((res.get("cgroup") or {}).get("cpuMs") or 0)
+            boxes[i].append((res.get("cgroup") or {}).get("cpuMs"))
             return dt
         return f
 
     c0 = [cpu_ms(s.p.pid) for s in servers]
     t = turns(n, pause, [step(i) for i in range(len(servers))])
     cpu = [(cpu_ms(s.p.pid) - c) / n for s, c in zip(servers, c0)]
-    return t, cpu, [statistics.median(b) for b in boxes]
+    return t, cpu, [box_median(b) for b in boxes]
+
+
+def box_median(xs):
+    """The median of the boxes' cpuMs, or None without a cgroup (then
+    the result has none: a server that is not root, or no cgroup v2)."""
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def box_text(b):
+    return "%.0f" % b if b is not None else "? (no cgroup)"
 
 
 def cpu_row(labels, cpu, box):
     """Where the load moves times, CPU moves much less: each side's."""
     print("  %-46s %s" % ("CPU a run, server + box (ms):", ", ".join(
-        "%s %.1f + %.0f" % (lab, c, b) for lab, c, b in zip(labels, cpu, box))))
+        "%s %.1f + %s" % (lab, c, box_text(b)) for lab, c, b in zip(labels, cpu, box))))
 
 
 def zygotes_ready(servers):
@@ -243,7 +254,7 @@ def keep(kiln, config, n, pause, folder):
     def run(code, key):
         c0 = cpu_ms(s.p.pid)
         dt, res, out = s.run("python", code)
-        cpu[key].append((cpu_ms(s.p.pid) - c0, (res.get("cgroup") or {}).get("cpuMs") or 0))
+        cpu[key].append((cpu_ms(s.p.pid) - c0, (res.get("cgroup") or {}).get("cpuMs")))
         return dt, res, out
 
     def kept():
@@ -323,8 +334,8 @@ def keep(kiln, config, n, pause, folder):
     # The server's CPU during each call (in clock ticks: averaged over
     # the turns), and the box's.
     mean = [sum(c for c, _ in cpu[k]) / len(cpu[k]) for k in ("kept", "not", "apply")]
-    box = [statistics.median(b for _, b in cpu[k]) for k in ("kept", "not")]
-    print("  %-46s kept %.1f + %.0f, not kept %.1f + %.0f; apply: server %.1f"
+    box = [box_text(box_median([b for _, b in cpu[k]])) for k in ("kept", "not")]
+    print("  %-46s kept %.1f + %s, not kept %.1f + %s; apply: server %.1f"
           % ("CPU a call, server + box (ms):", mean[0], box[0], mean[1], box[1], mean[2]))
 
 
