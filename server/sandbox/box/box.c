@@ -100,7 +100,8 @@ static int write_id_maps(const struct sbx_base *s, pid_t pid)
  * its layer what the owner could. Files of other owners keep their
  * owner (others' bits apply). The user namespace that carries the
  * mapping is made once per owner and kept; a file system that cannot
- * be idmapped leaves the box as before (said once in the log). */
+ * be idmapped leaves the box as before (said once in the log). The
+ * bench's peer run goes without it (KILN_BENCH_NO_IDMAP, host.h). */
 static pthread_mutex_t idmap_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
 	int fd; /* the user namespace, or -1 */
@@ -221,7 +222,7 @@ int sbx_box_clone(const struct sbx_base *s, struct sbx_plan *plan, int cgroup_fd
 	plan->status_fd = status[1];
 	plan->sync_fd = sync[0];
 	plan->ws_idmapped = false;
-	if (s->host->euid == 0 && plan->ws_host) {
+	if (s->host->euid == 0 && plan->ws_host && !s->host->bench_no_idmap) {
 		plan->ws_lower_fd = ws_idmapped_mount(plan->ws_host);
 		plan->ws_idmapped = plan->ws_lower_fd >= 0;
 	}

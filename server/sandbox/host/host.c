@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -39,6 +40,8 @@ static void init_facts(void)
 	host.euid = geteuid();
 	host.egid = getegid();
 	host.landlock_abi = sbx_landlock_abi();
+	const char *v = getenv("KILN_BENCH_NO_IDMAP");
+	host.bench_no_idmap = v && strcmp(v, "1") == 0;
 }
 
 const struct sbx_host *sbx_host_get(void)

@@ -25,6 +25,11 @@ struct sbx_host {
 	int landlock_abi;
 	uid_t euid;
 	gid_t egid;
+	/* KILN_BENCH_NO_IDMAP=1 in the server's environment: a root server
+	 * shows the workspace without its idmapped mount (box.c), so that
+	 * `make bench` can time the same run without that step
+	 * (tests/bench/workspace.sh). For the bench only: no setting. */
+	bool bench_no_idmap;
 };
 
 /* The host facts (ids, Landlock ABI); thread-safe. */
