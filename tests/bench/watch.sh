@@ -6,7 +6,8 @@
 # starts no watcher and is the peer. Printed: one open of a workspace
 # file (median over 2000, timed inside the code) and a whole `kiln run`
 # that imports json, csv and email and reads the file 200 times (median
-# wall time), each beside its peer as a ratio; runs interleaved. Not a
+# wall time), each beside its peer as a ratio; then the open for runs from
+# the zygote (tests/bench/watch_zygote.py); runs interleaved. Not a
 # test: nothing fails on a number. KILN=path overrides the binary; RUNS=N
 # the repetitions.
 set -eu
@@ -61,3 +62,5 @@ awk -v ow="$ow" -v on="$on" -v ww="$ww" -v wn="$wn" -v runs="$RUNS" 'BEGIN {
 	printf "  one open of a workspace file   %8.1f us   peer %8.1f us   %.2fx\n", ow, on, ow / on
 	printf "  kiln run: 3 imports, 200 reads %8.1f ms   peer %8.1f ms   %.2fx\n", ww / 1000, wn / 1000, ww / wn
 }'
+# The zygote's runs: their watcher is Python (zygote_watch.py).
+python3 tests/bench/watch_zygote.py "$tmp/kiln" "$RUNS"
