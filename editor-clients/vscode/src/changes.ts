@@ -7,7 +7,10 @@
 // (workspace/applyChanges), text and binary alike: kiln checks each file
 // against what the host held when the run started, so a file changed
 // since is skipped with kiln's reason, which is said as a warning, never
-// as success. Nothing is written unasked.
+// as success. Nothing is written unasked. Discard declines them
+// (workspace/declineChanges): kiln applies them no more, and a live
+// session's layer drops them so that its next run sees the folder's file;
+// one the session still holds is said as a warning with kiln's reason.
 import { promises as fsp } from 'fs';
 import * as vscode from 'vscode';
 import { DisplayPanel } from './display';
@@ -31,11 +34,22 @@ export interface ApplyResult {
   skipped: { path: string; reason: string }[];
 }
 
+export interface DeclineResult {
+  declined: string[];
+  kept: { path: string; reason: string }[];
+  /** kiln was not asked (it cannot decline) or refused: only forgotten here. */
+  notSent?: string;
+}
+
 /** A run's changes, as the result listed them. */
 export interface RunChanges {
   runId: string;
   workspace?: string;
+  /** The session the run ran in, if any: declining drops its changes there. */
+  sessionId?: string;
   changes: Change[];
+  /** What kiln applied of them so far: Discard declines the rest. */
+  applied?: Set<string>;
 }
 
 // Images the panel shows from kiln's kept copy; larger ones are only listed.
@@ -52,6 +66,8 @@ export class Changes {
   /** The offer of the last run's changes, settled when the person answered
    * it and whatever they chose was done (tests wait on it). */
   offered: Promise<ApplyResult | undefined> | undefined;
+  /** What the last Discard did (tests read it). */
+  lastDecline: DeclineResult | undefined;
 
   constructor(private readonly server: Server, private readonly note: (line: string) => void,
     private readonly display: DisplayPanel, private readonly notify: (msg: string, level?: Level) => void) {}
@@ -94,7 +110,12 @@ export class Changes {
     if (list.length === 0 || typeof run.runId !== 'string') {
       return;
     }
-    const rc: RunChanges = { runId: run.runId, workspace: typeof run.workspace === 'string' ? run.workspace : undefined, changes: list };
+    const rc: RunChanges = {
+      runId: run.runId,
+      workspace: typeof run.workspace === 'string' ? run.workspace : undefined,
+      sessionId: typeof run.sessionId === 'string' ? run.sessionId : undefined,
+      changes: list,
+    };
     this.last = rc;
     for (const c of list) {
       this.note(`workspace: ${this.describe(c, rc)}`);
@@ -151,7 +172,79 @@ export class Changes {
         return this.apply(rc, picked.map((p) => p.path));
       }
     }
+    if (choice === 'Discard') {
+      await this.discard(rc);
+    }
     return undefined;
+  }
+
+  /** The person discarded rc's changes: kiln declines those not applied
+   * yet (workspace/declineChanges), so it applies them no more and a live
+   * session's layer drops them; the extension forgets them whatever kiln
+   * answers, so Kiln: Apply Workspace Changes does not offer them again.
+   * A change the session still holds is said, with kiln's reason, as a
+   * warning. */
+  async discard(rc: RunChanges | undefined = this.last): Promise<DeclineResult | undefined> {
+    if (!rc) {
+      return undefined;
+    }
+    if (this.last === rc) {
+      this.last = undefined;
+    }
+    const paths = rc.changes.map((c) => c.path).filter((p) => !rc.applied?.has(p));
+    let res: DeclineResult = { declined: [], kept: [] };
+    if (paths.length === 0) {
+      this.lastDecline = res;
+      return res;
+    }
+    const n = (k: number): string => `${k} change${k === 1 ? '' : 's'}`;
+    const names = (ps: string[]): string => {
+      const named = ps.slice(0, MAX_NAMED).map((p) => this.name(p, rc)).join(', ');
+      return ps.length > MAX_NAMED ? `${named} and ${ps.length - MAX_NAMED} more (see the Kiln output)` : named;
+    };
+    if (!this.server.running() || !this.server.supports('workspace/declineChanges')) {
+      // An older kiln: nothing applies them unless the person asks, and
+      // the extension no longer offers them.
+      res = { declined: [], kept: [], notSent: 'this kiln server cannot decline workspace changes (no workspace/declineChanges)' };
+      this.note(`workspace: discarded ${n(paths.length)} of run ${visible(rc.runId)} (forgotten here: ${res.notSent})`);
+      this.lastDecline = res;
+      return res;
+    }
+    try {
+      const r = await this.server.request('workspace/declineChanges', { runId: rc.runId, paths });
+      res = {
+        declined: Array.isArray(r?.declined) ? r.declined.map(String) : [],
+        kept: Array.isArray(r?.kept) ? r.kept.map((k: any) => ({ path: String(k?.path), reason: String(k?.reason) })) : [],
+      };
+    } catch (e) {
+      const err = errorOf(e);
+      const busy = err.code === -32803 ? ' (the session is busy with a run; reset the session to drop them)' : '';
+      res = { declined: [], kept: paths.map((p) => ({ path: p, reason: err.message })), notSent: err.message };
+      this.note(`workspace: NOT declined (${n(paths.length)} of run ${visible(rc.runId)}): ${visible(err.message)}${busy}`);
+      this.notify(`the changes were forgotten here, but kiln did not decline them: ${err.message}${busy}`, 'warn');
+      this.lastDecline = res;
+      return res;
+    }
+    const where = rc.sessionId ? ' (dropped from the session: its next run sees your folder\'s file)' : '';
+    for (const p of res.declined) {
+      this.note(`workspace: declined ${this.name(p, rc)}${where}`);
+    }
+    for (const k of res.kept) {
+      this.note(`workspace: NOT declined ${this.name(k.path, rc)}: ${visible(k.reason)}${rc.sessionId ? ' (the session still shows it)' : ''}`);
+    }
+    if (res.kept.length === 0) {
+      this.notify(rc.sessionId
+        ? `discarded ${n(res.declined.length)}: the session dropped ${names(res.declined)}; its next run sees your folder's files`
+        : `discarded ${n(res.declined.length)}: kiln will not apply ${names(res.declined)}`);
+    } else {
+      const why = res.kept.slice(0, MAX_NAMED).map((k) => `${this.name(k.path, rc)}: ${visible(k.reason)}`).join('; ');
+      const more = res.kept.length > MAX_NAMED ? `; and ${res.kept.length - MAX_NAMED} more (see the Kiln output)` : '';
+      const dropped = res.declined.length === 0 ? (rc.sessionId ? 'the session dropped none' : 'none declined')
+        : `${rc.sessionId ? 'the session dropped' : 'declined'} ${names(res.declined)}`;
+      this.notify(`discarded ${res.declined.length} of ${n(paths.length)}: ${dropped}; ${rc.sessionId ? 'it still shows' : 'not declined'}: ${why}${more}`, 'warn');
+    }
+    this.lastDecline = res;
+    return res;
   }
 
   /** Apply the changes of rc (the last run's by default), or only `paths`
@@ -200,6 +293,10 @@ export class Changes {
       }
     }
     res.skipped.push(...held);
+    rc.applied ??= new Set();
+    for (const p of res.applied) {
+      rc.applied.add(p);
+    }
     // An applied file open in an editor without unsaved changes is
     // reloaded by VS Code itself, which watches the folder: kiln writes
     // each file whole (a temporary file renamed over it).

@@ -132,3 +132,80 @@ test('workspace changes: Review lists each change with size and kind; only the p
   assert.deepEqual(again.skipped.map((x: any) => x.path), [path.join(ws, 'monthly.png')]);
   assert.equal(sha(fs.readFileSync(path.join(ws, 'sales.csv'))), printed(s.kiln.runner.text, 'csv'));
 });
+
+// Discard declines the changes in kiln (workspace/declineChanges). The
+// extension's own runs are one-shot (it opens no session): kiln applies
+// them no more, nothing is written, and Kiln: Apply Workspace Changes
+// does not offer them again.
+test('workspace changes: Discard declines them in kiln: nothing is written, and they cannot be applied afterwards', needKiln, async () => {
+  const ws = tmpFolder({ 'sales.csv': CSV });
+  s = await activate({}, ws);
+  vscode.answers.message.push('Discard');
+  const result = await run(ws);
+  assert.equal(await s.kiln.changes.offered, undefined);
+  const png = path.join(ws, 'monthly.png');
+  const csv = path.join(ws, 'sales.csv');
+  const res = s.kiln.changes.lastDecline!;
+  assert.equal(res.notSent, undefined, JSON.stringify(res));
+  assert.deepEqual([...res.declined].sort(), [csv, png].sort());
+  assert.deepEqual(res.kept, []);
+  const out = s.kiln.runner.text;
+  assert.match(out, /^workspace: declined monthly\.png$/m);
+  assert.match(out, /^workspace: declined sales\.csv$/m);
+  assert.ok(message(/^info: kiln: discarded 2 changes: kiln will not apply (monthly\.png, sales\.csv|sales\.csv, monthly\.png)$/),
+    JSON.stringify(vscode.recorded.messages));
+  // Not offered again by Kiln: Apply Workspace Changes.
+  assert.equal(await vscode.commands.executeCommand('kiln.applyChanges'), undefined);
+  assert.ok(message(/^warn: kiln: no run has workspace changes to apply$/), JSON.stringify(vscode.recorded.messages));
+  // And kiln itself refuses them: each is skipped as declined.
+  const again = await s.kiln.server.request('workspace/applyChanges', { runId: result.runId });
+  assert.deepEqual(again.applied, []);
+  assert.deepEqual(again.skipped.map((x: any) => x.reason), ['it was declined (workspace/declineChanges)', 'it was declined (workspace/declineChanges)']);
+  assert.ok(!fs.existsSync(png), 'nothing written');
+  assert.equal(fs.readFileSync(csv, 'utf8'), CSV);
+});
+
+// A run of a live session (opened here through the extension's server,
+// since the extension's commands run one-shot): Discard drops the change
+// from the session's layer, so its next run sees the folder's file; a
+// change a later run of the session changed again is still held, and the
+// person is told so, with kiln's reason, as a warning.
+test('workspace changes: Discard of a session run drops its changes from the session; one it still holds is a warning with kiln\'s reason', needKiln, async () => {
+  const ws = tmpFolder({ 'sales.csv': CSV });
+  s = await activate({}, ws);
+  await s.kiln.server.ensure();
+  const { sessionId } = await s.kiln.server.request('session/open', { language: 'python' });
+  const stdout = new Map<string, string>();
+  s.kiln.server.on('run/output', (p: any) => {
+    if (p?.stream === 'stdout') {
+      stdout.set(p.runId, (stdout.get(p.runId) ?? '') + String(p.text));
+    }
+  });
+  const srun = async (code: string): Promise<any> => {
+    const r = await s!.kiln.server.request('snippet/run', { sessionId, code });
+    assert.equal(r.exitCode, 0, JSON.stringify(r));
+    return r;
+  };
+  const first = await srun('open("notes.txt", "w").write("from the run\\n")\nopen("sales.csv", "a").write("2026-03,31\\n")\n');
+  assert.deepEqual(first.workspaceChanges.map((c: any) => c.path).sort(), [path.join(ws, 'notes.txt'), path.join(ws, 'sales.csv')]);
+  // A later run changes sales.csv again: declining the first run's change cannot drop it.
+  await srun('open("sales.csv", "a").write("2026-04,40\\n")\n');
+  vscode.answers.message.push('Discard');
+  s.kiln.changes.report(first);
+  assert.equal(await s.kiln.changes.offered, undefined);
+  const res = s.kiln.changes.lastDecline!;
+  assert.deepEqual(res.declined, [path.join(ws, 'notes.txt')], JSON.stringify(res));
+  assert.deepEqual(res.kept.map((k) => k.path), [path.join(ws, 'sales.csv')]);
+  assert.match(res.kept[0].reason, /changed it again/);
+  const out = s.kiln.runner.text;
+  assert.match(out, /^workspace: declined notes\.txt \(dropped from the session: its next run sees your folder's file\)$/m);
+  assert.match(out, /^workspace: NOT declined sales\.csv: .*changed it again.* \(the session still shows it\)$/m);
+  assert.ok(message(/^warn: kiln: discarded 1 of 2 changes: the session dropped notes\.txt; it still shows: sales\.csv: .*changed it again/),
+    JSON.stringify(vscode.recorded.messages));
+  assert.ok(!message(/^info: kiln: discarded/), 'no success message');
+  // The session's next run sees the folder: no notes.txt; sales.csv still the session's.
+  const next = await srun('import os\nprint(os.path.exists("notes.txt"))\nprint(open("sales.csv").read().splitlines()[-1])\n');
+  assert.equal(stdout.get(next.runId), 'False\n2026-04,40\n');
+  assert.equal(fs.existsSync(path.join(ws, 'notes.txt')), false, 'nothing written to the folder');
+  assert.equal(fs.readFileSync(path.join(ws, 'sales.csv'), 'utf8'), CSV);
+});
