@@ -1579,10 +1579,11 @@ the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
 
 (defvar kiln-last-changes nil
   "The last run's workspace changes, offered to `kiln-apply-changes'.
-A plist (:run-id :workspace :files :omitted :applying); each of :files
-is a plist (:path :kind :size :binary :mime :stored :not-kept :state
-:reason), :state nil until an apply, then `applied' or `skipped' (with
-kiln's :reason).")
+A plist (:run-id :workspace :files :omitted :applying :declining); each
+of :files is a plist (:path :kind :size :binary :mime :stored :not-kept
+:state :reason), :state nil until an apply, then `applied' or `skipped'
+\(with kiln's :reason); after `kiln-discard-changes', `declined' or
+`kept' (the session still holds it, with kiln's :reason).")
 
 (defun kiln--change-name (offer path)
   "Return PATH relative to the workspace of OFFER (`kiln-last-changes')."
@@ -1696,8 +1697,10 @@ the files written are reverted when they hold no changes of their own."
     (unless o (user-error "[kiln] no workspace changes to apply"))
     (when (plist-get o :applying)
       (user-error "[kiln] the workspace changes are being applied"))
+    (when (plist-get o :declining)
+      (user-error "[kiln] the workspace changes are being discarded"))
     (dolist (f (plist-get o :files))
-      (unless (eq (plist-get f :state) 'applied)
+      (unless (memq (plist-get f :state) '(applied declined kept))
         (let ((buf (find-buffer-visiting (plist-get f :path))))
           (if (and buf (buffer-modified-p buf))
               (let ((why "modified in a buffer: save or revert it, then apply again"))
@@ -1707,7 +1710,9 @@ the files written are reverted when they hold no changes of their own."
             (push (plist-get f :path) paths)))))
     (setq paths (nreverse paths) local-skips (nreverse local-skips))
     (unless (or paths local-skips)
-      (user-error "[kiln] every workspace change of this run is applied already"))
+      (if (cl-some (lambda (f) (memq (plist-get f :state) '(declined kept))) (plist-get o :files))
+          (user-error "[kiln] no workspace changes to apply: the rest were discarded")
+        (user-error "[kiln] every workspace change of this run is applied already")))
     ;; kiln keeps a run's changes in the server's memory only.
     (unless (kiln-running-p)
       (user-error "[kiln] nothing applied: the server that ran the code has stopped, and its changes with it (run the code again)"))
@@ -1729,10 +1734,95 @@ the files written are reverted when they hold no changes of their own."
 
 ;;;###autoload
 (defun kiln-discard-changes ()
-  "Forget what the last run changed in the workspace; write nothing."
+  "Decline what the last run changed in the workspace; write nothing.
+Every change not applied yet is sent to kiln
+\(`workspace/declineChanges'): none can be applied afterwards, and a
+live session drops them from its layer, so its next run sees the
+folder's file again.  Each change the session still holds is named
+with kiln's reason, as a failure.  Without a server that can decline
+them, the changes are forgotten here only, and this says so."
   (interactive)
+  (let ((o kiln-last-changes) (paths nil))
+    (unless o (user-error "[kiln] no workspace changes to discard"))
+    (when (plist-get o :applying)
+      (user-error "[kiln] the workspace changes are being applied"))
+    (when (plist-get o :declining)
+      (user-error "[kiln] the workspace changes are being discarded"))
+    (dolist (f (plist-get o :files))
+      (unless (memq (plist-get f :state) '(applied declined))
+        (push (plist-get f :path) paths)))
+    (setq paths (nreverse paths))
+    (cond
+     ((null paths)
+      (setq kiln-last-changes nil)
+      (message "[kiln] workspace changes forgotten (none was left to discard)"))
+     ;; kiln keeps a run's changes in the server's memory only.
+     ((not (kiln-running-p))
+      (kiln--changes-forgotten
+       "the server that ran the code has stopped, and its changes with it"))
+     ((not (kiln-supports-p "workspace/declineChanges"))
+      (kiln--changes-forgotten
+       "this kiln server cannot decline changes (no workspace/declineChanges): a session may still show them"))
+     (t
+      (plist-put o :declining t)
+      (kiln--async :workspace/declineChanges
+                   (list :runId (plist-get o :run-id) :paths (vconcat paths))
+                   (lambda (r)
+                     (plist-put o :declining nil)
+                     (kiln--changes-declined o r))
+                   (lambda (e)
+                     (plist-put o :declining nil)
+                     (message "%s" (propertize
+                                    (concat "[kiln] nothing discarded: " (kiln--error-text e)
+                                            (if (eql (plist-get e :code) -32803)
+                                                " (discard again after the run)"
+                                              ""))
+                                    'face 'error))))))
+    o))
+
+(defun kiln--changes-forgotten (why)
+  "Forget the last offer here only, saying WHY kiln was not asked."
   (setq kiln-last-changes nil)
-  (message "[kiln] workspace changes discarded"))
+  (let ((text (concat "workspace changes forgotten here only: " why)))
+    (kiln--output-note (concat "[" text "]") 'kiln-failure)
+    (message "%s" (propertize (concat "[kiln] " text) 'face 'warning))))
+
+(defun kiln--changes-declined (o result)
+  "Take kiln's RESULT to a decline of O (`kiln-last-changes').
+Mark each file `declined' (the session dropped it; it can no longer be
+applied) or `kept' (the session still holds it, with kiln's reason), note
+each in the output buffer and say what happened: a change the session
+still holds is a failure, never a success."
+  (let ((dropped nil) (kept nil))
+    (cl-loop for p across (or (plist-get result :declined) [])
+             for f = (cl-find p (plist-get o :files)
+                              :key (lambda (f) (plist-get f :path)) :test #'equal)
+             do (when f (plist-put f :state 'declined) (plist-put f :reason nil))
+             (push (kiln--change-name o p) dropped))
+    (cl-loop for k across (or (plist-get result :kept) [])
+             for p = (plist-get k :path)
+             for f = (cl-find p (plist-get o :files)
+                              :key (lambda (f) (plist-get f :path)) :test #'equal)
+             do (when f (plist-put f :state 'kept) (plist-put f :reason (plist-get k :reason)))
+             (push (cons (kiln--change-name o p) (plist-get k :reason)) kept))
+    (setq dropped (nreverse dropped) kept (nreverse kept))
+    (dolist (d dropped)
+      (kiln--output-note (format "[discarded %s: dropped by kiln]" d) 'kiln-success))
+    (dolist (k kept)
+      (kiln--output-note (format "[discarded %s, but the session still holds it: %s]" (car k) (cdr k))
+                         'kiln-failure))
+    (let ((text (format "discarded %d change%s of run %s: kiln dropped %s%s"
+                        (length dropped) (if (= (length dropped) 1) "" "s")
+                        (plist-get o :run-id)
+                        (if dropped (mapconcat #'identity dropped ", ") "none")
+                        (if kept
+                            (format "; the session still holds %d: %s" (length kept)
+                                    (mapconcat (lambda (k) (format "%s (%s)" (car k) (cdr k)))
+                                               kept "; "))
+                          ""))))
+      (kiln--output-note (concat "[" text "]") (if kept 'kiln-failure 'kiln-success))
+      (setq text (concat "[kiln] " text))
+      (message "%s" (if kept (propertize text 'face 'error) text)))))
 
 ;;;; The minor mode
 

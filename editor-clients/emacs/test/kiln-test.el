@@ -797,6 +797,70 @@ Read here, not through kiln.el: the tests check what kiln wrote."
               (with-current-buffer notes
                 (should (equal (buffer-string) "n0\nn1\n"))))))))))
 
+;; `kiln-run' runs no session (a one-shot `snippet/run'), so there kiln
+;; only forgets declined changes: the test asks kiln itself to apply them
+;; afterwards.  A session run's changes come here the same way (through
+;; `kiln--record-changes'); the second part starts one in a session
+;; opened by the test, the way `kiln-run' starts its runs, and checks that
+;; the session's next run no longer sees the declined file.
+(ert-deftest kiln-changes-discard-declined ()
+  "Discarding a run's changes declines them in kiln: none can be applied, a session drops them."
+  (kiln-test--with ()
+    (kiln-test--in-project
+      (kiln-test--buffer "open('notes.txt', 'w').write('n\\n')\n"
+        (let* ((run (plist-get (kiln-test--run-and-wait) :run))
+               (id (plist-get run :runId))
+               (notes (expand-file-name "notes.txt" dir)))
+          (should (kiln-test--change run notes))
+          (setq kiln-test--messages nil)
+          (kiln-discard-changes)
+          (kiln-test--wait "the discard" (lambda () (kiln-test--said "\\`\\[kiln\\] discarded ")))
+          (should (equal (car kiln-test--messages)
+                         (format "[kiln] discarded 1 change of run %s: kiln dropped notes.txt" id)))
+          (should (eq (kiln-test--face-of "[discarded notes.txt: dropped by kiln]") 'kiln-success))
+          (should (equal (cadr (should-error (kiln-apply-changes) :type 'user-error))
+                         "[kiln] no workspace changes to apply: the rest were discarded"))
+          ;; kiln itself refuses to apply it now.
+          (let ((r (jsonrpc-request kiln--conn :workspace/applyChanges (list :runId id))))
+            (should (equal (append (plist-get r :applied) nil) nil))
+            (should (equal (plist-get (aref (plist-get r :skipped) 0) :reason)
+                           "it was declined (workspace/declineChanges)")))
+          (should-not (file-exists-p notes))
+          ;; In a session: the next run reads the folder, no notes.txt.
+          (let* ((sid (plist-get (jsonrpc-request kiln--conn :session/open (list :language "python"))
+                                 :sessionId))
+                 (in-session
+                  (lambda (code)
+                    (let ((r (kiln--start-run :snippet/run
+                                              (list :language "python" :code code :sessionId sid)
+                                              "session" 'snippet)))
+                      (kiln-test--wait "the session run" (lambda () (not (eq kiln--run r))))
+                      (plist-get kiln-last-run :run)))))
+            ;; A folder's file larger than kiln sends into a session (4
+            ;; MiB): its change cannot be taken out, and that is said.
+            (kiln-test--write (expand-file-name "big.txt" dir) (make-string (* 5 1024 1024) ?x))
+            (setq run (funcall in-session
+                               "open('notes.txt', 'w').write('n\\n')\nopen('big.txt', 'a').write('y')\n"))
+            (should (equal (plist-get run :sessionId) sid))
+            (should (kiln-test--change run notes))
+            (setq kiln-test--messages nil)
+            (kiln-discard-changes)
+            (kiln-test--wait "the discard" (lambda () (kiln-test--said "\\`\\[kiln\\] discarded ")))
+            (let ((said (car kiln-test--messages)))
+              (should (string-match-p
+                       (concat "\\`" (regexp-quote (format "[kiln] discarded 1 change of run %s: kiln dropped notes.txt; the session still holds 1: big.txt ("
+                                                          (plist-get run :runId)))
+                               ".+)\\'")
+                       said))
+              (should (eq (get-text-property 0 'face said) 'error)))
+            (should (eq (kiln-test--face-of "[discarded notes.txt: dropped by kiln]") 'kiln-success))
+            (should (eq (kiln-test--face-of "[discarded big.txt, but the session still holds it: ") 'kiln-failure))
+            (funcall in-session
+                     "import os\nprint('notes', os.path.exists('notes.txt'))\nprint('big', os.path.getsize('big.txt'))\n")
+            (should (string-match-p "^notes False$" (kiln-test--output)))
+            (should (string-match-p (format "^big %d$" (1+ (* 5 1024 1024))) (kiln-test--output)))
+            (should-not (file-exists-p notes))))))))
+
 (ert-deftest kiln-run-display ()
   "A `run/display' bundle (a run's last value) is shown as text in the output."
   (kiln-test--with ()

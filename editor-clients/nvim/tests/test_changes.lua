@@ -178,10 +178,13 @@ return {
       h.eq('other\n', h.read_file(dir .. '/report.txt'), 'report.txt kept')
       h.eq('k0\nk\n', h.read_file(dir .. '/keep.txt'), 'keep.txt written')
       h.eq({ 'k0', 'k' }, h.lines(keep), 'the open buffer of keep.txt reloaded')
+      h.messages = {}
       vim.cmd('KilnChanges discard')
+      h.wait(10000, function() return h.message('^kiln: discarded ') end, 'the discard')
       h.messages = {}
       vim.cmd('KilnChanges apply')
-      h.ok(h.message('no workspace changes to apply'), 'discarded: ' .. vim.inspect(h.messages))
+      h.ok(h.message('no workspace changes to apply: the rest were discarded'),
+        'discarded: ' .. vim.inspect(h.messages))
     end)
   end },
 
@@ -264,6 +267,64 @@ return {
       vim.cmd('KilnChanges')
       h.ok(vim.tbl_contains(h.lines(0), ('modified monthly.png (%d bytes, image/png, binary) ' ..
         '[skipped: it was changed on the host after the run]'):format(png.size)), vim.inspect(h.lines(0)))
+    end)
+  end },
+
+  { 'changes: :KilnChanges discard declines a session run\'s changes; the next run no longer sees them', function()
+    in_project(function(dir)
+      -- A folder's file larger than kiln sends into a session (4 MiB):
+      -- declining its change cannot take it out of the session's layer.
+      write(dir .. '/big.txt', ('x'):rep(5 * 1024 * 1024))
+      vim.fn.setfperm(dir .. '/big.txt', 'rw-r--r--')
+      h.setup({ session = true })
+      h.need('workspace/declineChanges')
+      h.buffer({ 'open("notes.txt", "w").write("n\\n")', 'print("wrote")' })
+      vim.cmd('KilnRun')
+      local run = h.wait_run().run
+      h.ok(type(run.sessionId) == 'string', 'a session run: ' .. vim.inspect(run.sessionId))
+      h.ok(change(run, dir .. '/notes.txt'), 'notes.txt is a change: ' .. vim.inspect(run.workspaceChanges))
+      h.messages = {}
+      vim.cmd('KilnChanges discard')
+      h.wait(10000, function() return h.message('^kiln: discarded ') end, 'the discard')
+      local m = h.message('^kiln: discarded ')
+      h.eq(('kiln: discarded 1 change of run %s: kiln dropped notes.txt'):format(run.runId), m.msg, 'told')
+      h.ok(m.level == nil or m.level == vim.log.levels.INFO, 'told as news, not an error: ' .. vim.inspect(m))
+      vim.cmd('KilnChanges')
+      local list = h.lines(0)
+      h.ok(vim.tbl_contains(list, 'created  notes.txt (2 bytes) [discarded: dropped by kiln]'), vim.inspect(list))
+      h.ok(list[1]:find('(not applied, 1 discarded)', 1, true), 'the header: ' .. list[1])
+      h.messages = {}
+      vim.cmd('KilnChanges apply')
+      h.ok(h.message('no workspace changes to apply: the rest were discarded'), vim.inspect(h.messages))
+      -- The session's next run reads the folder: no notes.txt.
+      h.buffer({ 'import os', 'print("notes", os.path.exists("notes.txt"))', 'open("big.txt", "a").write("y")' })
+      vim.cmd('KilnRun')
+      run = h.wait_run().run
+      h.ok(vim.tbl_contains(require('kiln.output').lines(), 'notes False'),
+        'the session dropped notes.txt: ' .. vim.inspect(require('kiln.output').lines()))
+      h.eq(nil, h.read_file(dir .. '/notes.txt'), 'nothing written on the host')
+      h.ok(change(run, dir .. '/big.txt'), 'big.txt is a change: ' .. vim.inspect(run.workspaceChanges))
+      -- A change the session cannot drop is said, with kiln's reason, as an error.
+      h.messages = {}
+      vim.cmd('KilnChanges discard')
+      h.wait(10000, function() return h.message('^kiln: discarded ') end, 'the second discard')
+      m = h.message('^kiln: discarded ')
+      h.ok(m.msg:find(('^kiln: discarded 0 changes of run %s: kiln dropped none; the session still holds 1: ' ..
+        'big%%.txt %%(.+%%)$'):format(run.runId)), m.msg)
+      h.eq(vim.log.levels.ERROR, m.level, 'a change still held is an error')
+      vim.cmd('KilnChanges')
+      local row
+      for _, l in ipairs(h.lines(0)) do
+        if l:find('big.txt', 1, true) then
+          row = l
+        end
+      end
+      h.ok(row and row:find('[discarded, but the session still holds it: ', 1, true), vim.inspect(h.lines(0)))
+      h.buffer({ 'import os', 'print("big", os.path.getsize("big.txt"))' })
+      vim.cmd('KilnRun')
+      h.wait_run()
+      h.ok(vim.tbl_contains(require('kiln.output').lines(), 'big ' .. (5 * 1024 * 1024 + 1)),
+        'the session still shows it: ' .. vim.inspect(require('kiln.output').lines()))
     end)
   end },
 

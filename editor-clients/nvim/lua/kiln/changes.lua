@@ -3,7 +3,8 @@
 -- for showing), offered for review like a proposal: :KilnChanges lists
 -- them (binary ones with their size and kind), <CR> shows a file's new
 -- content, ":KilnChanges apply" asks kiln to write them and
--- ":KilnChanges discard" forgets them. Nothing is written but on that
+-- ":KilnChanges discard" declines them (workspace/declineChanges: a live
+-- session drops them from its layer). Nothing is written but on that
 -- command, and always by kiln (workspace/applyChanges), text and binary
 -- alike: kiln checks each file against what the host held when the run
 -- started and skips one changed since, and the plugin reports each skip
@@ -16,8 +17,9 @@ local M = {}
 
 -- The last run's offer: { run_id, workspace, files = { {path, kind, size,
 -- text?, in_edit, binary, mime, stored, not_kept, recursive, state?,
--- reason?} }, omitted, applying }, or nil. A file's state is nil until an
--- apply, then 'applied' or 'skipped' (with kiln's reason).
+-- reason?} }, omitted, applying, declining }, or nil. A file's state is nil
+-- until an apply, then 'applied' or 'skipped' (with kiln's reason); after a
+-- discard, 'declined' or 'kept' (the session still holds it, with why).
 M.offer = nil
 local list_buf = nil
 
@@ -94,21 +96,28 @@ local function describe(o, f)
     s = s .. ' [applied]'
   elseif f.state == 'skipped' then
     s = s .. ' [skipped: ' .. tostring(f.reason) .. ']'
+  elseif f.state == 'declined' then
+    s = s .. ' [discarded: dropped by kiln]'
+  elseif f.state == 'kept' then
+    s = s .. ' [discarded, but the session still holds it: ' .. tostring(f.reason) .. ']'
   end
   return s
 end
 
--- How many of o's files are applied and skipped.
+-- How many of o's files are applied, skipped, and discarded (declined or
+-- kept by the session).
 local function tally(o)
-  local applied, skipped = 0, 0
+  local applied, skipped, discarded = 0, 0, 0
   for _, f in ipairs(o.files) do
     if f.state == 'applied' then
       applied = applied + 1
     elseif f.state == 'skipped' then
       skipped = skipped + 1
+    elseif f.state == 'declined' or f.state == 'kept' then
+      discarded = discarded + 1
     end
   end
-  return applied, skipped
+  return applied, skipped, discarded
 end
 
 -- The list buffer's lines: a header, one line per file (row 3 on), a
@@ -119,9 +128,12 @@ function M.render()
   if not o then
     lines = { 'kiln: no workspace changes to review' }
   else
-    local applied, skipped = tally(o)
+    local applied, skipped, discarded = tally(o)
     local state = (applied + skipped == 0) and 'not applied'
       or ('%d applied, %d skipped'):format(applied, skipped)
+    if discarded > 0 then
+      state = state .. (', %d discarded'):format(discarded)
+    end
     lines = { ('kiln: run %s changed %s (%s)'):format(tostring(o.run_id), tostring(o.workspace), state), '' }
     for _, f in ipairs(o.files) do
       table.insert(lines, describe(o, f))
@@ -130,7 +142,7 @@ function M.render()
       table.insert(lines, ('... and %d more, not listed (not applied)'):format(o.omitted))
     end
     vim.list_extend(lines, { '', '<CR> shows the new content; :KilnChanges apply has kiln write them',
-      '(a file changed since the run is skipped); :KilnChanges discard forgets them' })
+      '(a file changed since the run is skipped); :KilnChanges discard declines them' })
   end
   vim.bo[list_buf].modifiable = true
   vim.api.nvim_buf_set_lines(list_buf, 0, -1, false, lines)
@@ -254,13 +266,14 @@ function M.apply()
     client.notify('no workspace changes to apply', vim.log.levels.WARN)
     return false
   end
-  if o.applying then
-    client.notify('the workspace changes are being applied', vim.log.levels.WARN)
+  if o.applying or o.declining then
+    client.notify('the workspace changes are being ' .. (o.applying and 'applied' or 'discarded'),
+      vim.log.levels.WARN)
     return false
   end
   local paths, local_skips = {}, {}
   for _, f in ipairs(o.files) do
-    if f.state ~= 'applied' then
+    if f.state ~= 'applied' and f.state ~= 'declined' and f.state ~= 'kept' then
       local b = buffer_of(f.path)
       if b and vim.bo[b].modified then
         f.state, f.reason = 'skipped', 'modified in a buffer: write or undo it, then apply again'
@@ -271,7 +284,9 @@ function M.apply()
     end
   end
   if #paths == 0 and #local_skips == 0 then
-    client.notify('every workspace change of this run is applied already', vim.log.levels.WARN)
+    local _, _, discarded = tally(o)
+    client.notify(discarded > 0 and 'no workspace changes to apply: the rest were discarded'
+      or 'every workspace change of this run is applied already', vim.log.levels.WARN)
     return false
   end
   if not client.running() then
@@ -302,12 +317,103 @@ function M.apply()
   return true
 end
 
-function M.discard()
+-- kiln's answer to a decline of o: mark each file 'declined' (the session
+-- dropped it; it can no longer be applied) or 'kept' (the session still
+-- shows it, with kiln's reason), and say what happened: a kept change is
+-- an error, never a success.
+local function declined(o, result)
+  local by_path = {}
+  for _, f in ipairs(o.files) do
+    by_path[f.path] = f
+  end
+  local dropped, kept = {}, {}
+  for _, p in ipairs(type(result.declined) == 'table' and result.declined or {}) do
+    local f = by_path[p]
+    if f then
+      f.state, f.reason = 'declined', nil
+    end
+    table.insert(dropped, rel(o, tostring(p)))
+  end
+  for _, k in ipairs(type(result.kept) == 'table' and result.kept or {}) do
+    local f = by_path[k.path]
+    local reason = tostring(k.reason)
+    if f then
+      f.state, f.reason = 'kept', reason
+    end
+    table.insert(kept, rel(o, tostring(k.path)) .. ' (' .. reason .. ')')
+  end
+  if list_buf and vim.api.nvim_buf_is_valid(list_buf) then
+    M.render()
+  end
+  local said = ('discarded %d change%s of run %s: kiln dropped %s'):format(#dropped, #dropped == 1 and '' or 's',
+    tostring(o.run_id), #dropped == 0 and 'none' or table.concat(dropped, ', '))
+  if #kept > 0 then
+    client.notify(said .. ('; the session still holds %d: %s'):format(#kept, table.concat(kept, '; ')),
+      vim.log.levels.ERROR)
+    return
+  end
+  client.notify(said)
+end
+
+-- Forget o here only (kiln is not asked), saying why.
+local function forget(why)
   M.offer = nil
   if list_buf and vim.api.nvim_buf_is_valid(list_buf) then
     M.render()
   end
-  client.notify('workspace changes discarded')
+  client.notify('workspace changes forgotten here only: ' .. why, vim.log.levels.WARN)
+end
+
+--- :KilnChanges discard: decline every change not applied yet
+--- (workspace/declineChanges): kiln forgets them, none can be applied
+--- afterwards, and a live session drops them from its layer, so its next
+--- run sees the folder's file. Each change the session still holds is
+--- reported with kiln's reason. Without a server that can, the changes
+--- are forgotten here only.
+function M.discard()
+  local o = M.offer
+  if not o then
+    client.notify('no workspace changes to discard', vim.log.levels.WARN)
+    return false
+  end
+  if o.applying or o.declining then
+    client.notify('the workspace changes are being ' .. (o.applying and 'applied' or 'discarded'),
+      vim.log.levels.WARN)
+    return false
+  end
+  local paths = {}
+  for _, f in ipairs(o.files) do
+    if f.state ~= 'applied' and f.state ~= 'declined' then
+      table.insert(paths, f.path)
+    end
+  end
+  if #paths == 0 then
+    M.offer = nil
+    if list_buf and vim.api.nvim_buf_is_valid(list_buf) then
+      M.render()
+    end
+    client.notify('workspace changes forgotten (none was left to discard)')
+    return false
+  end
+  if not client.running() then
+    forget('the server that ran the code has stopped, and its changes with it')
+    return false
+  end
+  if not client.supports('workspace/declineChanges') then
+    forget('this kiln server cannot decline changes (no workspace/declineChanges): a session may still show them')
+    return false
+  end
+  o.declining = true
+  client.request('workspace/declineChanges', { runId = o.run_id, paths = paths }, function(err, result)
+    o.declining = nil
+    if err then
+      client.notify('nothing discarded: ' .. tostring(err.message) ..
+        (err.code == -32803 and ' (discard again after the run)' or ''), vim.log.levels.ERROR)
+      return
+    end
+    declined(o, type(result) == 'table' and result or {})
+  end)
+  return true
 end
 
 return M
