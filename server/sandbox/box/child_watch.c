@@ -206,6 +206,12 @@ static const char *own_path(const char *path, uint32_t pid)
 	return path;
 }
 
+/* Is path top itself or below it (top len bytes long)? */
+static bool under(const char *path, const char *top, size_t len)
+{
+	return !strncmp(path, top, len) && (path[len] == '\0' || path[len] == '/');
+}
+
 /* Is the object fd refers to one the box must not reach: under the
  * workspace with a component whose name is hidden, or the watcher's
  * own /proc entry (its memory and descriptors)? Decided on the path the
@@ -218,12 +224,10 @@ static bool refused(int fd)
 	if (n < 0)
 		return true;
 	w.real[n] = '\0';
-	if (!strncmp(w.real, w.self, w.self_len) &&
-	    (w.real[w.self_len] == '\0' || w.real[w.self_len] == '/'))
+	if (under(w.real, w.self, w.self_len))
 		return true;
 	const struct sbx_plan *p = w.p;
-	if (strncmp(w.real, p->ws_host, w.ws_len) ||
-	    (w.real[w.ws_len] != '\0' && w.real[w.ws_len] != '/'))
+	if (!under(w.real, p->ws_host, w.ws_len))
 		return false;
 	/* A file deleted since it was reached reads "NAME (deleted)". */
 	static const char deleted[] = " (deleted)";
@@ -249,6 +253,14 @@ static bool refused(int fd)
 		s = e;
 	}
 	return false;
+}
+
+/* Is the entry base of directory dirfd one the box must not reach: the
+ * directory refused, or base a hidden name under the workspace? */
+static bool entry_refused(int dirfd, const char *base)
+{
+	return refused(dirfd) ||
+	       (under(w.real, w.p->ws_host, w.ws_len) && child_hidden_name(w.p, base));
 }
 
 /* The directory a path starts from: the program's cwd, one of its
@@ -330,9 +342,7 @@ static int do_open(int dir, const char *path, const struct open_how *how)
 		int d = (int)syscall(SYS_openat2, at(dir), dirpart, &dh, sizeof(dh));
 		if (d < 0)
 			return -errno;
-		bool no = refused(d) || (w.real[0] && child_hidden_name(w.p, base) &&
-		                         !strncmp(w.real, w.p->ws_host, w.ws_len));
-		if (no) {
+		if (entry_refused(d, base)) {
 			close(d);
 			return -EACCES;
 		}
@@ -409,16 +419,14 @@ static int do_move(bool link_it, int od, const char *opath, int nd, const char *
 		o = (int)syscall(SYS_openat2, at(od), odir, &dh, sizeof(dh));
 		if (o < 0)
 			return -errno;
-		if (refused(o) ||
-		    (!strncmp(w.real, w.p->ws_host, w.ws_len) && child_hidden_name(w.p, obase)))
+		if (entry_refused(o, obase))
 			r = -EACCES;
 	}
 	if (r == 0) {
 		n = (int)syscall(SYS_openat2, at(nd), ndir, &dh, sizeof(dh));
 		if (n < 0)
 			r = -errno;
-		else if (refused(n) || (!strncmp(w.real, w.p->ws_host, w.ws_len) &&
-		                        child_hidden_name(w.p, nbase)))
+		else if (entry_refused(n, nbase))
 			r = -EACCES;
 	}
 	if (r == 0) {
