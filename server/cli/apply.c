@@ -96,30 +96,47 @@ int cli_ws_apply_changes(const struct run_outcome *oc, cli_say_fn say, void *dat
 	return r;
 }
 
-int cli_ws_apply(struct cli_client *c, json_object *result, cli_say_fn say, void *data)
+/* Call method {runId} for result's run: 1 with its answer in *ret_res
+ * (the caller's to put), 0 when result has no run, or -errno after
+ * saying failed and kiln's message. */
+static int ws_call(struct cli_client *c, json_object *result, const char *method,
+                   const char *failed, cli_say_fn say, void *data, json_object **ret_res)
 {
 	const char *run_id = NULL;
 	if (json_get_string(result, "runId", &run_id) < 0)
 		return 0;
 	json_object *p = json_object_new_object();
 	json_object_object_add(p, "runId", json_object_new_string(run_id));
-	_cleanup_json_ json_object *res = NULL;
+	json_object *res = NULL;
 	_cleanup_json_ json_object *err = NULL;
-	int r = cli_client_call(c, "workspace/applyChanges", p, NULL, NULL, &res, &err);
-	const char *msg = "kiln did not answer";
+	int r = cli_client_call(c, method, p, NULL, NULL, &res, &err);
 	if (r < 0 || err) {
+		const char *msg = "kiln did not answer";
 		json_get_string(err, "message", &msg);
-		sayf(say, data, "not applied: %s", msg);
+		sayf(say, data, "%s: %s", failed, msg);
+		json_object_put(res);
 		return r < 0 ? r : -EIO;
 	}
+	*ret_res = res;
+	return 1;
+}
+
+/* The length of res's array at key, 0 when it is not one. */
+static size_t array_len(json_object *res, const char *key)
+{
+	json_object *a = json_get(res, key);
+	return a && json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+}
+
+int cli_ws_apply(struct cli_client *c, json_object *result, cli_say_fn say, void *data)
+{
+	_cleanup_json_ json_object *res = NULL;
+	int r = ws_call(c, result, "workspace/applyChanges", "not applied", say, data, &res);
+	if (r <= 0)
+		return r;
 	struct cli_say cs = {.say = say, .data = data};
 	json_object *applied = json_get(res, "applied"), *skipped = json_get(res, "skipped");
-	size_t na = applied && json_object_is_type(applied, json_type_array)
-	                ? json_object_array_length(applied)
-	                : 0;
-	size_t ns = skipped && json_object_is_type(skipped, json_type_array)
-	                ? json_object_array_length(skipped)
-	                : 0;
+	size_t na = array_len(res, "applied"), ns = array_len(res, "skipped");
 	for (size_t i = 0; i < na; i++)
 		say_applied(&cs, json_object_get_string(json_object_array_get_idx(applied, i)),
 		            NULL);
@@ -135,26 +152,13 @@ int cli_ws_apply(struct cli_client *c, json_object *result, cli_say_fn say, void
 
 int cli_ws_decline(struct cli_client *c, json_object *result, cli_say_fn say, void *data)
 {
-	const char *run_id = NULL;
-	if (json_get_string(result, "runId", &run_id) < 0)
-		return 0;
-	json_object *p = json_object_new_object();
-	json_object_object_add(p, "runId", json_object_new_string(run_id));
 	_cleanup_json_ json_object *res = NULL;
-	_cleanup_json_ json_object *err = NULL;
-	int r = cli_client_call(c, "workspace/declineChanges", p, NULL, NULL, &res, &err);
-	if (r < 0 || err) {
-		const char *msg = "kiln did not answer";
-		json_get_string(err, "message", &msg);
-		sayf(say, data, "the session still holds these changes: %s", msg);
-		return r < 0 ? r : -EIO;
-	}
+	int r = ws_call(c, result, "workspace/declineChanges",
+	                "the session still holds these changes", say, data, &res);
+	if (r <= 0)
+		return r;
 	json_object *declined = json_get(res, "declined"), *kept = json_get(res, "kept");
-	size_t nd = declined && json_object_is_type(declined, json_type_array)
-	                ? json_object_array_length(declined)
-	                : 0;
-	size_t nk =
-	    kept && json_object_is_type(kept, json_type_array) ? json_object_array_length(kept) : 0;
+	size_t nd = array_len(res, "declined"), nk = array_len(res, "kept");
 	for (size_t i = 0; i < nd; i++)
 		sayf(say, data, "the session dropped %s",
 		     json_object_get_string(json_object_array_get_idx(declined, i)));
