@@ -14,6 +14,8 @@
 
 #include "core/json.h"
 #include "core/util.h"
+#include "core/visible.h"
+#include "core/buf.h"
 
 /* More findings than this in one snippet help nobody, and bound the work
  * an adversarial snippet can cause. */
@@ -657,6 +659,50 @@ struct run {
 	size_t nfound;
 };
 
+/* A rule's message may name what it matched: each "{name}" is the
+ * node's qualified name (imports and aliases resolved: "pydoc.pipepager"),
+ * or its source text when it has none, with control and invisible
+ * characters made visible and cut at VAL_NAME_SHOWN bytes. */
+#define VAL_NAME_SHOWN 80
+static int add_named(struct val_doc *d, TSNode at, uint32_t s, uint32_t e, enum val_severity sev,
+                     const struct val_rule *ru)
+{
+	char buf[VAL_VALUE_MAX], text[VAL_VALUE_MAX];
+	const char *name = node_qname(d, at, buf);
+	if (!name || !*name) {
+		val_node_name(d, at, text);
+		name = text;
+	}
+	size_t n = strlen(name);
+	bool cut = n > VAL_NAME_SHOWN;
+	if (cut) {
+		n = VAL_NAME_SHOWN;
+		while (n > 0 && ((unsigned char)name[n] & 0xC0) == 0x80)
+			n--; /* not inside a UTF-8 sequence */
+	}
+	struct buf shown, msg;
+	buf_init(&shown, 4 * VAL_VALUE_MAX);
+	buf_init(&msg, 64 * 1024);
+	int r = vis_append(&shown, name, n, 0);
+	if (r == 0 && cut)
+		r = buf_append(&shown, "...", 3);
+	for (const char *p = ru->message, *q; r == 0 && *p; p = q + 6) {
+		q = strstr(p, "{name}");
+		if (!q) {
+			r = buf_append(&msg, p, strlen(p));
+			break;
+		}
+		r = buf_append(&msg, p, (size_t)(q - p));
+		if (r == 0)
+			r = buf_append(&msg, shown.data ? shown.data : "", shown.len);
+	}
+	if (r == 0)
+		r = val_add(d, s, e, sev, ru->id, msg.data ? msg.data : "", ru->explanation);
+	buf_release(&shown);
+	buf_release(&msg);
+	return r == -ENOBUFS ? -ENOMEM : r;
+}
+
 /* One match, from either matcher: a diagnostic when its rule is on and
  * its predicates hold. Returns 0 to go on, 1 at MAX_FINDINGS, -errno. */
 static int take_match(void *data, const TSQueryMatch *m)
@@ -688,7 +734,9 @@ static int take_match(void *data, const TSQueryMatch *m)
 		    st->found[i].end == e)
 			return 0;
 	st->found[st->nfound++] = (struct finding){(size_t)rule, s, e};
-	int r = val_add(d, s, e, st->sev[rule], ru->id, ru->message, ru->explanation);
+	int r = strstr(ru->message, "{name}") ? add_named(d, at, s, e, st->sev[rule], ru)
+	                                       : val_add(d, s, e, st->sev[rule], ru->id, ru->message,
+	                                                 ru->explanation);
 	if (r < 0)
 		return r;
 	return st->nfound == MAX_FINDINGS;

@@ -153,6 +153,30 @@ assert d["range"]["start"]["character"] == 10, d  # UTF-16: the emoji is 2 units
 	bad "json output"
 	cat "$tmp/out"
 fi
+# A rule's message names what it matched: "{name}" is the qualified name
+# (aliases resolved), made visible and cut (docs/validator.md, rule files).
+cp -r server/validate/rules "$tmp/named-rules"
+sed -i 's/"starts, replaces or signals a process through os"/"runs {name} ({name})"/' "$tmp/named-rules/python.json"
+printf '{"validator": {"rulesDir": "%s"}}\n' "$tmp/named-rules" >"$tmp/named.json"
+printf '((call function: (_) @PY-OS-PROCESS) (#qname-match? @PY-OS-PROCESS "^os\\\\.sys."))\n' >>"$tmp/named-rules/python.scm"
+long=$(printf '%0200d' 0)
+printf 'import os as o\no.system("id")\ngetattr(o, "sys\\x1b[2J%s")()\n' "$long" >"$tmp/named.py"
+"$KILN" validate --config "$tmp/named.json" "$tmp/named.py" >"$tmp/out" 2>&1
+if grep -qxF "$tmp/named.py:2:1: error: runs os.system (os.system) [PY-OS-PROCESS]" "$tmp/out" &&
+	! grep -q "$(printf '\033')" "$tmp/out" && grep -q '\^\[\[2J' "$tmp/out" &&
+	[ "$(awk 'length > 400' "$tmp/out" | wc -l)" = 0 ] &&
+	{ "$KILN" validate --config "$tmp/named.json" --format json "$tmp/named.py" >"$tmp/named.out" 2>&1 || :; } &&
+	python3 -c '
+import json, sys
+m = [d["message"] for d in json.load(open(sys.argv[1]))["diagnostics"]]
+assert any(x.startswith("runs os.sys^[[2J000") and x.count("...") == 2 for x in m), m
+assert not any("\x1b" in x for x in m), m  # the message itself, not only the terminal
+' "$tmp/named.out"; then
+	ok "a rule's message names what it matched ({name}), made visible and cut"
+else
+	bad "{name} in a rule's message"
+	cat -v "$tmp/out"
+fi
 printf '{"validator": {"python": false}}\n' >"$tmp/nopy.json"
 printf 'if x == 1\n    pass\n' | "$KILN" validate --config "$tmp/nopy.json" --lang python - >"$tmp/out"
 if grep -q "expected ':' after the if condition (checked by tree-sitter alone" "$tmp/out" &&
