@@ -734,9 +734,9 @@ static int take_match(void *data, const TSQueryMatch *m)
 		    st->found[i].end == e)
 			return 0;
 	st->found[st->nfound++] = (struct finding){(size_t)rule, s, e};
-	int r = strstr(ru->message, "{name}") ? add_named(d, at, s, e, st->sev[rule], ru)
-	                                       : val_add(d, s, e, st->sev[rule], ru->id, ru->message,
-	                                                 ru->explanation);
+	int r = strstr(ru->message, "{name}")
+	            ? add_named(d, at, s, e, st->sev[rule], ru)
+	            : val_add(d, s, e, st->sev[rule], ru->id, ru->message, ru->explanation);
 	if (r < 0)
 		return r;
 	return st->nfound == MAX_FINDINGS;
