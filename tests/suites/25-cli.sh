@@ -94,6 +94,47 @@ run_help_is_true() {
 		grep -q '123' docs/terminal.md || { echo "docs/terminal.md says nothing of them"; return 1; }
 }
 check "kiln run --help and docs/terminal.md name --override and the exit statuses" run_help_is_true
+# What is shown is what runs: a UTF-7 coding declaration (a comment to the
+# reader, `import os` to CPython) is refused before the run, and the
+# runner refuses it when the check is overridden.
+run_refuses_coding() {
+	f=tests/validate/corpus/hostile/py_coding_utf7.py
+	"$kiln" run "$f" >"$tmp/u.out" 2>"$tmp/u.err"
+	rc=$?
+	[ $rc -eq 126 ] && [ ! -s "$tmp/u.out" ] || { echo "exit $rc"; cat "$tmp/u.out" "$tmp/u.err"; return 1; }
+	grep -q 'error: .*\[PY-SOURCE-ENCODING\]' "$tmp/u.err" || { cat "$tmp/u.err"; return 1; }
+	"$kiln" run --override "$f" >"$tmp/u.out" 2>"$tmp/u.err"
+	rc=$?
+	[ $rc -eq 1 ] && [ ! -s "$tmp/u.out" ] || { echo "--override: exit $rc"; cat "$tmp/u.out" "$tmp/u.err"; return 1; }
+	grep -q "SyntaxError: encoding declaration 'utf-7' refused" "$tmp/u.err" || { cat "$tmp/u.err"; return 1; }
+}
+check "kiln run refuses a UTF-7 coding declaration, and its runner does under --override" run_refuses_coding
+# Code runs as it would bare: the program's own exit status, 128+N for a
+# signal, and the argv, __name__ and __file__ of python3 FILE.
+printf 'import sys\nprint(sys.argv, __name__, __file__)\nsys.exit(3)\n' >"$tmp/st.py"
+printf 'echo before\nkill -TERM $$\necho after\n' >"$tmp/st.sh"
+run_exit_status() {
+	out=$("$kiln" run "$tmp/st.py" 2>"$tmp/s.err")
+	rc=$?
+	[ $rc -eq 3 ] || { echo "sys.exit(3): exit $rc"; cat "$tmp/s.err"; return 1; }
+	[ "$out" = "['/code/snippet.py'] __main__ /code/snippet.py" ] || { echo "argv etc.: $out"; return 1; }
+	out=$("$kiln" run --override "$tmp/st.sh" 2>"$tmp/s.err")
+	rc=$?
+	[ $rc -eq 143 ] && [ "$out" = before ] || { echo "kill -TERM: exit $rc, output $out"; cat "$tmp/s.err"; return 1; }
+}
+check "kiln run exits with the program's status, 128+N for a signal, argv as python3 FILE" run_exit_status
+# The shell judges typed code as kiln run does: a deny is shown with its
+# rule and not run; a warn is shown with its rule and runs.
+shell_judges_code() {
+	printf ':run import os; os.system("echo RAN-IT")\n:run import os; print("ran") if True else os.remove("x")\n' |
+		(cd "$tmp" && KILN_LLM_URL=http://127.0.0.1:9 timeout 60 "$OLDPWD/$kiln" shell) >"$tmp/j.out" 2>&1
+	! grep -q 'RAN-IT$' "$tmp/j.out" || { echo "denied code ran"; cat "$tmp/j.out"; return 1; }
+	grep -q 'error: starts, replaces or signals a process through os \[PY-OS-PROCESS\]' "$tmp/j.out" &&
+		grep -qx 'verdict: deny' "$tmp/j.out" && grep -q 'not run: the validator denies this code' "$tmp/j.out" &&
+		grep -q 'warning: .*\[PY-FILE-DELETE\]' "$tmp/j.out" && grep -qx 'verdict: warn' "$tmp/j.out" &&
+		grep -qx 'ran' "$tmp/j.out" || { cat "$tmp/j.out"; return 1; }
+}
+check "kiln shell refuses denied code with its rule, shows a warning and runs" shell_judges_code
 
 # --- a file's language is what it says (issue 35) --------------------------------------
 # An unknown extension without a #! line, and stdin without --lang or a
