@@ -135,23 +135,29 @@ static bool js_fold(struct val_doc *d, TSNode n, char *out, int depth)
 	return js_fold_into(d, n, out, depth);
 }
 
-/* 'node:fs/promises' -> 'fs.promises' */
+/* 'node:fs/promises' -> 'fs.promises'; a file's path ('./helper') stays
+ * a path. */
 static void module_name(const char *in, char *out)
 {
 	if (strncmp(in, "node:", 5) == 0)
 		in += 5;
 	snprintf(out, VAL_VALUE_MAX, "%s", in);
+	if (in[0] == '.' || in[0] == '/')
+		return;
 	for (char *p = out; *p; p++)
 		if (*p == '/')
 			*p = '.';
 }
 
-/* require, module.require, process.mainModule.require, Module._load */
+/* require, module.require, process.mainModule.require, Module._load,
+ * and Node 22's process.getBuiltinModule, which returns the built-in
+ * module it names as require() does. */
 static bool is_require(const char *q)
 {
 	size_t l = strlen(q);
 	return strcmp(q, "require") == 0 || (l > 8 && strcmp(q + l - 8, ".require") == 0) ||
-	       (l > 6 && strcmp(q + l - 6, "._load") == 0);
+	       (l > 6 && strcmp(q + l - 6, "._load") == 0) ||
+	       (l > 17 && strcmp(q + l - 17, ".getBuiltinModule") == 0);
 }
 
 static bool js_qname(struct val_doc *d, TSNode n, char *out, int depth)

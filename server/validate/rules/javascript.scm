@@ -38,7 +38,7 @@
   (#qname-match? @JS-EVAL "^(eval|Function)$"))
 
 ((call_expression function: (_) @_f arguments: (arguments . (_) @JS-DYNAMIC-REQUIRE))
-  (#qname-match? @_f "^(require|.*\\.require|.*\\._load)$")
+  (#qname-match? @_f "^(require|.*\\.require|.*\\._load|.*\\.getBuiltinModule)$")
   (#not-literal? @JS-DYNAMIC-REQUIRE))
 ((call_expression function: (import) arguments: (arguments . (_) @JS-DYNAMIC-REQUIRE))
   (#not-literal? @JS-DYNAMIC-REQUIRE))
@@ -88,3 +88,50 @@
   (#not-contains? @_b "^(break_statement|return_statement|throw_statement|yield_expression)$" "^(function_declaration|function_expression|generator_function_declaration|generator_function|arrow_function|method_definition|class_body|while_statement|for_statement|for_in_statement|do_statement)$"))
 ((for_statement "for" @JS-LOOP-UNBOUNDED condition: (empty_statement) body: (_) @_b)
   (#not-contains? @_b "^(break_statement|return_statement|throw_statement|yield_expression)$" "^(function_declaration|function_expression|generator_function_declaration|generator_function|arrow_function|method_definition|class_body|while_statement|for_statement|for_in_statement|do_statement)$"))
+
+; --- reach: what the code can reach beyond the modules, process members
+; and globals known not to start processes, connect, load native code or
+; run code. The modules other rules judge (child_process, net, vm, ...)
+; are theirs; a module's file writes are judged by the fs rules above.
+((call_expression) @JS-REACH-MODULE
+  (#qname-match? @JS-REACH-MODULE ".")
+  (#not-qname-match? @JS-REACH-MODULE "^(assert|assert\\.strict|buffer|console|constants|crypto|diagnostics_channel|events|fs|fs\\.promises|os|path|path\\.posix|path\\.win32|perf_hooks|punycode|querystring|readline|readline\\.promises|stream|stream\\.promises|stream\\.web|stream\\.consumers|string_decoder|sys|timers|timers\\.promises|url|util|util\\.types|zlib|async_hooks|test)$")
+  (#not-qname-match? @JS-REACH-MODULE "^(child_process|cluster|net|http|https|http2|dgram|tls|dns|dns\\.promises|inspector|undici|axios|node-fetch|request|got|ws|socket\\.io-client|ftp|ssh2|nodemailer|vm|repl|worker_threads|module)$"))
+((import_statement source: (string) @JS-REACH-MODULE)
+  (#not-match? @JS-REACH-MODULE "^(node:)?(assert|assert/strict|buffer|console|constants|crypto|diagnostics_channel|events|fs|fs/promises|os|path|path/posix|path/win32|perf_hooks|punycode|querystring|readline|readline/promises|stream|stream/promises|stream/web|stream/consumers|string_decoder|sys|timers|timers/promises|url|util|util/types|zlib|async_hooks|test)$")
+  (#not-match? @JS-REACH-MODULE "^(node:)?(child_process|cluster|net|http|https|http2|dgram|tls|dns|dns/promises|inspector|undici|axios|node-fetch|request|got|ws|socket\\.io-client|ftp|ssh2|nodemailer|vm|repl|worker_threads|module)$"))
+((export_statement source: (string) @JS-REACH-MODULE)
+  (#not-match? @JS-REACH-MODULE "^(node:)?(assert|assert/strict|buffer|console|constants|crypto|diagnostics_channel|events|fs|fs/promises|os|path|path/posix|path/win32|perf_hooks|punycode|querystring|readline|readline/promises|stream|stream/promises|stream/web|stream/consumers|string_decoder|sys|timers|timers/promises|url|util|util/types|zlib|async_hooks|test)$"))
+
+; process members beyond its plain information, streams, exit and events.
+((member_expression) @JS-REACH-PROCESS
+  (#qname-match? @JS-REACH-PROCESS "^process\\.")
+  (#not-qname-match? @JS-REACH-PROCESS "^process\\.(env|argv|argv0|execArgv|execPath|stdout|stderr|stdin|exit|exitCode|nextTick|hrtime|memoryUsage|cpuUsage|resourceUsage|uptime|cwd|platform|arch|version|versions|release|features|config|pid|ppid|title|on|once|off|emit|emitWarning|addListener|removeListener|removeAllListeners|listeners|listenerCount|prependListener|prependOnceListener|setMaxListeners|getMaxListeners|umask|getuid|geteuid|getgid|getegid|getgroups|allowedNodeEnvironmentFlags|noDeprecation|throwDeprecation|traceDeprecation|browser|emitWarning|setUncaughtExceptionCaptureCallback|hasUncaughtExceptionCaptureCallback|availableMemory|constrainedMemory|report|sourceMapsEnabled|loadEnvFile)(\\..*)?$")
+  (#not-qname-match? @JS-REACH-PROCESS "^process\\.(binding|_linkedBinding|dlopen|kill|abort|setuid|setgid|seteuid|setegid|setgroups|chdir|getBuiltinModule|mainModule)$"))
+
+; Computed access: a property of process, the global object, require or
+; a module whose name is not a constant reaches everything they reach.
+((subscript_expression object: (identifier) @_o index: (_) @_i) @JS-REACH-COMPUTED
+  (#any-of? @_o "process" "globalThis" "global" "window" "self" "require" "module" "Reflect")
+  (#not-literal? @_i))
+((subscript_expression object: (identifier) @_o index: (_) @_i) @JS-REACH-COMPUTED
+  (#qname-match? @_o "^(fs|fs\\.promises|os|util|crypto|zlib|perf_hooks)$")
+  (#not-literal? @_i))
+((call_expression function: (_) @_f arguments: (arguments . (_) . (_) @_i)) @JS-REACH-COMPUTED
+  (#qname-match? @_f "^Reflect\\.(get|getOwnPropertyDescriptor)$")
+  (#not-literal? @_i))
+
+; The constructor of any function value is Function, which runs a
+; string as code: (() => {}).constructor('...'), new [].map.constructor.
+((call_expression function: (member_expression property: (property_identifier) @_p) @JS-REACH-FUNCTION)
+  (#eq? @_p "constructor"))
+((new_expression constructor: (member_expression object: (_) @_o property: (property_identifier) @_p) @JS-REACH-FUNCTION)
+  (#eq? @_p "constructor")
+  (#not-eq? @_o "this"))
+((variable_declarator value: (member_expression object: (_) @_o property: (property_identifier) @_p) @JS-REACH-FUNCTION)
+  (#eq? @_p "constructor")
+  (#not-eq? @_o "this"))
+((call_expression function: (_) @JS-REACH-FUNCTION)
+  (#qname-match? @JS-REACH-FUNCTION "^(WebAssembly\\.(compile|compileStreaming|instantiate|instantiateStreaming)|Reflect\\.construct)$"))
+((new_expression constructor: (_) @JS-REACH-FUNCTION)
+  (#qname-match? @JS-REACH-FUNCTION "^WebAssembly\\.(Module|Instance)$"))

@@ -1,2 +1,0 @@
-python3 -m json.tool data.json > pretty.json
-head -5 pretty.json

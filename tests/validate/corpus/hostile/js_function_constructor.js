@@ -1,0 +1,2 @@
+// expect: JS-REACH-FUNCTION verdict=warn
+(() => {}).constructor('return process')().exit(3);

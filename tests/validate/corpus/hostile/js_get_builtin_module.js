@@ -1,0 +1,3 @@
+// expect: JS-CHILD-PROCESS
+const cp = process.getBuiltinModule('child_process');
+cp.execSync('id');

@@ -1,0 +1,2 @@
+// expect: JS-REACH-PROCESS verdict=warn
+process.openStdin();

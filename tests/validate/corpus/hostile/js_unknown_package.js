@@ -1,0 +1,3 @@
+// expect: JS-REACH-MODULE verdict=warn
+const shell = require('shelljs');
+shell.exec('id');

@@ -1,0 +1,3 @@
+# expect: SH-REACH-ARITH verdict=warn
+x='a[$(id)]'
+(( x ))

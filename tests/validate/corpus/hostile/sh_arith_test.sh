@@ -1,0 +1,3 @@
+# expect: SH-REACH-ARITH verdict=warn
+read -r x
+[[ $x -eq 1 ]] && echo one

@@ -1,0 +1,2 @@
+# expect: SH-REACH-PROGRAM verdict=warn
+awk 'BEGIN { system("id") }'

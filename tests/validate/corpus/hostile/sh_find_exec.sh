@@ -1,0 +1,2 @@
+# expect: SH-REACH-PROGRAM verdict=warn
+find . -name '*.txt' -exec id {} +

@@ -1,0 +1,4 @@
+# expect: SH-REACH-INTERPRETER verdict=warn
+bash <<EOF
+id
+EOF

@@ -1,0 +1,2 @@
+# expect: SH-REACH-PROGRAM verdict=warn
+sed 's/.*/id/e' notes.txt

@@ -1,0 +1,2 @@
+# expect: SH-REACH-COMMAND verdict=warn
+lsof -i
