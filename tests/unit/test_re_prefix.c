@@ -203,9 +203,12 @@ START_TEST(rule_regexes_let_their_matches_through)
 	check_rule_file("bash.scm");
 	check_rule_file("javascript.scm");
 	ck_assert_uint_gt(regexes, 60);
-	/* Most are of the subset (80 of 114 today); the samples were real
-	 * matches. */
-	ck_assert_uint_gt(known, regexes * 2 / 3);
+	/* Most are of the subset (99 of 159 today: bash's command
+	 * patterns take any path before the name (a group of any bytes
+	 * ending in a slash, then "curl"), and the
+	 * reach rules' "." asks only that a name exists, neither of which
+	 * two bytes can refuse); the samples were real matches. */
+	ck_assert_uint_gt(known, regexes / 2);
 	ck_assert_uint_gt(matched, samples / 2);
 }
 END_TEST
