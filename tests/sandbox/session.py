@@ -413,6 +413,35 @@ def oneshot_checks():
     s.close()
 
 
+def first_cell_checks():
+    """A session is a REPL: its first cell's namespace is what the
+    interactive interpreter's __main__ holds (`python3` with no file),
+    with none of the driver's names (display() is a builtin, as in
+    IPython), and sys.argv and sys.path[0] are the REPL's. Compared with
+    the same line typed into /usr/bin/python3 -i in a bash snippet's box
+    on the same server (mutation session-main-helper-name)."""
+    probe = ('print("NS", [(k, type(v).__name__, getattr(v, "__name__", None)) '
+             'for k, v in globals().items()], __import__("sys").argv, '
+             'repr(__import__("sys").path[0]))')
+    s = S()
+    sid = s.open()
+    r, n = s.run({"sessionId": sid, "code": probe})
+    got = stdout(n)
+    rb, nb = s.run({"language": "bash", "code":
+                    "printf '%s\\n' '" + probe.replace("'", "'\\''") + "' >cell.py\n"
+                    "/usr/bin/python3 -q -i <cell.py 2>/dev/null\n"})
+    want = stdout(nb)
+    check("a session's first cell sees the REPL's __main__, sys.argv and sys.path[0]",
+          "result" in r and "result" in rb and want.startswith("NS [('__name__'") and
+          got == want, json.dumps([got, want, r, rb])[:1500])
+    r, n = s.run({"sessionId": sid, "code": "display('x')\n'y'"})
+    r2, n2 = s.run({"sessionId": sid, "code": "print(_, 'display' in globals())"})
+    check("display() and the last value's display work in a session; _ holds it",
+          [d["data"] for d in displays(n)] == [{"text/plain": "'x'"}, {"text/plain": "'y'"}] and
+          stdout(n2) == "y False\n", json.dumps([n, n2])[:800])
+    s.close()
+
+
 # Every rlimit of a session's driver, read inside: (soft, hard) by name.
 LIMITS_CODE = (
     "import resource as r\n"
@@ -474,6 +503,7 @@ def limits_checks(s):
 
 def main():
     oneshot_checks()
+    first_cell_checks()
     workspace_checks()
     s = S()
     sid = s.open()
