@@ -442,6 +442,70 @@ def first_cell_checks():
     s.close()
 
 
+def queue_checks():
+    """A run sent right after a cancel, while the cancelled run's code is
+    being interrupted, waits for it and then runs, as a notebook kernel
+    queues the next cell; a second one then is refused as busy, saying
+    that a session queues one run (session.c's sbx_session_run; mutation
+    session-run-after-cancel-refused). The cancelled code takes a while
+    to stop (it catches the interrupt and works on for about a second,
+    within the grace), so the run behind the cancel comes while it is
+    being interrupted."""
+    s = S()
+    sid = s.open()
+    s.run({"sessionId": sid, "code": "kept = 41"})
+    slow = ("import time\ntry:\n    print('sleeping', flush=True)\n    time.sleep(30)\n"
+            "except KeyboardInterrupt:\n    end = time.monotonic() + 1.2\n"
+            "    while time.monotonic() < end:\n        pass\n    raise\n")
+    s.id += 1
+    first = s.id
+    s.send({"jsonrpc": "2.0", "id": first, "method": "snippet/run",
+            "params": {"sessionId": sid, "code": slow, "override": True}})
+    notes = []
+    while True:
+        m = s.read()
+        notes.append(m)
+        if m.get("method") == "run/output" and "sleeping" in m["params"]["text"]:
+            break
+        if m.get("id") == first:
+            break
+    second, third = first + 1, first + 2
+    s.id = third
+    frames = b""
+    for msg in ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": first}},
+                {"jsonrpc": "2.0", "id": second, "method": "snippet/run",
+                 "params": {"sessionId": sid, "code": "print(kept + 1)", "override": True}},
+                {"jsonrpc": "2.0", "id": third, "method": "snippet/run",
+                 "params": {"sessionId": sid, "code": "print('third')", "override": True}}):
+        body = json.dumps(msg).encode()
+        frames += b"Content-Length: %d\r\n\r\n" % len(body) + body
+    s.p.stdin.write(frames)
+    s.p.stdin.flush()
+    replies = {}
+    deadline = time.time() + 60
+    while len(replies) < 3 and time.time() < deadline:
+        m = s.read()
+        if m.get("id") in (first, second, third):
+            replies[m["id"]] = m
+        else:
+            notes.append(m)
+    r2 = replies.get(second, {})
+    r3 = replies.get(third, {})
+    run2 = (r2.get("result") or {}).get("runId")
+    out2 = "".join(n["params"]["text"] for n in notes if n.get("method") == "run/output" and
+                   n["params"].get("runId") == run2 and n["params"]["stream"] == "stdout")
+    err3 = r3.get("error") or {}
+    check("a run sent right after a cancel waits for the interrupt, then runs",
+          first in replies and run2 and out2 == "42\n" and
+          r2["result"]["exitCode"] == 0, json.dumps([replies, notes])[-1500:])
+    check("a second run behind it is refused as busy: a session queues one run",
+          (err3.get("data") or {}).get("kind") == "sessionBusy" and
+          "queues one run" in err3.get("message", ""), json.dumps(r3)[:600])
+    r, n = s.run({"sessionId": sid, "code": "print(kept)"})
+    check("the session goes on after the queued run", stdout(n) == "41\n", json.dumps([r, n])[:600])
+    s.close()
+
+
 # Every rlimit of a session's driver, read inside: (soft, hard) by name.
 LIMITS_CODE = (
     "import resource as r\n"
@@ -504,6 +568,7 @@ def limits_checks(s):
 def main():
     oneshot_checks()
     first_cell_checks()
+    queue_checks()
     workspace_checks()
     s = S()
     sid = s.open()
