@@ -8,10 +8,10 @@
 # builtin, as in IPython), sys.argv, sys.path[0], tracebacks without the
 # runner's frames, the exit status. Then, as in a notebook, the value of
 # its last expression and the matplotlib figures it left open are
-# displayed, and plt.show() and display() display. Displays never touch stdout or stderr: each bundle
-# is a file under /work/.kiln-display (the box's own /work, not the
-# workspace), which kiln reads once the run has ended and sends as
-# run/display before the result (docs/sandbox.md). kiln_display.py is
+# displayed, and plt.show() and display() display. Displays never touch
+# stdout or stderr: each bundle is a file under /work/.kiln-display (the
+# box's own /work, not the workspace), which kiln reads once the run has
+# ended and sends as run/display before the result (docs/sandbox.md). kiln_display.py is
 # compiled only when something is displayed: this file is all a run that
 # displays nothing pays for.
 import os
