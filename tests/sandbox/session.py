@@ -448,56 +448,67 @@ def queue_checks():
     queues the next cell; a second one then is refused as busy, saying
     that a session queues one run (session.c's sbx_session_run; mutation
     session-run-after-cancel-refused). The cancelled code takes a while
-    to stop (it catches the interrupt and works on for about a second,
-    within the grace), so the run behind the cancel comes while it is
-    being interrupted."""
+    to stop (it catches the interrupt and works on for 1.5 s, within the
+    grace), so the runs behind the cancel, checked by the validator
+    first, come while it is being interrupted; on a machine so busy that
+    they came after it stopped (the second then finds the first under
+    way: nothing was queued), the attempt says nothing and is made
+    again, three times at most."""
     s = S()
     sid = s.open()
     s.run({"sessionId": sid, "code": "kept = 41"})
     slow = ("import time\ntry:\n    print('sleeping', flush=True)\n    time.sleep(30)\n"
-            "except KeyboardInterrupt:\n    end = time.monotonic() + 1.2\n"
+            "except KeyboardInterrupt:\n    end = time.monotonic() + 1.5\n"
             "    while time.monotonic() < end:\n        pass\n    raise\n")
-    s.id += 1
-    first = s.id
-    s.send({"jsonrpc": "2.0", "id": first, "method": "snippet/run",
-            "params": {"sessionId": sid, "code": slow, "override": True}})
-    notes = []
-    while True:
-        m = s.read()
-        notes.append(m)
-        if m.get("method") == "run/output" and "sleeping" in m["params"]["text"]:
-            break
-        if m.get("id") == first:
-            break
-    second, third = first + 1, first + 2
-    s.id = third
-    frames = b""
-    for msg in ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": first}},
-                {"jsonrpc": "2.0", "id": second, "method": "snippet/run",
-                 "params": {"sessionId": sid, "code": "print(kept + 1)", "override": True}},
-                {"jsonrpc": "2.0", "id": third, "method": "snippet/run",
-                 "params": {"sessionId": sid, "code": "print('third')", "override": True}}):
-        body = json.dumps(msg).encode()
-        frames += b"Content-Length: %d\r\n\r\n" % len(body) + body
-    s.p.stdin.write(frames)
-    s.p.stdin.flush()
-    replies = {}
-    deadline = time.time() + 60
-    while len(replies) < 3 and time.time() < deadline:
-        m = s.read()
-        if m.get("id") in (first, second, third):
-            replies[m["id"]] = m
-        else:
+
+    def attempt():
+        s.id += 1
+        first = s.id
+        s.send({"jsonrpc": "2.0", "id": first, "method": "snippet/run",
+                "params": {"sessionId": sid, "code": slow, "override": True}})
+        notes = []
+        while True:
+            m = s.read()
             notes.append(m)
-    r2 = replies.get(second, {})
-    r3 = replies.get(third, {})
-    run2 = (r2.get("result") or {}).get("runId")
+            if m.get("method") == "run/output" and "sleeping" in m["params"]["text"]:
+                break
+            if m.get("id") == first:
+                break
+        second, third = first + 1, first + 2
+        s.id = third
+        frames = b""
+        for msg in ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": first}},
+                    {"jsonrpc": "2.0", "id": second, "method": "snippet/run",
+                     "params": {"sessionId": sid, "code": "print(kept + 1)",
+                                "override": True}},
+                    {"jsonrpc": "2.0", "id": third, "method": "snippet/run",
+                     "params": {"sessionId": sid, "code": "print('third')",
+                                "override": True}}):
+            body = json.dumps(msg).encode()
+            frames += b"Content-Length: %d\r\n\r\n" % len(body) + body
+        s.p.stdin.write(frames)
+        s.p.stdin.flush()
+        replies = {}
+        deadline = time.time() + 60
+        while len(replies) < 3 and time.time() < deadline:
+            m = s.read()
+            if m.get("id") in (first, second, third):
+                replies[m["id"]] = m
+            else:
+                notes.append(m)
+        return [replies.get(i, {}) for i in (first, second, third)], notes
+
+    for _ in range(3):
+        (r1, r2, r3), notes = attempt()
+        run2 = (r2.get("result") or {}).get("runId")
+        err3 = r3.get("error") or {}
+        if not (run2 and "busy with run %s:" % run2 in err3.get("message", "")):
+            break
     out2 = "".join(n["params"]["text"] for n in notes if n.get("method") == "run/output" and
                    n["params"].get("runId") == run2 and n["params"]["stream"] == "stdout")
-    err3 = r3.get("error") or {}
     check("a run sent right after a cancel waits for the interrupt, then runs",
-          first in replies and run2 and out2 == "42\n" and
-          r2["result"]["exitCode"] == 0, json.dumps([replies, notes])[-1500:])
+          r1 and run2 and out2 == "42\n" and r2["result"]["exitCode"] == 0,
+          json.dumps([r1, r2, r3, notes])[-1500:])
     check("a second run behind it is refused as busy: a session queues one run",
           (err3.get("data") or {}).get("kind") == "sessionBusy" and
           "queues one run" in err3.get("message", ""), json.dumps(r3)[:600])
