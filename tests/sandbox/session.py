@@ -413,6 +413,110 @@ def oneshot_checks():
     s.close()
 
 
+def first_cell_checks():
+    """A session is a REPL: its first cell's namespace is what the
+    interactive interpreter's __main__ holds (`python3` with no file),
+    with none of the driver's names (display() is a builtin, as in
+    IPython), and sys.argv and sys.path[0] are the REPL's. Compared with
+    the same line typed into /usr/bin/python3 -i in a bash snippet's box
+    on the same server (mutation session-main-helper-name)."""
+    probe = ('print("NS", [(k, type(v).__name__, getattr(v, "__name__", None)) '
+             'for k, v in globals().items()], __import__("sys").argv, '
+             'repr(__import__("sys").path[0]))')
+    s = S()
+    sid = s.open()
+    r, n = s.run({"sessionId": sid, "code": probe})
+    got = stdout(n)
+    rb, nb = s.run({"language": "bash", "code":
+                    "printf '%s\\n' '" + probe.replace("'", "'\\''") + "' >cell.py\n"
+                    "/usr/bin/python3 -q -i <cell.py 2>/dev/null\n"})
+    want = stdout(nb)
+    check("a session's first cell sees the REPL's __main__, sys.argv and sys.path[0]",
+          "result" in r and "result" in rb and want.startswith("NS [('__name__'") and
+          got == want, json.dumps([got, want, r, rb])[:1500])
+    r, n = s.run({"sessionId": sid, "code": "display('x')\n'y'"})
+    r2, n2 = s.run({"sessionId": sid, "code": "print(_, 'display' in globals())"})
+    check("display() and the last value's display work in a session; _ holds it",
+          [d["data"] for d in displays(n)] == [{"text/plain": "'x'"}, {"text/plain": "'y'"}] and
+          stdout(n2) == "y False\n", json.dumps([n, n2])[:800])
+    s.close()
+
+
+def queue_checks():
+    """A run sent right after a cancel, while the cancelled run's code is
+    being interrupted, waits for it and then runs, as a notebook kernel
+    queues the next cell; a second one then is refused as busy, saying
+    that a session queues one run (session.c's sbx_session_run; mutation
+    session-run-after-cancel-refused). The cancelled code takes a while
+    to stop (it catches the interrupt and works on for 1.5 s, within the
+    grace), so the runs behind the cancel, checked by the validator
+    first, come while it is being interrupted; on a machine so busy that
+    they came after it stopped (the second then finds the first under
+    way: nothing was queued), the attempt says nothing and is made
+    again, three times at most."""
+    s = S()
+    sid = s.open()
+    s.run({"sessionId": sid, "code": "kept = 41"})
+    slow = ("import time\ntry:\n    print('sleeping', flush=True)\n    time.sleep(30)\n"
+            "except KeyboardInterrupt:\n    end = time.monotonic() + 1.5\n"
+            "    while time.monotonic() < end:\n        pass\n    raise\n")
+
+    def attempt():
+        s.id += 1
+        first = s.id
+        s.send({"jsonrpc": "2.0", "id": first, "method": "snippet/run",
+                "params": {"sessionId": sid, "code": slow, "override": True}})
+        notes = []
+        while True:
+            m = s.read()
+            notes.append(m)
+            if m.get("method") == "run/output" and "sleeping" in m["params"]["text"]:
+                break
+            if m.get("id") == first:
+                break
+        second, third = first + 1, first + 2
+        s.id = third
+        frames = b""
+        for msg in ({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": first}},
+                    {"jsonrpc": "2.0", "id": second, "method": "snippet/run",
+                     "params": {"sessionId": sid, "code": "print(kept + 1)",
+                                "override": True}},
+                    {"jsonrpc": "2.0", "id": third, "method": "snippet/run",
+                     "params": {"sessionId": sid, "code": "print('third')",
+                                "override": True}}):
+            body = json.dumps(msg).encode()
+            frames += b"Content-Length: %d\r\n\r\n" % len(body) + body
+        s.p.stdin.write(frames)
+        s.p.stdin.flush()
+        replies = {}
+        deadline = time.time() + 60
+        while len(replies) < 3 and time.time() < deadline:
+            m = s.read()
+            if m.get("id") in (first, second, third):
+                replies[m["id"]] = m
+            else:
+                notes.append(m)
+        return [replies.get(i, {}) for i in (first, second, third)], notes
+
+    for _ in range(3):
+        (r1, r2, r3), notes = attempt()
+        run2 = (r2.get("result") or {}).get("runId")
+        err3 = r3.get("error") or {}
+        if not (run2 and "busy with run %s:" % run2 in err3.get("message", "")):
+            break
+    out2 = "".join(n["params"]["text"] for n in notes if n.get("method") == "run/output" and
+                   n["params"].get("runId") == run2 and n["params"]["stream"] == "stdout")
+    check("a run sent right after a cancel waits for the interrupt, then runs",
+          r1 and run2 and out2 == "42\n" and r2["result"]["exitCode"] == 0,
+          json.dumps([r1, r2, r3, notes])[-1500:])
+    check("a second run behind it is refused as busy: a session queues one run",
+          (err3.get("data") or {}).get("kind") == "sessionBusy" and
+          "queues one run" in err3.get("message", ""), json.dumps(r3)[:600])
+    r, n = s.run({"sessionId": sid, "code": "print(kept)"})
+    check("the session goes on after the queued run", stdout(n) == "41\n", json.dumps([r, n])[:600])
+    s.close()
+
+
 # Every rlimit of a session's driver, read inside: (soft, hard) by name.
 LIMITS_CODE = (
     "import resource as r\n"
@@ -474,6 +578,8 @@ def limits_checks(s):
 
 def main():
     oneshot_checks()
+    first_cell_checks()
+    queue_checks()
     workspace_checks()
     s = S()
     sid = s.open()

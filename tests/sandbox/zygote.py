@@ -73,11 +73,11 @@ class Server:
                               "params": params or {}})
         kilnrpc.recv(self.p.stdout)
 
-    def run(self, code, limits=None, displays=None):
+    def run(self, code, limits=None, displays=None, language="python"):
         """(stdout, stderr, result or None, error message or None); the
         run's displays (run/display params) are appended to displays."""
         self.rid += 1
-        params = {"language": "python", "code": code, "override": True}
+        params = {"language": language, "code": code, "override": True}
         if limits:
             params["limits"] = limits
         kilnrpc.send(self.p, {"jsonrpc": "2.0", "id": self.rid, "method": "snippet/run",

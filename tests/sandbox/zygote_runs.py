@@ -24,6 +24,7 @@ class RunsSuite(ZygoteSuite):
         self.case("zygote-stdout-pipe-one-notification", self.stdout_pipe_case())
         self.case("zygote-warm-boxes-off-nothing-ahead", self.warm_off_case())
         self.case("zygote-queued-signals-not-shared", self.queued_signals_case())
+        self.case("zygote-main-as-bare", self.main_as_bare_case())
 
     @staticmethod
     def spares(root):
@@ -321,6 +322,103 @@ class RunsSuite(ZygoteSuite):
                 rc = normal.stop()
                 if rc != 0:
                     print("one-shot case: the normal server exited %s" % rc, flush=True)
+        return run
+
+    # A script whose doctests count the module's items (issue 35: one
+    # helper name the runner left in __main__ made "2 items had no
+    # tests" of bare python's "1"), and that prints what __main__,
+    # sys.argv and sys.path[0] hold, its own path as FILE and folder as
+    # DIR (the bare copy cannot be at /code/snippet.py). Its docstring is
+    # the first statement (no MARK: the result's `zygote` says where the
+    # run came from), its last expression is displayed by the runner.
+    BARE_PROBE = (
+        '"""A module whose doctests count its items.\n\n>>> 1 + 1\n2\n"""\n'
+        'print("START", list(globals()))\n'
+        "import builtins\nimport doctest\nimport os\nimport sys\n\n\n"
+        "def add(a, b):\n"
+        '    """\n    >>> add(1, 2)\n    3\n    """\n'
+        "    return a + b\n\n\n"
+        "def untested():\n    return None\n\n\n"
+        "class Plain:\n    pass\n\n\n"
+        "here = os.path.dirname(__file__)\n"
+        'print("NAMES", [(k, type(v).__name__) for k, v in globals().items()])\n'
+        'print("MAIN", sys.modules["__main__"].__dict__ is globals(), __name__, __package__,\n'
+        "      __spec__, __cached__, __builtins__ is builtins, __doc__.splitlines()[0])\n"
+        'print("LOADER", type(__loader__).__module__, type(__loader__).__name__,\n'
+        '      getattr(__loader__, "name", None),\n'
+        '      str(getattr(__loader__, "path", None)).replace(__file__, "FILE"))\n'
+        'print("ANNOTATIONS", globals().get("__annotations__", "none"))\n'
+        'print("ARGV", [a.replace(__file__, "FILE") for a in sys.argv],\n'
+        '      sys.path[0].replace(here, "DIR"), os.path.basename(__file__))\n'
+        "print(doctest.testmod(verbose=True))\n"
+        "print(len(doctest.DocTestFinder().find(sys.modules['__main__'])))\n"
+        "'shown'\n")
+
+    def main_as_bare_case(self):
+        """__main__ holds exactly what `python3 FILE` gives it, and
+        sys.argv and sys.path[0] are as bare: BARE_PROBE through kiln's
+        Python against the same file run by the same /usr/bin/python3
+        from a bash snippet in a box of the same server, on each path:
+        one-shot from the zygote (this suite's server), one-shot on the
+        normal path with nothing built ahead (a box and interpreter of
+        its own: zygote and warmBoxes off), and the zygote's script mode
+        (a configured `python3 {file}` argv). The runner's displays still
+        work: the last expression is displayed where the runner runs
+        (mutation oneshot-main-helper-name)."""
+        bare = ("mkdir -p /tmp/bare && cat >/tmp/bare/snippet.py <<'KILN_PROBE_EOF'\n" +
+                self.BARE_PROBE + "KILN_PROBE_EOF\n"
+                "exec /usr/bin/python3 /tmp/bare/snippet.py\n")
+
+        def compare(label, srv, zygote, shown_want):
+            shown = []
+            out, err, res, error = srv.run(self.BARE_PROBE, None, shown)
+            bout, berr, bres, berror = srv.run(bare, language="bash")
+            if error or berror or not res or not bres:
+                return "%s: the runs: %r %r %r %r" % (label, error, berror, err[-400:],
+                                                       berr[-400:])
+            if res.get("zygote") is not zygote:
+                return "%s: the run's zygote is %r, not %r" % (label, res.get("zygote"), zygote)
+            if not out.startswith("START ") or "Test passed." not in out:
+                return "%s: the probe did not run: %r %r" % (label, out[:600], err[-600:])
+            if (out, err, res.get("exitCode")) != (bout, berr, bres.get("exitCode")):
+                return "%s: kiln's %r %r %r, bare %r %r %r" % (
+                    label, out, err[-300:], res.get("exitCode"), bout, berr[-300:],
+                    bres.get("exitCode"))
+            got = [d["data"] for d in shown]
+            if got != shown_want:
+                return "%s: displays %r, not %r" % (label, got, shown_want)
+            return None
+
+        def server(name, sandbox):
+            cfg_path = os.path.join(self.scratch, "cfg-%s.json" % name)
+            with open(self.base_config) as f:
+                cfg = json.load(f)
+            cfg["sandbox"].update(sandbox)
+            with open(cfg_path, "w") as f:
+                json.dump(cfg, f)
+            return Server(self.kiln, cfg_path, self.env, log=cfg_path + ".log")
+
+        def run():
+            shown = [{"text/plain": "'shown'"}]
+            why = compare("one-shot from the zygote", self.server, True, shown)
+            if why:
+                return why
+            cold = server("cold", {"zygote": False, "warmBoxes": False})
+            try:
+                why = compare("one-shot, a box built for it", cold, False, shown)
+            finally:
+                rc = cold.stop()
+            if why or rc != 0:
+                return why or "the cold server exited %s" % rc
+            script = server("script", {"languages": {"python": {
+                "argv": ["/usr/bin/python3", "{file}"], "file": "snippet.py"}}})
+            try:
+                if not script.wait_ready():
+                    return "script mode: no run came from the zygote"
+                why = compare("script mode from the zygote", script, True, [])
+            finally:
+                rc = script.stop()
+            return why or (None if rc == 0 else "the script server exited %s" % rc)
         return run
 
 

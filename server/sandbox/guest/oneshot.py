@@ -3,14 +3,15 @@
 # language registry is `python3 -c RUNNER DISPLAY /work/code/snippet.py`,
 # RUNNER being this file (after source_coding.py) and DISPLAY
 # kiln_display.py (both embedded in kiln, server/sandbox/module.mk). The code runs as `python3
-# /work/code/snippet.py` would run it: its own __main__ module, sys.argv,
-# sys.path[0], tracebacks without the runner's frames, the exit status.
-# Then, as in a notebook, the value of its last expression and the
-# matplotlib figures it left open are displayed, and plt.show() and
-# display() display. Displays never touch stdout or stderr: each bundle
-# is a file under /work/.kiln-display (the box's own /work, not the
-# workspace), which kiln reads once the run has ended and sends as
-# run/display before the result (docs/sandbox.md). kiln_display.py is
+# /work/code/snippet.py` would run it: its own __main__ module holding
+# exactly the names that gives it (none of the runner's: display() is a
+# builtin, as in IPython), sys.argv, sys.path[0], tracebacks without the
+# runner's frames, the exit status. Then, as in a notebook, the value of
+# its last expression and the matplotlib figures it left open are
+# displayed, and plt.show() and display() display. Displays never touch
+# stdout or stderr: each bundle is a file under /work/.kiln-display (the
+# box's own /work, not the workspace), which kiln reads once the run has
+# ended and sends as run/display before the result (docs/sandbox.md). kiln_display.py is
 # compiled only when something is displayed: this file is all a run that
 # displays nothing pays for.
 import os
@@ -87,12 +88,18 @@ def _excepthook(t, v, tb):
 
 
 def _compile(code, filename):
-    """The code as a body and its last expression (or None)."""
+    """The code as a body and its last expression (or None). A module
+    that is only its docstring keeps it in the body too: it is the
+    module's __doc__, as `python3 FILE` sets it."""
     import _ast
     tree = compile(code, filename, "exec", _ast.PyCF_ONLY_AST)
     last = None
     if tree.body and isinstance(tree.body[-1], _ast.Expr):
-        last = _ast.Expression(tree.body.pop().value)
+        node = tree.body[-1]
+        if len(tree.body) > 1 or not (isinstance(node.value, _ast.Constant) and
+                                      isinstance(node.value.value, str)):
+            tree.body.pop()
+        last = _ast.Expression(node.value)
     body = compile(tree, filename, "exec")
     return body, (compile(last, filename, "eval") if last is not None else None)
 
@@ -101,11 +108,25 @@ def _run(path):
     import builtins
     sys.argv = sys.argv[1:]
     sys.path[0] = os.path.dirname(os.path.realpath(path))
+    # __main__ as `python3 FILE` makes it, names in the same order: the
+    # module's own five, __annotations__ where this interpreter gives a
+    # main module one (this runner's own __main__, or in the zygote the
+    # zygote's, was made by the same interpreter start), __builtins__,
+    # __file__, __cached__, and __loader__ a SourceFileLoader of the file
+    # (pythonrun.c's set_main_loader); __spec__ stays None. Nothing of
+    # the runner's: display() is a builtin, as IPython makes it, and the
+    # rest stays in this runner's own namespace.
     main = type(sys)("__main__")
-    main.__file__ = path
-    main.__builtins__ = builtins
-    main.__cached__ = None
-    main.display = display
+    ns = main.__dict__
+    if "__annotations__" in vars(sys.modules["__main__"]):
+        ns["__annotations__"] = {}
+    ns["__builtins__"] = builtins
+    ns["__file__"] = path
+    ns["__cached__"] = None
+    loader = getattr(sys.modules.get("_frozen_importlib_external"), "SourceFileLoader", None)
+    if loader is not None:
+        ns["__loader__"] = loader("__main__", path)
+    builtins.display = display
     sys.modules["__main__"] = main
     sys.excepthook = _excepthook
     sys.meta_path.append(_Backend())
@@ -120,7 +141,6 @@ def _run(path):
     # (source_coding.py, embedded ahead of this file).
     _kiln_check_coding(code, path)
     body, last = _compile(code, path)
-    ns = main.__dict__
     exec(body, ns)
     if last is not None:
         value = eval(last, ns)

@@ -362,9 +362,23 @@ def _decline(req):
 
 def main():
     signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGINT])
+    # A session is a REPL: its namespace starts as the interactive
+    # interpreter's __main__ (`python3` with no file) in the same order:
+    # the module's own five names, __annotations__ where this interpreter
+    # gives a main module one (the driver's own __main__ was made by the
+    # same start), __builtins__, and __loader__ the BuiltinImporter
+    # (pylifecycle.c's add_main_module). Nothing of the driver's:
+    # display() is a builtin, as IPython makes it; `_` comes with the
+    # first displayed value, as in IPython (docs/sandbox.md, "Sessions").
     main_mod = types.ModuleType("__main__")
-    main_mod.__dict__.update({"__builtins__": builtins, "display": display})
     ns = main_mod.__dict__
+    if "__annotations__" in vars(sys.modules["__main__"]):
+        ns["__annotations__"] = {}
+    ns["__builtins__"] = builtins
+    loader = getattr(sys.modules.get("_frozen_importlib"), "BuiltinImporter", None)
+    if loader is not None:
+        ns["__loader__"] = loader
+    builtins.display = display
     sys.modules["__main__"] = main_mod
     sys.argv = [""]
     sys.path[0] = ""

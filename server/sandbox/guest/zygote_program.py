@@ -339,12 +339,21 @@ def _script(path):
     """The code as `python3 path` runs it: its own __main__, argv, path."""
     with open(path, "rb") as f:
         source = f.read()
+    # Its names as `python3 path` gives them, in their order (as
+    # oneshot.py's _run makes them; the zygote's own __main__ was made by
+    # the same interpreter start).
     main = types.ModuleType("__main__")
-    main.__dict__.update({"__builtins__": builtins, "__file__": path, "__cached__": None})
+    ns = main.__dict__
+    if "__annotations__" in vars(sys.modules["__main__"]):
+        ns["__annotations__"] = {}
+    ns.update({"__builtins__": builtins, "__file__": path, "__cached__": None})
+    loader = getattr(sys.modules.get("_frozen_importlib_external"), "SourceFileLoader", None)
+    if loader is not None:
+        ns["__loader__"] = loader("__main__", path)
     sys.modules["__main__"] = main
     sys.argv = [path]
-    sys.path[0] = os.path.dirname(path)
-    exec(compile(source, path, "exec"), main.__dict__)
+    sys.path[0] = os.path.dirname(os.path.realpath(path))
+    exec(compile(source, path, "exec"), ns)
 
 
 def _run_code(path, mode):

@@ -95,19 +95,47 @@ static void on_unsent(struct loop *loop, void *data)
 	ss->interrupting = false;
 	struct run *run = steal_pointer(&ss->run);
 	sess_arm_idle(ss);
-	if (!run)
+	if (!run) {
+		/* It was cancelled: the run asked for meanwhile goes now. */
+		if (ss->waiting)
+			ss->start_waiting(ss);
 		return;
+	}
 	run->owner = NULL;
 	struct run_session_end e = {
 	    .status = RUN_SESSION_INTERRUPTED, .session_id = ss->id, .work_fd = -1, .upper_fd = -1};
 	run_session_end(run, &e);
 }
 
+/* The waiting run was interrupted (its wall clock) before it could go:
+ * it ends as an interrupted one, on a turn of its own, its code never
+ * run. */
+static void on_waiting_interrupted(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sbx_session *ss = data;
+	ss->waiting_timer = NULL;
+	struct run *run = sess_take_waiting(ss);
+	sess_arm_idle(ss);
+	if (!run)
+		return;
+	struct run_session_end e = {
+	    .status = RUN_SESSION_INTERRUPTED, .session_id = ss->id, .work_fd = -1, .upper_fd = -1};
+	run_session_end(run, &e);
+}
+
 /* Interrupt the run under way (SIGINT; the session ends if the code
- * does not stop in time). */
+ * does not stop in time), or the one waiting for an interrupt's end. */
 static void session_interrupt(void *owner)
 {
 	struct sbx_session *ss = owner;
+	if (ss->waiting && !ss->run) {
+		/* Only the waiting run has the session as its owner now. */
+		if (!ss->waiting_timer)
+			ss->waiting_timer =
+			    loop_timer_start(ss->loop, 0, on_waiting_interrupted, ss);
+		return;
+	}
 	if (!ss->alive || ss->interrupting)
 		return;
 	ss->interrupting = true;
@@ -150,6 +178,12 @@ static void session_take_snap(struct sandbox *s, const char *id, unsigned gen,
 static void session_forget_run(void *owner, struct run *run)
 {
 	struct sbx_session *ss = owner;
+	if (ss->waiting == run) {
+		/* Cancelled while it waited: it never goes. */
+		sess_take_waiting(ss);
+		sess_arm_idle(ss);
+		return;
+	}
 	if (ss->run != run)
 		return;
 	ss->run = NULL;
@@ -206,6 +240,7 @@ static void session_free(struct sbx_session *ss)
 		run->owner = NULL;
 		run_cancel(run);
 	}
+	run_cancel(sess_take_waiting(ss));
 	sess_drop_box(ss);
 	buf_release(&ss->in);
 	buf_release(&ss->outq);
@@ -215,6 +250,8 @@ static void session_free(struct sbx_session *ss)
 	free(ss->ws_host);
 	free(ss);
 }
+
+static void start_waiting(struct sbx_session *ss);
 
 int sbx_session_open(struct sandbox *s, const char *language, json_object *limits,
                      struct sbx_session **ret, char *err, size_t errsz)
@@ -253,6 +290,7 @@ int sbx_session_open(struct sandbox *s, const char *language, json_object *limit
 	sbx_box_init(&ss->box);
 	buf_init(&ss->in, SESSION_FRAME_MAX + 4);
 	buf_init(&ss->outq, SESSION_OUTQ_MAX);
+	ss->start_waiting = start_waiting;
 	snprintf(ss->language, sizeof(ss->language), "%s", language);
 	snprintf(ss->id, sizeof(ss->id), "s%lu", ++s->next_session);
 	int r = sbx_limits_resolve(s->config.section, limits, &ss->life, err, errsz);
@@ -311,6 +349,72 @@ static int run_limits(struct sbx_session *ss, json_object *limits, struct sbx_li
 	return 0;
 }
 
+/* The driver's request for run (session_driver.py's "run"). */
+static json_object *run_frame(struct run *run, const char *code, const struct sbx_limits *lim)
+{
+	json_object *req = json_object_new_object();
+	json_object_object_add(req, "op", json_object_new_string("run"));
+	json_object_object_add(req, "id", json_object_new_string(run_id(run)));
+	json_object_object_add(req, "code", json_object_new_string(code));
+	json_object_object_add(req, "cpuMs", json_object_new_int64((int64_t)lim->cpu_ms));
+	json_object_object_add(req, "outDir", json_object_new_string(SBX_WORKSPACE "/out"));
+	return req;
+}
+
+/* Send run's request (req, taken) to the driver and make it the run
+ * under way; -errno when it cannot go (run is then not the session's). */
+static int send_run(struct sbx_session *ss, struct run *run, json_object *req)
+{
+	int r;
+	if (ss->ws_host) {
+		/* Held back until a list made from now on shows nothing to
+		 * hide that the box does not mask (on_run_list). */
+		ss->check_frame = req;
+		r = ss->masked_idx ? sess_check_start(ss) : 0;
+		if (r < 0)
+			json_object_put(steal_pointer(&ss->check_frame));
+	} else {
+		r = sess_queue_frame(ss, req);
+		json_object_put(req);
+	}
+	if (r < 0)
+		return r;
+	if (ss->idle_timer) {
+		loop_timer_stop(ss->loop, ss->idle_timer);
+		ss->idle_timer = NULL;
+	}
+	ss->run = run;
+	ss->started = ss->interrupt_wanted = false;
+	if (!ss->check_frame)
+		sess_write_out(ss);
+	return 0;
+}
+
+/* ss->start_waiting: the interrupted run before it is over, so the
+ * waiting run goes now; if it cannot, it ends with the reason as its
+ * error. */
+static void start_waiting(struct sbx_session *ss)
+{
+	if (!ss->alive || ss->run || ss->interrupting || ss->waiting_timer || !ss->waiting)
+		return;
+	struct run *run = steal_pointer(&ss->waiting);
+	int r = send_run(ss, run, steal_pointer(&ss->waiting_frame));
+	if (r >= 0)
+		return;
+	log_warn("session %s: run %s cannot go: %s", ss->id, run_id(run), strerror(-r));
+	run->owner = NULL;
+	char value[128];
+	snprintf(value, sizeof(value), "the session could not take the run: %s", strerror(-r));
+	struct run_session_end e = {.status = RUN_SESSION_ERROR,
+	                            .session_id = ss->id,
+	                            .error_name = "OSError",
+	                            .error_value = value,
+	                            .work_fd = -1,
+	                            .upper_fd = -1};
+	sess_arm_idle(ss);
+	run_session_end(run, &e);
+}
+
 int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *sink_data,
                     const char *code, json_object *limits, run_done_fn done, void *data,
                     struct run **ret_run, char *err, size_t errsz)
@@ -323,7 +427,19 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 		         ss->id, ss->why);
 		return -EPIPE;
 	}
-	if (ss->run || ss->interrupting || ss->snap_lent || ss->decline) {
+	/* Right after a cancel, while the cancelled run's code is being
+	 * interrupted, one run waits for it (as a notebook queues the next
+	 * cell); a second is refused. */
+	bool wait = !ss->run && ss->interrupting && !ss->waiting && !ss->snap_lent && !ss->decline;
+	if (ss->waiting) {
+		snprintf(err, errsz,
+		         "session %s is busy: run %s waits for the interrupted run before it to "
+		         "stop, and a session queues one run only: wait for it, or cancel it "
+		         "($/cancelRequest)",
+		         ss->id, run_id(ss->waiting));
+		return -EBUSY;
+	}
+	if (!wait && (ss->run || ss->interrupting || ss->snap_lent || ss->decline)) {
 		snprintf(err, errsz,
 		         "session %s is busy with run %s: wait for it, or cancel it "
 		         "($/cancelRequest)",
@@ -345,23 +461,18 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 	struct run *run = run_session_new(ss->sbx, &run_ops, ss, sink, sink_data, &lim, done, data);
 	if (!run)
 		return -ENOMEM;
-	json_object *req = json_object_new_object();
-	json_object_object_add(req, "op", json_object_new_string("run"));
-	json_object_object_add(req, "id", json_object_new_string(run_id(run)));
-	json_object_object_add(req, "code", json_object_new_string(code));
-	json_object_object_add(req, "cpuMs", json_object_new_int64((int64_t)lim.cpu_ms));
-	json_object_object_add(req, "outDir", json_object_new_string(SBX_WORKSPACE "/out"));
-	if (ss->ws_host) {
-		/* Held back until a list made from now on shows nothing to
-		 * hide that the box does not mask (on_run_list). */
-		ss->check_frame = req;
-		r = ss->masked_idx ? sess_check_start(ss) : 0;
-		if (r < 0)
-			json_object_put(steal_pointer(&ss->check_frame));
-	} else {
-		r = sess_queue_frame(ss, req);
-		json_object_put(req);
+	json_object *req = run_frame(run, code, &lim);
+	if (wait) {
+		ss->waiting = run;
+		ss->waiting_frame = req;
+		if (ss->idle_timer) {
+			loop_timer_stop(ss->loop, ss->idle_timer);
+			ss->idle_timer = NULL;
+		}
+		*ret_run = run;
+		return 0;
 	}
+	r = send_run(ss, run, req);
 	if (r < 0) {
 		snprintf(err, errsz, "session %s cannot take the run now: %s", ss->id,
 		         strerror(-r));
@@ -369,14 +480,6 @@ int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *s
 		run_free(run);
 		return r;
 	}
-	if (ss->idle_timer) {
-		loop_timer_stop(ss->loop, ss->idle_timer);
-		ss->idle_timer = NULL;
-	}
-	ss->run = run;
-	ss->started = ss->interrupt_wanted = false;
-	if (!ss->check_frame)
-		sess_write_out(ss);
 	*ret_run = run;
 	return 0;
 }
@@ -386,10 +489,13 @@ int sbx_session_reset(struct sbx_session *ss, char *err, size_t errsz)
 	err[0] = '\0';
 	sess_stop_timers(ss);
 	struct run *run = steal_pointer(&ss->run);
+	struct run *waiting = sess_take_waiting(ss);
 	sess_drop_box(ss);
 	snprintf(ss->why, sizeof(ss->why), "the session was reset (session/reset)");
 	if (run)
 		end_run_now(run, ss->id, ss->why);
+	if (waiting)
+		end_run_now(waiting, ss->id, ss->why);
 	json_object_put(ss->vars);
 	ss->vars = NULL;
 	int r = sess_start_box(ss, err, errsz);
@@ -405,9 +511,12 @@ void sbx_session_close(struct sbx_session *ss)
 	char id[sizeof(ss->id)];
 	snprintf(id, sizeof(id), "%s", ss->id);
 	struct run *run = steal_pointer(&ss->run);
+	struct run *waiting = sess_take_waiting(ss);
 	session_free(ss);
 	if (run)
 		end_run_now(run, id, "the session was closed (session/close)");
+	if (waiting)
+		end_run_now(waiting, id, "the session was closed (session/close)");
 }
 
 void sbx_sessions_free(struct sandbox *s)

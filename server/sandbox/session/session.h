@@ -48,9 +48,12 @@ const char *sbx_session_ended(const struct sbx_session *ss);
  * displays and the end go to sink and done (which may start the next run
  * in this session, but not reset or close it). limits: the request's, of
  * which only wallMs, cpuMs and outputBytes may be given (the others are
- * the session's). -EINVAL (bad limits, code too large), -EBUSY (a run is
- * under way) and -EPIPE (the session has ended) with a sentence in err;
- * -ENOMEM. done is never called from here. */
+ * the session's). A run asked for while the run before it, cancelled, is
+ * being interrupted waits for that interrupt's end and then goes (one
+ * at most: a notebook's queue of one). -EINVAL (bad limits, code too
+ * large), -EBUSY (a run is under way, or one waits already) and -EPIPE
+ * (the session has ended) with a sentence in err; -ENOMEM. done is never
+ * called from here. */
 int sbx_session_run(struct sbx_session *ss, const struct run_sink *sink, void *sink_data,
                     const char *code, json_object *limits, run_done_fn done, void *data,
                     struct run **ret_run, char *err, size_t errsz);

@@ -153,12 +153,25 @@ void sess_send_interrupt(struct sbx_session *ss)
 
 void sess_stop_timers(struct sbx_session *ss)
 {
-	struct loop_timer **t[] = {&ss->idle_timer, &ss->kill_timer};
+	struct loop_timer **t[] = {&ss->idle_timer, &ss->kill_timer, &ss->waiting_timer};
 	for (size_t i = 0; i < ARRAY_SIZE(t); i++)
 		if (*t[i]) {
 			loop_timer_stop(ss->loop, *t[i]);
 			*t[i] = NULL;
 		}
+}
+
+struct run *sess_take_waiting(struct sbx_session *ss)
+{
+	struct run *run = steal_pointer(&ss->waiting);
+	json_object_put(steal_pointer(&ss->waiting_frame));
+	if (ss->waiting_timer) {
+		loop_timer_stop(ss->loop, ss->waiting_timer);
+		ss->waiting_timer = NULL;
+	}
+	if (run)
+		run->owner = NULL;
+	return run;
 }
 
 /* Unwatch and end the box: every process of it is dead on return, or
@@ -215,16 +228,20 @@ void sess_end_session(struct sbx_session *ss, const char *why, int wstatus, bool
 				;
 	sess_drop_box(ss);
 	struct run *run = steal_pointer(&ss->run);
+	/* A run waiting for the end of an interrupt ends with the session. */
+	struct run *waiting = sess_take_waiting(ss);
+	struct run_session_end e = {.status = RUN_SESSION_DIED,
+	                            .wstatus = have_status ? wstatus : SIGKILL,
+	                            .session_id = ss->id,
+	                            .why = ss->why,
+	                            .work_fd = -1,
+	                            .upper_fd = -1};
 	if (run) {
 		run->owner = NULL;
-		struct run_session_end e = {.status = RUN_SESSION_DIED,
-		                            .wstatus = have_status ? wstatus : SIGKILL,
-		                            .session_id = ss->id,
-		                            .why = ss->why,
-		                            .work_fd = -1,
-		                            .upper_fd = -1};
 		run_session_end(run, &e);
 	}
+	if (waiting)
+		run_session_end(waiting, &e);
 }
 
 void sess_on_status(struct loop *loop, int fd, unsigned events, void *data)
@@ -281,7 +298,7 @@ void sess_arm_idle(struct sbx_session *ss)
 	if (ss->idle_timer)
 		loop_timer_stop(ss->loop, ss->idle_timer);
 	ss->idle_timer = NULL;
-	if (ss->alive && !ss->run && ss->sbx->config.session_idle_ms)
+	if (ss->alive && !ss->run && !ss->waiting && ss->sbx->config.session_idle_ms)
 		ss->idle_timer =
 		    loop_timer_start(ss->loop, ss->sbx->config.session_idle_ms, on_idle, ss);
 }

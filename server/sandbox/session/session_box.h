@@ -68,6 +68,17 @@ struct sbx_session {
 	struct buf outq; /* bytes for the driver not yet written */
 	struct run *run; /* the run under way, or NULL */
 	struct loop_timer *idle_timer, *kill_timer;
+	/* A run asked for while the run before it, cancelled, was being
+	 * interrupted: it waits for that interrupt's end, as a notebook
+	 * kernel's next cell does (at most one; ss->run is NULL meanwhile),
+	 * with its frame (owned). start_waiting (session.c's) sends it once
+	 * the interrupted run's "done" came; waiting_timer ends it as
+	 * interrupted when it is itself interrupted (its wall clock) before
+	 * that. sess_take_waiting() takes it from the session. */
+	struct run *waiting;
+	json_object *waiting_frame;
+	struct loop_timer *waiting_timer;
+	void (*start_waiting)(struct sbx_session *ss);
 	json_object *vars;
 
 	/* The workspace (the host folder, or NULL) and the picture of the
@@ -134,6 +145,9 @@ void sess_on_pid1(struct loop *loop, int fd, unsigned events, void *data);
 /* SIGINT to the box's program, and the grace it has to stop in before
  * the session is ended (kill_timer). */
 void sess_send_interrupt(struct sbx_session *ss);
+/* The waiting run (see waiting), or NULL: taken from the session, its
+ * frame dropped and its owner cleared, for the caller to end. */
+struct run *sess_take_waiting(struct sbx_session *ss);
 
 /* session_channel.c: a frame queued for the driver (-ENOBUFS past
  * SESSION_OUTQ_MAX); what is queued written; the channel's watch. */

@@ -116,8 +116,13 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 	ss->interrupting = ss->started = ss->interrupt_wanted = false;
 	struct run *run = steal_pointer(&ss->run);
 	sess_arm_idle(ss);
-	if (!run)
-		return; /* the end of a run that was cancelled */
+	if (!run) {
+		/* The end of a run that was cancelled: the run asked for
+		 * meanwhile goes now. */
+		if (ss->waiting)
+			ss->start_waiting(ss);
+		return;
+	}
 	run->owner = NULL;
 	/* The names it changed under /work/out: strings of at most 4 KiB,
 	 * at most 64 of them. Whatever the driver says, only files under

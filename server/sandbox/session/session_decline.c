@@ -521,7 +521,7 @@ int sbx_session_decline(struct sandbox *s, const char *run_id, const char *const
 		return 0;
 	}
 	if (ss->run || ss->interrupting || ss->snap_lent || ss->check_frame || ss->zwait ||
-	    ss->decline) {
+	    ss->decline || ss->waiting) {
 		snprintf(err, errsz,
 		         "session %s is busy (a run, or another decline, is under way): decline "
 		         "once it is over",
