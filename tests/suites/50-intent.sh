@@ -10,6 +10,9 @@
 # own failure modes are in intent/model/PROVIDER/), then
 # a session recorded with `kiln --record` is replayed, then `kiln ask` and
 # `kiln shell` are driven through pipes. Loopback only; bounded in time.
+# KILN_TEST_ONLY="repair lsp-write-code ..." (make mutate) plays only the
+# transcripts of those names (without .test.in), for every provider, and
+# nothing else.
 set -u
 cd "$(dirname "$0")/../.."
 
@@ -83,6 +86,9 @@ for provider in ollama openai anthropic bedrock; do
 		name="$provider/${t#protocol/transcripts/intent/}"
 		name=${name%.test.in}
 		name=${name%.test}
+		if [ -n "${KILN_TEST_ONLY:-}" ]; then
+			case " $KILN_TEST_ONLY " in *" ${name##*/} "*) ;; *) continue ;; esac
+		fi
 		# JavaScript proposals run (and are checked) with node: without
 		# it they are skipped, said, and counted neither way.
 		case "$t" in */javascript-*)
@@ -99,6 +105,7 @@ for provider in ollama openai anthropic bedrock; do
 			sed 's/^/    /' "$tmp/out" | tail -n 30
 		fi
 	done
+	[ -n "${KILN_TEST_ONLY:-}" ] && continue
 	# The fake model says what it served: every request of this
 	# provider's transcripts came to its endpoint, and the keyed one
 	# (keyed.test.in) carried its key there.
@@ -120,6 +127,11 @@ for provider in ollama openai anthropic bedrock; do
 	fi
 done
 
+if [ -n "${KILN_TEST_ONLY:-}" ]; then
+	echo "50-intent: $pass passed, $fail failed (only: $KILN_TEST_ONLY)"
+	[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
+	exit
+fi
 
 # --- a recorded session replays ------------------------------------------------
 sh tests/fake-model/record-session.sh "$KILN" "$url" "$tmp" >"$tmp/rec.out" 2>&1
