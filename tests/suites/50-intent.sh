@@ -40,7 +40,10 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # The fake model server picks its own loopback port and writes it down.
-/usr/bin/python3 tests/fake-model/fake_model.py --port-file "$tmp/port" --max-seconds 900 \
+# Its own end is a backstop (cleanup kills it): under load (two cores, a
+# load of 5 or more) the suite took over 900 s and the last provider's
+# transcripts met a dead server, so the backstop is far past that.
+/usr/bin/python3 tests/fake-model/fake_model.py --port-file "$tmp/port" --max-seconds 3600 \
 	--served-log "$tmp/served" 2>"$tmp/fake.log" &
 fake_pid=$!
 i=0
