@@ -89,6 +89,13 @@ For example (:intent (:maxRepairAttempts 2))."
   "Runs of a proposal, repairs included; 0 or 1 means no repair."
   :type 'integer)
 
+(defcustom kiln-auto-repair nil
+  "When non-nil, a repair the validator allows runs in the same run.
+It is sent as `intent/approve's repair.auto.  When nil, each repair
+of a failed run is a new proposal: it is reviewed, and `kiln-run'
+approves it (unless kiln's own intent.autoRepair is true)."
+  :type 'boolean)
+
 (defcustom kiln-explain nil
   "When non-nil, a successful run of a proposal is explained by the model."
   :type 'boolean)
@@ -1460,7 +1467,9 @@ FILE, when given, is where it is on disk; otherwise it is saved."
                              'kiln-failure))
         (when-let ((repaired (plist-get result :proposal))
                    (buffer (plist-get run :buffer)))
-          (kiln--output-note (format "[the repaired code needs your approval (verdict %s): kiln-run runs it]"
+          ;; A repair is a new proposal: it ran only if automatic repair let it.
+          (kiln--output-note (format "[the repaired code %s did not run: it needs your approval (verdict %s): review it, then kiln-run runs it]"
+                                     (plist-get repaired :proposalId)
                                      (plist-get repaired :verdict))
                              'kiln-failure)
           ;; Followed already at its `repaired' attempt, unless missed.
@@ -1548,7 +1557,9 @@ the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
                        :explain (if kiln-explain t :json-false)
                        :workDoneToken (kiln--new-token))))
     (when (> kiln-repair-attempts 1)
-      (setq params (plist-put params :repair (list :maxAttempts kiln-repair-attempts))))
+      (setq params (plist-put params :repair
+                              (append (list :maxAttempts kiln-repair-attempts)
+                                      (and kiln-auto-repair (list :auto t))))))
     (when kiln-limits (setq params (plist-put params :limits kiln-limits)))
     (kiln--start-run :intent/approve params
                      (format "proposal %s (%s)" (plist-get proposal :proposalId)

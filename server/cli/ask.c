@@ -1,7 +1,10 @@
 /* ask.c: `kiln ask [--yes] [--lang L] [--no-repair] "intent"`: one intent,
  * non-interactively, for scripts. Prints the proposal (code, diagnostics,
  * verdict); with --yes an `allow` verdict is approved and run (with
- * repair), its output streamed. kiln's own lines go to stderr, so stdout
+ * repair), its output streamed. A repair is a new proposal: at a terminal
+ * the person is asked before it runs, elsewhere it is printed and not run,
+ * unless --auto-repair (or intent.autoRepair) lets allowed repairs run.
+ * kiln's own lines go to stderr, so stdout
  * is the program's; --json prints one JSON object instead. --session NAME
  * keeps a python session's code between invocations (replayed into a fresh
  * session each time, see docs/terminal.md). Exit status: 0 done, 1 the run
@@ -41,18 +44,27 @@ struct collect {
 	bool json;
 	struct buf out[2];
 	json_object *displays;
-	char *ran; /* the code that ran last (a repair replaces it) */
+	char *ran;            /* the code that ran last (a repair that ran replaces it) */
+	char *repaired;       /* the last repair's code, which may not run */
+	char repaired_id[48]; /* and its proposal's id */
 };
 
 static void collect_note(void *data, const char *method, json_object *params)
 {
 	struct collect *c = data;
 	if (method && strcmp(method, "intent/attempt") == 0) {
-		const char *stage = "", *code = NULL;
+		const char *stage = "", *code = NULL, *pid = "";
 		json_get_string(params, "stage", &stage);
+		json_get_string(params, "proposalId", &pid);
 		if (strcmp(stage, "repaired") == 0 && json_get_string(params, "code", &code) == 0) {
+			free(c->repaired);
+			c->repaired = strdup(code);
+			snprintf(c->repaired_id, sizeof(c->repaired_id), "%s", pid);
+		} else if (strcmp(stage, "running") == 0 && c->repaired &&
+		           strcmp(pid, c->repaired_id) == 0) {
+			/* The repair runs (approved, or automatic repair). */
 			free(c->ran);
-			c->ran = strdup(code);
+			c->ran = strdup(c->repaired);
 		}
 	}
 	if (!c->json) {
@@ -177,7 +189,8 @@ static int session_replay(struct cli_client *c, json_object *cells, char *ret, s
 static void usage(FILE *f)
 {
 	fprintf(
-	    f, "Usage: kiln ask [--yes] [--lang LANGUAGE] [--no-repair] [--max-attempts N] INTENT\n"
+	    f, "Usage: kiln ask [--yes] [--lang LANGUAGE] [--no-repair] [--auto-repair]\n"
+	       "                [--max-attempts N] INTENT\n"
 	       "Ask the model for code that does INTENT, validate it and show the proposal.\n"
 	       "  -y, --yes           run the proposal when its verdict is allow\n"
 	       "      --allow-warn    with --yes, run a warn verdict too\n"
@@ -187,6 +200,9 @@ static void usage(FILE *f)
 	       "  -l, --lang L        python (default), bash, javascript, an alias (py, sh,\n"
 	       "                      js, node, ...) or a language of sandbox.languages\n"
 	       "      --no-repair     do not send a failed run back to the model\n"
+	       "      --auto-repair   run a repair the validator allows without asking (default:\n"
+	       "                      intent.autoRepair, off: at a terminal you are asked, else\n"
+	       "                      the repaired code is printed and not run)\n"
 	       "      --max-attempts  runs including repairs (default 3)\n"
 	       "      --config FILE   the config file (default $XDG_CONFIG_HOME/kiln/config.json)\n"
 	       "The model comes from the config file or KILN_LLM_PROVIDER, KILN_LLM_URL,\n"
@@ -218,6 +234,37 @@ static void ask_apply(struct cli_client *c, struct term *t, json_object *result)
 	if (done >= 0)
 		term_info(t, "applied %d change%s", done, done == 1 ? "" : "s");
 }
+/* Whether the repaired proposal shown runs: at a terminal the person is
+ * asked; elsewhere it does not, and the line says how to let it. */
+static bool ask_run_repair(struct term *t, json_object *proposal, bool auto_repair)
+{
+	const char *verdict = "deny";
+	json_get_string(proposal, "verdict", &verdict);
+	if (strcmp(verdict, "deny") == 0) {
+		term_info(t, "not run: the validator denies the repaired code");
+		return false;
+	}
+	if (!isatty(0) || !isatty(2)) {
+		if (auto_repair || strcmp(verdict, "allow") != 0)
+			term_info(t, "not run: its verdict is %s; review it in kiln shell",
+			          verdict);
+		else
+			term_info(t,
+			          "not run: repaired code waits for your approval; to run repairs "
+			          "the validator allows without asking: kiln ask --yes "
+			          "--auto-repair INTENT, or review it in kiln shell");
+		return false;
+	}
+	char answer[16] = "";
+	fputs("run the repaired code? [y/N] ", stderr);
+	if (!fgets(answer, sizeof(answer), stdin))
+		answer[0] = '\0';
+	if (answer[0] == 'y' || answer[0] == 'Y')
+		return true;
+	term_info(t, "not run");
+	return false;
+}
+
 int cli_ask(const struct kiln_options *global, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -227,12 +274,13 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	    {"session", required_argument, NULL, 's'},
 	    {"lang", required_argument, NULL, 'l'},
 	    {"no-repair", no_argument, NULL, 'R'},
+	    {"auto-repair", no_argument, NULL, 'A'},
 	    {"max-attempts", required_argument, NULL, 'm'},
 	    {"config", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	bool yes = false, repair = true, allow_warn = false, json = false;
+	bool yes = false, repair = true, allow_warn = false, json = false, auto_repair = false;
 	const char *session = NULL;
 	const char *lang = "python";
 	const char *config = global->config_path;
@@ -258,6 +306,9 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 			break;
 		case 'R':
 			repair = false;
+			break;
+		case 'A':
+			auto_repair = true;
 			break;
 		case 'm':
 			max_attempts = atoi(optarg);
@@ -356,6 +407,7 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 	if (!json)
 		term_proposal(&t, res);
 	const char *verdict = "", *id = "", *pcode = "";
+	char next_id[48];
 	json_get_string(res, "verdict", &verdict);
 	json_get_string(res, "proposalId", &id);
 	json_get_string(res, "code", &pcode);
@@ -382,32 +434,52 @@ int cli_ask(const struct kiln_options *global, int argc, char **argv)
 		code = 4;
 		goto out;
 	}
-	json_object *ap = json_object_new_object();
-	json_object_object_add(ap, "proposalId", json_object_new_string(id));
-	json_object_object_add(ap, "workDoneToken", json_object_new_string("approve"));
-	if (repair) {
-		json_object *rp = json_object_new_object();
-		json_object_object_add(rp, "maxAttempts", json_object_new_int(max_attempts));
-		json_object_object_add(ap, "repair", rp);
-	}
-	r = cli_client_call(c, "intent/approve", ap, collect_note, &col, &ares, &aerr);
-	if (r < 0 || aerr) {
-		if (aerr && !json)
-			term_error(&t, aerr);
-		code = 1;
-		goto out;
-	}
-	if (!json) {
-		term_run_result(&t, json_get(ares, "result"));
-		ask_apply(c, &t, json_get(ares, "result"));
-	}
+	/* The proposal, then each repair the person approves: one approve
+	 * each, the runs counted against --max-attempts. */
+	int runs = 0;
 	bool ok = false;
-	json_get_bool(ares, "ok", &ok);
-	const char *stopped = NULL;
-	if (!json && json_get_string(ares, "stopped", &stopped) == 0 &&
-	    strcmp(stopped, "needs_approval") == 0) {
+	for (;;) {
+		json_object *ap = json_object_new_object();
+		json_object_object_add(ap, "proposalId", json_object_new_string(id));
+		json_object_object_add(ap, "workDoneToken", json_object_new_string("approve"));
+		if (repair && max_attempts - runs > 1) {
+			json_object *rp = json_object_new_object();
+			json_object_object_add(rp, "maxAttempts",
+			                       json_object_new_int(max_attempts - runs));
+			if (auto_repair)
+				json_object_object_add(rp, "auto", json_object_new_boolean(true));
+			json_object_object_add(ap, "repair", rp);
+		}
+		json_object_put(ares);
+		json_object_put(aerr);
+		ares = aerr = NULL;
+		r = cli_client_call(c, "intent/approve", ap, collect_note, &col, &ares, &aerr);
+		if (r < 0 || aerr) {
+			if (aerr && !json)
+				term_error(&t, aerr);
+			code = 1;
+			goto out;
+		}
+		runs += (int)json_object_array_length(json_get(ares, "attempts"));
+		if (!json) {
+			term_run_result(&t, json_get(ares, "result"));
+			ask_apply(c, &t, json_get(ares, "result"));
+		}
+		json_get_bool(ares, "ok", &ok);
+		const char *stopped = "";
+		json_get_string(ares, "stopped", &stopped);
+		if (json || strcmp(stopped, "needs_approval") != 0)
+			break;
+		/* A repair is a new proposal: the person's to approve. */
+		json_object *rprop = json_get(ares, "proposal");
 		term_info(&t, "the repaired code needs approval:");
-		term_proposal(&t, json_get(ares, "proposal"));
+		term_proposal(&t, rprop);
+		if (!ask_run_repair(&t, rprop, auto_repair))
+			break;
+		json_get_string(rprop, "proposalId", &id);
+		/* id points into ares, which the next call replaces. */
+		snprintf(next_id, sizeof(next_id), "%s", id);
+		id = next_id;
 	}
 	code = ok ? 0 : 1;
 	if (ok && session && col.ran)
@@ -439,6 +511,7 @@ out:
 	buf_release(&col.out[0]);
 	buf_release(&col.out[1]);
 	free(col.ran);
+	free(col.repaired);
 	cli_client_stop(c);
 	return code;
 }

@@ -40,6 +40,9 @@ struct shell {
 	char session[64];
 	bool have_session; /* session is a sandbox session (session/open) */
 	int max_attempts;
+	/* Automatic repair: -1 as the config says (intent.autoRepair, off by
+	 * default), else off (0) or on (1) by --auto-repair or :auto-repair. */
+	int auto_repair;
 	char history[4096];
 	const char *config; /* --config, handed to the server child */
 };
@@ -351,6 +354,8 @@ static void approve(struct shell *sh, const char *id)
 	json_object_object_add(ap, "workDoneToken", json_object_new_string("approve"));
 	json_object *rp = json_object_new_object();
 	json_object_object_add(rp, "maxAttempts", json_object_new_int(sh->max_attempts));
+	if (sh->auto_repair >= 0)
+		json_object_object_add(rp, "auto", json_object_new_boolean(sh->auto_repair));
 	json_object_object_add(ap, "repair", rp);
 	_cleanup_json_ json_object *res = NULL;
 	_cleanup_json_ json_object *err = NULL;
@@ -368,7 +373,11 @@ static void approve(struct shell *sh, const char *id)
 	const char *stopped = NULL;
 	if (json_get_string(res, "stopped", &stopped) == 0) {
 		if (strcmp(stopped, "needs_approval") == 0) {
-			term_info(&sh->t, "the repaired code needs your approval:");
+			/* A repair is a new proposal: asked about like the first. */
+			term_info(&sh->t, "the repaired code needs your approval%s:",
+			          sh->auto_repair > 0 ? ""
+			                              : " (:auto-repair on runs the repairs the "
+			                                "validator allows without asking)");
 			propose_and_run(sh, json_get(res, "proposal"));
 		} else if (strcmp(stopped, "attempts_exhausted") == 0) {
 			term_info(&sh->t, "still failing after %d attempts", sh->max_attempts);
@@ -508,6 +517,11 @@ static void help(struct shell *sh)
 	term_info(&sh->t, "  :run CODE                      validate and run CODE directly");
 	term_info(&sh->t, "  :model                         look for the model server again");
 	term_info(&sh->t,
+	          "  :auto-repair [on|off]          whether a repair of a failed run that the");
+	term_info(&sh->t, "                                 validator allows runs without asking "
+	                  "(off:");
+	term_info(&sh->t, "                                 each repair is shown and asked about)");
+	term_info(&sh->t,
 	          "  :reset                         forget the session's names (python runs share");
 	term_info(&sh->t, "                                 one session: x = 5, then print(x))");
 	term_info(&sh->t, "  :new                           a new session and a new conversation");
@@ -546,11 +560,12 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 	static const struct option opts[] = {
 	    {"lang", required_argument, NULL, 'l'},
 	    {"max-attempts", required_argument, NULL, 'm'},
+	    {"auto-repair", no_argument, NULL, 'A'}, /* repair.auto on every approve */
 	    {"config", required_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct shell sh = {.max_attempts = 3, .config = global->config_path};
+	struct shell sh = {.max_attempts = 3, .auto_repair = -1, .config = global->config_path};
 	snprintf(sh.lang, sizeof(sh.lang), "python");
 	int ch;
 	optind = 0; /* 0, not 1: glibc then also resets the ordering main() chose with "+" */
@@ -562,14 +577,24 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 		case 'm':
 			sh.max_attempts = atoi(optarg) > 0 ? atoi(optarg) : 3;
 			break;
+		case 'A':
+			sh.auto_repair = 1;
+			break;
 		case 'c':
 			sh.config = optarg;
 			break;
 		case 'h':
-			printf("Usage: kiln shell [--lang LANGUAGE] [--max-attempts N] [--config "
-			       "FILE]\n"
-			       "An interactive session: intents become proposals you run, edit or "
-			       "skip.\nWithout a terminal, lines are read from stdin.\n");
+			fputs(
+			    "Usage: kiln shell [--lang LANGUAGE] [--max-attempts N] "
+			    "[--auto-repair]\n"
+			    "                  [--config FILE]\n"
+			    "An interactive session: intents become proposals you run, edit or\n"
+			    "skip. Without a terminal, lines are read from stdin.\n"
+			    "  --auto-repair  a repair of a failed run that the validator allows\n"
+			    "                 runs without asking (default: intent.autoRepair,\n"
+			    "                 off: each repair is shown and asked about; see\n"
+			    "                 :auto-repair)\n",
+			    stdout);
 			return 0;
 		default:
 			return 2;
@@ -645,6 +670,22 @@ int cli_shell(const struct kiln_options *global, int argc, char **argv)
 			term_info(&sh.t, "language: %s", sh.lang);
 		} else if (strcmp(l, ":model") == 0) {
 			probe_model(&sh);
+		} else if (strncmp(l, ":auto-repair", 12) == 0 && (!l[12] || l[12] == ' ')) {
+			const char *v = l + 12;
+			while (*v == ' ')
+				v++;
+			if (strcmp(v, "on") == 0)
+				sh.auto_repair = 1;
+			else if (strcmp(v, "off") == 0)
+				sh.auto_repair = 0;
+			else if (v[0])
+				term_info(&sh.t, ":auto-repair takes on or off");
+			term_info(&sh.t, "automatic repair: %s",
+			          sh.auto_repair > 0 ? "on (allowed repairs run without asking)"
+			          : sh.auto_repair == 0
+			              ? "off (each repair is asked about)"
+			              : "as the config says (intent.autoRepair; off "
+			                "unless it is true)");
 		} else if (strcmp(l, "clear") == 0 || strcmp(l, ":clear") == 0) {
 			/* What clear means at any prompt: never code to run, never
 			 * an intent for the model. */

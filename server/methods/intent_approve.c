@@ -1,8 +1,10 @@
 /* intent_approve.c: intent/approve: the person says yes, and the proposal
  * runs in the sandbox exactly like snippet/run; with repair, a failed run
- * goes back to the model until the code works, the verdict needs the
- * person again, or the attempts run out. Nothing a model wrote runs
- * without this call. */
+ * goes back to the model, and the repaired code is a new proposal that
+ * waits for the person's approval (needs_approval). Only with automatic
+ * repair (repair.auto, else intent.autoRepair; off by default) does
+ * repaired code the validator allows run at once, until the code works or
+ * the attempts run out. Nothing a model wrote runs without this call. */
 #include "methods/methods.h"
 
 #include <errno.h>
@@ -38,6 +40,7 @@ struct approve_job {
 	char first_id[48];
 	unsigned attempt, max_attempts;
 	bool repair, explain;
+	bool auto_repair; /* repaired code that is allowed runs without asking */
 	json_object *limits;
 	json_object *attempts;
 	json_object *last_result;
@@ -211,8 +214,9 @@ static void repair_failed(struct approve_job *j, const char *stopped, const char
 	approve_reply(j, false, stopped, NULL);
 }
 
-/* The repaired code is checked (report): the proposal, run at once when
- * the validator allows it. */
+/* The repaired code is checked (report): a new proposal, which waits for
+ * the person's approval; with automatic repair it runs at once when the
+ * validator allows it. */
 static void repair_checked(void *data, int r, const struct val_report *report, const char *code,
                            const char *detail)
 {
@@ -269,8 +273,9 @@ static void repair_checked(void *data, int r, const struct val_report *report, c
 	 * failed. */
 	json_object_object_add(note, "proposal", intent_proposal_json(p));
 	attempt_note(j, "repaired", note);
-	if (p->verdict != VAL_ALLOW) {
-		/* A warning or a denial needs the person again. */
+	if (!j->auto_repair || p->verdict != VAL_ALLOW) {
+		/* The person approved other code: the repair is theirs to
+		 * approve (a warning or a denial always is). */
 		approve_reply(j, false, "needs_approval", p);
 		return;
 	}
@@ -544,6 +549,11 @@ int method_intent_approve(struct rpc_call *call, json_object *params)
 		j->max_attempts = max < 1                    ? 1
 		                  : max > MAX_ATTEMPTS_LIMIT ? MAX_ATTEMPTS_LIMIT
 		                                             : (unsigned)max;
+	/* Automatic repair: the request's word, else the config's (off). */
+	bool auto_repair = intent_auto_repair(k);
+	if (j->repair)
+		json_get_bool(repair, "auto", &auto_repair);
+	j->auto_repair = j->repair && auto_repair;
 	bool explain = false;
 	json_get_bool(params, "explain", &explain);
 	j->explain = explain;
@@ -559,6 +569,7 @@ int method_intent_approve(struct rpc_call *call, json_object *params)
 	json_object_object_add(rec, "codeSha256", json_object_new_string(hash));
 	json_object_object_add(rec, "verdict", json_object_new_string(p->verdict_name));
 	json_object_object_add(rec, "repair", json_object_new_boolean(j->repair));
+	json_object_object_add(rec, "autoRepair", json_object_new_boolean(j->auto_repair));
 	intent_audit(k->intent, "approval", rec);
 
 	rpc_call_on_cancel(call, approve_cancelled, j);

@@ -213,6 +213,13 @@ unsigned intent_max_attempts(struct kiln *k)
 	return DEFAULT_MAX_ATTEMPTS;
 }
 
+bool intent_auto_repair(struct kiln *k)
+{
+	bool on = false;
+	json_get_bool(config_section(k->config, "intent"), "autoRepair", &on);
+	return on;
+}
+
 void intent_audit_proposal(struct kiln *k, const struct intent_proposal *p, const char *model)
 {
 	char hash[SHA256_DIGEST_STRING_LENGTH];

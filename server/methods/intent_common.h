@@ -6,6 +6,7 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "intent/intent.h"
@@ -61,6 +62,9 @@ void intent_check_cancel(struct intent_check *c);
 int intent_llm_config(struct kiln *k, struct llm_config *cfg, char *detail, size_t dsz);
 /* intent.maxRepairAttempts, within 1..MAX_ATTEMPTS_LIMIT. */
 unsigned intent_max_attempts(struct kiln *k);
+/* intent.autoRepair: whether repaired code the validator allows runs
+ * without the person's approval (false unless the config says true). */
+bool intent_auto_repair(struct kiln *k);
 /* Append the audit log's record of proposal p. */
 void intent_audit_proposal(struct kiln *k, const struct intent_proposal *p, const char *model);
 /* Fill a proposal's code, verdict, diagnostics and edit from an answer,

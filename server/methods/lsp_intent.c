@@ -26,6 +26,7 @@
 #include "core/lang.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "intent/intent.h"
 #include "kiln.h"
 #include "methods/doc_store.h"
 #include "methods/lsp.h"
@@ -455,6 +456,69 @@ static void observe(void *data, const char *method, json_object *params)
 	}
 }
 
+/* A repair that waits for the person (needs_approval): the repaired code
+ * replaces the failed proposal's lines in the document through
+ * workspace/applyEdit, needing confirmation like the first proposal, and
+ * "Run this proposal in kiln" on it approves it. Whether it is offered. */
+static bool offer_repair(struct job *j, json_object *proposal)
+{
+	struct kiln *k = j->k;
+	const char *id, *code, *verdict = "allow";
+	struct applied *a = find_applied(j->chain[0]);
+	const struct doc *d = docs_find(k->docs, j->uri);
+	const char *at = a && d ? find_lines(d, a->code) : NULL;
+	if (!at || json_get_string(proposal, "proposalId", &id) < 0 ||
+	    json_get_string(proposal, "code", &code) < 0 || !k->client_apply_edit) {
+		lsp_show(k, MSG_WARNING,
+		         "kiln: the document no longer holds the proposal that failed, so its "
+		         "repair was not offered");
+		return false;
+	}
+	json_get_string(proposal, "verdict", &verdict);
+	size_t s = (size_t)(at - d->text.data), e = s + strlen(a->code);
+	struct apply_ctx *c = calloc(1, sizeof(*c));
+	if (!c || !(c->code = strdup(code))) {
+		free(c);
+		return false;
+	}
+	c->j = j;
+	snprintf(c->id, sizeof(c->id), "%s", id);
+	snprintf(c->verdict, sizeof(c->verdict), "%s", verdict);
+	/* The version the proposals were made for: approve checks it. */
+	c->version = a->version;
+	json_object *te = json_object_new_object();
+	json_object *range = json_object_new_object();
+	json_object_object_add(range, "start", intent_position_json(d->text.data, s, k->encoding));
+	json_object_object_add(range, "end", intent_position_json(d->text.data, e, k->encoding));
+	json_object_object_add(te, "range", range);
+	json_object_object_add(te, "newText", json_object_new_string(code));
+	json_object *edits = json_object_new_array();
+	json_object_array_add(edits, te);
+	json_object *doc = json_object_new_object();
+	json_object_object_add(doc, "uri", json_object_new_string(j->uri));
+	json_object_object_add(doc, "version", json_object_new_int64(d->version));
+	json_object *change = json_object_new_object();
+	json_object_object_add(change, "textDocument", doc);
+	json_object_object_add(change, "edits", edits);
+	json_object *changes = json_object_new_array();
+	json_object_array_add(changes, change);
+	_cleanup_json_ json_object *edit = json_object_new_object();
+	json_object_object_add(edit, "documentChanges", changes);
+	char label[120];
+	snprintf(label, sizeof(label), "kiln: the repair of proposal %s", a->id);
+	json_object *p = json_object_new_object();
+	json_object_object_add(p, "label", json_object_new_string(label));
+	json_object_object_add(p, "edit", annotated_edit(k, edit, id, verdict, label));
+	if (rpc_request(k->rpc, "workspace/applyEdit", p, APPLY_TIMEOUT_MS, on_applied, c,
+	                &j->apply_id) < 0) {
+		free(c->code);
+		free(c);
+		return false;
+	}
+	j->apply_pending = true;
+	return true;
+}
+
 static void on_approved(void *data, json_object *result, json_object *error)
 {
 	struct job *j = data;
@@ -489,12 +553,24 @@ static void on_approved(void *data, json_object *result, json_object *error)
 		snprintf(msg, sizeof(msg),
 		         "kiln: proposal %s did not succeed (%s) after %zu attempt%s", pid,
 		         stopped ? stopped : "failed", n, n == 1 ? "" : "s");
+	json_object *repaired = NULL;
+	if (stopped && strcmp(stopped, "needs_approval") == 0) {
+		repaired = json_get(result, "proposal");
+		const char *rid = "?";
+		json_get_string(repaired, "proposalId", &rid);
+		snprintf(msg, sizeof(msg),
+		         "kiln: proposal %s failed; the model's repair %s did not run: it waits "
+		         "for your approval",
+		         pid, rid);
+	}
 	lsp_show(k, ok ? MSG_INFO : MSG_WARNING, msg);
 	if (k->client_show_document) {
 		char name[48];
 		snprintf(name, sizeof(name), "proposal-%s", pid);
 		lsp_show_document(k, name, msg, j->output.data, j->output.len, j->output_cut);
 	}
+	if (repaired && offer_repair(j, repaired))
+		return; /* the job goes on to the applyEdit's answer */
 	job_free(j);
 }
 

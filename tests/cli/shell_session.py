@@ -4,7 +4,9 @@ session: names kept between lines, the last expression shown, displays
 saved under $XDG_CACHE_HOME/kiln/, :reset and :new, Ctrl-C at an idle
 prompt clearing the line instead of quitting, run/skip answers kept out of
 the line history, the edit path; and `kiln ask` for scripts: only the
-program's output on stdout, --json, --session NAME, --allow-warn.
+program's output on stdout, --json, --session NAME, --allow-warn. A repair
+is a new proposal: the shell and `kiln ask --yes` ask before it runs (or,
+without a terminal, do not run it), unless automatic repair is on.
 
   shell_session.py KILN
 
@@ -294,6 +296,7 @@ def answer_history_checks():
         p.wait()
         streaming_checks(url, tmp)
         ask_checks(url, tmp)
+        repair_checks(url, tmp)
     finally:
         fake.kill()
         fake.wait()
@@ -351,6 +354,61 @@ def ask_checks(url, tmp):
     r = ask(url, tmp, "--session", "../x", "say hello")
     check("kiln ask --session refuses a name that is not a plain name", r.returncode == 2,
           repr([r.returncode, r.stderr]))
+
+
+def repair_checks(url, tmp):
+    """The fake model's first code fails (a NameError); its repair prints 3.
+    The repair runs only once the person says so, or with automatic repair."""
+    env = env_for(tmp, KILN_LLM_URL=url, KILN_MODEL="fake-repair")
+    p = Pty([KILN, "shell"], env)
+    p.read_until(r"kiln> ")
+    step(p, "add up 0, 1 and 2", r"\[r/e/s\]")
+    ok, out = step(p, "r", r"\[r/e/s\]", 60)
+    check("kiln shell: a repair waits for the person's answer before it runs",
+          ok and "NameError" in out and "needs your approval" in out and "print(total)" in out
+          and "\n3\n" not in out, out)
+    ok, out = step(p, "r", r"ok: exit 0", 60)
+    check("kiln shell: the approved repair runs", ok and "\n3\n" in out, out)
+    ok, out = step(p, ":auto-repair on", r"automatic repair: on")
+    check(":auto-repair on says so", ok, out)
+    step(p, "add up 0, 1 and 2", r"\[r/e/s\]")
+    ok, out = step(p, "r", r"ok: exit 0|\[r/e/s\]", 60)
+    check("kiln shell with :auto-repair on: an allowed repair runs without asking",
+          ok and "NameError" in out and "\n3\n" in out and "needs your approval" not in out,
+          out)
+    p.send(":quit\r")
+    p.wait()
+
+    # kiln ask --yes at a terminal asks before a repair runs.
+    p = Pty([KILN, "ask", "--yes", "add up 0, 1 and 2"], env)
+    asked = p.read_until(r"run the repaired code\? \[y/N\] ", 60)
+    before = p.text()
+    p.mark()
+    p.send("y\r")
+    st = p.wait(60)
+    check("kiln ask --yes at a terminal asks before the repair runs, and runs it on y",
+          asked and "\n3\n" not in before and "print(total)" in before and
+          "\n3\n" in p.since() and st is not None and os.WEXITSTATUS(st) == 0,
+          repr([before[-600:], p.since()[-300:], st]))
+    p = Pty([KILN, "ask", "--yes", "add up 0, 1 and 2"], env)
+    p.read_until(r"run the repaired code\? \[y/N\] ", 60)
+    p.mark()
+    p.send("n\r")
+    st = p.wait(60)
+    check("kiln ask --yes: a repair refused at the terminal does not run (exit 1)",
+          "\n3\n" not in p.text() and st is not None and os.WEXITSTATUS(st) == 1,
+          repr([p.text()[-600:], st]))
+    # Without a terminal: printed, not run, and how to let it run said.
+    r = subprocess.run([KILN, "ask", "--yes", "add up 0, 1 and 2"], env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    check("kiln ask --yes without a terminal prints the repair, does not run it, names "
+          "--auto-repair", r.returncode == 1 and r.stdout == "" and "print(total)" in r.stderr
+          and "--auto-repair" in r.stderr, repr([r.returncode, r.stdout, r.stderr[-600:]]))
+    r = subprocess.run([KILN, "ask", "--yes", "--auto-repair", "add up 0, 1 and 2"], env=env,
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    check("kiln ask --yes --auto-repair runs the allowed repair and shows its code",
+          r.returncode == 0 and r.stdout == "3\n" and "repaired code (attempt 2)" in r.stderr
+          and "print(total)" in r.stderr, repr([r.returncode, r.stdout, r.stderr[-600:]]))
 
 
 # A 1x1 grey PNG and 10 KiB more (kitty takes it in several chunks),

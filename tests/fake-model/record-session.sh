@@ -24,7 +24,7 @@ cat >"$tmp/drive.test" <<EOT
 --> {"jsonrpc":"2.0","method":"initialized","params":{}}
 --> {"jsonrpc":"2.0","id":2,"method":"intent/run","params":{"intent":"add up 0, 1 and 2","language":"python","sessionId":"rec"}}
 <-- {"jsonrpc":"2.0","id":2,"result":{"proposalId":"{{\$p}}","verdict":"allow"}}
---> {"jsonrpc":"2.0","id":3,"method":"intent/approve","params":{"proposalId":"{{\$p}}","repair":{"maxAttempts":2}}}
+--> {"jsonrpc":"2.0","id":3,"method":"intent/approve","params":{"proposalId":"{{\$p}}","repair":{"maxAttempts":2,"auto":true}}}
 <-- {"jsonrpc":"2.0","id":3,"result":{"ok":true}}
 --> {"jsonrpc":"2.0","id":4,"method":"shutdown"}
 <-- {"jsonrpc":"2.0","id":4,"result":null}

@@ -40,6 +40,10 @@ help_lists_commands() {
 }
 check "help lists every subcommand and option" help_lists_commands
 check "version" sh -c "'$kiln' --version | grep -qx 'kiln [0-9][0-9.]*'"
+# Automatic repair is an option a person turns on, named in --help
+# (issue 35: a repair is otherwise asked about like any proposal).
+check "ask and shell --help name --auto-repair" sh -c \
+	"'$kiln' ask --help | grep -q -- '--auto-repair' && '$kiln' shell --help | grep -q -- '--auto-repair'"
 check "unknown command exits 2" sh -c "'$kiln' frobnicate; test \$? -eq 2"
 check "unknown option exits 2" sh -c "'$kiln' --frobnicate; test \$? -eq 2"
 

@@ -179,7 +179,7 @@ for p in anthropic bedrock; do
 	if [ $? -eq 0 ] && echo "$out" | grep -q "^hello from kiln" &&
 		echo "$out" | grep -q "print('hello from kiln')"; then ok "shell-pipe-$p"; else
 		ko "shell-pipe-$p"; echo "$out" | sed 's/^/    /' | tail -n 15; fi
-	out=$(KILN_LLM_PROVIDER=$p KILN_MODEL=fake-repair ANTHROPIC_API_KEY=sk-ant-wire timeout 60 "$KILN" ask --yes "sum" </dev/null 2>&1)
+	out=$(KILN_LLM_PROVIDER=$p KILN_MODEL=fake-repair ANTHROPIC_API_KEY=sk-ant-wire timeout 60 "$KILN" ask --yes --auto-repair "sum" </dev/null 2>&1)
 	if [ $? -eq 0 ] && echo "$out" | grep -q "^3$"; then ok "ask-repair-$p"; else
 		ko "ask-repair-$p"; echo "$out" | sed 's/^/    /' | tail -n 15; fi
 done

@@ -912,8 +912,8 @@ Read here, not through kiln.el: the tests check what kiln wrote."
           (should (plist-get run :id)))))))
 
 (ert-deftest kiln-run-proposal-with-repair ()
-  "`kiln-run' approves the proposal; a failed run is repaired, attempts shown."
-  (kiln-test--with ((kiln-repair-attempts 3))
+  "With `kiln-auto-repair', a failed run is repaired and the repair runs."
+  (kiln-test--with ((kiln-repair-attempts 3) (kiln-auto-repair t))
     (kiln-test--model "fake-repair")
     (kiln-test--buffer ""
       (kiln-test--intent "sum the numbers")
@@ -935,8 +935,8 @@ Read here, not through kiln.el: the tests check what kiln wrote."
   "Its repair: it prints 3.")
 
 (ert-deftest kiln-run-review-follows-repair ()
-  "After a repair the review holds, and accepting writes, the code that ran."
-  (kiln-test--with ((kiln-repair-attempts 3))
+  "After an automatic repair the review holds, and accepting writes, the code that ran."
+  (kiln-test--with ((kiln-repair-attempts 3) (kiln-auto-repair t))
     (kiln-test--model "fake-repair")
     (kiln-test--buffer "# the average\n"
       (let* ((first (kiln-test--intent "print the average of 3, 4 and 5"))
@@ -961,7 +961,7 @@ Read here, not through kiln.el: the tests check what kiln wrote."
           (should (equal (buffer-string) (concat "# the average\n" kiln-test--right))))))))
 
 (ert-deftest kiln-run-repair-after-accept ()
-  "A repair after the proposal was accepted reviews the changed line; it runs next."
+  "A repair waits for approval: it reviews the changed line, and runs only on `kiln-run'."
   (kiln-test--with ((kiln-repair-attempts 3))
     (kiln-test--model "fake-repair")
     (kiln-test--buffer "# sum\n"
@@ -969,7 +969,14 @@ Read here, not through kiln.el: the tests check what kiln wrote."
                                  :proposalId)))
         (kiln-accept-all)
         (should (equal (buffer-string) (concat "# sum\n" kiln-test--wrong)))
-        (kiln-test--run-and-wait)
+        (let ((result (plist-get (kiln-test--run-and-wait) :result)))
+          ;; The repair is a new proposal: it did not run (`kiln-auto-repair' is nil).
+          (should (eq (plist-get result :ok) :json-false))
+          (should (equal (plist-get result :stopped) "needs_approval"))
+          (should (= (length (plist-get result :attempts)) 1))
+          (should-not (string-match-p "^3$" (kiln-test--output)))
+          (should (string-match-p "the repaired code p[0-9]+ did not run: it needs your approval"
+                                  (kiln-test--output))))
         (should kiln--review)
         (let ((new-id (plist-get (plist-get kiln--review :proposal) :proposalId)))
           (should-not (equal new-id first-id))

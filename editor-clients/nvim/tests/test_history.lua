@@ -45,7 +45,7 @@ end
 
 return {
   { 'history: the intent, its explanation, the code that ran, each repair and the output, kept', function()
-    setup('fake-repair', { repair_attempts = 3 })
+    setup('fake-repair', { repair_attempts = 3, auto_repair = true })
     local buf = h.buffer({ '' })
     intent('sum 0..2', buf)
     require('kiln.intent').accept_all(buf)

@@ -171,8 +171,34 @@ return {
     h.ok(h.message('denied'), 'the refusal is reported')
   end },
 
-  { 'intent: :KilnRun approves the proposal; repair attempts are shown', function()
+  { 'intent: a repaired proposal waits for approval; the next :KilnRun runs it', function()
     h.setup_model('fake-repair', { repair_attempts = 3 })
+    h.need('intent/approve')
+    local buf = h.buffer({ '' })
+    intent({ text = 'sum 0..2' })
+    require('kiln.intent').accept_all(buf)
+    vim.cmd('KilnRun')
+    local run = require('kiln.run')
+    h.wait(60000, function() return run.current == nil end, 'the run and its repair')
+    local out = require('kiln.output').section_lines()
+    local text = table.concat(out, '\n')
+    h.ok(text:find('attempt 2 repaired (verdict allow)', 1, true), 'the repair is shown:\n' .. text)
+    h.ok(text:find('the repaired code p2 did not run: it needs your approval', 1, true),
+      'the repair waits:\n' .. text)
+    h.ok(not vim.tbl_contains(out, '3') and not text:find('attempt 2 running', 1, true),
+      'the repaired code did not run:\n' .. text)
+    local rv = require('kiln.intent').review(buf)
+    h.ok(rv and rv.proposal.proposalId == 'p2', 'the review shows the repaired proposal')
+    -- Approving it is the next :KilnRun.
+    vim.cmd('KilnRun')
+    h.wait(60000, function() return run.current == nil end, 'the approved repair')
+    out = require('kiln.output').section_lines()
+    h.ok(out[1]:find('proposal p2', 1, true), 'what runs: ' .. tostring(out[1]))
+    h.ok(vim.tbl_contains(out, '3'), 'p2 ran:\n' .. table.concat(out, '\n'))
+  end },
+
+  { 'intent: with auto_repair, an allowed repair runs in the same run; attempts are shown', function()
+    h.setup_model('fake-repair', { repair_attempts = 3, auto_repair = true })
     h.need('intent/approve')
     local buf = h.buffer({ '' })
     intent({ text = 'sum 0..2' })

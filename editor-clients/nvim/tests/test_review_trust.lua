@@ -97,8 +97,8 @@ local WRONG = { 'total = 0', 'for n in range(3):', '    total += n', 'print(totl
 local RIGHT = { 'total = 0', 'for n in range(3):', '    total += n', 'print(total)' }
 
 return {
-  { 'trust: after a repair the review holds, and ga writes, the code that ran', function()
-    h.setup_model('fake-repair', { repair_attempts = 3 })
+  { 'trust: after an automatic repair the review holds, and ga writes, the code that ran', function()
+    h.setup_model('fake-repair', { repair_attempts = 3, auto_repair = true })
     h.need('intent/approve')
     local buf = h.buffer({ '# the average' })
     vim.api.nvim_win_set_cursor(0, { 1, 0 })
@@ -147,6 +147,8 @@ return {
     h.eq({ '# sum', unpack(WRONG) }, h.lines(buf), 'the failing code written')
     vim.cmd('KilnRun')
     h.wait_run()
+    local first = require('kiln.output').section_lines()
+    h.ok(not vim.tbl_contains(first, '3'), 'the repair did not run unapproved:\n' .. table.concat(first, '\n'))
     local rv = require('kiln.intent').review(buf)
     h.ok(rv, 'a new review')
     h.eq(1, #rv.hunks, 'one hunk: the changed line')

@@ -11,7 +11,7 @@ import { languageOf } from './document';
 import { visible } from './hunks';
 import { Reviews } from './review';
 import { errorOf, MissingBinaryError, Server } from './server';
-import { explain, repairAttempts } from './settings';
+import { autoRepair, explain, repairAttempts } from './settings';
 
 interface Current {
   kind: 'snippet' | 'proposal';
@@ -293,7 +293,9 @@ export class Runner {
       this.note(`[stopped: ${result.stopped}]`);
     }
     if (result.proposal && typeof result.proposal === 'object' && cur.uri) {
-      this.note(`[the repaired code needs your approval (verdict ${result.proposal.verdict}): Kiln: Run runs it]`);
+      // A repair is a new proposal: it ran only if automatic repair let it.
+      this.note(`[the repaired code ${result.proposal.proposalId} did not run: it needs your approval ` +
+        `(verdict ${result.proposal.verdict}): review it, then Kiln: Run runs it]`);
       // Already followed at its `repaired` attempt, unless that was missed.
       this.reviews.followRepair(cur.uri, result.proposal);
     }
@@ -321,6 +323,9 @@ export class Runner {
     const n = repairAttempts();
     if (n > 0) {
       params.repair = { maxAttempts: n };
+      if (autoRepair()) {
+        params.repair.auto = true;
+      }
     }
     return this.start('proposal', 'intent/approve', params, `kiln run: proposal ${proposalId}`, doc.uri.toString());
   }

@@ -18,6 +18,13 @@ export function repairAttempts(): number {
   return cfg().get<number>('repairAttempts') ?? 0;
 }
 
+/** kiln.autoRepair: a repair the validator allows runs in the same run
+ * (intent/approve's repair.auto). Off: each repair is a new proposal to
+ * review and run (unless the server's intent.autoRepair is true). */
+export function autoRepair(): boolean {
+  return cfg().get<boolean>('autoRepair') ?? false;
+}
+
 export function explain(): boolean {
   return cfg().get<boolean>('explain') ?? false;
 }

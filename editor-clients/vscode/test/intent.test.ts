@@ -217,8 +217,8 @@ test('intent: kiln.run approves the proposal, streams its output; explain', need
   assert.equal(vscode.recorded.channels.get('Kiln')!.text, text, 'the output channel holds it');
 });
 
-test('intent: repair attempts are shown one by one', needKiln, async () => {
-  await setup('fake-repair', { 'kiln.repairAttempts': 3 });
+test('intent: with kiln.autoRepair, repair attempts are shown one by one and the repair runs', needKiln, async () => {
+  await setup('fake-repair', { 'kiln.repairAttempts': 3, 'kiln.autoRepair': true });
   vscode.openEditor(tmpFile('rep.py'), 'python', '');
   await ask('sum 0..2');
   await vscode.commands.executeCommand('kiln.acceptAll');
@@ -235,8 +235,8 @@ test('intent: repair attempts are shown one by one', needKiln, async () => {
 const WRONG = ['total = 0', 'for n in range(3):', '    total += n', 'print(totl)'];
 const RIGHT = ['total = 0', 'for n in range(3):', '    total += n', 'print(total)'];
 
-test('intent: after a repair the review holds, and Accept writes, the code that ran', needKiln, async () => {
-  await setup('fake-repair', { 'kiln.repairAttempts': 3 });
+test('intent: after an automatic repair the review holds, and Accept writes, the code that ran', needKiln, async () => {
+  await setup('fake-repair', { 'kiln.repairAttempts': 3, 'kiln.autoRepair': true });
   const ed = vscode.openEditor(tmpFile('trust.py'), 'python', '# the average\n');
   const first = await ask('print the average of 3, 4 and 5');
   assert.deepEqual(first.hunks.map((h: any) => h.lines), [WRONG], 'the first proposal (it fails)');
@@ -256,14 +256,19 @@ test('intent: after a repair the review holds, and Accept writes, the code that 
   assert.equal(ed.document.getText(), ['# the average', ...RIGHT, ''].join('\n'), 'Accept wrote the code that ran');
 });
 
-test('intent: a repair after the proposal was accepted opens a review of the repaired line; Run runs it', needKiln, async () => {
+test('intent: a repair waits for approval: it opens a review of the repaired line, and Run runs it', needKiln, async () => {
   await setup('fake-repair', { 'kiln.repairAttempts': 3 });
   const ed = vscode.openEditor(tmpFile('trust2.py'), 'python', '# sum\n');
   const first = await ask('sum 0..2');
   await vscode.commands.executeCommand('kiln.acceptAll');
   assert.equal(ed.document.getText(), ['# sum', ...WRONG, ''].join('\n'), 'the failing code written');
   const end = await vscode.commands.executeCommand('kiln.run');
-  assert.equal(end.result?.ok, true, JSON.stringify(end));
+  // The repair is a new proposal: it did not run (kiln.autoRepair is off).
+  assert.equal(end.result?.ok, false, JSON.stringify(end));
+  assert.equal(end.result?.stopped, 'needs_approval', JSON.stringify(end));
+  assert.equal(end.result?.attempts?.length, 1, 'one run: the first proposal');
+  assert.doesNotMatch(s!.kiln.runner.text, /\n3\n/, 'the repaired code did not run');
+  assert.match(s!.kiln.runner.text, /the repaired code p\d+ did not run: it needs your approval/);
   const rv = s!.kiln.reviews.get(ed.document.uri);
   assert.ok(rv, 'a new review');
   assert.notEqual(rv.proposal.proposalId, first.proposal.proposalId);

@@ -21,6 +21,11 @@ M.defaults = {
   diff_style = 'inline',
   -- Repair attempts after a failed run of a proposal (0: none).
   repair_attempts = 0,
+  -- Automatic repair: a repair the validator allows runs at once (sent as
+  -- intent/approve's repair.auto). Off: every repair is a new proposal,
+  -- shown for review, that :KilnRun approves (unless the server's
+  -- intent.autoRepair is true).
+  auto_repair = false,
   -- After a successful run of a proposal, ask the model to explain the
   -- result (streamed into the output window).
   explain = false,

@@ -328,8 +328,10 @@ local function finish(err, result)
     output.note('[stopped: ' .. tostring(result.stopped) .. ']', 'WarningMsg')
   end
   if type(result.proposal) == 'table' then
-    output.note('[the repaired code needs your approval (verdict ' .. tostring(result.proposal.verdict) ..
-      '): :KilnRun runs it]', 'WarningMsg')
+    -- A repair is a new proposal: it ran only if automatic repair let it.
+    output.note('[the repaired code ' .. tostring(result.proposal.proposalId) ..
+      ' did not run: it needs your approval (verdict ' .. tostring(result.proposal.verdict) ..
+      '): review it, then :KilnRun runs it]', 'WarningMsg')
     if cur and cur.buf and vim.api.nvim_buf_is_valid(cur.buf) then
       require('kiln.intent').follow_repair(cur.buf, result.proposal)
     end
@@ -387,6 +389,9 @@ function M.approve(proposal_id, header, buf, version)
   local n = config.options.repair_attempts or 0
   if n > 0 then
     params.repair = { maxAttempts = n }
+    if config.options.auto_repair then
+      params.repair.auto = true
+    end
   end
   return start('intent/approve', params, { kind = 'proposal', attempts = 0, buf = buf })
 end
