@@ -325,7 +325,7 @@
 ; numpy.load(..., allow_pickle=True) unpickles object arrays
 ((call function: (_) @PY-REACH-CODE arguments: (argument_list (keyword_argument name: (identifier) @_k value: (_) @_v)))
   (#qname-match? @PY-REACH-CODE "^numpy\\.(load|lib\\.format\\.read_array)$")
-  (#eq? @_k "allow_pickle")
+  (#match? @_k "^allow_pickle$")
   (#not-match? @_v "^(False|0)$"))
 ; sqlite3 loads extensions: shared libraries
 ((call function: (attribute attribute: (identifier) @PY-REACH-NATIVE))
@@ -334,7 +334,7 @@
 ((string) @PY-REACH-PROCESS
   (#match? @PY-REACH-PROCESS "^text\\.usetex$"))
 ((keyword_argument name: (identifier) @PY-REACH-PROCESS value: (_) @_v)
-  (#eq? @PY-REACH-PROCESS "usetex")
+  (#match? @PY-REACH-PROCESS "^usetex$")
   (#not-match? @_v "^(False|0|None)$"))
 ((call function: (_) @PY-REACH-CODE arguments: (argument_list . (_) @_b))
   (#qname-match? @PY-REACH-CODE "^matplotlib\\.(use|pyplot\\.switch_backend)$")
@@ -348,4 +348,4 @@
   (#match? @_m "^(eval|query)$")
   (#match? @_e "__"))
 ((call function: (attribute attribute: (identifier) @PY-REACH-PROCESS))
-  (#eq? @PY-REACH-PROCESS "to_clipboard"))
+  (#match? @PY-REACH-PROCESS "^to_clipboard$"))
