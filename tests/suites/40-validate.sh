@@ -177,6 +177,14 @@ else
 	bad "{name} in a rule's message"
 	cat -v "$tmp/out"
 fi
+# python.scm's reach section is written from python-reach.py's lists,
+# which repeat in several patterns: the two must not drift apart.
+if python3 server/validate/python-reach.py --check >"$tmp/out" 2>&1; then
+	ok "python.scm's reach section is python-reach.py's"
+else
+	bad "python.scm's reach section"
+	cat "$tmp/out"
+fi
 # The reach verdict (issue 35): code that reaches what kiln does not know
 # to be harmless is warned about, naming what it can do.
 printf 'import pydoc\npydoc.pipepager("x", "id")\nimport functools, os\nfunctools.reduce(getattr, ["system"], os)("id")\nimport mylib\n' >"$tmp/reach.py"
