@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """python-reach.py: writes the reach section of rules/python.scm (from the
-line ';; --- reach' to the end), whose lists repeat in several patterns:
+line ';; --- reach' to the loop rules), whose lists repeat in several patterns:
 the known modules, the partly known ones with their harmless attributes,
 and the risky corners of known ones, by capability. Edit the lists here,
 then `python3 server/validate/python-reach.py --write`; `--check` (run by
@@ -134,16 +134,18 @@ w('((call function: (attribute attribute: (identifier) @_m) @PY-REACH-CODE argum
 w('((call function: (attribute attribute: (identifier) @_m) @PY-REACH-CODE arguments: (argument_list . (string) @_e))\n  (#match? @_m "^(eval|query)$")\n  (#match? @_e "__"))')
 w('((call function: (attribute attribute: (identifier) @PY-REACH-PROCESS))\n  (#match? @PY-REACH-PROCESS "^to_clipboard$"))')
 
-text = "\n".join(out) + "\n"
+text = "\n".join(out) + "\n\n"
 scm = os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules", "python.scm")
 with open(scm, encoding="utf-8") as f:
     have = f.read()
-cut = have.index(";; --- reach")
+# The section runs from its first line to the loop rules that follow it.
+start = have.index(";; --- reach")
+end = have.index("; --- loops with no way out")
 if sys.argv[1:] == ["--write"]:
     with open(scm, "w", encoding="utf-8") as f:
-        f.write(have[:cut] + text)
+        f.write(have[:start] + text + have[end:])
 elif sys.argv[1:] == ["--check"]:
-    if have[cut:] != text:
+    if have[start:end] != text:
         sys.exit("python.scm's reach section differs from python-reach.py's lists: "
                  "run python3 server/validate/python-reach.py --write")
 else:

@@ -148,26 +148,6 @@
 ((import_from_statement name: (dotted_name) @PY-FILE-DELETE)
   (#qname-match? @PY-FILE-DELETE "^(os\\.(remove|unlink|rmdir|removedirs|chmod|chown)|shutil\\.(rmtree|move))$"))
 
-; --- loops with no way out (a yield hands control back to the consumer:
-; a generator's endless loop is how it produces a stream, not a hang)
-((while_statement condition: [(true) (integer)] @PY-LOOP-UNBOUNDED body: (block) @_b)
-  (#not-match? @PY-LOOP-UNBOUNDED "^0+$")
-  (#not-contains? @_b "^(break_statement|return_statement|raise_statement|yield)$" "^(function_definition|class_definition|lambda|while_statement|for_statement)$"))
-
-; --- a coding declaration (PEP 263: a comment on the first or second line)
-; naming any encoding but UTF-8 or ASCII: CPython would read other code
-; than the editor shows. kiln's runners refuse one too
-; (sandbox/guest/source_coding.py); this says so before a run. Anchored, in
-; re_prefix.c's subset: the allowed form is the comment's first
-; "coding" followed by ':' or '=' (no "g:" or "g=" before it), then a
-; UTF-8 or ASCII name, then a byte that cannot continue a name.
-((module . (comment) @PY-SOURCE-ENCODING)
-  (#match? @PY-SOURCE-ENCODING "^#[	 -~]*coding[:=][ 	]*[-_.a-zA-Z0-9]")
-  (#not-match? @PY-SOURCE-ENCODING "^#([	 -fh-~]|g+[	 -9;<>-fh-~])*g*coding[:=][ 	]*([uU][tT][fF]([-_]?8([-_][-_.a-zA-Z0-9]*)?)?|[uU]8|[cC][pP]65001|([uU][sS][-_])?[aA][sS][cC][iI][iI]|646)([	 -,/:-@`{-~]|$)"))
-((module . (comment) . (comment) @PY-SOURCE-ENCODING)
-  (#match? @PY-SOURCE-ENCODING "^#[	 -~]*coding[:=][ 	]*[-_.a-zA-Z0-9]")
-  (#not-match? @PY-SOURCE-ENCODING "^#([	 -fh-~]|g+[	 -9;<>-fh-~])*g*coding[:=][ 	]*([uU][tT][fF]([-_]?8([-_][-_.a-zA-Z0-9]*)?)?|[uU]8|[cC][pP]65001|([uU][sS][-_])?[aA][sS][cC][iI][iI]|646)([	 -,/:-@`{-~]|$)"))
-
 ;; --- reach (category reach, docs/validator.md "What Python code can
 ;; reach"): allow only what kiln knows cannot start processes, connect,
 ;; load native code, run or deserialize code, or reach all of an object.
@@ -390,3 +370,23 @@
   (#match? @_e "__"))
 ((call function: (attribute attribute: (identifier) @PY-REACH-PROCESS))
   (#match? @PY-REACH-PROCESS "^to_clipboard$"))
+
+; --- loops with no way out (a yield hands control back to the consumer:
+; a generator's endless loop is how it produces a stream, not a hang)
+((while_statement condition: [(true) (integer)] @PY-LOOP-UNBOUNDED body: (block) @_b)
+  (#not-match? @PY-LOOP-UNBOUNDED "^0+$")
+  (#not-contains? @_b "^(break_statement|return_statement|raise_statement|yield)$" "^(function_definition|class_definition|lambda|while_statement|for_statement)$"))
+
+; --- a coding declaration (PEP 263: a comment on the first or second line)
+; naming any encoding but UTF-8 or ASCII: CPython would read other code
+; than the editor shows. kiln's runners refuse one too
+; (sandbox/guest/source_coding.py); this says so before a run. Anchored, in
+; re_prefix.c's subset: the allowed form is the comment's first
+; "coding" followed by ':' or '=' (no "g:" or "g=" before it), then a
+; UTF-8 or ASCII name, then a byte that cannot continue a name.
+((module . (comment) @PY-SOURCE-ENCODING)
+  (#match? @PY-SOURCE-ENCODING "^#[	 -~]*coding[:=][ 	]*[-_.a-zA-Z0-9]")
+  (#not-match? @PY-SOURCE-ENCODING "^#([	 -fh-~]|g+[	 -9;<>-fh-~])*g*coding[:=][ 	]*([uU][tT][fF]([-_]?8([-_][-_.a-zA-Z0-9]*)?)?|[uU]8|[cC][pP]65001|([uU][sS][-_])?[aA][sS][cC][iI][iI]|646)([	 -,/:-@`{-~]|$)"))
+((module . (comment) . (comment) @PY-SOURCE-ENCODING)
+  (#match? @PY-SOURCE-ENCODING "^#[	 -~]*coding[:=][ 	]*[-_.a-zA-Z0-9]")
+  (#not-match? @PY-SOURCE-ENCODING "^#([	 -fh-~]|g+[	 -9;<>-fh-~])*g*coding[:=][ 	]*([uU][tT][fF]([-_]?8([-_][-_.a-zA-Z0-9]*)?)?|[uU]8|[cC][pP]65001|([uU][sS][-_])?[aA][sS][cC][iI][iI]|646)([	 -,/:-@`{-~]|$)"))
