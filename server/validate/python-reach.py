@@ -19,13 +19,13 @@ DENIED = ("subprocess|pty|multiprocessing|pexpect|popen2|commands|sh|plumbum"
           "|ctypes|_ctypes|cffi|_posixsubprocess|posix|nt|_winapi|_thread"
           "|importlib|imp|runpy|code|codeop|zipimport|pkgutil|builtins|__builtin__")
 PROC_MOD = "pydoc|distutils|setuptools|pip|ensurepip|venv|numpy\\.f2py|numpy\\.distutils|matplotlib\\.animation|PIL\\.ImageShow|PIL\\.ImageGrab|pandas\\.io\\.clipboards?"
-PROC_ATTR = "pandas\\.read_clipboard|asyncio\\.(get_event_loop|new_event_loop|get_running_loop)"
+PROC_ATTR = "platform\\.(uname|processor|architecture|platform|_[A-Za-z_]+)|uuid\\.(uuid1|getnode|_[A-Za-z_]+)|pandas\\.read_clipboard|asyncio\\.(get_event_loop|new_event_loop|get_running_loop)"
 NET_MOD = "syslog|asyncore|asynchat|wsgiref|pyarrow\\.(fs|flight)|scipy\\.datasets"
 NET_ATTR = "logging\\.handlers\\.(SocketHandler|DatagramHandler|SysLogHandler|SMTPHandler|HTTPHandler)|asyncio\\.(open_connection|start_server|open_unix_connection|start_unix_server)|seaborn\\.load_dataset|sklearn\\.datasets\\.fetch_[a-z0-9_]+|statsmodels\\.(api\\.)?datasets\\.get_rdataset|numpy\\.(lib\\.(npyio|_datasource)\\.)?DataSource|pandas\\.read_gbq"
 NATIVE_MOD = "numpy\\.ctypeslib"
 NATIVE_ATTR = "scipy\\.LowLevelCallable|sys\\.setdlopenflags"
 CODE_MOD = "doctest|timeit|pdb|bdb|profile|cProfile|trace|rlcompleter|pstats|shelve|dill|cloudpickle|jsonpickle|joblib|site|logging\\.config|pandas\\.io\\.pytables|PIL\\.ImageMath"
-CODE_ATTR = "networkx\\.read_gpickle|pandas\\.(read_hdf|HDFStore)|statsmodels\\.(api\\.)?load_pickle|sys\\.(settrace|setprofile|addaudithook|breakpointhook)"
+CODE_ATTR = "(c|_)?pickle\\._[A-Za-z_]+|marshal\\._[A-Za-z_]+|networkx\\.read_gpickle|pandas\\.(read_hdf|HDFStore)|statsmodels\\.(api\\.)?load_pickle|sys\\.(settrace|setprofile|addaudithook|breakpointhook)"
 COMP_MOD = "inspect|gc"
 COMP_ATTR = "operator\\.(attrgetter|methodcaller)"
 
@@ -34,9 +34,7 @@ ALLOW = (
  "|system|popen[0-9]?|exec[lv]p?e?|spawn[lv]p?e?|fork|forkpty|kill|killpg|posix_spawnp?|startfile|plock|mkfifo|mknod)$"
  "|^sys\\.(argv|orig_argv|stdin|stdout|stderr|exit|version|version_info|hexversion|implementation|platform|byteorder|maxsize|maxunicode|float_info|int_info|hash_info|float_repr_style|getsizeof|getrecursionlimit|setrecursionlimit|getdefaultencoding|getfilesystemencoding|getfilesystemencodeerrors|path|executable|prefix|base_prefix|exec_prefix|base_exec_prefix|platlibdir|flags|exc_info|exception|last_type|last_value|last_traceback|stdlib_module_names|builtin_module_names|api_version|copyright|excepthook|displayhook|getrefcount|intern|is_finalizing|set_int_max_str_digits|get_int_max_str_digits|getswitchinterval|setswitchinterval|dont_write_bytecode|ps1|ps2|thread_info|warnoptions|tracebacklimit|meta_path|path_hooks|path_importer_cache|setdlopenflags|settrace|setprofile|addaudithook|breakpointhook)$"
  "|^shutil\\.(copy|copy2|copyfile|copyfileobj|copymode|copystat|copytree|move|rmtree|chown|disk_usage|which|get_terminal_size|make_archive|unpack_archive|get_archive_formats|get_unpack_formats|ignore_patterns|Error|SameFileError|SpecialFileError|ReadError|RegistryError|COPY_BUFSIZE)$"
- "|^platform\\.(python_version|python_version_tuple|python_implementation|python_compiler|python_build|python_branch|python_revision|system|release|version|machine|node|freedesktop_os_release|mac_ver|win32_ver|win32_edition|java_ver|system_alias|libc_ver)$"
- "|^uuid\\.(UUID|uuid3|uuid4|uuid5|NAMESPACE_(DNS|URL|OID|X500)|SafeUUID|RESERVED_NCS|RFC_4122|RESERVED_MICROSOFT|RESERVED_FUTURE)$"
- "|^(c|_)?pickle\\.(dumps?|loads?|Pickler|Unpickler|HIGHEST_PROTOCOL|DEFAULT_PROTOCOL|PickleError|PicklingError|UnpicklingError|PickleBuffer)$|^marshal\\.(dumps?|loads?|version)$")
+)
 
 def esc(s):
     return s.replace("\\", "\\\\")
@@ -56,17 +54,15 @@ w(f'(import_statement name: [(dotted_name) @PY-REACH-UNKNOWN (aliased_import nam
 w(f'(import_from_statement module_name: (dotted_name) @PY-REACH-UNKNOWN\n  (#not-match? @PY-REACH-UNKNOWN "{esc(known)}"))')
 w(f'((call function: (_) @_f arguments: (argument_list . (_) @_m)) @PY-REACH-UNKNOWN\n  (#qname-match? @_f "^((builtins|__builtins__)\\\\.)?__import__$")\n  (#not-match? @_m "{esc(known)}"))')
 w("")
-w("; the partly known modules: each attribute not on their list, by what the")
-w("; rest of the module can do (os, sys, shutil: unknown; platform, uuid: they")
-w("; run uname, file, ip or ifconfig; pickle, marshal: they load code)")
-for rule, mods in (("PY-REACH-UNKNOWN", "os|sys|shutil"), ("PY-REACH-PROCESS", "platform|uuid"),
-                   ("PY-REACH-CODE", "(c|_)?pickle|marshal")):
-    m = f"^({mods})$"
-    w(f'((attribute object: (_) @_o) @{rule}\n  (#qname-match? @_o "{esc(m)}")\n  (#is-module? @_o)\n  (#not-qname-match? @{rule} "{esc(ALLOW)}"))')
-    w(f'((attribute object: [(call) (subscript)] @_o) @{rule}\n  (#qname-match? @_o "{esc(m)}")\n  (#not-qname-match? @{rule} "{esc(ALLOW)}"))')
-    w(f'((call function: (_) @_f arguments: (argument_list . (_) @_o . (_))) @{rule}\n  (#qname-match? @_f "^(builtins\\\\.)?getattr$")\n  (#qname-match? @_o "{esc(m)}")\n  (#not-qname-match? @{rule} "{esc(ALLOW)}"))')
-    w(f'((import_from_statement module_name: (dotted_name) @_m name: (dotted_name) @{rule})\n  (#match? @_m "{esc(m)}")\n  (#not-qname-match? @{rule} "{esc(ALLOW)}"))')
-    w(f'((import_from_statement module_name: (dotted_name) @_m name: (aliased_import alias: (identifier) @{rule}))\n  (#match? @_m "{esc(m)}")\n  (#not-qname-match? @{rule} "{esc(ALLOW)}"))')
+w("; the partly known modules os, sys and shutil: each attribute not on their")
+w("; list, however it is reached (os.x, __import__('os').x, sys.modules['os'].x,")
+w("; getattr(os, 'x'), from os import x)")
+m = "^(os|sys|shutil)\\.[A-Za-z0-9_]+$"
+for ctx in ("(attribute) @PY-REACH-UNKNOWN",
+            "(call function: (_) @_f) @PY-REACH-UNKNOWN",
+            "(import_from_statement name: [(dotted_name) @PY-REACH-UNKNOWN (aliased_import alias: (identifier) @PY-REACH-UNKNOWN)])"):
+    getattr_only = "\n  (#qname-match? @_f \"^(builtins\\\\.)?getattr$\")" if "@_f" in ctx else ""
+    w(f'({ctx}\n  (#qname-match? @PY-REACH-UNKNOWN "{esc(m)}"){getattr_only}\n  (#not-qname-match? @PY-REACH-UNKNOWN "{esc(ALLOW)}"))')
 w("")
 w("; the risky corners of known modules, by capability: an import of one, an")
 w("; attribute path to one, a name imported from one")
