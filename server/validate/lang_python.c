@@ -323,12 +323,15 @@ static void collect_from(struct val_doc *d, TSNode n)
 	if (ts_node_is_null(m))
 		return;
 	py_ident(d, m, mod);
-	uint32_t k = ts_node_child_count(n);
+	/* Every named child after the module is a name: tree-sitter 0.20's
+	 * ts_node_field_name_for_child() names only the first of a repeated
+	 * field, and "from os import getcwd, system" left system unbound. */
+	uint32_t k = ts_node_named_child_count(n);
 	for (uint32_t i = 0; i < k; i++) {
-		const char *field = ts_node_field_name_for_child(n, i);
-		if (!field || strcmp(field, "name"))
+		TSNode c = ts_node_named_child(n, i);
+		enum py_kind ck = py_kind(c);
+		if (ts_node_eq(c, m) || (ck != PK_DOTTED_NAME && ck != PK_ALIASED_IMPORT))
 			continue;
-		TSNode c = ts_node_child(n, i);
 		char full[VAL_VALUE_MAX];
 		if (py_kind(c) == PK_ALIASED_IMPORT) {
 			py_ident(d, val_field(c, "name"), name);

@@ -177,6 +177,30 @@ else
 	bad "{name} in a rule's message"
 	cat -v "$tmp/out"
 fi
+# python.scm's reach section is written from python-reach.py's lists,
+# which repeat in several patterns: the two must not drift apart.
+if python3 server/validate/python-reach.py --check >"$tmp/out" 2>&1; then
+	ok "python.scm's reach section is python-reach.py's"
+else
+	bad "python.scm's reach section"
+	cat "$tmp/out"
+fi
+# The reach verdict (issue 35): code that reaches what kiln does not know
+# to be harmless is warned about, naming what it can do.
+printf 'import pydoc\npydoc.pipepager("x", "id")\nimport functools, os\nfunctools.reduce(getattr, ["system"], os)("id")\nimport mylib\n' >"$tmp/reach.py"
+"$KILN" validate "$tmp/reach.py" >"$tmp/out" 2>&1
+rc=$?
+"$KILN" validate --profile strict "$tmp/reach.py" >/dev/null 2>&1
+strict=$?
+if [ "$rc" = 1 ] && [ "$strict" = 2 ] &&
+	grep -qxF "$tmp/reach.py:2:1: warning: can start processes: pydoc.pipepager [PY-REACH-PROCESS]" "$tmp/out" &&
+	grep -qxF "$tmp/reach.py:4:18: warning: computed access: getattr reaches everything it holds [PY-REACH-COMPUTED]" "$tmp/out" &&
+	grep -qxF "$tmp/reach.py:5:8: warning: reaches mylib, which kiln does not know to be harmless [PY-REACH-UNKNOWN]" "$tmp/out"; then
+	ok "kiln validate names what the code can reach (warn; strict denies)"
+else
+	bad "the reach verdict (exit $rc, strict $strict)"
+	cat "$tmp/out"
+fi
 printf '{"validator": {"python": false}}\n' >"$tmp/nopy.json"
 printf 'if x == 1\n    pass\n' | "$KILN" validate --config "$tmp/nopy.json" --lang python - >"$tmp/out"
 if grep -q "expected ':' after the if condition (checked by tree-sitter alone" "$tmp/out" &&

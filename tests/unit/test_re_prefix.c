@@ -108,7 +108,7 @@ static void gen_atom(struct gen *g)
 /* Alternatives up to the closing ')' (consumed) or the end. */
 static void gen_alt(struct gen *g)
 {
-	const char *alts[64];
+	const char *alts[256];
 	unsigned n = 0;
 	alts[n++] = g->p;
 	const char *p = g->p;
@@ -121,7 +121,7 @@ static void gen_alt(struct gen *g)
 		} else if (*p == '\\' && p[1]) {
 			p += 2;
 		} else if (*p == '|') {
-			if (n < 64)
+			if (n < 256)
 				alts[n++] = p + 1;
 			p++;
 		} else {
@@ -183,7 +183,7 @@ static void check_rule_file(const char *name)
 		for (const char *p = data; (p = strstr(p, preds[k])); p++) {
 			const char *q = strchr(p, '"');
 			ck_assert_ptr_nonnull(q);
-			char re[1024];
+			char re[4096]; /* the reach lists run to 2.5 KB */
 			size_t n = 0;
 			for (q++; *q && *q != '"' && n + 1 < sizeof(re); q++) {
 				if (*q == '\\' && q[1])

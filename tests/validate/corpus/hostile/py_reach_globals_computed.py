@@ -1,0 +1,3 @@
+# expect: PY-REACH-COMPUTED verdict=warn
+name = input()
+globals()[name]()
