@@ -206,6 +206,10 @@ shell_output_cap() {
 }
 check "kiln shell at the output cap says so, not killed by a signal" shell_output_cap
 
+# docs/security.md's table of promises: each front end against each
+# promise, and every test it names exists (tests/tools/promises_table.py).
+check "docs/security.md's table of promises names only tests that exist" python3 tests/tools/promises_table.py
+
 deps_tells_normal_user() {
 	# Packages missing, asked for as nobody: the exact command must be
 	# printed and nothing run. On a machine where everything is installed
