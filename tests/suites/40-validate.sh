@@ -201,6 +201,16 @@ else
 	bad "the reach verdict (exit $rc, strict $strict)"
 	cat "$tmp/out"
 fi
+# A reserved word where a command should be is a syntax error, said once
+# as one, not also a command kiln does not know (VS Code's validate on
+# save shows the first diagnostic).
+printf 'if then\n' | "$KILN" validate --lang bash - >"$tmp/out" 2>&1
+if grep -q '\[syntax\]' "$tmp/out" && ! grep -q 'SH-REACH' "$tmp/out"; then
+	ok "a reserved word as a command is a syntax error, not an unknown command"
+else
+	bad "reserved word as a command"
+	cat "$tmp/out"
+fi
 printf '{"validator": {"python": false}}\n' >"$tmp/nopy.json"
 printf 'if x == 1\n    pass\n' | "$KILN" validate --config "$tmp/nopy.json" --lang python - >"$tmp/out"
 if grep -q "expected ':' after the if condition (checked by tree-sitter alone" "$tmp/out" &&

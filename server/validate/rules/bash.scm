@@ -91,9 +91,11 @@
 ; run code (the file tools' paths are judged by the rules above); a
 ; function the snippet defines has no qualified name (its body is judged
 ; where it stands); a computed name is SH-DYNAMIC-COMMAND's; commands
-; other rules judge (network, process, disk, eval) are theirs.
+; other rules judge (network, process, disk, eval) are theirs. A reserved
+; word read as a command name is a syntax error, which is reported as one.
 ((command name: (command_name) @SH-REACH-COMMAND)
   (#qname-match? @SH-REACH-COMMAND ".")
+  (#not-match? @SH-REACH-COMMAND "^(if|then|else|elif|fi|case|esac|for|select|while|until|do|done|in|function|coproc|\\{|\\}|!)$")
   (#not-match? @SH-REACH-COMMAND "^((/usr)?(/local)?/s?bin/)?(echo|printf|cat|head|tail|grep|egrep|fgrep|sort|uniq|wc|cut|tr|paste|join|comm|column|fold|fmt|nl|rev|tac|seq|shuf|split|csplit|expand|unexpand|numfmt|factor|yes|date|basename|dirname|realpath|readlink|pathchk|ls|stat|du|df|file|md5sum|sha1sum|sha224sum|sha256sum|sha384sum|sha512sum|b2sum|cksum|sum|base64|base32|basenc|od|hexdump|xxd|iconv|diff|cmp|test|\\[|true|false|:|read|cd|pwd|pushd|popd|dirs|mkdir|rmdir|cp|mv|rm|touch|tee|ln|truncate|install|jq|bc|expr|sleep|wait|export|local|declare|typeset|readonly|set|unset|shift|return|exit|break|continue|shopt|getopts|mapfile|readarray|type|hash|printenv|uname|whoami|id|groups|nproc|locale|tty|sed|awk|gawk|mawk|nawk|find|gzip|gunzip|zcat|bzip2|bunzip2|bzcat|xz|unxz|xzcat|compgen|complete|compopt|caller|times|trap|umask|ulimit|help|logname|hostname|arch|getconf|tar|lsblk|findmnt|lsns|ipcs|ps|uuidgen|look|w|who|users|xargs|env|nice|timeout|stdbuf|command|builtin|exec|time)$")
   (#not-match? @SH-REACH-COMMAND "^(.*/)?((ba|da|z|k|c|tc|fi|a)?sh|python[0-9.]*|pypy[0-9.]*|node|nodejs|deno|bun|perl|ruby|php|lua|luajit|tclsh|wish|Rscript|R|julia|java|jshell|guile|racket|osascript|pwsh|make|gcc|cc|clang|tcc|g\\+\\+)$")
   (#not-match? @SH-REACH-COMMAND "^(eval|source|\\.|alias|let)$|^(.*/)?(curl|wget|nc|ncat|netcat|ssh|scp|sftp|rsync|telnet|ftp|tftp|socat|nmap|ping|dig|nslookup|host|aria2c|lynx|links|w3m|httpie|http|mail|sendmail|unlink|srm|chmod|chown|chgrp|chattr|setfacl|dd|mkfs(\\..*)?|mke2fs|mkswap|shred|wipefs|fdisk|sfdisk|parted|losetup|blkdiscard|hdparm|kill|killall|pkill|nohup|disown|setsid|crontab|at|batch|systemctl|service|sudo|su|doas|chroot|nsenter|unshare|mount|umount|insmod|modprobe|reboot|shutdown|halt|poweroff)$"))
