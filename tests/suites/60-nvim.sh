@@ -4,10 +4,15 @@
 # Debian's Neovim 0.7.2 and on Neovim 0.10 from Debian trixie's packages
 # (tests/tools/nvim-0.10.sh). A test whose server method is not in this
 # build yet is skipped with the reason; so is the 0.10 run, only when
-# trixie's packages cannot be fetched.
+# trixie's packages cannot be fetched. KILN_TEST_ONLY (tests/tools/mutate.sh
+# sets it from a mutation's "# expect: 60-nvim NAME" line) runs only the
+# tests whose name contains it, in both versions.
 set -u
 cd "$(dirname "$0")/../.."
 tests=editor-clients/nvim/tests
+if [ -n "${KILN_TEST_ONLY:-}" ]; then
+	export KILN_TEST_FILTER="$KILN_TEST_ONLY"
+fi
 pass=0
 fail=0
 skip=0

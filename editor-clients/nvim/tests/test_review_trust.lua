@@ -93,6 +93,70 @@ local function kept_ran(range, printed)
   }, require('kiln.output').lines(), 'the output window')
 end
 
+-- A three-hunk review decided with the review's keys, then :KilnRun, and
+-- the run's output checked line by line. The model deletes a line of the
+-- user's (hunk 1, which prints 'mine kept'), changes one (hunk 2) and adds
+-- its last line (hunk 3, which prints the median). decisions is one letter
+-- a hunk, 'a' (ga) or 'r' (gr), in order; hunk 2 is always accepted.
+local function mixed_review(decisions)
+  assert(decisions:sub(2, 2) == 'a')
+  h.setup_model('fake-long')
+  local want = h.long_program()
+  local mine = vim.list_slice(want, 1, 3)
+  table.insert(mine, "print('mine kept')")
+  vim.list_extend(mine, vim.list_slice(want, 4, #want - 1))
+  h.eq('data_0 = [x * 1 for x in range(10)]', mine[15], 'the line hunk 2 changes')
+  mine[15] = 'data_0 = [x * 100 for x in range(10)]'
+  h.ok(want[#want]:find("^print%('median of means'"), 'the line hunk 3 adds')
+  local lines = { '# before' }
+  vim.list_extend(lines, mine)
+  table.insert(lines, '# after')
+  local buf = h.buffer(lines)
+  local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
+  h.eq(3, #rv.hunks, 'three hunks')
+  h.eq({ 1, 1, 0 }, { rv.hunks[1].a_count, rv.hunks[2].a_count, rv.hunks[3].a_count },
+    'a deletion, a change, an addition')
+  h.eq({ 0, 1, 1 }, { #rv.hunks[1].lines, #rv.hunks[2].lines, #rv.hunks[3].lines }, 'their new lines')
+  vim.api.nvim_win_set_cursor(0, { 5, 0 })
+  local keep = { accepted = {}, rejected = {} }
+  for i = 1, 3 do
+    local d = decisions:sub(i, i)
+    vim.cmd(d == 'a' and 'normal ga' or 'normal gr')
+    table.insert(d == 'a' and keep.accepted or keep.rejected, tostring(i))
+    if i < 3 then
+      vim.cmd('normal ]h')
+    end
+  end
+  h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
+  -- The buffer: each accepted hunk written, each rejected one not.
+  local expect = { '# before' }
+  vim.list_extend(expect, vim.list_slice(want, 1, 3))
+  if decisions:sub(1, 1) == 'r' then
+    table.insert(expect, "print('mine kept')")
+  end
+  vim.list_extend(expect, vim.list_slice(want, 4, #want - 1))
+  if decisions:sub(3, 3) == 'a' then
+    table.insert(expect, want[#want])
+  end
+  table.insert(expect, '# after')
+  h.eq(expect, h.lines(buf), 'the buffer after the review')
+  vim.cmd('KilnRun')
+  h.wait_run()
+  local header = ('kiln run: lines 2-%d of [buffer] as you kept them (proposal p1: %s %s accepted; %s rejected)')
+    :format(#expect - 1, #keep.accepted == 1 and 'hunk' or 'hunks', table.concat(keep.accepted, ', '),
+      table.concat(keep.rejected, ', '))
+  local out = { (header:gsub('%p', '%%%0')) }
+  if decisions:sub(1, 1) == 'r' then
+    table.insert(out, 'mine kept')
+  end
+  vim.list_extend(out, { '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49' })
+  if decisions:sub(3, 3) == 'a' then
+    table.insert(out, 'median of means 11%.25')
+  end
+  table.insert(out, '%[exit 0, %d+ ms%]')
+  lines_match(out, require('kiln.output').lines(), 'the output window (decisions ' .. decisions .. ')')
+end
+
 local WRONG = { 'total = 0', 'for n in range(3):', '    total += n', 'print(totl)' }
 local RIGHT = { 'total = 0', 'for n in range(3):', '    total += n', 'print(total)' }
 
@@ -186,47 +250,18 @@ return {
     h.ok(h.message('^kiln: running lines 2%-31 of %[buffer%] as you kept them'), 'the plugin says what runs')
   end },
 
-  -- Issue 36: rejected hunks never run, whether they delete a line of the
-  -- user's or add one of the model's.
+  -- Issue 36: what was rejected never runs, whether it adds a line of the
+  -- model's or deletes one of the user's; what was accepted does.
+  { 'trust: :KilnRun after rejecting an added hunk runs without its line', function()
+    mixed_review('aar')
+  end },
+
+  { 'trust: :KilnRun after rejecting a deleted hunk runs the line the model removed', function()
+    mixed_review('raa')
+  end },
+
   { 'trust: :KilnRun after rejecting a deleted and an added hunk runs neither', function()
-    h.setup_model('fake-long')
-    local want = h.long_program()
-    -- The model deletes a line of mine (hunk 1), changes one (hunk 2) and
-    -- adds its last line (hunk 3).
-    local mine = vim.list_slice(want, 1, 3)
-    table.insert(mine, "print('mine kept')")
-    vim.list_extend(mine, vim.list_slice(want, 4, #want - 1))
-    h.eq('data_0 = [x * 1 for x in range(10)]', mine[15], 'the line hunk 2 changes')
-    mine[15] = 'data_0 = [x * 100 for x in range(10)]'
-    h.ok(want[#want]:find("^print%('median of means'"), 'the line hunk 3 adds')
-    local lines = { '# before' }
-    vim.list_extend(lines, mine)
-    table.insert(lines, '# after')
-    local buf = h.buffer(lines)
-    local rv = intent_cmd('2,' .. (#mine + 1) .. 'KilnIntent compute stats', buf)
-    h.eq(3, #rv.hunks, 'three hunks')
-    vim.api.nvim_win_set_cursor(0, { 5, 0 })
-    vim.cmd('normal gr')
-    vim.cmd('normal ]h')
-    h.eq(16, vim.api.nvim_win_get_cursor(0)[1], ']h goes to hunk 2')
-    vim.cmd('normal ga')
-    vim.cmd('normal ]h')
-    vim.cmd('normal gr')
-    h.eq(nil, require('kiln.intent').review(buf), 'the review ended')
-    local expect = { '# before' }
-    vim.list_extend(expect, vim.list_slice(want, 1, 3))
-    table.insert(expect, "print('mine kept')")
-    vim.list_extend(expect, vim.list_slice(want, 4, #want - 1))
-    table.insert(expect, '# after')
-    h.eq(expect, h.lines(buf), 'the buffer: hunk 2 written, 1 and 3 not')
-    vim.cmd('KilnRun')
-    h.wait_run()
-    lines_match({
-      'kiln run: lines 2%-31 of %[buffer%] as you kept them %(proposal p1: hunk 2 accepted; 1, 3 rejected%)',
-      'mine kept',
-      '4%.50 2%.87', '9%.00 5%.74', '13%.50 8%.62', '18%.00 11%.49',
-      '%[exit 0, %d+ ms%]',
-    }, require('kiln.output').lines(), 'the output window: the kept line ran, the rejected one did not')
+    mixed_review('rar')
   end },
 
   { 'trust: a denied proposal looks denied, keeps its diagnostics, and asks before it is written', function()
