@@ -4,10 +4,14 @@
 # Debian's Neovim 0.7.2 and on Neovim 0.10 from Debian trixie's packages
 # (tests/tools/nvim-0.10.sh). A test whose server method is not in this
 # build yet is skipped with the reason; so is the 0.10 run, only when
-# trixie's packages cannot be fetched.
+# trixie's packages cannot be fetched. KILN_TEST_ONLY=TEXT runs only the
+# tests whose name contains TEXT, in both versions.
 set -u
 cd "$(dirname "$0")/../.."
 tests=editor-clients/nvim/tests
+if [ -n "${KILN_TEST_ONLY:-}" ]; then
+	export KILN_TEST_FILTER="$KILN_TEST_ONLY"
+fi
 pass=0
 fail=0
 skip=0
@@ -90,6 +94,22 @@ nvim10=$(sh tests/tools/nvim-0.10.sh)
 rc=$?
 if [ "$rc" -eq 0 ]; then
 	run_on "$("$nvim10" --version | head -n 1 | sed 's/^NVIM v//')" "$nvim10"
+	# Screenshots of the review and the output window, made in a real
+	# terminal (tmux) and checked for what they show; drawn as SVG into
+	# build/nvim-shots/ (docs/img/nvim-*.svg are copies).
+	if [ -z "${KILN_TEST_FILTER:-}" ] || echo "shots:" | grep -qF -- "$KILN_TEST_FILTER"; then
+		if command -v tmux >/dev/null 2>&1; then
+			log=$(mktemp)
+			KILN_BIN=${KILN_BIN:-$PWD/build/kiln} sh $tests/shots.sh "$nvim10" build/nvim-shots >"$log" 2>&1
+			sed 's/^/[shots] /' "$log"
+			pass=$((pass + $(grep -c '^ok ' "$log")))
+			fail=$((fail + $(grep -c '^FAIL ' "$log")))
+			rm -f "$log"
+		else
+			echo "[shots] skipped: no tmux (Debian's tmux package)"
+			skip=$((skip + 1))
+		fi
+	fi
 elif [ "$rc" -eq 77 ]; then
 	echo "[0.10] skipped: $ntests tests (Neovim 0.10 could not be fetched from trixie, see above)"
 	skip=$((skip + ntests))

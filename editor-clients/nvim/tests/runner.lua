@@ -164,6 +164,63 @@ function h.read_file(path)
   return s
 end
 
+--- Write bytes s to path (io.open, not the plugin's own code).
+function h.write_file(path, s)
+  local f = assert(io.open(path, 'wb'))
+  f:write(s)
+  f:close()
+end
+
+--- A project folder the sandbox's user (nobody, when the tests run as
+--- root) can read, with data.txt and old.txt in it.
+function h.project()
+  local dir = ('/tmp/kiln-nvim-ws-%d-%d'):format(vim.fn.getpid(), math.random(1e9))
+  vim.fn.mkdir(dir, 'p', tonumber('755', 8))
+  vim.fn.setfperm(dir, 'rwxr-xr-x')
+  h.write_file(dir .. '/data.txt', 'a\n')
+  h.write_file(dir .. '/old.txt', 'x\n')
+  -- As root the box runs as nobody, and the folder's owner's files are
+  -- nobody's in the box (an idmapped mount, docs/sandbox.md): the files
+  -- stay the user's, as a person's project has them.
+  for _, f in ipairs({ 'data.txt', 'old.txt' }) do
+    vim.fn.setfperm(dir .. '/' .. f, 'rw-r--r--')
+  end
+  return dir
+end
+
+--- fn(dir) with a fresh h.project() as the cwd (and so the server's
+--- workspace, when fn starts it); the folder is removed after.
+function h.in_project(fn)
+  local dir = h.project()
+  local cwd = vim.fn.getcwd()
+  vim.cmd('cd ' .. vim.fn.fnameescape(dir))
+  local ok, err = pcall(fn, dir)
+  vim.cmd('cd ' .. vim.fn.fnameescape(cwd))
+  vim.fn.delete(dir, 'rf')
+  if not ok then
+    error(err, 0)
+  end
+end
+
+local ui_select = vim.ui.select
+
+--- vim.ui.select answered with the first item that matches pattern (nil:
+--- cancelled); returns what it was asked, a { prompt, items } a question.
+--- Each test starts with Neovim's own vim.ui.select again.
+function h.answer_select(pattern)
+  local asked = {}
+  vim.ui.select = function(items, opts, cb)
+    table.insert(asked, { prompt = opts.prompt, items = items })
+    for _, it in ipairs(items) do
+      if pattern and it:find(pattern) then
+        return cb(it)
+      end
+    end
+    cb(nil)
+  end
+  return asked
+end
+
 -- Between tests: no server, no windows or buffers, no messages.
 local function reset()
   pcall(function() require('kiln.client').stop_sync(3000) end)
@@ -171,6 +228,8 @@ local function reset()
     local mod = package.loaded[m]
     if mod then
       mod.current = nil
+      -- A run's "done" status of the last test is not this test's.
+      mod.done = nil
       if mod.pending then
         mod.pending, mod.reviews, mod.proposals = {}, {}, {}
       end
@@ -184,6 +243,7 @@ local function reset()
     end
   end
   vim.diagnostic.reset()
+  vim.ui.select = ui_select
   h.messages = {}
 end
 

@@ -3,40 +3,7 @@
 -- :KilnValidate's diagnostics kept fresh on change (validate_on_change).
 local h = _G.h
 
-local function write(path, s)
-  local f = assert(io.open(path, 'wb'))
-  f:write(s)
-  f:close()
-end
-
--- A project folder the sandbox's user (nobody, when the tests run as root)
--- can read, made the cwd, and so the server's workspace.
-local function project()
-  local dir = ('/tmp/kiln-nvim-ws-%d-%d'):format(vim.fn.getpid(), math.random(1e9))
-  vim.fn.mkdir(dir, 'p', tonumber('755', 8))
-  vim.fn.setfperm(dir, 'rwxr-xr-x')
-  write(dir .. '/data.txt', 'a\n')
-  write(dir .. '/old.txt', 'x\n')
-  -- As root the box runs as nobody, and the folder's owner's files are
-  -- nobody's in the box (an idmapped mount, docs/sandbox.md): the files
-  -- stay the user's, as a person's project has them.
-  for _, f in ipairs({ 'data.txt', 'old.txt' }) do
-    vim.fn.setfperm(dir .. '/' .. f, 'rw-r--r--')
-  end
-  return dir
-end
-
-local function in_project(fn)
-  local dir = project()
-  local cwd = vim.fn.getcwd()
-  vim.cmd('cd ' .. vim.fn.fnameescape(dir))
-  local ok, err = pcall(fn, dir)
-  vim.cmd('cd ' .. vim.fn.fnameescape(cwd))
-  vim.fn.delete(dir, 'rf')
-  if not ok then
-    error(err, 0)
-  end
-end
+local write, in_project = h.write_file, h.in_project
 
 local CODE = {
   'import os',

@@ -1,7 +1,9 @@
--- The history of the conversation (issue 18): :KilnHistory shows, per
--- request, the intent, the model's explanation, the verdict with its
--- rules, the code that ran, each repair with its code, and the output,
--- kept across runs; follow-up intents share the conversation.
+-- The history of the conversation (issues 18 and 36): :KilnHistory shows,
+-- per request, the intent, the model's tokens, its explanation, the
+-- verdict with its rules, the code that ran, each repair with its code,
+-- the output, displays, workspace changes and the run's ledger (time, CPU,
+-- peak memory), kept across runs; follow-up intents share the
+-- conversation.
 local h = _G.h
 
 local function setup(model, extra)
@@ -24,6 +26,9 @@ local function pane()
   local lines = vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(w), 0, -1, false)
   for i, l in ipairs(lines) do
     lines[i] = l:gsub('%d+ ms%]', 'N ms]')
+    if l:find('^  ledger: ') or l:find('^  tokens: ') then
+      lines[i] = l:gsub('%d+%.?%d*', 'N')
+    end
   end
   return lines
 end
@@ -59,6 +64,7 @@ return {
     local want = concat({
       '#1 intent: sum 0..2',
       '  proposal p1, verdict allow',
+      '  tokens: N prompt, N completion',
       '  explanation:',
       '    It prints the result.',
       '  code:',
@@ -82,6 +88,7 @@ return {
       '    > 3',
       '  -- attempt 2 ran --',
       '  [exit 0, N ms]',
+      '  ledger: N ms, CPU N ms, peak memory N MiB (largest process) (the last of N attempts)',
       '',
       '#2 run: [buffer]',
       '  ran run: [buffer]:',
@@ -89,6 +96,7 @@ return {
       '  output:',
       '    > later',
       '  [exit 0, N ms]',
+      '  ledger: N ms, CPU N ms, peak memory N MiB (largest process)',
     })
     h.eq(want, pane(), 'the history pane')
     vim.cmd('KilnHistory')
@@ -106,6 +114,7 @@ return {
     h.eq({
       '#1 intent: greet',
       '  proposal p1, verdict allow',
+      '  tokens: N prompt, N completion',
       '  explanation:',
       '    It prints the result.',
       '  code:',
@@ -113,6 +122,7 @@ return {
       '',
       '#2 intent: greet again',
       '  proposal p2, verdict allow',
+      '  tokens: N prompt, N completion',
       '  explanation:',
       '    Continuing from the previous step, it prints the result.',
       '  code:',
@@ -128,6 +138,7 @@ return {
     h.eq({
       '#1 intent: fetch a page',
       '  proposal p1, verdict deny',
+      '  tokens: N prompt, N completion',
       '  explanation:',
       '    It prints the result.',
       '  rules:',
@@ -140,5 +151,52 @@ return {
     -- :KilnHistory clear forgets it.
     vim.cmd('KilnHistory clear')
     h.eq({ '' }, pane(), 'cleared')
+  end },
+
+  { 'history: a session run\'s output, display, workspace changes and ledger, in order', function()
+    h.in_project(function()
+      setup(nil, { session = true })
+      h.need('session/open')
+      h.buffer({ 'import pandas as pd', 'open("notes.txt", "w").write("n\\n")', 'print("wrote")',
+        'pd.DataFrame({"a": [1, 2]})' })
+      vim.cmd('KilnRun')
+      h.wait_run()
+      vim.cmd('KilnHistory')
+      local got = pane()
+      local want = {
+        '#1 run: %[buffer%]',
+        '  ran run: %[buffer%]:',
+        '    | import pandas as pd', '    | open%("notes%.txt", "w"%)%.write%("n\\n"%)', '    | print%("wrote"%)',
+        '    | pd%.DataFrame%({"a": %[1, 2%]}%)',
+        '  output:',
+        '    > wrote',
+        '  display 1: text/html %(%d+ bytes%) saved to %S+/display%-1%.html  %[:KilnArtifact 1 opens it%]',
+        '  output:',
+        '    >    a', '    > 0  1', '    > 1  2',
+        '  %[exit 0, N ms%]',
+        '  %[the run changed 1 file in the workspace; nothing is written: :KilnChanges reviews them%]',
+        '    created  notes%.txt',
+        '  ledger: N ms, CPU N ms, peak memory N MiB %(largest process%)',
+      }
+      for i = 1, math.max(#want, #got) do
+        h.ok(want[i] and got[i] and got[i]:find('^' .. want[i] .. '$'), ('line %d: want %s, got %s\nall:\n%s')
+          :format(i, tostring(want[i]), tostring(got[i]), table.concat(got, '\n')))
+      end
+    end)
+  end },
+
+  { 'history: code and the rules are shown with control characters made visible', function()
+    setup()
+    h.need('snippet/run')
+    h.buffer({ 'x = 1  # \226\128\174 reversed', 'print(x)' })
+    vim.cmd('KilnRun')
+    h.wait_run()
+    vim.cmd('KilnHistory')
+    local got = pane()
+    h.eq({ '#1 run: [buffer]', '  ran run: [buffer]:', '    | x = 1  # <U+202E> reversed', '    | print(x)' },
+      vim.list_slice(got, 1, 4), 'the code, made visible')
+    for _, l in ipairs(got) do
+      h.ok(not l:find('\226\128\174', 1, true), 'no raw U+202E: ' .. l)
+    end
   end },
 }

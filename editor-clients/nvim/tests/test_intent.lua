@@ -14,6 +14,20 @@ local function intent(opts)
   return done.rv
 end
 
+-- The fake's failing program (fake-repair) accepted into an empty buffer
+-- and run with opts (repair_attempts, auto_repair): waits for the run and
+-- its repair to end; returns the buffer.
+local function repair_run(opts)
+  h.setup_model('fake-repair', opts)
+  h.need('intent/approve')
+  local buf = h.buffer({ '' })
+  intent({ text = 'sum 0..2' })
+  require('kiln.intent').accept_all(buf)
+  vim.cmd('KilnRun')
+  h.wait_run()
+  return buf
+end
+
 return {
   { 'intent: code streams into the preview, then a reviewable proposal', function()
     h.setup_model('fake-slow')
@@ -172,14 +186,8 @@ return {
   end },
 
   { 'intent: a repaired proposal waits for approval; the next :KilnRun runs it', function()
-    h.setup_model('fake-repair', { repair_attempts = 3 })
-    h.need('intent/approve')
-    local buf = h.buffer({ '' })
-    intent({ text = 'sum 0..2' })
-    require('kiln.intent').accept_all(buf)
-    vim.cmd('KilnRun')
+    local buf = repair_run({ repair_attempts = 3 })
     local run = require('kiln.run')
-    h.wait(60000, function() return run.current == nil end, 'the run and its repair')
     local out = require('kiln.output').section_lines()
     local text = table.concat(out, '\n')
     h.ok(text:find('attempt 2 repaired (verdict allow)', 1, true), 'the repair is shown:\n' .. text)
@@ -198,14 +206,7 @@ return {
   end },
 
   { 'intent: with auto_repair, an allowed repair runs in the same run; attempts are shown', function()
-    h.setup_model('fake-repair', { repair_attempts = 3, auto_repair = true })
-    h.need('intent/approve')
-    local buf = h.buffer({ '' })
-    intent({ text = 'sum 0..2' })
-    require('kiln.intent').accept_all(buf)
-    vim.cmd('KilnRun')
-    local run = require('kiln.run')
-    h.wait(60000, function() return run.current == nil end, 'the run and its repair')
+    repair_run({ repair_attempts = 3, auto_repair = true })
     local text = table.concat(require('kiln.output').lines(), '\n')
     h.ok(text:find('attempt 1 ran: it exited with status 1', 1, true), 'the failed attempt:\n' .. text)
     h.ok(text:find('attempt 2 repaired (verdict allow)', 1, true), 'the repair:\n' .. text)

@@ -146,19 +146,26 @@ return {
     h.eq(4, vim.api.nvim_win_get_cursor(0)[1], 'the cursor is on line 4')
   end },
 
-  { 'status: the status line is empty and refreshed once a run ends', function()
-    h.setup()
+  { 'status: a run says running, then done with its exit and time, then nothing', function()
+    h.setup({ status_done_ms = 1500 })
     h.need('snippet/run')
     local ev = status_events()
     local kiln = require('kiln')
     h.buffer({ 'sleep 1', 'echo done' }, 'sh')
     vim.cmd('KilnRun')
     h.eq('kiln: running', kiln.status(), 'while it runs')
+    h.eq('running', kiln.status_info().state, 'status_info while it runs')
     h.wait(2000, function() return ev.count > 0 end, 'a KilnStatus event at the start')
     local before = ev.count
     h.wait_run()
     h.wait(2000, function() return ev.count > before end, 'a KilnStatus event after the end')
-    h.eq('', kiln.status(), 'after the run')
+    h.ok(kiln.status():find('^kiln: done %(exit 0, %d+ ms%)$'), 'after the run: ' .. kiln.status())
+    local info = kiln.status_info()
+    h.eq('done', info.state, 'status_info after the run')
+    h.ok(info.summary:find('^exit 0, %d+ ms$'), info.summary)
+    before = ev.count
+    h.wait(4000, function() return kiln.status() == '' and ev.count > before end,
+      'the done state to pass, with a KilnStatus event: ' .. kiln.status())
   end },
 
   { 'status: killing the server mid-run and mid-intent clears the status with one message', function()
@@ -196,9 +203,11 @@ return {
     h.eq('', kiln.status(), 'the status line after the cancel')
   end },
 
-  { 'status: a run that waits for a sandbox slot says queued, then running', function()
-    -- One slot: a first run (sent here, not through :KilnRun) holds it,
-    -- so :KilnRun's run waits in the server's queue (run/status).
+  { 'status: two runs for one slot: the second says queued, running, done, in status() and the output window',
+    function()
+    -- One slot (sandbox.maxConcurrentRuns sent as an initialization
+    -- option): a first run (sent here, not through :KilnRun) holds it, so
+    -- :KilnRun's run waits in the server's queue (run/status).
     h.setup({ sandbox = { maxConcurrentRuns = 1 } })
     h.need('snippet/run')
     local client = require('kiln.client')
@@ -207,25 +216,42 @@ return {
     client.request('snippet/run', { language = 'bash', code = 'sleep 3' }, function(err, r)
       first = { err, r }
     end)
-    local ev = status_events()
+    -- Every state the status line went through, as the KilnStatus event
+    -- (which redraws it) saw it, once each in order.
+    local seen = {}
+    vim.api.nvim_create_autocmd('User', {
+      pattern = 'KilnStatus',
+      callback = function()
+        local s = kiln.status():gsub('%d+ ms', 'N ms')
+        if s ~= '' and seen[#seen] ~= s then
+          table.insert(seen, s)
+        end
+      end,
+    })
     h.buffer({ 'echo second' }, 'sh')
     vim.cmd('KilnRun')
     h.wait(15000, function() return kiln.status() == 'kiln: queued (1st)' end,
       'the status line to say queued: ' .. kiln.status())
+    h.eq({ state = 'queued', position = 1, text = 'kiln: queued (1st)' }, kiln.status_info(), 'status_info')
     h.ok(has_line('[queued: 1st in line for a sandbox slot; 1 of 1 busy]'),
       'the output window says so:\n' .. table.concat(require('kiln.output').lines(), '\n'))
-    h.ok(ev.count > 0, 'a KilnStatus event')
+    -- The output window's own status line shows it, with no user setup.
+    local w = require('kiln.output').win()
+    local shown = vim.api.nvim_eval_statusline(vim.wo[w].statusline, { winid = w, maxwidth = 80 }).str
+    h.ok(shown:find('kiln: queued (1st)', 1, true), 'the output window shows it: ' .. shown)
     h.eq(nil, first, 'the first run still holds the slot')
-    h.wait(15000, function() return kiln.status() == 'kiln: running' or require('kiln.run').current == nil end,
-      'running after the queue')
     local last = h.wait_run()
     h.ok(first and first[2], 'the first run ended first: ' .. vim.inspect(first))
     h.ok(last and last.result and last.result.exitCode == 0, 'the queued run ran: ' .. vim.inspect(last))
+    h.wait(2000, function() return #seen >= 3 end, 'three states: ' .. vim.inspect(seen))
+    h.eq({ 'kiln: running', 'kiln: queued (1st)', 'kiln: running', 'kiln: done (exit 0, N ms)' }, seen,
+      'the states, in order')
+    shown = vim.api.nvim_eval_statusline(vim.wo[w].statusline, { winid = w, maxwidth = 80 }).str
+    h.ok(shown:find('kiln: done (exit 0, ', 1, true), 'the output window shows done: ' .. shown)
     local lines = require('kiln.output').lines()
     local text = table.concat(lines, '\n')
     local q, r, o = text:find('[queued', 1, true), text:find('[running: a slot is free]', 1, true),
       text:find('second', 1, true)
     h.ok(q and r and o and q < r and r < o, 'queued, running, then its output:\n' .. text)
-    h.eq('', kiln.status(), 'the status line after the run')
   end },
 }

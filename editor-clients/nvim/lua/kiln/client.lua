@@ -219,6 +219,10 @@ function M.start()
     return nil, "cannot find the server '" .. tostring(exe) ..
       "' (build it with `make`, put build/kiln on PATH, or set cmd in setup{})"
   end
+  local env, env_err = config.server_env()
+  if env_err then
+    return nil, env_err
+  end
   local init_options = config.init_options()
   if next(init_options) == nil then
     init_options = vim.empty_dict()
@@ -240,7 +244,7 @@ function M.start()
   local id = compat.start_client({
     name = 'kiln',
     cmd = opts.cmd,
-    cmd_env = opts.cmd_env,
+    cmd_env = env,
     root_dir = vim.fn.getcwd(),
     capabilities = capabilities,
     init_options = init_options,

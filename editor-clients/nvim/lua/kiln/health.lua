@@ -127,6 +127,14 @@ function M.check()
   end
 
   h.start('kiln: model')
+  local src = config.key_source()
+  if src then
+    -- Where the key comes from, never the key.
+    h.ok('API key: from ' .. src .. ', given to the server in its environment (KILN_API_KEY)')
+  else
+    h.info('API key: none from setup{} (the server\'s environment or config file may have one; ' ..
+      'set llm.api_key_cmd or llm.api_key_env to give one)')
+  end
   if client.supports('intent/model') then
     check_model_server(h, client)
   else

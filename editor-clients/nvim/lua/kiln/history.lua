@@ -2,11 +2,15 @@
 -- (kiln://history). One entry per request, in order: the intent, the
 -- model's explanation, the verdict with the rules behind it, then each run
 -- of it: the code that ran, each repair attempt with the code it changed,
--- and the output. Plain runs of a buffer are entries too. Entries live as
+-- the output, its displays and workspace changes (kiln's own lines about
+-- them), and the run's ledger (time, CPU, peak memory; the model's tokens
+-- with the proposal). Plain runs of a buffer are entries too. Text from
+-- the model and the code is shown made visible (kiln.text). Entries live as
 -- long as Neovim; nothing here is ever cleared by a later run. The
 -- features call record_*(); this module never talks to the server.
 local compat = require('kiln.compat')
 local scratch = require('kiln.scratch')
+local visible = require('kiln.text').visible
 
 local M = {}
 
@@ -39,7 +43,7 @@ end
 
 local function add_block(out, prefix, text)
   for _, l in ipairs(split_lines(text)) do
-    table.insert(out, prefix .. l)
+    table.insert(out, prefix .. visible(l))
   end
 end
 
@@ -53,7 +57,10 @@ function M.render_lines()
     table.insert(out, ('#%d %s'):format(e.n, e.title))
     for _, it in ipairs(e.items) do
       if it.kind == 'proposal' then
-        table.insert(out, ('  proposal %s, verdict %s'):format(tostring(it.id), tostring(it.verdict)))
+        table.insert(out, ('  proposal %s, verdict %s'):format(visible(it.id), visible(it.verdict)))
+        if it.tokens then
+          table.insert(out, '  tokens: ' .. it.tokens)
+        end
         if it.explanation and it.explanation ~= '' then
           table.insert(out, '  explanation:')
           add_block(out, '    ', it.explanation)
@@ -61,7 +68,7 @@ function M.render_lines()
         if #it.rules > 0 then
           table.insert(out, '  rules:')
           for _, r in ipairs(it.rules) do
-            table.insert(out, '    ' .. r)
+            table.insert(out, '    ' .. visible(r))
           end
         end
         table.insert(out, '  code:')
@@ -75,7 +82,9 @@ function M.render_lines()
         table.insert(out, '  output:')
         add_block(out, '    > ', it.text)
       elseif it.kind == 'note' then
-        table.insert(out, '  ' .. it.text)
+        table.insert(out, '  ' .. visible(it.text))
+      elseif it.kind == 'ledger' then
+        table.insert(out, '  ledger: ' .. it.text)
       end
     end
   end
@@ -142,9 +151,62 @@ function M.record_intent(text, err, proposal)
   end
   e.proposal_ids[tostring(proposal.proposalId)] = true
   local expl = proposal.explanation
+  local u = type(proposal.usage) == 'table' and proposal.usage or {}
+  local tokens
+  if tonumber(u.promptTokens) or tonumber(u.completionTokens) then
+    tokens = ('%s prompt, %s completion%s'):format(tostring(tonumber(u.promptTokens) or '?'),
+      tostring(tonumber(u.completionTokens) or '?'), proposal.cached == true and ' (cached answer)' or '')
+  end
   table.insert(e.items, { kind = 'proposal', id = proposal.proposalId, verdict = proposal.verdict,
-    explanation = type(expl) == 'string' and expl or nil, rules = rules_of(proposal), code = proposal.code })
+    explanation = type(expl) == 'string' and expl or nil, rules = rules_of(proposal), code = proposal.code,
+    tokens = tokens })
   return e
+end
+
+local function mib(bytes)
+  return ('%.1f MiB'):format(bytes / 1048576)
+end
+
+--- The ledger of a run (a snippet/run result, or intent/approve's last
+--- run): wall time, CPU and peak memory as the server measured them
+--- ("48 ms, CPU 31 ms, peak memory 7.9 MiB (largest process)"); nil when
+--- it measured none of them.
+function M.ledger_text(run)
+  if type(run) ~= 'table' then
+    return nil
+  end
+  local parts = {}
+  local ms = tonumber(run.durationMs)
+  if ms then
+    table.insert(parts, ('%.0f ms'):format(ms))
+  end
+  local cpu = tonumber(run.cpuMs)
+  if cpu then
+    table.insert(parts, ('CPU %.0f ms'):format(cpu))
+  end
+  local cg = type(run.cgroup) == 'table' and run.cgroup or {}
+  if tonumber(cg.memoryPeakBytes) then
+    table.insert(parts, 'peak memory ' .. mib(cg.memoryPeakBytes) .. ' (whole box)')
+  elseif tonumber(run.maxRssKb) then
+    table.insert(parts, 'peak memory ' .. mib(run.maxRssKb * 1024) .. ' (largest process)')
+  end
+  if #parts == 0 then
+    return nil
+  end
+  return table.concat(parts, ', ')
+end
+
+--- The run in flight ended with result run (and attempts runs of it).
+function M.record_ledger(run, attempts)
+  local text = M.ledger_text(run)
+  if not active or not text then
+    return
+  end
+  if tonumber(attempts) and attempts > 1 then
+    text = text .. (' (the last of %d attempts)'):format(attempts)
+  end
+  table.insert(active.items, { kind = 'ledger', text = text })
+  changed()
 end
 
 --- A run starts: of proposal id (intent/approve) or of code from a buffer.

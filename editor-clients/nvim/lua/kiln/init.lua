@@ -3,6 +3,7 @@
 -- server starts on first use, not at setup.
 local M = {}
 
+local compat = require('kiln.compat')
 local config = require('kiln.config')
 
 local setup_done = false
@@ -154,11 +155,15 @@ function M.restart()
   end
 end
 
---- A status line component: what kiln is doing, or '' when idle.
-function M.status()
+--- What kiln is doing, as a table for a status line that builds its own
+--- text: { state = 'idle' | 'thinking' | 'progress' | 'queued' | 'running' |
+--- 'done', text (what status() shows), position (queued: 1 is next),
+--- title, message, percentage (progress), summary (done: "exit 0, 48 ms",
+--- "denied", ...) }.
+function M.status_info()
   local ok, client = pcall(require, 'kiln.client')
   if not ok then
-    return ''
+    return { state = 'idle', text = '' }
   end
   -- An intent's progress counts while its request is pending: the server
   -- need not end it after a cancel, or before it died.
@@ -185,19 +190,29 @@ function M.status()
     if p.percentage then
       s = s .. (' %d%%'):format(p.percentage)
     end
-    return s
+    return { state = 'progress', text = s, title = p.title, message = p.message, percentage = p.percentage }
   end
   if intent and next(intent.pending) then
-    return 'kiln: thinking'
+    return { state = 'thinking', text = 'kiln: thinking' }
   end
   local run = package.loaded['kiln.run']
   if run and run.current and run.current.queued then
-    return 'kiln: queued (' .. run.ordinal(run.current.queued) .. ')'
+    return { state = 'queued', position = run.current.queued,
+      text = 'kiln: queued (' .. run.ordinal(run.current.queued) .. ')' }
   end
   if run and run.current then
-    return 'kiln: running'
+    return { state = 'running', text = 'kiln: running' }
   end
-  return ''
+  local done = run and run.done
+  if done and compat.uv.now() - done.at < (config.options.status_done_ms or 0) then
+    return { state = 'done', summary = done.summary, text = 'kiln: done (' .. done.summary .. ')' }
+  end
+  return { state = 'idle', text = '' }
+end
+
+--- A status line component: what kiln is doing, or '' when idle.
+function M.status()
+  return M.status_info().text
 end
 
 return M

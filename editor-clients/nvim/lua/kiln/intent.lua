@@ -334,7 +334,8 @@ local function render(rv)
         end
         table.insert(virt, chunks)
       end
-      local head = { { ('kiln hunk %d/%d%s'):format(i, #rv.hunks, rv.hint), 'Comment' } }
+      local head = { { ('kiln hunk %d/%d (verdict %s)%s'):format(i, #rv.hunks,
+        require('kiln.text').visible(rv.proposal.verdict or '?'), rv.hint), 'Comment' } }
       local badge = deny_badge(rv, h)
       if badge then
         table.insert(head, 1, { badge .. '  ', 'ErrorMsg' })
@@ -867,8 +868,8 @@ local function open_split(rv)
   vim.cmd('rightbelow vsplit')
   vim.api.nvim_win_set_buf(0, rv.pbuf)
   -- The split view's hint: the proposal window's status line.
-  vim.wo.statusline = ('kiln proposal %s: %s'):format(tostring(rv.proposal.proposalId),
-    (M.hint():gsub('%%', '%%%%')))
+  vim.wo.statusline = ('kiln proposal %s (verdict %s): %s'):format(tostring(rv.proposal.proposalId),
+    require('kiln.text').visible(rv.proposal.verdict or '?'), (M.hint():gsub('%%', '%%%%')))
   render(rv)
   vim.cmd('diffthis')
   vim.api.nvim_set_current_win(cur)
@@ -983,31 +984,59 @@ function M.start_review(buf, proposal, snapshot, tick, base, version, region)
   return rv
 end
 
---- The message for code the validator denied: every rule that refused it,
---- with its line (in the code) and message, and the setting that decides
---- what the validator refuses (the profile), never a protocol field.
---- diags are LSP diagnostics; what names the code ("this code", ...).
-function M.denied_message(diags, what)
-  local rules = {}
-  local names = {}
+--- The rules a denied run or proposal broke, as shown to the person: one
+--- "CODE (line N: message)" a diagnostic, every one of them, code and
+--- message made visible (kiln.text), errors first; and the rule codes of
+--- the errors, once each. diags are LSP diagnostics.
+function M.denied_rules(diags)
+  local visible = require('kiln.text').visible
+  local errors, warnings, names = {}, {}, {}
   for _, d in ipairs(type(diags) == 'table' and diags or {}) do
+    local code = d.code ~= nil and d.code ~= vim.NIL and visible(d.code) or '?'
+    local line = type(d.range) == 'table' and d.range.start and d.range.start.line
+    local item = ('%s (line %s: %s)'):format(code, line and tostring(line + 1) or '?', visible(d.message or ''))
     if (d.severity or 1) == 1 then
-      local code = d.code ~= nil and d.code ~= vim.NIL and tostring(d.code) or '?'
-      local line = type(d.range) == 'table' and d.range.start and d.range.start.line
-      table.insert(rules, ('%s (line %s: %s)'):format(code, line and tostring(line + 1) or '?',
-        tostring(d.message or '')))
+      table.insert(errors, item)
       if code ~= '?' and not vim.tbl_contains(names, code) then
         table.insert(names, code)
       end
+    else
+      table.insert(warnings, item)
     end
   end
+  return errors, warnings, names
+end
+
+--- The message for code the validator denied: every rule that refused it,
+--- with its line (in the code) and message, any warning too, and the
+--- setting that decides what the validator refuses (the profile), never a
+--- protocol field. diags are LSP diagnostics; what names the code ("this
+--- code", ...). With opts.override (a snippet/run refusal: the code is
+--- the person's), it also says how to be offered a run anyway
+--- (validator.allowOverride) unless opts.override_allowed says the server
+--- allows one, when it says that it asks.
+function M.denied_message(diags, what, opts)
+  opts = opts or {}
+  local errors, warnings, names = M.denied_rules(diags)
   local profile = type(config.options.validator) == 'table' and config.options.validator.profile or 'standard'
   local example = ("['%s'] = 'warning'"):format(names[1] or 'RULE')
-  return ('the validator denied %s: %s. It does not run. What the validator refuses is set by its ' ..
+  local msg = ('the validator denied %s: %s'):format(what or 'this code',
+    #errors > 0 and table.concat(errors, '; ') or 'see its diagnostics')
+  if #warnings > 0 then
+    msg = msg .. '; also warned: ' .. table.concat(warnings, '; ')
+  end
+  if opts.override and opts.override_allowed then
+    return msg .. '. It did not run: you are asked whether to run it anyway'
+  end
+  msg = msg .. ('. It does not run. What the validator refuses is set by its ' ..
     'profile ("%s"): to allow this, lower %s in setup{ validator = { profiles = { %s = { %s } } } } ' ..
-    '(or pick another validator.profile) and ask again'):format(what or 'this code',
-    #rules > 0 and table.concat(rules, '; ') or 'see its diagnostics', profile,
+    '(or pick another validator.profile) and ask again'):format(profile,
     #names > 1 and 'those rules' or 'that rule', profile, example)
+  if opts.override then
+    msg = msg .. '; to be offered to run such code anyway, one run at a time, set ' ..
+      'setup{ validator = { allowOverride = true } }'
+  end
+  return msg
 end
 
 --- A repaired proposal (intent/approve's repair, from its `repaired`

@@ -50,6 +50,10 @@ function M.open()
   w = vim.api.nvim_get_current_win()
   vim.api.nvim_win_set_buf(w, M.buf())
   compat.set_win(w, { number = false, relativenumber = false, wrap = true, winfixheight = true })
+  -- The window's own status line says what the run is doing (queued,
+  -- running, done), with no status line set up by the user.
+  vim.wo[w].statusline = "kiln://output%=%{luaeval(\"require('kiln').status()\")} "
+
   -- A new window starts at the end, and so follows the output.
   pcall(vim.api.nvim_win_set_cursor, w, { vim.api.nvim_buf_line_count(M.buf()), 0 })
   if vim.api.nvim_win_is_valid(cur) then

@@ -269,7 +269,7 @@ client.on_death(function(reason)
     output.note('[' .. reason .. ']', 'ErrorMsg')
     link_tracebacks(M.current)
     M.last = { error = { message = reason } }
-    M.current = nil
+    M.current, M.done = nil, nil
     history.record_end()
     client.status_changed()
   end
@@ -297,20 +297,40 @@ local function summary(r)
   return table.concat(parts, ', ')
 end
 
+-- The run just ended: status() says "kiln: done (SUMMARY)" for
+-- status_done_ms, then goes idle (a redraw then says so).
+local function set_done(summary_text)
+  M.done = { at = compat.uv.now(), summary = summary_text ~= '' and summary_text or 'ended' }
+  local ms = config.options.status_done_ms or 0
+  if ms > 0 then
+    vim.defer_fn(client.status_changed, ms + 20)
+  end
+end
+
 local function finish(err, result)
   local cur = M.current
   M.current = nil
   client.status_changed()
   if err then
     local msg = err.message or 'error'
-    if type(err.data) == 'table' and err.data.kind == 'denied' then
+    local denied = type(err.data) == 'table' and err.data.kind == 'denied'
+    -- Code of the person's own (snippet/run) may run anyway where the
+    -- server allows it (validator.allowOverride); a proposal never does.
+    local own = denied and cur and cur.kind == 'snippet' and not cur.params.override
+    local offer = own and err.data.overrideAllowed == true
+    if denied then
       -- Say which rules refused it and which setting decides (kiln.intent).
-      msg = require('kiln.intent').denied_message(err.data.diagnostics, 'this code')
+      msg = require('kiln.intent').denied_message(err.data.diagnostics, 'this code',
+        { override = own, override_allowed = offer })
       client.notify(msg, vim.log.levels.ERROR)
     end
     output.note('[' .. msg .. ']', 'ErrorMsg')
     M.last = { error = err }
+    set_done(denied and 'denied' or 'failed')
     history.record_end()
+    if offer then
+      vim.schedule(function() M.offer_override(cur, err.data.diagnostics) end)
+    end
     return
   end
   result = result or {}
@@ -320,6 +340,7 @@ local function finish(err, result)
     run = {}
   end
   output.note('[' .. summary(run) .. ']', (run.exitCode == 0) and 'Comment' or 'WarningMsg')
+  set_done(summary(run))
   if run.sessionEnded == true then
     output.note('[the session ended: ' .. tostring(run.sessionEndReason) ..
       '; :KilnSessionReset starts a fresh one]', 'WarningMsg')
@@ -343,6 +364,7 @@ local function finish(err, result)
   link_tracebacks(cur)
   M.last = { result = result, run = run, attempts = cur and cur.attempts,
     artifacts = cur and cur.artifacts or {}, links = cur and cur.links }
+  history.record_ledger(run, type(result.attempts) == 'table' and #result.attempts or result.attempts)
   history.record_end()
 end
 
@@ -350,6 +372,7 @@ end
 -- (cancelled: Neovim 0.10 drops the cancelled request's answer anyway).
 local function start(method, params, cur)
   M.current = cur
+  M.done = nil
   client.status_changed()
   local rid = client.request(method, params, function(err, result)
     if M.current == cur then
@@ -370,7 +393,28 @@ function M.run_code(language, code, header, extra, map)
   output.open()
   history.record_run((header:gsub('^kiln run: ', 'run: ')), code)
   local params = vim.tbl_extend('force', { language = language, code = code }, extra or {})
-  return start('snippet/run', params, { kind = 'snippet', map = map })
+  return start('snippet/run', params, { kind = 'snippet', map = map, params = params, header = header })
+end
+
+--- After a refusal the server would override (data.overrideAllowed): name
+--- every rule again and ask, once, whether to run the code anyway; yes
+--- sends it again with "override": true, and the output's header says so.
+function M.offer_override(cur, diags)
+  local errors = require('kiln.intent').denied_rules(diags)
+  local yes, no = 'Run it anyway', 'Do not run it'
+  vim.ui.select({ yes, no }, {
+    prompt = ('kiln: the validator denied this code: %s. Run it anyway in the sandbox?'):format(
+      #errors > 0 and table.concat(errors, '; ') or 'see its diagnostics'),
+  }, function(choice)
+    if choice ~= yes then
+      client.notify('not run: the code the validator denied stays unrun')
+      return
+    end
+    local extra = vim.deepcopy(cur.params)
+    extra.override = true
+    local header = cur.header .. ' (run anyway: you overrode the validator)'
+    return M.run_code(extra.language, extra.code, header, extra, cur.map)
+  end)
 end
 
 --- Approve and run a proposal (intent/approve) made for buf at version.
@@ -424,7 +468,7 @@ function M.cancel()
   -- The server kills the run when it reads $/cancelRequest; the run ends
   -- here at once, whatever it answers.
   client.cancel(M.current.rid)
-  M.current = nil
+  M.current, M.done = nil, nil
   client.status_changed()
   output.note('[cancelled]', 'WarningMsg')
   history.record_end()
