@@ -122,6 +122,7 @@ BINDINGS are `let' bindings of options laid over the defaults."
          (kiln-repair-attempts 0) (kiln-explain nil) (kiln-limits nil)
          (kiln-validator-profile nil) (kiln-init-options nil)
          (kiln-replace-nul 'auto)
+         (kiln-display-directory (expand-file-name "kiln-test-displays/" temporary-file-directory))
          (warning-minimum-log-level :emergency)
          ,@bindings)
      (kiln-test--reset)
@@ -421,6 +422,71 @@ of the order between streams make the rules ready first."
             ;; added one did not.
             (should-not (string-match-p "median of means" out))))))))
 
+;; issue 36, as it was seen: after a review that ended with hunk 1
+;; rejected and the others accepted, `kiln-run' approved the model's
+;; whole proposal.  A review that is over runs what the buffer holds.
+(defun kiln-test--three-hunk-text ()
+  "The model's 30 lines and mine: the model deletes a line of mine
+\(hunk 1), changes one (hunk 2) and adds its last line (hunk 3).
+Return (MODEL-LINES . MINE)."
+  (let* ((lines (split-string (kiln-test--long-program) "\n"))
+         (mine (append (cl-subseq lines 0 3) (list "print('mine kept')")
+                       (cl-subseq lines 3 13)
+                       (list "data_0 = [x * 100 for x in range(10)]")
+                       (cl-subseq lines 14 29) (list ""))))
+    (cons lines (string-join mine "\n"))))
+
+(defun kiln-test--decide (decisions)
+  "Decide the review's hunks in order: DECISIONS is a list of `accept'/`reject'."
+  (goto-char (point-min))
+  (dolist (d decisions)
+    (kiln-next-hunk)
+    (if (eq d 'accept) (kiln-accept-hunk) (kiln-reject-hunk))))
+
+(ert-deftest kiln-run-after-review-rejected-added-hunk ()
+  "Hunks 1 and 2 accepted, hunk 3 (a line the model adds) rejected: it never runs."
+  (kiln-test--with ()
+    (kiln-test--model "fake-long")
+    (let ((lm (kiln-test--three-hunk-text)))
+      (kiln-test--buffer (cdr lm)
+        (should (= (length (plist-get (kiln-test--intent "compute stats" (point-min) (point-max))
+                                      :hunks))
+                   3))
+        (kiln-test--decide '(accept accept reject))
+        (should-not kiln--review)
+        (should (kiln-test--said "review done: 2 of 3 hunks accepted"))
+        (kiln-test--run-and-wait)
+        (let ((out (kiln-test--output)))
+          (should (string-match-p
+                   (concat "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)? as you kept it "
+                           "(proposal p[0-9]+: hunks 1, 2 accepted; 3 rejected)\n"
+                           "4\\.50 2\\.87\n9\\.00 5\\.74\n13\\.50 8\\.62\n18\\.00 11\\.49\n"
+                           "\\[exit 0, [0-9]+ ms\\]\n")
+                   out))
+          (should-not (string-match-p "median of means" out))
+          (should-not (string-match-p "mine kept" out)))))))
+
+(ert-deftest kiln-run-after-review-rejected-deleted-hunk ()
+  "Hunk 1 (a line the model deletes) rejected, 2 and 3 accepted: the line stays and runs."
+  (kiln-test--with ()
+    (kiln-test--model "fake-long")
+    (let ((lm (kiln-test--three-hunk-text)))
+      (kiln-test--buffer (cdr lm)
+        (kiln-test--intent "compute stats" (point-min) (point-max))
+        (kiln-test--decide '(reject accept accept))
+        (should-not kiln--review)
+        (should (kiln-test--said "review done: 2 of 3 hunks accepted"))
+        (should (string-match-p "^print('mine kept')$" (buffer-string)))
+        (kiln-test--run-and-wait)
+        (let ((out (kiln-test--output)))
+          (should (string-match-p
+                   (concat "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)? as you kept it "
+                           "(proposal p[0-9]+: hunks 2, 3 accepted; 1 rejected)\n"
+                           "mine kept\n4\\.50 2\\.87\n")
+                   out))
+          (should (string-match-p "median of means" out))
+          (should-not (string-match-p "kiln run: proposal" out)))))))
+
 (ert-deftest kiln-intent-accept-all-one-undo ()
   "Accept-all of several hunks is one undo step."
   (kiln-test--with ()
@@ -579,7 +645,8 @@ of the order between streams make the rules ready first."
                              (when kiln--status (cl-pushnew kiln--status statuses :test #'equal))
                              (not (eq kiln--run run))))
           (should (member "running" statuses))
-          (should-not kiln--status)
+          ;; How it ended stays in the mode line a while.
+          (should (equal kiln--status "done"))
           (should (plist-get first :runId))
           (should (equal (replace-regexp-in-string "[0-9]+ ms" "N ms" (kiln-test--output))
                          (concat "kiln run: kiln-test.py\n"
@@ -589,6 +656,68 @@ of the order between streams make the rules ready first."
           (should (equal (mapcar #'kiln--ordinal '(1 2 3 4 11 12 13 21 22 23 101 111))
                          '("1st" "2nd" "3rd" "4th" "11th" "12th" "13th" "21st" "22nd"
                            "23rd" "101st" "111th"))))))))
+
+;; issue 36: the mode line said "kiln:thinking" twice (kiln-mode's
+;; lighter and `mode-line-misc-info'), and said nothing when a run ended.
+(defun kiln-test--render (x)
+  "X, a mode-line construct, as text: the parts kiln's constructs use.
+`format-mode-line' answers \"\" in batch, so this renders strings,
+symbols, (:eval FORM), (SYMBOL THEN ELSE) and lists."
+  (cond ((stringp x) x)
+        ((null x) "")
+        ((symbolp x) (let ((v (and (boundp x) (symbol-value x))))
+                       (if (stringp v) v (kiln-test--render v))))
+        ((and (consp x) (eq (car x) :eval)) (kiln-test--render (eval (cadr x) t)))
+        ((and (consp x) (eq (car x) :propertize)) (kiln-test--render (cadr x)))
+        ((and (consp x) (symbolp (car x)))
+         (if (and (boundp (car x)) (symbol-value (car x)))
+             (kiln-test--render (cadr x))
+           (kiln-test--render (car (cddr x)))))
+        ((consp x) (mapconcat #'kiln-test--render x ""))
+        (t "")))
+
+(defun kiln-test--mode-line ()
+  "The minor modes' lighters and `mode-line-misc-info' of this buffer, as text."
+  (concat (mapconcat (lambda (e) (if (and (boundp (car e)) (symbol-value (car e)))
+                                     (kiln-test--render (cadr e))
+                                   ""))
+                     minor-mode-alist "")
+          (kiln-test--render mode-line-misc-info)))
+
+(defun kiln-test--count (re text)
+  "How many times RE matches in TEXT."
+  (let ((n 0) (i 0))
+    (while (string-match re text i) (setq n (1+ n) i (match-end 0)))
+    n))
+
+(ert-deftest kiln-status-mode-line-once-and-done ()
+  "The mode line says kiln's status once, with or without `kiln-mode', and how a run ended."
+  (kiln-test--with ((kiln-status-done-seconds 0.5))
+    (let ((mode-line-misc-info (copy-sequence mode-line-misc-info)))
+      (kiln-test--buffer "print('ok')\n"
+        (let ((kiln-flymake nil)) (kiln-mode 1))
+        (kiln--show-status)
+        (setq kiln--status "thinking")
+        (should (= (kiln-test--count "kiln:thinking" (kiln-test--mode-line)) 1))
+        (with-temp-buffer
+          (should (= (kiln-test--count "kiln:thinking" (kiln-test--mode-line)) 1)))
+        (setq kiln--status nil)
+        (should (= (kiln-test--count "kiln:" (kiln-test--mode-line)) 0))
+        ;; A run: running, then done, then the mode line is quiet again.
+        (let ((statuses nil) (run (kiln-run)))
+          (kiln-test--wait "the run to end"
+                           (lambda ()
+                             (when kiln--status (cl-pushnew kiln--status statuses :test #'equal))
+                             (not (eq kiln--run run))))
+          (should (member "running" statuses))
+          (should (equal kiln--status "done"))
+          (should (= (kiln-test--count "kiln:done" (kiln-test--mode-line)) 1))
+          (kiln-test--wait "the status to clear" (lambda () (null kiln--status)) 5))
+        (erase-buffer)
+        (insert "import sys\nsys.exit(3)\n")
+        (kiln-test--run-and-wait)
+        (should (equal kiln--status "failed (exit 3)"))
+        (kiln-mode -1)))))
 
 (ert-deftest kiln-run-region-and-streams-apart ()
   "`kiln-run' of a region runs only it; lines of two streams never splice."
@@ -723,12 +852,12 @@ Read here, not through kiln.el: the tests check what kiln wrote."
           (should (equal (length png-bytes) (plist-get png :size)))
           (should (equal blob-bytes (apply #'concat (make-list 100 "\0\1kiln\0"))))
           (let ((out (kiln-test--output)))
-            (should (string-match-p (regexp-quote "[the run changed 3 files in the workspace; nothing is written: M-x kiln-apply-changes writes them]\n") out))
+            (should (string-match-p (regexp-quote "[the run changed 3 files in the workspace; nothing is written until you apply them]\n") out))
             (should (string-match-p (regexp-quote (format "\n  created  monthly.png (%d bytes, image/png)\n"
                                                           (length png-bytes)))
                                     out))
             (should (string-match-p (regexp-quote "\n  created  blob.bin (700 bytes, application/octet-stream)\n") out))
-            (should (string-match-p "\n  modified sales.csv\n" out)))
+            (should (string-match-p "\n  modified sales.csv (45 bytes)\n    \\[review\\] \\[apply\\] \\[discard\\] \n" out)))
           ;; The PNG as an image where this Emacs can show one (the lucid
           ;; run), else a button to kiln's copy; nothing written yet.
           (with-current-buffer (kiln--output-buffer)
@@ -749,6 +878,71 @@ Read here, not through kiln.el: the tests check what kiln wrote."
           (should (equal (kiln-test--bytes (expand-file-name "sales.csv" dir))
                          (concat kiln-test--sales "2024-03,30\n")))
           (should (eq (kiln-test--face-of "[applied 3 changes to") 'kiln-success)))))))
+
+;; issue 36: files a run wrote were listed with no size for text and
+;; no way to act on one file from *kiln-output*.
+(defun kiln-test--push (line label)
+  "Push the button [LABEL] that follows the first LINE in the output."
+  (with-current-buffer (kiln--output-buffer)
+    (goto-char (point-min))
+    (should (search-forward line nil t))
+    (should (search-forward (concat "[" label "]") nil t))
+    (let ((b (button-at (match-beginning 0))))
+      (should b)
+      (button-activate b))))
+
+(ert-deftest kiln-changes-notice-review-apply-discard ()
+  "Each changed file is listed with kind and size and buttons that review, apply, discard it."
+  (kiln-test--with ()
+    (kiln-test--in-project
+      (kiln-test--write (expand-file-name "sales.csv" dir) kiln-test--sales)
+      (kiln-test--buffer (concat "open('sales.csv', 'a').write('2024-03,30\\n')\n"
+                                 "open('notes.txt', 'w').write('n1\\n')\n"
+                                 "open('report.txt', 'w').write('total 60\\n')\n")
+        (kiln-test--run-and-wait)
+        (let ((out (kiln-test--output)))
+          (should (string-match-p
+                   (regexp-quote
+                    (concat "[the run changed 3 files in the workspace; nothing is written until you apply them]\n"))
+                   out))
+          (dolist (l '("  modified sales.csv (45 bytes)\n    [review] [apply] [discard] \n"
+                       "  created  notes.txt (3 bytes)\n    [review] [apply] [discard] \n"
+                       "  created  report.txt (9 bytes)\n    [review] [apply] [discard] \n"
+                       "  [apply all] [discard all] (M-x kiln-review-change, kiln-apply-changes, kiln-discard-changes)\n"))
+            (should (string-match-p (regexp-quote l) out))))
+        ;; Review: the run's text against the file on disk.
+        (kiln-test--push "modified sales.csv" "review")
+        (let ((diff (get-buffer "*kiln change sales.csv*")))
+          (should diff)
+          (kiln-test--wait "the diff" (lambda () (with-current-buffer diff
+                                                   (string-match-p "^Diff finished" (buffer-string)))))
+          (with-current-buffer diff
+            (should (string-match-p "^\\+2024-03,30$" (buffer-string)))
+            (should-not (string-match-p "^-2024-0[12]" (buffer-string))))
+          (kill-buffer diff))
+        (should (equal (kiln-test--bytes (expand-file-name "sales.csv" dir)) kiln-test--sales))
+        ;; Apply one file: only it is written.
+        (setq kiln-test--messages nil)
+        (kiln-test--push "created  notes.txt" "apply")
+        (kiln-test--wait "the apply" (lambda () (kiln-test--said "\\`\\[kiln\\] applied ")))
+        (should (equal (car kiln-test--messages)
+                       (format "[kiln] applied 1 change to %s" (directory-file-name dir))))
+        (should (equal (kiln-test--bytes (expand-file-name "notes.txt" dir)) "n1\n"))
+        (should-not (file-exists-p (expand-file-name "report.txt" dir)))
+        ;; Discard another: kiln declines it.
+        (setq kiln-test--messages nil)
+        (kiln-test--push "created  report.txt" "discard")
+        (kiln-test--wait "the discard" (lambda () (kiln-test--said "\\`\\[kiln\\] discarded ")))
+        (should (string-match-p "kiln dropped report.txt\\'" (car kiln-test--messages)))
+        ;; Apply all: what is left, sales.csv; report.txt stays unwritten.
+        (setq kiln-test--messages nil)
+        (kiln-test--push "[the run changed 3 files" "apply all")
+        (kiln-test--wait "the apply" (lambda () (kiln-test--said "\\`\\[kiln\\] applied ")))
+        (should (equal (car kiln-test--messages)
+                       (format "[kiln] applied 1 change to %s" (directory-file-name dir))))
+        (should (equal (kiln-test--bytes (expand-file-name "sales.csv" dir))
+                       (concat kiln-test--sales "2024-03,30\n")))
+        (should-not (file-exists-p (expand-file-name "report.txt" dir)))))))
 
 (ert-deftest kiln-changes-stale-skipped ()
   "A file changed on the host since the run, or modified in a buffer, is skipped and named."
@@ -892,6 +1086,45 @@ Read here, not through kiln.el: the tests check what kiln wrote."
       (let ((file (car (plist-get kiln--run :images))))
         (should (file-exists-p file))
         (delete-file file)))))
+
+;; issue 36: a display's image was saved as /tmp/kiln-display_2-XXXX.bin
+;; and, in a terminal, its button opened raw bytes.
+(ert-deftest kiln-run-display-image-saved-and-opened ()
+  "A display's PNG is saved as .png under `kiln-display-directory'; a terminal opens it outside."
+  (kiln-test--with ()
+    (let* ((dir (make-temp-file "kiln-displays" t))
+           (record (make-temp-file "kiln-viewer"))
+           (kiln-display-directory (concat dir "/kiln/displays/"))
+           (kiln-external-viewer (list "sh" "-c" (format "printf %%s \"$0\" > %s" record)))
+           (kiln--run (list :kind 'snippet))
+           (png "\211PNG\r\n\032\nrest"))
+      (unwind-protect
+          (progn
+            (kiln--output-start "display")
+            (kiln--dispatch nil 'run/display
+                            (list :runId "r1"
+                                  :data (list :text/plain "<Figure size 640x480>"
+                                              :image/png (base64-encode-string png))))
+            (let ((file (car (plist-get kiln--run :images))))
+              (should (string-prefix-p (expand-file-name kiln-display-directory) file))
+              (should (string-match-p "/kiln-display_1-[^/]+\\.png\\'" file))
+              (should (equal (kiln-test--bytes file) png))
+              ;; The path is shown, as a button.
+              (with-current-buffer (kiln--output-buffer)
+                (goto-char (point-min))
+                (should (search-forward file nil t))
+                (let ((b (button-at (match-beginning 0))))
+                  (should b)
+                  (should-not (kiln--graphic-p))
+                  (setq kiln-test--messages nil)
+                  (button-activate b)))
+              ;; Not visited as bytes: handed to the viewer, and said.
+              (should-not (find-buffer-visiting file))
+              (should (kiln-test--said (concat "\\`\\[kiln\\] " (regexp-quote file)
+                                               ": opened with sh\\'")))
+              (kiln-test--wait "the viewer" (lambda () (equal (kiln-test--bytes record) file)))))
+        (delete-directory dir t)
+        (delete-file record)))))
 
 (ert-deftest kiln-run-cancel ()
   "`kiln-cancel' stops a running program; nothing is written after it."
