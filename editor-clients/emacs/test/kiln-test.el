@@ -578,6 +578,81 @@ Return (MODEL-LINES . MINE)."
           (should (string-match-p "\\[not run: the validator denied it: .*PY-IMPORT-NETWORK"
                                   (kiln-test--output))))))))
 
+;; issue 36: a denied run told the person to edit JSON.  Now every rule
+;; is named, and where kiln's config allows an override (the server says
+;; data.overrideAllowed), the run is offered again after one more question.
+(defun kiln-test--config (json)
+  "A config file holding JSON; return its name."
+  (let ((file (make-temp-file "kiln-config" nil ".json")))
+    (with-temp-file file (insert json))
+    file))
+
+(defconst kiln-test--denied-code "import socket\nsocket.socket()\nprint('past the deny')\n"
+  "Code the validator denies (PY-IMPORT-NETWORK and the call).")
+
+(ert-deftest kiln-run-denied-run-anyway ()
+  "Where the config allows an override, a denied run names its rules and runs after one more yes."
+  (let ((config (kiln-test--config "{\"validator\": {\"allowOverride\": true}}"))
+        (asked nil) (answer nil))
+    (unwind-protect
+        (kiln-test--with ((kiln-command (list kiln-test--bin "--config" config)))
+          (cl-letf (((symbol-function 'yes-or-no-p)
+                     (lambda (prompt) (push prompt asked) answer)))
+            (kiln-test--buffer kiln-test--denied-code
+              (should (plist-get (kiln-test--run-and-wait) :error))
+              (let ((out (kiln-test--output)))
+                (should (string-match-p "^\\[not run: the validator denied it: " out))
+                (should (string-match-p "^\\[denied by [0-9]+ rules?:\\]$" out))
+                (should (string-match-p "^  PY-IMPORT-NETWORK line 1: " out))
+                (should (string-match-p "^  \\[run anyway\\] (M-x kiln-run-anyway: kiln's config allows an override)$" out))
+                (should-not (string-match-p "past the deny" out)))
+              ;; No: nothing runs.
+              (kiln-run-anyway)
+              (should (string-match-p "\\`Run the code kiln's validator denied (PY-IMPORT-NETWORK.*) anyway\\? \\'"
+                                      (car asked)))
+              (should-not kiln--run)
+              (should-not (string-match-p "past the deny" (kiln-test--output)))
+              ;; Yes, through the button: it runs, said so in its header.
+              (setq answer t)
+              (kiln-test--push "[denied by" "run anyway")
+              (should (= (length asked) 2))
+              (should kiln--run)
+              (let ((run kiln--run))
+                (kiln-test--wait "the run to end" (lambda () (not (eq kiln--run run)))))
+              (let ((out (kiln-test--output)))
+                (should (string-match-p "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)?, run anyway past the validator's deny (PY-IMPORT-NETWORK" out))
+                (should (string-match-p "^past the deny$" out)))
+              ;; Once: the offer is used up.
+              (should-error (kiln-run-anyway) :type 'user-error))))
+      (delete-file config))))
+
+(ert-deftest kiln-run-denied-no-override ()
+  "Where the config does not allow an override, no offer: the rules, and how to allow it."
+  (let ((config (kiln-test--config "{\"validator\": {\"allowOverride\": false}}")))
+    (unwind-protect
+        (kiln-test--with ((kiln-command (list kiln-test--bin "--config" config)))
+          (kiln-test--buffer kiln-test--denied-code
+            (kiln-test--run-and-wait)
+            (let ((out (kiln-test--output)))
+              (should (string-match-p "^  PY-IMPORT-NETWORK line 1: " out))
+              (should-not (string-match-p "\\[run anyway\\]" out))
+              (should (string-match-p (regexp-quote "[to be able to run it anyway: set \"validator\": {\"allowOverride\": true} in kiln's config file, then M-x kiln-restart]") out)))
+            (should-error (kiln-run-anyway) :type 'user-error)
+            (should-not (string-match-p "past the deny" (kiln-test--output)))))
+      (delete-file config)))
+  ;; A rule's message with control characters shows them, never acts on them.
+  (kiln-test--with ()
+    (let ((kiln--run (list :kind 'snippet)))
+      (kiln--output-start "denied")
+      (kiln--offer-override kiln--run
+                            (list :kind "denied" :overrideAllowed :json-false
+                                  :diagnostics
+                                  (vector (list :code "X-RULE\e[2J"
+                                                :message "bad\e[31m red\u202e"
+                                                :range (list :start (list :line 2 :character 0))))))
+      (should (string-match-p (regexp-quote "  X-RULE^[[2J line 3: bad^[[31m red<U+202E>\n")
+                              (kiln-test--output))))))
+
 (ert-deftest kiln-intent-cancel ()
   "`kiln-cancel' stops an intent in flight; no review follows."
   (kiln-test--with ()
