@@ -653,6 +653,65 @@ Return (MODEL-LINES . MINE)."
       (should (string-match-p (regexp-quote "  X-RULE^[[2J line 3: bad^[[31m red<U+202E>\n")
                               (kiln-test--output))))))
 
+;; issue 36: the model's prose was shown nowhere, and there was no
+;; history of intents, repairs and runs.
+(defun kiln-test--conversation ()
+  "The conversation buffer's text."
+  (with-current-buffer (kiln--conversation-buffer)
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(ert-deftest kiln-conversation-shows-each-piece ()
+  "The conversation has the intent, the prose, the code and verdict, the repair, output, displays, changes, ledger."
+  (kiln-test--with ((kiln-repair-attempts 3) (kiln-auto-repair t) (kiln-explain t))
+    (when (get-buffer kiln-conversation-buffer-name) (kill-buffer kiln-conversation-buffer-name))
+    (kiln-test--model "fake-repair")
+    (kiln-test--in-project
+      (kiln-test--buffer ""
+        (kiln-test--intent "sum the numbers")
+        (kiln-accept-all)
+        (should (eq (plist-get (plist-get (kiln-test--run-and-wait) :result) :ok) t))
+        (let ((c (kiln-test--conversation)))
+          ;; The intent, the model's prose, the code with its verdict.
+          (should (string-match-p "^\\* intent (kiln-test\\.py\\(<[0-9]+>\\)?): sum the numbers$" c))
+          (should (string-match-p "^\\*\\* the model says\nIt prints the result\\.\n\\*\\* proposal" c))
+          (should (string-match-p "^\\*\\* proposal p1, verdict allow\n  | total = 0\n" c))
+          (should (string-match-p "^  | print(totl)$" c))
+          (should (string-match-p "^  tokens: [0-9]+ prompt, [0-9]+ completion$" c))
+          ;; The run: the failure, the repair with the model's words, its code.
+          (should (string-match-p "^\\*\\* run: proposal p1 (kiln-test\\.py" c))
+          (should (string-match-p "NameError" c))
+          (should (string-match-p "^\\*\\*\\* repair (attempt 2): p2, verdict allow\n  | total = 0\n" c))
+          (should (string-match-p "^  | print(total)$" c))
+          ;; Its output, the explanation of the run, and its ledger.
+          (should (string-match-p "^3$" c))
+          (should (string-match-p "It added the numbers and printed the total\\." c))
+          (should (string-match-p "^  ledger: [0-9]+ ms, CPU [0-9]+ ms, peak memory [0-9.]+ [KMG]iB, tokens [0-9]+ prompt \\+ [0-9]+ completion$" c))
+          ;; The order is the story's.
+          (should (< (string-match "sum the numbers" c) (string-match "print(totl)" c)
+                     (string-match "^\\*\\* run: " c) (string-match "print(total)" c)
+                     (string-match "^\\*\\*\\* output" c) (string-match "NameError" c)
+                     (string-match "^3$" c) (string-match "  ledger: " c)))))
+      ;; A run that leaves a picture and writes a file in the project.
+      (kiln-test--buffer (concat (car (split-string kiln-test--binary-code "open('monthly.png'"))
+                                 "open('/work/out/plot.png', 'wb').write(png)\n"
+                                 "open('notes.txt', 'w').write('n\\n')\n"
+                                 "print('saved')\n")
+        (kiln-test--run-and-wait)
+        (let* ((file (car (plist-get kiln-last-run :images)))
+               (c (kiln-test--conversation)))
+          (should (string-match-p "^\\*\\* run: kiln-test\\.py" c))
+          (should (string-match-p "^artifact plot\\.png (image/png, [0-9]+ bytes):$" c))
+          (should (string-match-p "^  created  notes\\.txt (2 bytes)\n    \\[review\\] \\[apply\\] \\[discard\\] $" c))
+          (should (string-match-p "^saved$" c))
+          ;; The picture: its file, as a button (and the image itself where
+          ;; this Emacs can show one).
+          (with-current-buffer (kiln--conversation-buffer)
+            (goto-char (point-min))
+            (should (search-forward file nil t))
+            (should (button-at (match-beginning 0)))))
+        (kiln-conversation)
+        (should (eq (window-buffer) (kiln--conversation-buffer)))))))
+
 (ert-deftest kiln-intent-cancel ()
   "`kiln-cancel' stops an intent in flight; no review follows."
   (kiln-test--with ()
