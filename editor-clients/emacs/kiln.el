@@ -57,17 +57,95 @@
   :type '(repeat string))
 
 (defcustom kiln-llm-provider nil
-  "The model provider kiln asks, such as \"ollama\" or \"openai\".
-nil leaves it to the server's config file and environment."
-  :type '(choice (const :tag "The server's choice" nil) string))
+  "The model provider kiln asks (kiln's llm.provider).
+\"ollama\" (its native API), \"openai\" (any OpenAI-compatible
+server: vLLM, llama.cpp, LM Studio...), \"anthropic\" (the Messages
+API) or \"bedrock\" (Amazon Bedrock's Converse API; see
+`kiln-llm-region' and `kiln-llm-aws-profile').  nil leaves it to the
+server's config file and environment.  The API key is never set
+here: see `kiln-llm-auth-source'."
+  :type '(choice (const :tag "The server's choice" nil)
+                 (const :tag "Ollama" "ollama")
+                 (const :tag "OpenAI-compatible" "openai")
+                 (const :tag "Anthropic" "anthropic")
+                 (const :tag "Amazon Bedrock" "bedrock")
+                 (string :tag "Another name kiln knows")))
 
 (defcustom kiln-llm-url nil
-  "The model server's URL, or nil for the server's choice."
+  "The model server's base URL (kiln's llm.url), or nil for the server's choice.
+For Bedrock, nil reaches the region's endpoint."
   :type '(choice (const :tag "The server's choice" nil) string))
 
 (defcustom kiln-llm-model nil
-  "The model's name, or nil for the server's choice."
+  "The model's name (kiln's llm.model), or nil for the server's choice.
+For Bedrock a model id, or an inference profile's id or ARN."
   :type '(choice (const :tag "The server's choice" nil) string))
+
+(defcustom kiln-llm-region nil
+  "Bedrock only: the AWS region to sign for (kiln's llm.region).
+nil leaves it to the server: AWS_REGION, AWS_DEFAULT_REGION, then
+the region of ~/.aws/config."
+  :type '(choice (const :tag "The server's choice" nil) string))
+
+(defcustom kiln-llm-aws-profile nil
+  "Bedrock only: the AWS profile whose credentials kiln signs with.
+Given to the server as AWS_PROFILE (kiln reads the profile's section
+of ~/.aws/config and ~/.aws/credentials); nil leaves the environment
+as it is."
+  :type '(choice (const :tag "The environment's" nil) string))
+
+(defcustom kiln-llm-temperature nil
+  "The model's sampling temperature (kiln's llm.temperature), or nil."
+  :type '(choice (const :tag "The server's choice" nil) number))
+
+(defcustom kiln-llm-max-tokens nil
+  "The longest answer, in tokens (kiln's llm.maxTokens), or nil."
+  :type '(choice (const :tag "The server's choice" nil) integer))
+
+(defcustom kiln-llm-cache nil
+  "Whether kiln answers an intent it has seen from its answer cache.
+kiln's llm.cache: `on', `off', or nil for the server's choice."
+  :type '(choice (const :tag "The server's choice" nil)
+                 (const :tag "On" on) (const :tag "Off" off)))
+
+(defcustom kiln-llm-timeouts nil
+  "The model's timeouts, in milliseconds, as a plist (kiln's llm section).
+Keys not given are the server's choice.  Keys: :connectTimeoutMs,
+:idleTimeoutMs (longest silence within an answer) and :totalTimeoutMs
+\(longest whole answer)."
+  :type '(plist :key-type (choice (const :connectTimeoutMs) (const :idleTimeoutMs)
+                                  (const :totalTimeoutMs))
+                :value-type integer))
+
+(defcustom kiln-llm-auth-source t
+  "Whether the model's API key is taken from Emacs's secret store.
+When non-nil and `kiln-llm-provider' is not \"ollama\", kiln.el asks
+`auth-source' (~/.authinfo.gpg, the Secret Service, pass...) for the
+entry of the model server's host (from `kiln-llm-url', else the
+provider's: api.openai.com, api.anthropic.com,
+bedrock-runtime.REGION.amazonaws.com) and user `kiln-llm-auth-user',
+and sends its secret as llm.apiKey at `initialize'.  The key is never
+kept in an option, so `customize' never writes it to `custom-file';
+while one is sent, the connection's JSON-RPC events log is off, so
+no buffer holds it.  nil: the server finds its key itself
+\(KILN_API_KEY, ANTHROPIC_API_KEY, AWS credentials).  For example:
+
+  machine api.anthropic.com login apikey password sk-ant-..."
+  :type 'boolean)
+
+(defcustom kiln-llm-auth-user "apikey"
+  "The user (login) of the model server's entry in `auth-source'.
+\"apikey\", as gptel's, so one entry serves both; nil matches any."
+  :type '(choice (const :tag "Any" nil) string))
+
+(defcustom kiln-allow-override nil
+  "Whether kiln may run code its validator denies when you say so.
+kiln's validator.allowOverride: `on' lets `kiln-run-anyway' run your
+own denied code after one more confirmation (code the model wrote
+never runs past a deny); `off' forbids it; nil leaves it to kiln's
+config file."
+  :type '(choice (const :tag "The server's choice" nil)
+                 (const :tag "On" on) (const :tag "Off" off)))
 
 (defcustom kiln-validator-profile nil
   "The validator profile: \"strict\", \"standard\", \"relaxed\" or \"off\".
@@ -201,15 +279,51 @@ The file's name is added last.  nil uses `browse-url-of-file'."
       (not (json-parse-string "\"\\u0000\""))
     (error t)))
 
-(defun kiln--init-options ()
-  "The `initializationOptions' built from the options."
+(defun kiln--llm-host ()
+  "The host whose API key `auth-source' is asked for, or nil."
+  (require 'url-parse)
+  (cond
+   (kiln-llm-url (url-host (url-generic-parse-url kiln-llm-url)))
+   ((equal kiln-llm-provider "openai") "api.openai.com")
+   ((equal kiln-llm-provider "anthropic") "api.anthropic.com")
+   ((equal kiln-llm-provider "bedrock")
+    (and kiln-llm-region (format "bedrock-runtime.%s.amazonaws.com" kiln-llm-region)))))
+
+(declare-function url-host "url-parse" (cl-x))
+(declare-function url-generic-parse-url "url-parse" (url))
+(declare-function auth-source-search "auth-source" (&rest spec))
+
+(defun kiln--api-key ()
+  "The model's API key from `auth-source', or nil (see `kiln-llm-auth-source')."
+  (let ((host (and kiln-llm-auth-source kiln-llm-provider
+                   (not (equal kiln-llm-provider "ollama"))
+                   (kiln--llm-host))))
+    (when host
+      (require 'auth-source)
+      (let* ((found (car (apply #'auth-source-search :host host :max 1 :require '(:secret)
+                                (and kiln-llm-auth-user (list :user kiln-llm-auth-user)))))
+             (secret (plist-get found :secret)))
+        (if (functionp secret) (funcall secret) secret)))))
+
+(defun kiln--init-options (&optional api-key)
+  "The `initializationOptions' built from the options, with API-KEY if given."
   (let ((llm (append (and kiln-llm-provider (list :provider kiln-llm-provider))
                      (and kiln-llm-url (list :url kiln-llm-url))
-                     (and kiln-llm-model (list :model kiln-llm-model))))
+                     (and kiln-llm-model (list :model kiln-llm-model))
+                     (and kiln-llm-region (list :region kiln-llm-region))
+                     (and kiln-llm-temperature (list :temperature kiln-llm-temperature))
+                     (and kiln-llm-max-tokens (list :maxTokens kiln-llm-max-tokens))
+                     (and kiln-llm-cache (list :cache (if (eq kiln-llm-cache 'on) t :json-false)))
+                     (cl-loop for (k v) on kiln-llm-timeouts by #'cddr
+                              when v append (list k v))
+                     (and api-key (list :apiKey api-key))))
+        (validator (append (and kiln-validator-profile (list :profile kiln-validator-profile))
+                           (and kiln-allow-override
+                                (list :allowOverride (if (eq kiln-allow-override 'on)
+                                                         t :json-false)))))
         (opts nil))
     (when llm (setq opts (plist-put opts :llm llm)))
-    (when kiln-validator-profile
-      (setq opts (plist-put opts :validator (list :profile kiln-validator-profile))))
+    (when validator (setq opts (plist-put opts :validator validator)))
     (when kiln-limits
       (setq opts (plist-put opts :sandbox (list :limits kiln-limits))))
     (when (if (eq kiln-replace-nul 'auto) (kiln--json-refuses-nul-p) kiln-replace-nul)
@@ -304,8 +418,14 @@ The file's name is added last.  nil uses `browse-url-of-file'."
     (user-error "[kiln] cannot find the server program %S (customize `kiln-command')"
                 (car kiln-command)))
   (let* ((default-directory (kiln--workspace))
+         (api-key (kiln--api-key))
+         (process-environment (if kiln-llm-aws-profile
+                                  (cons (concat "AWS_PROFILE=" kiln-llm-aws-profile)
+                                        process-environment)
+                                process-environment))
          (conn
-          (make-instance
+          (apply
+           #'make-instance
            'jsonrpc-process-connection
            :name "kiln"
            :process (lambda ()
@@ -316,7 +436,9 @@ The file's name is added last.  nil uses `browse-url-of-file'."
                        ;; jsonrpc takes stderr from the buffer of this name.
                        :stderr (get-buffer-create "*kiln stderr*")))
            :notification-dispatcher #'kiln--dispatch
-           :on-shutdown #'kiln--on-shutdown)))
+           :on-shutdown #'kiln--on-shutdown
+           ;; The events log would hold the key `initialize' carries.
+           (and api-key (kiln--no-events-log)))))
     (setq kiln--conn conn kiln--stopping nil)
     (condition-case err
         (let ((result
@@ -327,7 +449,7 @@ The file's name is added last.  nil uses `browse-url-of-file'."
                       :rootUri (kiln--path-uri default-directory)
                       :capabilities
                       (list :general (list :positionEncodings ["utf-8" "utf-16"]))
-                      :initializationOptions (kiln--init-options))
+                      :initializationOptions (kiln--init-options api-key))
                 :timeout kiln-start-timeout)))
           (let ((caps (plist-get result :capabilities)))
             (setq kiln--encoding (or (plist-get caps :positionEncoding) "utf-16")
@@ -346,6 +468,16 @@ The file's name is added last.  nil uses `browse-url-of-file'."
          (user-error "[kiln] the server did not start: %s%s"
                      (kiln--error-text err)
                      (if (string-empty-p tail) "" (concat "\n" tail))))))))
+
+(defun kiln--no-events-log ()
+  "The initargs that turn a jsonrpc connection's events log off."
+  (if (cl-find '-events-buffer-config (eieio-class-slots 'jsonrpc-connection)
+               :key #'eieio-slot-descriptor-name)
+      '(:events-buffer-config (:size 0))
+    '(:events-buffer-scrollback-size 0)))
+
+(declare-function eieio-class-slots "eieio-core" (class))
+(declare-function eieio-slot-descriptor-name "eieio-core" (slot))
 
 (defun kiln--version ()
   "This package's version, from its header."

@@ -119,6 +119,9 @@ BINDINGS are `let' bindings of options laid over the defaults."
   (declare (indent 1) (debug t))
   `(let ((kiln-command (list kiln-test--bin))
          (kiln-llm-provider nil) (kiln-llm-url nil) (kiln-llm-model nil)
+         (kiln-llm-region nil) (kiln-llm-aws-profile nil) (kiln-llm-temperature nil)
+         (kiln-llm-max-tokens nil) (kiln-llm-cache nil) (kiln-llm-timeouts nil)
+         (kiln-llm-auth-source t) (kiln-llm-auth-user "apikey") (kiln-allow-override nil)
          (kiln-repair-attempts 0) (kiln-explain nil) (kiln-limits nil)
          (kiln-validator-profile nil) (kiln-init-options nil)
          (kiln-replace-nul 'auto)
@@ -191,6 +194,94 @@ of the order between streams make the rules ready first."
       (goto-char (point-min))
       (and (search-forward text nil t)
            (get-text-property (match-beginning 0) 'face)))))
+
+;;; Settings
+
+(require 'cus-edit)
+(require 'auth-source)
+(declare-function auth-source-forget-all-cached "auth-source" ())
+
+;; issue 36: Anthropic, Bedrock, region and profile could not be set from
+;; Emacs, and a key could only be written into the options, in clear.
+(ert-deftest kiln-settings-api-key-from-auth-source ()
+  "The API key comes from auth-source into initializationOptions, never into custom-file."
+  (let* ((authinfo (make-temp-file "kiln-authinfo"))
+         (custom (make-temp-file "kiln-custom" nil ".el"))
+         (custom-file custom)
+         ;; Under -Q customize saves nothing: as if started with an init file.
+         (user-init-file custom)
+         (auth-sources (list authinfo))
+         (auth-source-do-cache nil))
+    (require 'auth-source)
+    (with-temp-file authinfo
+      (insert "machine 127.0.0.1 login apikey password sk-good\n"))
+    (unwind-protect
+        (kiln-test--with ()
+          (kiln-test--fake-model)
+          (setq kiln-llm-provider "openai" kiln-llm-url kiln-test--fake-url
+                kiln-llm-model "fake-401" kiln-llm-aws-profile "kiln-test-profile")
+          (should (equal (kiln--api-key) "sk-good"))
+          (should (equal (plist-get (kiln--init-options (kiln--api-key)) :llm)
+                         (list :provider "openai" :url kiln-test--fake-url
+                               :model "fake-401" :apiKey "sk-good")))
+          ;; The server got it: the fake model answers only "Bearer sk-good".
+          (kiln-test--buffer "x = 1\n"
+            (kiln-test--intent "print a greeting")
+            (should (equal (plist-get (car (plist-get kiln--review :hunks)) :new)
+                           "print('hello from kiln')\n"))
+            ;; No buffer holds the key: the events log is off while one is sent.
+            (should-not (cl-some (lambda (b) (with-current-buffer b
+                                               (save-excursion
+                                                 (goto-char (point-min))
+                                                 (search-forward "sk-good" nil t))))
+                                 (buffer-list)))
+            ;; The AWS profile reached the server's environment.
+            (should (string-match-p
+                     "\\(\\`\\|\0\\)AWS_PROFILE=kiln-test-profile\0"
+                     (with-temp-buffer
+                       (insert-file-contents-literally
+                        (format "/proc/%d/environ" (kiln-test--server-pid)))
+                       (buffer-string))))
+            (kiln-reject-all))
+          ;; Saved through customize: the settings are there, the key is not.
+          (customize-save-variable 'kiln-llm-provider "openai")
+          (customize-save-variable 'kiln-llm-model "fake-401")
+          (let ((saved (with-temp-buffer (insert-file-contents custom) (buffer-string))))
+            (should (string-match-p "kiln-llm-provider" saved))
+            (should-not (string-match-p "sk-good" saved)))
+          ;; Without the entry, the server has no key and the model says 401.
+          (kiln-shutdown)
+          (let ((auth-sources nil))
+            (should-not (kiln--api-key))
+            (kiln-test--buffer "x = 1\n"
+              (let ((req (kiln-intent "print a greeting")))
+                (kiln-test--wait "the refusal" (lambda () (not (memq req kiln--intents))))
+                (should-not kiln--review)
+                (should (kiln-test--said "\\`\\[kiln\\] intent failed: .*401"))))))
+      (delete-file authinfo)
+      (delete-file custom))))
+
+(ert-deftest kiln-settings-every-llm-option ()
+  "Every model setting of the server, and allowOverride, reaches initializationOptions."
+  (kiln-test--with ((kiln-llm-provider "bedrock") (kiln-llm-model "anthropic.claude-3")
+                    (kiln-llm-region "eu-west-1") (kiln-llm-temperature 0.2)
+                    (kiln-llm-max-tokens 300) (kiln-llm-cache 'on)
+                    (kiln-llm-timeouts '(:idleTimeoutMs 5000 :totalTimeoutMs 90000))
+                    (kiln-allow-override 'off) (kiln-validator-profile "strict")
+                    (kiln-llm-auth-source nil))
+    (let ((o (kiln--init-options (kiln--api-key))))
+      (should (equal (plist-get o :llm)
+                     '(:provider "bedrock" :model "anthropic.claude-3" :region "eu-west-1"
+                                 :temperature 0.2 :maxTokens 300 :cache t
+                                 :idleTimeoutMs 5000 :totalTimeoutMs 90000)))
+      (should (equal (plist-get o :validator) '(:profile "strict" :allowOverride :json-false))))
+    ;; The server takes them (initialize would fail with -32602 otherwise).
+    (should (kiln--connection))
+    (should (kiln-running-p))
+    ;; Each provider of the server is a choice of `kiln-llm-provider'.
+    (let ((choices (cl-loop for c in (cdr (get 'kiln-llm-provider 'custom-type))
+                            when (eq (car-safe c) 'const) collect (car (last c)))))
+      (should (equal (remq nil choices) '("ollama" "openai" "anthropic" "bedrock"))))))
 
 ;;; Lifecycle
 
