@@ -23,9 +23,15 @@
 ;; request is never written.  `kiln-run' approves and runs the
 ;; proposal (or runs the region or the buffer) in kiln's sandbox; the
 ;; output streams into the *kiln-output* buffer, with images inline.
-;; What the code wrote in the project is listed there and written only
-;; by `kiln-apply-changes', which has kiln apply it (binary files too)
-;; and never overwrites a file changed since the run.
+;; What the code wrote in the project is listed there, each file with
+;; buttons to review, apply and discard it, and written only by
+;; `kiln-apply-changes', which has kiln apply it (binary files too) and
+;; never overwrites a file changed since the run.  Code the validator
+;; denied runs only on purpose: `kiln-run-anyway', where kiln's config
+;; allows an override, after one more question.  `kiln-conversation'
+;; keeps every intent, the model's words, each repair, each run's output
+;; and its ledger, as gptel's chat buffer would.  The model's API key
+;; comes from `auth-source', never from an option.
 ;; `kiln-mode' puts the validator's diagnostics on the buffer through
 ;; Flymake.
 ;;
@@ -2489,6 +2495,9 @@ still holds is a failure, never a success."
     (define-key map "n" #'kiln-next-hunk)
     (define-key map "p" #'kiln-previous-hunk)
     (define-key map "w" #'kiln-apply-changes)
+    (define-key map "d" #'kiln-discard-changes)
+    (define-key map "o" #'kiln-conversation)
+    (define-key map "!" #'kiln-run-anyway)
     map)
   "The commands of kiln, for a prefix key of the user's choice.")
 (fset 'kiln-command-map kiln-command-map)
