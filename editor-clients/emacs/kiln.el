@@ -785,7 +785,16 @@ STARTS are the offsets of TEXT's lines."
                   (setq beg (max (point-min) (1- beg)))))
            collect (flymake-make-diagnostic (current-buffer) beg end
                                             (kiln--severity d)
-                                            (kiln--diag-text d))))
+                                            (kiln--diag-explained d))))
+
+(defun kiln--diag-explained (d)
+  "The message of diagnostic D with its rule and the rule's explanation.
+The explanation (data.explanation) says why the rule exists, as VS
+Code's Problems view shows it; control characters made visible."
+  (let ((why (plist-get (plist-get d :data) :explanation)))
+    (kiln--visible (if (and (stringp why) (not (string-empty-p why)))
+                       (format "%s: %s" (kiln--diag-text d) why)
+                     (kiln--diag-text d)))))
 
 ;;;###autoload
 (defun kiln-validate ()

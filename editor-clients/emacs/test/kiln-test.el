@@ -354,6 +354,9 @@ of the order between streams make the rules ready first."
       (let ((d (car (flymake-diagnostics))))
         (should (eq (flymake-diagnostic-type d) :error))
         (should (string-match-p "PY-OS-PROCESS" (flymake-diagnostic-text d)))
+        ;; issue 36: with the rule's explanation, as VS Code's Problems view.
+        (should (string-match-p "\\[PY-OS-PROCESS\\]: os\\.system, .* run or control other programs"
+                                (flymake-diagnostic-text d)))
         (should (equal (buffer-substring (flymake-diagnostic-beg d) (flymake-diagnostic-end d))
                        "os.system")))
       ;; Fixed: the diagnostics go away.
