@@ -945,7 +945,12 @@ request (a plist)."
          (lang (or (kiln--language) "python"))
          (token (kiln--new-token))
          (req (list :buffer buffer :tick (kiln--version-of) :snapshot (kiln--text)
-                    :code "" :language lang :token token))
+                    :code "" :language lang :token token
+                    ;; Where the code will go: the streaming preview shows there.
+                    :where (copy-marker
+                            (save-excursion
+                              (if beg (progn (goto-char beg) (line-beginning-position))
+                                (forward-line 1) (point))))))
          (params (append
                   (list :intent intent
                         :textDocument (list :uri (kiln--uri) :languageId lang
@@ -967,9 +972,49 @@ request (a plist)."
       (push req kiln--intents)
       req)))
 
+(defcustom kiln-preview-in-buffer t
+  "Whether the code streams into the buffer, at its place, as the model writes.
+Shown as an overlay (nothing is written) until the proposal comes and
+its review starts; the *kiln-preview* buffer streams it too."
+  :type 'boolean)
+
+(defconst kiln--preview-max-chars 20000
+  "The most characters of streamed code the in-buffer preview shows.")
+
+(defun kiln--preview-in-buffer (req code)
+  "Show CODE, streamed so far for REQ, at its place in REQ's buffer."
+  (let ((buffer (plist-get req :buffer))
+        (where (plist-get req :where)))
+    (when (and kiln-preview-in-buffer (buffer-live-p buffer) (markerp where)
+               (eq (marker-buffer where) buffer))
+      (with-current-buffer buffer
+        (let ((ov (or (plist-get req :preview)
+                      (let ((o (make-overlay where where nil t nil)))
+                        (overlay-put o 'kiln-preview t)
+                        (overlay-put o 'priority 100)
+                        (plist-put req :preview o)
+                        o)))
+              (shown (if (> (length code) kiln--preview-max-chars)
+                         (concat (substring code 0 kiln--preview-max-chars) "...\n")
+                       code)))
+          (overlay-put ov 'before-string
+                       (concat (propertize "kiln: the model is writing (M-x kiln-cancel stops it)\n"
+                                           'face 'kiln-hunk-header)
+                               (propertize (kiln--visible shown) 'face 'kiln-hunk-added)
+                               (if (or (string-empty-p shown) (string-suffix-p "\n" shown))
+                                   "" "\n"))))))))
+
+(defun kiln--end-preview (req)
+  "Take REQ's in-buffer preview away."
+  (let ((ov (plist-get req :preview)))
+    (when (overlayp ov) (delete-overlay ov)))
+  (when (markerp (plist-get req :where))
+    (set-marker (plist-get req :where) nil)))
+
 (defun kiln--intent-done (req err result)
   "The answer to intent REQ: ERR, or a proposal RESULT."
   (when (memq req kiln--intents)
+    (kiln--end-preview req)
     (setq kiln--intents (delq req kiln--intents))
     (kiln--set-status nil)
     (let ((buffer (plist-get req :buffer)))
@@ -994,6 +1039,7 @@ request (a plist)."
                       text
                     (concat (plist-get req :code) text))))
         (plist-put req :code code)
+        (kiln--preview-in-buffer req code)
         (let ((buf (get-buffer-create kiln-preview-buffer-name)))
           (with-current-buffer buf
             (let ((inhibit-read-only t))
@@ -2127,6 +2173,7 @@ the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
       (message "[kiln] run cancelled")))
    ((or (kiln--intent-for (current-buffer)) (car kiln--intents))
     (let ((req (or (kiln--intent-for (current-buffer)) (car kiln--intents))))
+      (kiln--end-preview req)
       (setq kiln--intents (delq req kiln--intents) kiln--status nil)
       (kiln--cancel-request (plist-get req :id))
       (kiln--close-preview)

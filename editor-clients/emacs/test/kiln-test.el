@@ -393,12 +393,21 @@ of the order between streams make the rules ready first."
   (kiln-test--with ()
     (kiln-test--model "fake-slow")
     (kiln-test--buffer "x = 1\ny = 2\n"
-      (let* ((statuses nil) (preview-before nil)
+      (let* ((statuses nil) (preview-before nil) (in-buffer nil)
              (req (kiln-intent "print a greeting")))
         (kiln-test--wait "the proposal"
                          (lambda ()
                            (when kiln--status
                              (cl-pushnew kiln--status statuses :test #'equal))
+                           ;; issue 36: the code streams at its place in
+                           ;; the buffer too (an overlay, nothing written).
+                           (dolist (o (overlays-in (point-min) (point-max)))
+                             (when (and (overlay-get o 'kiln-preview)
+                                        (memq req kiln--intents)
+                                        (string-match-p "\\`kiln: the model is writing.*\n.*print"
+                                                        (overlay-get o 'before-string))
+                                        (= (overlay-start o) 7))
+                               (setq in-buffer t)))
                            (let ((p (get-buffer kiln-preview-buffer-name)))
                              (when (and p (memq req kiln--intents)
                                         (string-match-p "print" (with-current-buffer p
@@ -406,6 +415,9 @@ of the order between streams make the rules ready first."
                                (setq preview-before t)))
                            (not (memq req kiln--intents))))
         (should preview-before)
+        (should in-buffer)
+        (should-not (cl-some (lambda (o) (overlay-get o 'kiln-preview))
+                             (overlays-in (point-min) (point-max))))
         (should (member "writing" statuses))
         ;; The mode line shows `kiln--status' (format-mode-line gives ""
         ;; in batch, so the construct is checked instead).
@@ -815,6 +827,8 @@ Return (MODEL-LINES . MINE)."
       (should kiln--intents)
       (kiln-cancel)
       (should-not kiln--intents)
+      (should-not (cl-some (lambda (o) (overlay-get o 'kiln-preview))
+                           (overlays-in (point-min) (point-max))))
       (accept-process-output nil 1.5)
       (should-not kiln--review)
       (should (equal (buffer-string) "x = 1\n")))))
