@@ -5,7 +5,9 @@
 ;; the steps are signalled) in the environment.  It asks for code, shows
 ;; the proposal's hunk for review, and writes DIR/review; when the suite
 ;; has captured the screen it writes DIR/go, and this accepts the hunk,
-;; runs it and shows *kiln-output*, then writes DIR/output.  Each wait is
+;; runs it and shows *kiln-output*, then writes DIR/output; when the
+;; suite writes DIR/done (or after two minutes) Emacs exits.  Emacs's pid
+;; is in DIR/pid, for the suite to end it should it not.  Each wait is
 ;; bounded; a failure is written to DIR/error.
 
 ;;; Code:
@@ -74,9 +76,19 @@
              (switch-to-buffer (kiln--output-buffer))
              (goto-char (point-min))
              (redisplay t)
-             (kiln-shots--signal "output")))))
+             (kiln-shots--signal "output")
+             (kiln-shots--poll (lambda () (file-exists-p (concat kiln-shots--dir "done")))
+                               #'kiln-shots--quit 1200)))))
     (error (kiln-shots--signal "error" (error-message-string err)))))
 
+(defun kiln-shots--quit ()
+  "Stop the server and leave Emacs."
+  (kiln-shutdown)
+  (kill-emacs 0))
+
+(kiln-shots--signal "pid" (number-to-string (emacs-pid)))
+;; Whatever happens, this Emacs does not outlive its suite for long.
+(run-at-time 300 nil #'kiln-shots--quit)
 (run-at-time 0.5 nil #'kiln-shots--start)
 
 ;;; kiln-shots.el ends here

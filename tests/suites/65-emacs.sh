@@ -66,6 +66,15 @@ sdir=$(mktemp -d)
 session=kiln-emacs-shots-$$
 fake_pid=
 shot_cleanup() {
+	# Emacs leaves when told (done); a terminal Emacs whose tmux is gone
+	# may not, so it is ended by its pid.
+	touch "$sdir/done" 2>/dev/null
+	i=0
+	while [ -s "$sdir/pid" ] && kill -0 "$(cat "$sdir/pid")" 2>/dev/null && [ $i -lt 30 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ -s "$sdir/pid" ] && kill "$(cat "$sdir/pid")" 2>/dev/null
 	tmux kill-session -t "$session" 2>/dev/null
 	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null
 	rm -rf "$sdir" "$log"
