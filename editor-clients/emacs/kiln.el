@@ -1478,16 +1478,7 @@ repair, each run's output, displays, workspace changes and ledger.
 (defmacro kiln--with-conversation (&rest body)
   "Run BODY at the end of the conversation buffer, writable, then cap it."
   (declare (indent 0) (debug t))
-  `(with-current-buffer (kiln--conversation-buffer)
-     (let ((inhibit-read-only t)
-           (follow (mapcar (lambda (w) (cons w (= (window-point w) (point-max))))
-                           (get-buffer-window-list (current-buffer) nil t))))
-       (save-excursion
-         (goto-char (point-max))
-         ,@body)
-       (kiln--cap-conversation)
-       (dolist (wf follow)
-         (when (cdr wf) (set-window-point (car wf) (point-max)))))))
+  `(kiln--at-end (kiln--conversation-buffer) (lambda () ,@body) #'kiln--cap-conversation))
 
 (defun kiln--cap-conversation ()
   "Cap the conversation: drop what is oldest past the cap.
@@ -1649,19 +1640,24 @@ is its place in the server's queue while it waits for a sandbox slot.")
           (kiln-output-mode)
           (current-buffer)))))
 
+(defun kiln--at-end (buffer fn &optional after)
+  "Call FN at the end of BUFFER, writable, then AFTER (if given) there.
+Windows that showed the buffer's end keep showing it."
+  (with-current-buffer buffer
+    (let ((inhibit-read-only t)
+          (follow (mapcar (lambda (w) (cons w (= (window-point w) (point-max))))
+                          (get-buffer-window-list (current-buffer) nil t))))
+      (save-excursion
+        (goto-char (point-max))
+        (funcall fn))
+      (when after (funcall after))
+      (dolist (wf follow)
+        (when (cdr wf) (set-window-point (car wf) (point-max)))))))
+
 (defmacro kiln--with-output (&rest body)
   "Run BODY at the end of the output buffer, writable."
   (declare (indent 0) (debug t))
-  `(with-current-buffer (kiln--output-buffer)
-     (let ((inhibit-read-only t)
-           (follow (mapcar (lambda (w) (cons w (= (window-point w) (point-max))))
-                           (get-buffer-window-list (current-buffer) nil t))))
-       (save-excursion
-         (goto-char (point-max))
-         ,@body)
-       ;; Windows that showed the end keep showing it.
-       (dolist (wf follow)
-         (when (cdr wf) (set-window-point (car wf) (point-max)))))))
+  `(kiln--at-end (kiln--output-buffer) (lambda () ,@body)))
 
 (defun kiln--output-append (stream text)
   "Append TEXT of STREAM (`stdout', `stderr' or `explain') to the output."

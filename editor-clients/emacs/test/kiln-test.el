@@ -542,12 +542,20 @@ Return (MODEL-LINES . MINE)."
                        (cl-subseq lines 14 29) (list ""))))
     (cons lines (string-join mine "\n"))))
 
-(defun kiln-test--decide (decisions)
-  "Decide the review's hunks in order: DECISIONS is a list of `accept'/`reject'."
+(defun kiln-test--review-then-run (decisions)
+  "Ask for the three-hunk proposal, decide its hunks, run; return the output.
+DECISIONS is a list of `accept'/`reject', one per hunk, in order."
+  (should (= (length (plist-get (kiln-test--intent "compute stats" (point-min) (point-max))
+                                :hunks))
+             3))
   (goto-char (point-min))
   (dolist (d decisions)
     (kiln-next-hunk)
-    (if (eq d 'accept) (kiln-accept-hunk) (kiln-reject-hunk))))
+    (if (eq d 'accept) (kiln-accept-hunk) (kiln-reject-hunk)))
+  (should-not kiln--review)
+  (should (kiln-test--said "review done: 2 of 3 hunks accepted"))
+  (kiln-test--run-and-wait)
+  (kiln-test--output))
 
 (ert-deftest kiln-run-after-review-rejected-added-hunk ()
   "Hunks 1 and 2 accepted, hunk 3 (a line the model adds) rejected: it never runs."
@@ -555,14 +563,7 @@ Return (MODEL-LINES . MINE)."
     (kiln-test--model "fake-long")
     (let ((lm (kiln-test--three-hunk-text)))
       (kiln-test--buffer (cdr lm)
-        (should (= (length (plist-get (kiln-test--intent "compute stats" (point-min) (point-max))
-                                      :hunks))
-                   3))
-        (kiln-test--decide '(accept accept reject))
-        (should-not kiln--review)
-        (should (kiln-test--said "review done: 2 of 3 hunks accepted"))
-        (kiln-test--run-and-wait)
-        (let ((out (kiln-test--output)))
+        (let ((out (kiln-test--review-then-run '(accept accept reject))))
           (should (string-match-p
                    (concat "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)? as you kept it "
                            "(proposal p[0-9]+: hunks 1, 2 accepted; 3 rejected)\n"
@@ -578,13 +579,8 @@ Return (MODEL-LINES . MINE)."
     (kiln-test--model "fake-long")
     (let ((lm (kiln-test--three-hunk-text)))
       (kiln-test--buffer (cdr lm)
-        (kiln-test--intent "compute stats" (point-min) (point-max))
-        (kiln-test--decide '(reject accept accept))
-        (should-not kiln--review)
-        (should (kiln-test--said "review done: 2 of 3 hunks accepted"))
-        (should (string-match-p "^print('mine kept')$" (buffer-string)))
-        (kiln-test--run-and-wait)
-        (let ((out (kiln-test--output)))
+        (let ((out (kiln-test--review-then-run '(reject accept accept))))
+          (should (string-match-p "^print('mine kept')$" (buffer-string)))
           (should (string-match-p
                    (concat "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)? as you kept it "
                            "(proposal p[0-9]+: hunks 2, 3 accepted; 1 rejected)\n"
