@@ -6,7 +6,9 @@
 ;; the proposal's hunk for review, and writes DIR/review; when the suite
 ;; has captured the screen it writes DIR/go, and this accepts the hunk,
 ;; runs it and shows *kiln-output*, then writes DIR/output; when the
-;; suite writes DIR/done (or after two minutes) Emacs exits.  Emacs's pid
+;; suite writes DIR/go2 it shows *kiln-conversation* and writes
+;; DIR/conversation; when the suite writes DIR/done (or after two
+;; minutes) Emacs exits.  Emacs's pid
 ;; is in DIR/pid, for the suite to end it should it not.  Each wait is
 ;; bounded; a failure is written to DIR/error.
 
@@ -77,9 +79,19 @@
              (goto-char (point-min))
              (redisplay t)
              (kiln-shots--signal "output")
-             (kiln-shots--poll (lambda () (file-exists-p (concat kiln-shots--dir "done")))
-                               #'kiln-shots--quit 1200)))))
+             (kiln-shots--poll (lambda () (file-exists-p (concat kiln-shots--dir "go2")))
+                               #'kiln-shots--conversation)))))
     (error (kiln-shots--signal "error" (error-message-string err)))))
+
+(defun kiln-shots--conversation ()
+  "Step 3: the conversation, alone in the frame."
+  (delete-other-windows)
+  (switch-to-buffer (kiln--conversation-buffer))
+  (goto-char (point-min))
+  (redisplay t)
+  (kiln-shots--signal "conversation")
+  (kiln-shots--poll (lambda () (file-exists-p (concat kiln-shots--dir "done")))
+                    #'kiln-shots--quit 1200))
 
 (defun kiln-shots--quit ()
   "Stop the server and leave Emacs."

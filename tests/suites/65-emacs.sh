@@ -52,12 +52,13 @@ fi
 # verdict) and a run (*kiln-output*). Each capture (tmux capture-pane -e)
 # is checked for what it must show, then kept under build/emacs-shots/
 # as .ansi and .svg (tests/tools/screen_svg.py); docs/img/emacs-*.svg are
-# copies of these. Two checks; skipped when Emacs 30 or tmux is missing.
+# copies of these. Then *kiln-conversation*, the same way. Three checks;
+# skipped when Emacs 30 or tmux is missing.
 shots=build/emacs-shots
 e30=$(sh tests/tools/emacs-30.sh 2>/dev/null)
 if [ $? -ne 0 ] || ! command -v tmux >/dev/null 2>&1; then
 	echo "screenshots: skipped (no Emacs 30 from tests/tools/emacs-30.sh, or no tmux)"
-	echo "emacs: $pass passed, $fail failed, 2 skipped"
+	echo "emacs: $pass passed, $fail failed, 3 skipped"
 	[ "$fail" -eq 0 ]
 	exit
 fi
@@ -114,7 +115,7 @@ shot_check() {
 if ! wait_for "$sdir/port" 100; then
 	echo "   FAILED  screenshots: the fake model did not start"
 	cat "$sdir/fake.log"
-	fail=$((fail + 2))
+	fail=$((fail + 3))
 else
 	tmux new-session -d -s "$session" -x 100 -y 30 \
 		env TERM=xterm-256color KILN_BIN="$KILN_BIN" KILN_SHOT_DIR="$sdir" \
@@ -134,10 +135,22 @@ else
 	if wait_for "$sdir/output" 600; then
 		sleep 0.5
 		tmux capture-pane -e -p -t "$session" >"$shots/output.ansi"
+		touch "$sdir/go2"
 		shot_check output "kiln run: proposal p1 (report.py)" "hello from kiln" "[exit 0, " \
 			"*kiln-output*"
 	else
 		echo "   FAILED  screenshot output: $(cat "$sdir/error" 2>/dev/null || echo 'no output in 60 s')"
+		tmux capture-pane -p -t "$session" 2>/dev/null
+		fail=$((fail + 1))
+	fi
+	if wait_for "$sdir/conversation" 600; then
+		sleep 0.5
+		tmux capture-pane -e -p -t "$session" >"$shots/conversation.ansi"
+		shot_check conversation "* intent (report.py): print a greeting" \
+			"** proposal p1, verdict allow" "  | print('hello from kiln')" \
+			"** run: proposal p1 (report.py)" "*** output" "  ledger: " "*kiln-conversation*"
+	else
+		echo "   FAILED  screenshot conversation: $(cat "$sdir/error" 2>/dev/null || echo 'no conversation in 60 s')"
 		tmux capture-pane -p -t "$session" 2>/dev/null
 		fail=$((fail + 1))
 	fi
