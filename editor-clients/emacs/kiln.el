@@ -1538,13 +1538,12 @@ WHAT names it (default \"proposal\")."
                             (or (plist-get usage :completionTokens) "?"))
                     'kiln-note)))))
 
-(defun kiln--ledger (run result usage)
-  "The ledger line of RESULT (a `snippet/run' result) of RUN, with USAGE's tokens."
+(defun kiln--ledger (result usage)
+  "The ledger line of RESULT (a `snippet/run' result), with USAGE's tokens."
   (let ((parts nil)
         (peak (or (plist-get (plist-get result :cgroup) :memoryPeakBytes)
                   (and (numberp (plist-get result :maxRssKb))
                        (* 1024 (plist-get result :maxRssKb))))))
-    (ignore run)
     (when (numberp (plist-get result :durationMs))
       (push (format "%d ms" (round (plist-get result :durationMs))) parts))
     (when (numberp (plist-get result :cpuMs))
@@ -1581,7 +1580,7 @@ ledger: duration, CPU, peak memory, and the proposal's tokens."
         (insert (propertize (format "[... %d more characters in %s]\n" (cdr copy)
                                     kiln-output-buffer-name)
                             'face 'kiln-note))))
-    (let ((ledger (and (not err) (kiln--ledger run last (plist-get run :usage)))))
+    (let ((ledger (and (not err) (kiln--ledger last (plist-get run :usage)))))
       (when ledger (kiln--conv ledger 'kiln-note)))))
 
 ;;;###autoload
@@ -1950,7 +1949,7 @@ FILE, when given, is where it is on disk; otherwise it is saved."
   "RUN ended with ERR or RESULT."
   (when (eq run kiln--run)
     (setq kiln--run nil)
-    (kiln--set-status (kiln--ending run err result) kiln-status-done-seconds)
+    (kiln--set-status (kiln--ending err result) kiln-status-done-seconds)
     (if err
         (progn
           (kiln--output-note (concat "[" (kiln--run-error-text err) "]") 'kiln-failure)
@@ -1989,12 +1988,11 @@ FILE, when given, is where it is on disk; otherwise it is saved."
                                   :images (plist-get run :images)))
         (kiln--conv-run run nil result)))))
 
-(defun kiln--ending (run err result)
-  "How RUN ended with ERR or RESULT, in a word or two for the mode line."
+(defun kiln--ending (err result)
+  "How a run ended with ERR or RESULT, in a word or two for the mode line."
   (let* ((kind (plist-get (plist-get err :data) :kind))
          (last (if (plist-member result :attempts) (plist-get result :result) result))
          (code (plist-get last :exitCode)))
-    (ignore run)
     (cond ((equal kind "denied") "denied")
           ((eql (plist-get err :code) -32800) "cancelled")
           (err "failed")
@@ -2040,7 +2038,10 @@ offered again, through `kiln-run-anyway' and its one more confirmation."
                  (kiln--visible (or (plist-get d :message) "")))
          'kiln-failure)))
     (setq kiln--denied nil)
-    (if (and (eq (plist-get data :overrideAllowed) t) (plist-get run :params))
+    ;; Only a `snippet/run' takes "override"; the model's code never runs
+    ;; past a deny.
+    (if (and (eq (plist-get data :overrideAllowed) t) (plist-get run :params)
+             (eq (plist-get run :method) :snippet/run))
         (progn
           (setq kiln--denied (list :method (plist-get run :method)
                                    :params (plist-get run :params)
