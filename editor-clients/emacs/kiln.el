@@ -903,6 +903,9 @@ returns ((IA . IB) ...) in order."
 
 (defvar kiln-intent-history nil "Intents given to `kiln-intent'.")
 
+(defvar kiln--conversation-target nil
+  "The buffer of the last intent, where `kiln-conversation-ask' asks next.")
+
 (defvar kiln--intents nil
   "Intents in flight: a list of plists (:buffer :id :tick :snapshot :code).")
 
@@ -963,6 +966,7 @@ request (a plist)."
     (kiln--connection)
     (setq params (append params (list :sessionId kiln--session-id)))
     (kiln--conv (format "* intent (%s): %s" (buffer-name) intent) 'kiln-conversation-heading)
+    (setq kiln--conversation-target buffer)
     (kiln--show-status)
     (kiln--set-status "thinking")
     (let ((id (kiln--async :intent/run params
@@ -1453,6 +1457,8 @@ The whole output stays in the output buffer until the next run."
 (defvar kiln-conversation-mode-map
   (let ((map (make-sparse-keymap)))
     (set-keymap-parent map special-mode-map)
+    (define-key map (kbd "i") #'kiln-conversation-ask)
+    (define-key map (kbd "RET") #'kiln-conversation-ask)
     (define-key map (kbd "n") #'kiln-conversation-next)
     (define-key map (kbd "p") #'kiln-conversation-previous)
     map)
@@ -1463,7 +1469,8 @@ The whole output stays in the output buffer until the next run."
 Each intent, what the model said and wrote with its verdict, each
 repair, each run's output, displays, workspace changes and ledger.
 \\<kiln-conversation-mode-map>\\[kiln-conversation-next] and \
-\\[kiln-conversation-previous] move between turns."
+\\[kiln-conversation-previous] move between turns; \\[kiln-conversation-ask] asks
+for more in the buffer of the last intent."
   (setq-local truncate-lines nil)
   (setq-local outline-regexp "\\*+ ")
   (buffer-disable-undo))
@@ -1591,6 +1598,23 @@ verdict and diagnostics, each repair, the run's output (displays as
 images or links, workspace changes with their buttons) and its ledger."
   (interactive)
   (pop-to-buffer (kiln--conversation-buffer)))
+
+(defun kiln-conversation-ask (intent)
+  "Ask for INTENT in the buffer of the conversation's last intent.
+The code goes at that buffer's point, as `kiln-intent' puts it, and
+its review is shown there; the conversation records it like any other."
+  (interactive
+   (progn
+     (unless (buffer-live-p kiln--conversation-target)
+       (user-error "[kiln] no buffer to ask in: use M-x kiln-intent in one first"))
+     (list (read-string (format "kiln intent (in %s): " (buffer-name kiln--conversation-target))
+                        nil 'kiln-intent-history))))
+  (unless (buffer-live-p kiln--conversation-target)
+    (user-error "[kiln] no buffer to ask in: use M-x kiln-intent in one first"))
+  (let ((buffer kiln--conversation-target))
+    (display-buffer buffer '(nil (inhibit-same-window . t)))
+    (with-current-buffer buffer
+      (kiln-intent intent))))
 
 (defun kiln-conversation-next (&optional backward)
   "Move to the next turn of the conversation (the previous with BACKWARD)."

@@ -814,6 +814,26 @@ DECISIONS is a list of `accept'/`reject', one per hunk, in order."
         (kiln-conversation)
         (should (eq (window-buffer) (kiln--conversation-buffer)))))))
 
+(ert-deftest kiln-conversation-ask-again ()
+  "From the conversation, the next intent is asked in the last intent's buffer."
+  (kiln-test--with ()
+    (when (get-buffer kiln-conversation-buffer-name) (kill-buffer kiln-conversation-buffer-name))
+    (kiln-test--model "fake-coder")
+    (kiln-test--buffer "x = 1\n"
+      (let ((buf (current-buffer)))
+        (kiln-test--intent "print a greeting")
+        (kiln-reject-all)
+        (with-temp-buffer
+          (let ((req (with-current-buffer (kiln--conversation-buffer)
+                       (kiln-conversation-ask "print it again"))))
+            (should (eq (plist-get req :buffer) buf))
+            (kiln-test--wait "the proposal" (lambda () (not (memq req kiln--intents))))))
+        (should (buffer-local-value 'kiln--review buf))
+        (let ((c (kiln-test--conversation)))
+          (should (string-match-p "^\\* intent (kiln-test\\.py\\(<[0-9]+>\\)?): print a greeting$" c))
+          (should (string-match-p "^\\* intent (kiln-test\\.py\\(<[0-9]+>\\)?): print it again$" c))
+          (should (= (kiln-test--count "^\\*\\* proposal p[0-9]+, verdict allow$" c) 2)))))))
+
 (ert-deftest kiln-intent-cancel ()
   "`kiln-cancel' stops an intent in flight; no review follows."
   (kiln-test--with ()
