@@ -121,39 +121,30 @@ else
 		env TERM=xterm-256color KILN_BIN="$KILN_BIN" KILN_SHOT_DIR="$sdir" \
 		KILN_SHOT_URL="http://127.0.0.1:$(cat "$sdir/port")" \
 		"$e30" -nw -Q -L editor-clients/emacs -l tests/emacs/kiln-shots.el
-	if wait_for "$sdir/review" 600; then
-		sleep 0.5
-		tmux capture-pane -e -p -t "$session" >"$shots/review.ansi"
-		touch "$sdir/go"
-		shot_check review "kiln hunk 1/1 (verdict allow)" "print('hello from kiln')" \
-			"total = sum(sales)" "report.py"
-	else
-		echo "   FAILED  screenshot review: $(cat "$sdir/error" 2>/dev/null || echo 'no review in 60 s')"
-		tmux capture-pane -p -t "$session" 2>/dev/null
-		fail=$((fail + 1))
-	fi
-	if wait_for "$sdir/output" 600; then
-		sleep 0.5
-		tmux capture-pane -e -p -t "$session" >"$shots/output.ansi"
-		touch "$sdir/go2"
-		shot_check output "kiln run: proposal p1 (report.py)" "hello from kiln" "[exit 0, " \
-			"*kiln-output*"
-	else
-		echo "   FAILED  screenshot output: $(cat "$sdir/error" 2>/dev/null || echo 'no output in 60 s')"
-		tmux capture-pane -p -t "$session" 2>/dev/null
-		fail=$((fail + 1))
-	fi
-	if wait_for "$sdir/conversation" 600; then
-		sleep 0.5
-		tmux capture-pane -e -p -t "$session" >"$shots/conversation.ansi"
-		shot_check conversation "* intent (report.py): print a greeting" \
-			"** proposal p1, verdict allow" "  | print('hello from kiln')" \
-			"** run: proposal p1 (report.py)" "*** output" "  ledger: " "*kiln-conversation*"
-	else
-		echo "   FAILED  screenshot conversation: $(cat "$sdir/error" 2>/dev/null || echo 'no conversation in 60 s')"
-		tmux capture-pane -p -t "$session" 2>/dev/null
-		fail=$((fail + 1))
-	fi
+	# shot NAME NEXT WANT...: wait for Emacs's step NAME, capture the
+	# screen, let Emacs go on (the file NEXT), check the capture.
+	shot() {
+		name=$1
+		next=$2
+		shift 2
+		if wait_for "$sdir/$name" 600; then
+			sleep 0.5
+			tmux capture-pane -e -p -t "$session" >"$shots/$name.ansi"
+			touch "$sdir/$next"
+			shot_check "$name" "$@"
+		else
+			echo "   FAILED  screenshot $name: $(cat "$sdir/error" 2>/dev/null || echo "no $name in 60 s")"
+			tmux capture-pane -p -t "$session" 2>/dev/null
+			fail=$((fail + 1))
+		fi
+	}
+	shot review go "kiln hunk 1/1 (verdict allow)" "print('hello from kiln')" \
+		"total = sum(sales)" "report.py"
+	shot output go2 "kiln run: proposal p1 (report.py)" "hello from kiln" "[exit 0, " \
+		"*kiln-output*"
+	shot conversation done "* intent (report.py): print a greeting" \
+		"** proposal p1, verdict allow" "  | print('hello from kiln')" \
+		"** run: proposal p1 (report.py)" "*** output" "  ledger: " "*kiln-conversation*"
 fi
 
 echo "emacs: $pass passed, $fail failed"
