@@ -23,9 +23,15 @@
 ;; request is never written.  `kiln-run' approves and runs the
 ;; proposal (or runs the region or the buffer) in kiln's sandbox; the
 ;; output streams into the *kiln-output* buffer, with images inline.
-;; What the code wrote in the project is listed there and written only
-;; by `kiln-apply-changes', which has kiln apply it (binary files too)
-;; and never overwrites a file changed since the run.
+;; What the code wrote in the project is listed there, each file with
+;; buttons to review, apply and discard it, and written only by
+;; `kiln-apply-changes', which has kiln apply it (binary files too) and
+;; never overwrites a file changed since the run.  Code the validator
+;; denied runs only on purpose: `kiln-run-anyway', where kiln's config
+;; allows an override, after one more question.  `kiln-conversation'
+;; keeps every intent, the model's words, each repair, each run's output
+;; and its ledger, as gptel's chat buffer would.  The model's API key
+;; comes from `auth-source', never from an option.
 ;; `kiln-mode' puts the validator's diagnostics on the buffer through
 ;; Flymake.
 ;;
@@ -57,17 +63,95 @@
   :type '(repeat string))
 
 (defcustom kiln-llm-provider nil
-  "The model provider kiln asks, such as \"ollama\" or \"openai\".
-nil leaves it to the server's config file and environment."
-  :type '(choice (const :tag "The server's choice" nil) string))
+  "The model provider kiln asks (kiln's llm.provider).
+\"ollama\" (its native API), \"openai\" (any OpenAI-compatible
+server: vLLM, llama.cpp, LM Studio...), \"anthropic\" (the Messages
+API) or \"bedrock\" (Amazon Bedrock's Converse API; see
+`kiln-llm-region' and `kiln-llm-aws-profile').  nil leaves it to the
+server's config file and environment.  The API key is never set
+here: see `kiln-llm-auth-source'."
+  :type '(choice (const :tag "The server's choice" nil)
+                 (const :tag "Ollama" "ollama")
+                 (const :tag "OpenAI-compatible" "openai")
+                 (const :tag "Anthropic" "anthropic")
+                 (const :tag "Amazon Bedrock" "bedrock")
+                 (string :tag "Another name kiln knows")))
 
 (defcustom kiln-llm-url nil
-  "The model server's URL, or nil for the server's choice."
+  "The model server's base URL (kiln's llm.url), or nil for the server's choice.
+For Bedrock, nil reaches the region's endpoint."
   :type '(choice (const :tag "The server's choice" nil) string))
 
 (defcustom kiln-llm-model nil
-  "The model's name, or nil for the server's choice."
+  "The model's name (kiln's llm.model), or nil for the server's choice.
+For Bedrock a model id, or an inference profile's id or ARN."
   :type '(choice (const :tag "The server's choice" nil) string))
+
+(defcustom kiln-llm-region nil
+  "Bedrock only: the AWS region to sign for (kiln's llm.region).
+nil leaves it to the server: AWS_REGION, AWS_DEFAULT_REGION, then
+the region of ~/.aws/config."
+  :type '(choice (const :tag "The server's choice" nil) string))
+
+(defcustom kiln-llm-aws-profile nil
+  "Bedrock only: the AWS profile whose credentials kiln signs with.
+Given to the server as AWS_PROFILE (kiln reads the profile's section
+of ~/.aws/config and ~/.aws/credentials); nil leaves the environment
+as it is."
+  :type '(choice (const :tag "The environment's" nil) string))
+
+(defcustom kiln-llm-temperature nil
+  "The model's sampling temperature (kiln's llm.temperature), or nil."
+  :type '(choice (const :tag "The server's choice" nil) number))
+
+(defcustom kiln-llm-max-tokens nil
+  "The longest answer, in tokens (kiln's llm.maxTokens), or nil."
+  :type '(choice (const :tag "The server's choice" nil) integer))
+
+(defcustom kiln-llm-cache nil
+  "Whether kiln answers an intent it has seen from its answer cache.
+kiln's llm.cache: `on', `off', or nil for the server's choice."
+  :type '(choice (const :tag "The server's choice" nil)
+                 (const :tag "On" on) (const :tag "Off" off)))
+
+(defcustom kiln-llm-timeouts nil
+  "The model's timeouts, in milliseconds, as a plist (kiln's llm section).
+Keys not given are the server's choice.  Keys: :connectTimeoutMs,
+:idleTimeoutMs (longest silence within an answer) and :totalTimeoutMs
+\(longest whole answer)."
+  :type '(plist :key-type (choice (const :connectTimeoutMs) (const :idleTimeoutMs)
+                                  (const :totalTimeoutMs))
+                :value-type integer))
+
+(defcustom kiln-llm-auth-source t
+  "Whether the model's API key is taken from Emacs's secret store.
+When non-nil and `kiln-llm-provider' is not \"ollama\", kiln.el asks
+`auth-source' (~/.authinfo.gpg, the Secret Service, pass...) for the
+entry of the model server's host (from `kiln-llm-url', else the
+provider's: api.openai.com, api.anthropic.com,
+bedrock-runtime.REGION.amazonaws.com) and user `kiln-llm-auth-user',
+and sends its secret as llm.apiKey at `initialize'.  The key is never
+kept in an option, so `customize' never writes it to `custom-file';
+while one is sent, the connection's JSON-RPC events log is off, so
+no buffer holds it.  nil: the server finds its key itself
+\(KILN_API_KEY, ANTHROPIC_API_KEY, AWS credentials).  For example:
+
+  machine api.anthropic.com login apikey password sk-ant-..."
+  :type 'boolean)
+
+(defcustom kiln-llm-auth-user "apikey"
+  "The user (login) of the model server's entry in `auth-source'.
+\"apikey\", as gptel's, so one entry serves both; nil matches any."
+  :type '(choice (const :tag "Any" nil) string))
+
+(defcustom kiln-allow-override nil
+  "Whether kiln may run code its validator denies when you say so.
+kiln's validator.allowOverride: `on' lets `kiln-run-anyway' run your
+own denied code after one more confirmation (code the model wrote
+never runs past a deny); `off' forbids it; nil leaves it to kiln's
+config file."
+  :type '(choice (const :tag "The server's choice" nil)
+                 (const :tag "On" on) (const :tag "Off" off)))
 
 (defcustom kiln-validator-profile nil
   "The validator profile: \"strict\", \"standard\", \"relaxed\" or \"off\".
@@ -138,6 +222,18 @@ when this Emacs's parser refuses it."
   "The widest an image in the output buffer is shown, in pixels."
   :type 'integer)
 
+(defcustom kiln-display-directory (locate-user-emacs-file "kiln/displays/")
+  "Where images and other displays a run sends are saved.
+Each is a file of its own, named after the display, with the extension
+of its MIME type (.png, .svg, ...).  Emacs never removes them."
+  :type 'directory)
+
+(defcustom kiln-external-viewer
+  (and (executable-find "xdg-open") '("xdg-open"))
+  "The program (and its arguments) that opens an image in a terminal Emacs.
+The file's name is added last.  nil uses `browse-url-of-file'."
+  :type '(choice (const :tag "browse-url-of-file" nil) (repeat string)))
+
 (defface kiln-stdout '((t :inherit default))
   "Face of a program's standard output.")
 
@@ -189,15 +285,51 @@ when this Emacs's parser refuses it."
       (not (json-parse-string "\"\\u0000\""))
     (error t)))
 
-(defun kiln--init-options ()
-  "The `initializationOptions' built from the options."
+(defun kiln--llm-host ()
+  "The host whose API key `auth-source' is asked for, or nil."
+  (require 'url-parse)
+  (cond
+   (kiln-llm-url (url-host (url-generic-parse-url kiln-llm-url)))
+   ((equal kiln-llm-provider "openai") "api.openai.com")
+   ((equal kiln-llm-provider "anthropic") "api.anthropic.com")
+   ((equal kiln-llm-provider "bedrock")
+    (and kiln-llm-region (format "bedrock-runtime.%s.amazonaws.com" kiln-llm-region)))))
+
+(declare-function url-host "url-parse" (cl-x))
+(declare-function url-generic-parse-url "url-parse" (url))
+(declare-function auth-source-search "auth-source" (&rest spec))
+
+(defun kiln--api-key ()
+  "The model's API key from `auth-source', or nil (see `kiln-llm-auth-source')."
+  (let ((host (and kiln-llm-auth-source kiln-llm-provider
+                   (not (equal kiln-llm-provider "ollama"))
+                   (kiln--llm-host))))
+    (when host
+      (require 'auth-source)
+      (let* ((found (car (apply #'auth-source-search :host host :max 1 :require '(:secret)
+                                (and kiln-llm-auth-user (list :user kiln-llm-auth-user)))))
+             (secret (plist-get found :secret)))
+        (if (functionp secret) (funcall secret) secret)))))
+
+(defun kiln--init-options (&optional api-key)
+  "The `initializationOptions' built from the options, with API-KEY if given."
   (let ((llm (append (and kiln-llm-provider (list :provider kiln-llm-provider))
                      (and kiln-llm-url (list :url kiln-llm-url))
-                     (and kiln-llm-model (list :model kiln-llm-model))))
+                     (and kiln-llm-model (list :model kiln-llm-model))
+                     (and kiln-llm-region (list :region kiln-llm-region))
+                     (and kiln-llm-temperature (list :temperature kiln-llm-temperature))
+                     (and kiln-llm-max-tokens (list :maxTokens kiln-llm-max-tokens))
+                     (and kiln-llm-cache (list :cache (if (eq kiln-llm-cache 'on) t :json-false)))
+                     (cl-loop for (k v) on kiln-llm-timeouts by #'cddr
+                              when v append (list k v))
+                     (and api-key (list :apiKey api-key))))
+        (validator (append (and kiln-validator-profile (list :profile kiln-validator-profile))
+                           (and kiln-allow-override
+                                (list :allowOverride (if (eq kiln-allow-override 'on)
+                                                         t :json-false)))))
         (opts nil))
     (when llm (setq opts (plist-put opts :llm llm)))
-    (when kiln-validator-profile
-      (setq opts (plist-put opts :validator (list :profile kiln-validator-profile))))
+    (when validator (setq opts (plist-put opts :validator validator)))
     (when kiln-limits
       (setq opts (plist-put opts :sandbox (list :limits kiln-limits))))
     (when (if (eq kiln-replace-nul 'auto) (kiln--json-refuses-nul-p) kiln-replace-nul)
@@ -292,8 +424,14 @@ when this Emacs's parser refuses it."
     (user-error "[kiln] cannot find the server program %S (customize `kiln-command')"
                 (car kiln-command)))
   (let* ((default-directory (kiln--workspace))
+         (api-key (kiln--api-key))
+         (process-environment (if kiln-llm-aws-profile
+                                  (cons (concat "AWS_PROFILE=" kiln-llm-aws-profile)
+                                        process-environment)
+                                process-environment))
          (conn
-          (make-instance
+          (apply
+           #'make-instance
            'jsonrpc-process-connection
            :name "kiln"
            :process (lambda ()
@@ -304,7 +442,9 @@ when this Emacs's parser refuses it."
                        ;; jsonrpc takes stderr from the buffer of this name.
                        :stderr (get-buffer-create "*kiln stderr*")))
            :notification-dispatcher #'kiln--dispatch
-           :on-shutdown #'kiln--on-shutdown)))
+           :on-shutdown #'kiln--on-shutdown
+           ;; The events log would hold the key `initialize' carries.
+           (and api-key (kiln--no-events-log)))))
     (setq kiln--conn conn kiln--stopping nil)
     (condition-case err
         (let ((result
@@ -315,7 +455,7 @@ when this Emacs's parser refuses it."
                       :rootUri (kiln--path-uri default-directory)
                       :capabilities
                       (list :general (list :positionEncodings ["utf-8" "utf-16"]))
-                      :initializationOptions (kiln--init-options))
+                      :initializationOptions (kiln--init-options api-key))
                 :timeout kiln-start-timeout)))
           (let ((caps (plist-get result :capabilities)))
             (setq kiln--encoding (or (plist-get caps :positionEncoding) "utf-16")
@@ -334,6 +474,16 @@ when this Emacs's parser refuses it."
          (user-error "[kiln] the server did not start: %s%s"
                      (kiln--error-text err)
                      (if (string-empty-p tail) "" (concat "\n" tail))))))))
+
+(defun kiln--no-events-log ()
+  "The initargs that turn a jsonrpc connection's events log off."
+  (if (cl-find '-events-buffer-config (eieio-class-slots 'jsonrpc-connection)
+               :key #'eieio-slot-descriptor-name)
+      '(:events-buffer-config (:size 0))
+    '(:events-buffer-scrollback-size 0)))
+
+(declare-function eieio-class-slots "eieio-core" (class))
+(declare-function eieio-slot-descriptor-name "eieio-core" (slot))
 
 (defun kiln--version ()
   "This package's version, from its header."
@@ -362,6 +512,22 @@ when this Emacs's parser refuses it."
     (or (plist-get err :message) (format "%S" err)))
    ((consp err) (error-message-string err))
    (t (format "%s" err))))
+
+(defun kiln--visible (text)
+  "TEXT from code, a model or a program, with its control characters made visible.
+A control character shows as ^X (DEL as ^?), other invisible or
+reordering characters (bidi controls, zero-width ones) as <U+XXXX>;
+newlines and tabs stay."
+  (if (not (stringp text))
+      (format "%s" text)
+    (replace-regexp-in-string
+     "[\x00-\x08\x0b-\x1f\x7f\x80-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]"
+     (lambda (c)
+       (let ((ch (aref c 0)))
+         (cond ((< ch 32) (string ?^ (+ ch 64)))
+               ((= ch 127) "^?")
+               (t (format "<U+%04X>" ch)))))
+     text t t)))
 
 (defun kiln-shutdown ()
   "Stop the kiln server: `shutdown', then `exit'."
@@ -426,18 +592,45 @@ Return the request's id.  TIMEOUT nil waits as long as it takes."
 (defun kiln--on-progress (params)
   "Show a `$/progress' PARAMS in the mode line."
   (let ((value (plist-get params :value)))
-    (setq kiln--status
-          (pcase (plist-get value :kind)
-            ("end" nil)
-            (_ (or (plist-get value :message) kiln--status "working"))))
-    (force-mode-line-update t)))
+    (kiln--set-status
+     (pcase (plist-get value :kind)
+       ("end" nil)
+       (_ (or (plist-get value :message) kiln--status "working"))))))
 
 (defun kiln--new-token ()
   "A fresh `workDoneToken'."
   (format "kiln-el-%d" (cl-incf kiln--token-count)))
 
-(defvar kiln--mode-line-entry '(kiln--status (" kiln:" kiln--status))
+(defvar kiln--mode-line-entry '(:eval (kiln--misc-status))
   "What `mode-line-misc-info' shows while kiln works.")
+
+(defun kiln--misc-status ()
+  "The status for `mode-line-misc-info', or nil.
+nil in a buffer in `kiln-mode': its lighter says it already, and the
+mode line would say it twice."
+  (and kiln--status (not (bound-and-true-p kiln-mode))
+       (concat " kiln:" kiln--status)))
+
+(defcustom kiln-status-done-seconds 10
+  "How long the mode line says how the last run ended (done, failed...)."
+  :type 'number)
+
+(defvar kiln--status-timer nil "The timer that clears a run's ending status.")
+
+(defun kiln--set-status (status &optional linger)
+  "Show STATUS (a string, or nil) in the mode line.
+With LINGER, clear it after that many seconds unless it changed since."
+  (when (timerp kiln--status-timer) (cancel-timer kiln--status-timer))
+  (setq kiln--status-timer nil
+        kiln--status (and status (kiln--visible status)))
+  (when (and status linger)
+    (let ((shown kiln--status))
+      (setq kiln--status-timer
+            (run-at-time linger nil (lambda ()
+                                      (when (eq kiln--status shown)
+                                        (setq kiln--status nil)
+                                        (force-mode-line-update t)))))))
+  (force-mode-line-update t))
 
 (defun kiln--show-status ()
   "Add `kiln--status' to the mode line, once."
@@ -592,7 +785,16 @@ STARTS are the offsets of TEXT's lines."
                   (setq beg (max (point-min) (1- beg)))))
            collect (flymake-make-diagnostic (current-buffer) beg end
                                             (kiln--severity d)
-                                            (kiln--diag-text d))))
+                                            (kiln--diag-explained d))))
+
+(defun kiln--diag-explained (d)
+  "The message of diagnostic D with its rule and the rule's explanation.
+The explanation (data.explanation) says why the rule exists, as VS
+Code's Problems view shows it; control characters made visible."
+  (let ((why (plist-get (plist-get d :data) :explanation)))
+    (kiln--visible (if (and (stringp why) (not (string-empty-p why)))
+                       (format "%s: %s" (kiln--diag-text d) why)
+                     (kiln--diag-text d)))))
 
 ;;;###autoload
 (defun kiln-validate ()
@@ -701,6 +903,9 @@ returns ((IA . IB) ...) in order."
 
 (defvar kiln-intent-history nil "Intents given to `kiln-intent'.")
 
+(defvar kiln--conversation-target nil
+  "The buffer of the last intent, where `kiln-conversation-ask' asks next.")
+
 (defvar kiln--intents nil
   "Intents in flight: a list of plists (:buffer :id :tick :snapshot :code).")
 
@@ -743,7 +948,12 @@ request (a plist)."
          (lang (or (kiln--language) "python"))
          (token (kiln--new-token))
          (req (list :buffer buffer :tick (kiln--version-of) :snapshot (kiln--text)
-                    :code "" :language lang :token token))
+                    :code "" :language lang :token token
+                    ;; Where the code will go: the streaming preview shows there.
+                    :where (copy-marker
+                            (save-excursion
+                              (if beg (progn (goto-char beg) (line-beginning-position))
+                                (forward-line 1) (point))))))
          (params (append
                   (list :intent intent
                         :textDocument (list :uri (kiln--uri) :languageId lang
@@ -755,8 +965,10 @@ request (a plist)."
       (user-error "[kiln] an intent is already on its way for this buffer (M-x kiln-cancel)"))
     (kiln--connection)
     (setq params (append params (list :sessionId kiln--session-id)))
+    (kiln--conv (format "* intent (%s): %s" (buffer-name) intent) 'kiln-conversation-heading)
+    (setq kiln--conversation-target buffer)
     (kiln--show-status)
-    (setq kiln--status "thinking")
+    (kiln--set-status "thinking")
     (let ((id (kiln--async :intent/run params
                            (lambda (result) (kiln--intent-done req nil result))
                            (lambda (err) (kiln--intent-done req err nil)))))
@@ -764,13 +976,55 @@ request (a plist)."
       (push req kiln--intents)
       req)))
 
+(defcustom kiln-preview-in-buffer t
+  "Whether the code streams into the buffer, at its place, as the model writes.
+Shown as an overlay (nothing is written) until the proposal comes and
+its review starts; the *kiln-preview* buffer streams it too."
+  :type 'boolean)
+
+(defconst kiln--preview-max-chars 20000
+  "The most characters of streamed code the in-buffer preview shows.")
+
+(defun kiln--preview-in-buffer (req code)
+  "Show CODE, streamed so far for REQ, at its place in REQ's buffer."
+  (let ((buffer (plist-get req :buffer))
+        (where (plist-get req :where)))
+    (when (and kiln-preview-in-buffer (buffer-live-p buffer) (markerp where)
+               (eq (marker-buffer where) buffer))
+      (with-current-buffer buffer
+        (let ((ov (or (plist-get req :preview)
+                      (let ((o (make-overlay where where nil t nil)))
+                        (overlay-put o 'kiln-preview t)
+                        (overlay-put o 'priority 100)
+                        (plist-put req :preview o)
+                        o)))
+              (shown (if (> (length code) kiln--preview-max-chars)
+                         (concat (substring code 0 kiln--preview-max-chars) "...\n")
+                       code)))
+          (overlay-put ov 'before-string
+                       (concat (propertize "kiln: the model is writing (M-x kiln-cancel stops it)\n"
+                                           'face 'kiln-hunk-header)
+                               (propertize (kiln--visible shown) 'face 'kiln-hunk-added)
+                               (if (or (string-empty-p shown) (string-suffix-p "\n" shown))
+                                   "" "\n"))))))))
+
+(defun kiln--end-preview (req)
+  "Take REQ's in-buffer preview away."
+  (let ((ov (plist-get req :preview)))
+    (when (overlayp ov) (delete-overlay ov)))
+  (when (markerp (plist-get req :where))
+    (set-marker (plist-get req :where) nil)))
+
 (defun kiln--intent-done (req err result)
   "The answer to intent REQ: ERR, or a proposal RESULT."
   (when (memq req kiln--intents)
+    (kiln--end-preview req)
     (setq kiln--intents (delq req kiln--intents))
-    (setq kiln--status nil)
-    (force-mode-line-update t)
+    (kiln--set-status nil)
     (let ((buffer (plist-get req :buffer)))
+      (if err
+          (kiln--conv (concat "  [intent failed: " (kiln--error-text err) "]") 'kiln-failure)
+        (kiln--conv-proposal result))
       (cond
        (err (message "[kiln] intent failed: %s" (kiln--error-text err)))
        ((not (buffer-live-p buffer))
@@ -789,6 +1043,7 @@ request (a plist)."
                       text
                     (concat (plist-get req :code) text))))
         (plist-put req :code code)
+        (kiln--preview-in-buffer req code)
         (let ((buf (get-buffer-create kiln-preview-buffer-name)))
           (with-current-buffer buf
             (let ((inhibit-read-only t))
@@ -1175,6 +1430,206 @@ commands; when ediff quits, the review ends."
                                      nil t))))
     proposed))
 
+;;;; The conversation
+
+(defcustom kiln-conversation-buffer-name "*kiln-conversation*"
+  "The buffer that keeps every intent, proposal, repair and run, in order."
+  :type 'string)
+
+(defcustom kiln-conversation-max-chars 2000000
+  "The most characters the conversation buffer keeps; the oldest go first."
+  :type 'integer)
+
+(defcustom kiln-conversation-max-output 100000
+  "The most characters of one run's output copied into the conversation.
+The whole output stays in the output buffer until the next run."
+  :type 'integer)
+
+(defface kiln-conversation-heading '((t :inherit (font-lock-function-name-face bold)))
+  "Face of an intent's heading in the conversation.")
+
+(defface kiln-conversation-subheading '((t :inherit font-lock-keyword-face))
+  "Face of a proposal's, an attempt's or a run's heading in the conversation.")
+
+(defface kiln-code '((t :inherit fixed-pitch))
+  "Face of code in the conversation.")
+
+(defvar kiln-conversation-mode-map
+  (let ((map (make-sparse-keymap)))
+    (set-keymap-parent map special-mode-map)
+    (define-key map (kbd "i") #'kiln-conversation-ask)
+    (define-key map (kbd "RET") #'kiln-conversation-ask)
+    (define-key map (kbd "n") #'kiln-conversation-next)
+    (define-key map (kbd "p") #'kiln-conversation-previous)
+    map)
+  "Keymap of `kiln-conversation-mode'.")
+
+(define-derived-mode kiln-conversation-mode special-mode "kiln-conversation"
+  "Mode of the conversation buffer, a record of every turn with kiln.
+Each intent, what the model said and wrote with its verdict, each
+repair, each run's output, displays, workspace changes and ledger.
+\\<kiln-conversation-mode-map>\\[kiln-conversation-next] and \
+\\[kiln-conversation-previous] move between turns; \\[kiln-conversation-ask] asks
+for more in the buffer of the last intent."
+  (setq-local truncate-lines nil)
+  (setq-local outline-regexp "\\*+ ")
+  (buffer-disable-undo))
+
+(defun kiln--conversation-buffer ()
+  "The conversation buffer, made if needed."
+  (or (get-buffer kiln-conversation-buffer-name)
+      (with-current-buffer (get-buffer-create kiln-conversation-buffer-name)
+        (kiln-conversation-mode)
+        (current-buffer))))
+
+(defmacro kiln--with-conversation (&rest body)
+  "Run BODY at the end of the conversation buffer, writable, then cap it."
+  (declare (indent 0) (debug t))
+  `(kiln--at-end (kiln--conversation-buffer) (lambda () ,@body) #'kiln--cap-conversation))
+
+(defun kiln--cap-conversation ()
+  "Cap the conversation: drop what is oldest past the cap.
+The cap is `kiln-conversation-max-chars'."
+  (when (> (buffer-size) kiln-conversation-max-chars)
+    (save-excursion
+      (goto-char (- (point-max) kiln-conversation-max-chars))
+      ;; At a turn's start, when there is one, else at a line's.
+      (unless (re-search-forward "^\\* " nil t) (forward-line 1))
+      (goto-char (line-beginning-position))
+      (delete-region (point-min) (point))
+      (goto-char (point-min))
+      (insert (propertize (format "[older turns dropped: over kiln-conversation-max-chars, %d]\n"
+                                  kiln-conversation-max-chars)
+                          'face 'kiln-note)))))
+
+(defun kiln--conv (text &optional face)
+  "Append TEXT (made visible) as lines of the conversation, in FACE."
+  (let ((text (kiln--visible text)))
+    (kiln--with-conversation
+      (unless (bolp) (insert "\n"))
+      (insert (propertize (if (string-suffix-p "\n" text) text (concat text "\n"))
+                          'face face)))))
+
+(defun kiln--conv-code (code)
+  "Append CODE to the conversation, each line behind a bar."
+  (kiln--conv (mapconcat (lambda (l) (concat "  | " l))
+                         (split-string (string-remove-suffix "\n" code) "\n")
+                         "\n")
+              'kiln-code))
+
+(defun kiln--conv-proposal (proposal &optional what)
+  "Append PROPOSAL (an `intent/run' result) to the conversation.
+WHAT names it (default \"proposal\")."
+  (let ((expl (plist-get proposal :explanation))
+        (usage (plist-get proposal :usage)))
+    (when (and (stringp expl) (not (string-empty-p (string-trim expl))))
+      (kiln--conv (if what "*** the model says" "** the model says")
+                  'kiln-conversation-subheading)
+      (kiln--conv (string-trim expl) 'kiln-explanation))
+    (kiln--conv (format "%s %s %s, verdict %s%s" (if what "***" "**") (or what "proposal")
+                        (plist-get proposal :proposalId) (plist-get proposal :verdict)
+                        (if (eq (plist-get proposal :cached) t) " (from the answer cache)" ""))
+                'kiln-conversation-subheading)
+    (when (stringp (plist-get proposal :code))
+      (kiln--conv-code (plist-get proposal :code)))
+    (cl-loop for d across (or (plist-get proposal :diagnostics) [])
+             do (kiln--conv (format "  %s line %s: %s"
+                                    (if (eq (kiln--severity d) :error) "error" "warning")
+                                    (1+ (plist-get (plist-get (plist-get d :range) :start) :line))
+                                    (kiln--diag-text d))
+                            (if (eq (kiln--severity d) :error) 'error 'warning)))
+    (when (listp usage)
+      (when (or (plist-get usage :promptTokens) (plist-get usage :completionTokens))
+        (kiln--conv (format "  tokens: %s prompt, %s completion"
+                            (or (plist-get usage :promptTokens) "?")
+                            (or (plist-get usage :completionTokens) "?"))
+                    'kiln-note)))))
+
+(defun kiln--ledger (result usage)
+  "The ledger line of RESULT (a `snippet/run' result), with USAGE's tokens."
+  (let ((parts nil)
+        (peak (or (plist-get (plist-get result :cgroup) :memoryPeakBytes)
+                  (and (numberp (plist-get result :maxRssKb))
+                       (* 1024 (plist-get result :maxRssKb))))))
+    (when (numberp (plist-get result :durationMs))
+      (push (format "%d ms" (round (plist-get result :durationMs))) parts))
+    (when (numberp (plist-get result :cpuMs))
+      (push (format "CPU %d ms" (round (plist-get result :cpuMs))) parts))
+    (when (numberp peak)
+      (push (format "peak memory %s" (file-size-human-readable peak 'iec " ")) parts))
+    (when (and (listp usage) (or (plist-get usage :promptTokens) (plist-get usage :completionTokens)))
+      (push (format "tokens %s prompt + %s completion"
+                    (or (plist-get usage :promptTokens) "?")
+                    (or (plist-get usage :completionTokens) "?"))
+            parts))
+    (and parts (concat "  ledger: " (string-join (nreverse parts) ", ")))))
+
+(defun kiln--conv-run (run err result)
+  "Append RUN, ended with ERR or RESULT, to the conversation.
+Its output as the output buffer shows it (faces, images and buttons
+kept; at most `kiln-conversation-max-output' characters), then its
+ledger: duration, CPU, peak memory, and the proposal's tokens."
+  (let* ((out (kiln--output-buffer))
+         (copy (with-current-buffer out
+                 (save-excursion
+                   (goto-char (point-min))
+                   (forward-line 1)
+                   (let* ((beg (point))
+                          (end (min (point-max) (+ beg kiln-conversation-max-output))))
+                     (cons (buffer-substring beg end) (- (point-max) end))))))
+         (last (if (plist-member result :attempts) (plist-get result :result) result)))
+    (kiln--conv "*** output" 'kiln-conversation-subheading)
+    (kiln--with-conversation
+      (unless (bolp) (insert "\n"))
+      (insert (car copy))
+      (unless (bolp) (insert "\n"))
+      (when (> (cdr copy) 0)
+        (insert (propertize (format "[... %d more characters in %s]\n" (cdr copy)
+                                    kiln-output-buffer-name)
+                            'face 'kiln-note))))
+    (let ((ledger (and (not err) (kiln--ledger last (plist-get run :usage)))))
+      (when ledger (kiln--conv ledger 'kiln-note)))))
+
+;;;###autoload
+(defun kiln-conversation ()
+  "Show the conversation: every intent with what the model said and wrote.
+Each turn has the intent, the model's explanation, the code with its
+verdict and diagnostics, each repair, the run's output (displays as
+images or links, workspace changes with their buttons) and its ledger."
+  (interactive)
+  (pop-to-buffer (kiln--conversation-buffer)))
+
+(defun kiln-conversation-ask (intent)
+  "Ask for INTENT in the buffer of the conversation's last intent.
+The code goes at that buffer's point, as `kiln-intent' puts it, and
+its review is shown there; the conversation records it like any other."
+  (interactive
+   (progn
+     (unless (buffer-live-p kiln--conversation-target)
+       (user-error "[kiln] no buffer to ask in: use M-x kiln-intent in one first"))
+     (list (read-string (format "kiln intent (in %s): " (buffer-name kiln--conversation-target))
+                        nil 'kiln-intent-history))))
+  (unless (buffer-live-p kiln--conversation-target)
+    (user-error "[kiln] no buffer to ask in: use M-x kiln-intent in one first"))
+  (let ((buffer kiln--conversation-target))
+    (display-buffer buffer '(nil (inhibit-same-window . t)))
+    (with-current-buffer buffer
+      (kiln-intent intent))))
+
+(defun kiln-conversation-next (&optional backward)
+  "Move to the next turn of the conversation (the previous with BACKWARD)."
+  (interactive "P")
+  (if backward
+      (progn (beginning-of-line)
+             (re-search-backward "^\\* " nil 'move))
+    (end-of-line)
+    (if (re-search-forward "^\\* " nil 'move) (beginning-of-line))))
+
+(defun kiln-conversation-previous ()
+  "Move to the previous turn of the conversation."
+  (interactive)
+  (kiln-conversation-next t))
+
 ;;;; Runs and the output buffer
 
 (defvar kiln--run nil
@@ -1208,19 +1663,24 @@ is its place in the server's queue while it waits for a sandbox slot.")
           (kiln-output-mode)
           (current-buffer)))))
 
+(defun kiln--at-end (buffer fn &optional after)
+  "Call FN at the end of BUFFER, writable, then AFTER (if given) there.
+Windows that showed the buffer's end keep showing it."
+  (with-current-buffer buffer
+    (let ((inhibit-read-only t)
+          (follow (mapcar (lambda (w) (cons w (= (window-point w) (point-max))))
+                          (get-buffer-window-list (current-buffer) nil t))))
+      (save-excursion
+        (goto-char (point-max))
+        (funcall fn))
+      (when after (funcall after))
+      (dolist (wf follow)
+        (when (cdr wf) (set-window-point (car wf) (point-max)))))))
+
 (defmacro kiln--with-output (&rest body)
   "Run BODY at the end of the output buffer, writable."
   (declare (indent 0) (debug t))
-  `(with-current-buffer (kiln--output-buffer)
-     (let ((inhibit-read-only t)
-           (follow (mapcar (lambda (w) (cons w (= (window-point w) (point-max))))
-                           (get-buffer-window-list (current-buffer) nil t))))
-       (save-excursion
-         (goto-char (point-max))
-         ,@body)
-       ;; Windows that showed the end keep showing it.
-       (dolist (wf follow)
-         (when (cdr wf) (set-window-point (car wf) (point-max)))))))
+  `(kiln--at-end (kiln--output-buffer) (lambda () ,@body)))
 
 (defun kiln--output-append (stream text)
   "Append TEXT of STREAM (`stdout', `stderr' or `explain') to the output."
@@ -1282,16 +1742,16 @@ time here, so a status is the current run's unless it names another."
          (let* ((pos (plist-get params :position))
                 (pos (if (and (integerp pos) (> pos 0)) pos 1)))
            (plist-put kiln--run :queued pos)
-           (setq kiln--status (format "queued (%s)" (kiln--ordinal pos)))
+           (kiln--set-status (format "queued (%s)" (kiln--ordinal pos)))
            (kiln--output-note
             (format "[queued: %s in line for a sandbox slot; %s of %s busy]"
                     (kiln--ordinal pos) (or (plist-get params :running) "?")
                     (or (plist-get params :maxConcurrentRuns) "?"))
             'kiln-note)))
         ("running"
+         (kiln--set-status "running")
          (when (plist-get kiln--run :queued)
            (plist-put kiln--run :queued nil)
-           (setq kiln--status "running")
            (kiln--output-note "[running: a slot is free]" 'kiln-note))))
       (force-mode-line-update t))))
 
@@ -1314,6 +1774,18 @@ time here, so a status is the current run's unless it names another."
     (kiln--output-note (format "-- attempt %s %s%s --" (plist-get params :attempt)
                                (string-replace "_" " " stage) extra)
                        (if (eq ok t) 'kiln-success 'kiln-note))
+    ;; In the conversation, under the run's heading: each repair, what
+    ;; the model said and wrote.  The attempts' lines come with the
+    ;; output, at the run's end.
+    (when (equal stage "repaired")
+      (if (and (listp (plist-get params :proposal))
+               (plist-get (plist-get params :proposal) :proposalId))
+          (kiln--conv-proposal (plist-get params :proposal)
+                               (format "repair (attempt %s):" (plist-get params :attempt)))
+        (kiln--conv (format "*** repair (attempt %s)%s" (plist-get params :attempt) extra)
+                    'kiln-conversation-subheading)
+        (when (stringp (plist-get params :code))
+          (kiln--conv-code (plist-get params :code)))))
     (when (stringp (plist-get params :code))
       ;; The repaired code, seen before it runs.
       (dolist (l (split-string (string-remove-suffix "\n" (plist-get params :code)) "\n"))
@@ -1324,16 +1796,67 @@ time here, so a status is the current run's unless it names another."
     (when (and kiln--run (equal stage "repaired") (plist-get params :proposal))
       (kiln--follow-repair (plist-get kiln--run :buffer) (plist-get params :proposal)))))
 
-(defun kiln--save-bytes (name bytes)
-  "Write BYTES (a unibyte string) to a fresh file named after NAME; return it."
-  (let ((file (make-temp-file
-               (concat "kiln-" (replace-regexp-in-string "[^[:alnum:]._-]" "_"
-                                                         (file-name-nondirectory name))
-                       "-")
-               nil (concat "." (or (file-name-extension name) "bin")))))
+(defconst kiln--mime-extensions
+  '(("image/png" . "png") ("image/jpeg" . "jpg") ("image/gif" . "gif")
+    ("image/svg+xml" . "svg") ("image/webp" . "webp") ("application/pdf" . "pdf")
+    ("text/plain" . "txt") ("text/csv" . "csv") ("text/html" . "html")
+    ("application/json" . "json"))
+  "File extensions of the MIME types a run shows or leaves.")
+
+(defun kiln--save-bytes (name bytes &optional mime)
+  "Write BYTES (a unibyte string) to a fresh file named after NAME; return it.
+The file goes under `kiln-display-directory', its extension from MIME
+\(else NAME's own, else .bin), so a viewer knows what it holds."
+  (let* ((dir (file-name-as-directory (expand-file-name kiln-display-directory)))
+         (ext (or (cdr (assoc mime kiln--mime-extensions))
+                  (file-name-extension name)
+                  "bin"))
+         (base (replace-regexp-in-string "[^[:alnum:]._-]" "_"
+                                         (file-name-sans-extension
+                                          (file-name-nondirectory name))))
+         file)
+    (make-directory dir t)
+    (setq file (make-temp-file (concat dir "kiln-" base "-") nil (concat "." ext)))
     (let ((coding-system-for-write 'binary))
       (write-region bytes nil file nil 'silent))
     file))
+
+(defun kiln--graphic-p ()
+  "Non-nil when the selected frame can show an image."
+  (if (fboundp 'display-images-p) (display-images-p) (display-graphic-p)))
+
+;;;###autoload
+(defun kiln-open-file (file)
+  "Open FILE, an image or other file a run made.
+In a graphical frame, or for a text file, it is visited in Emacs.
+In a terminal an image cannot be shown there (Emacs would show its raw
+bytes): its path is said and it is handed to `kiln-external-viewer'
+\(xdg-open where there is one, else `browse-url-of-file')."
+  (interactive "fkiln open file: ")
+  (let ((mime (car (rassoc (downcase (or (file-name-extension file) "")) kiln--mime-extensions))))
+    (if (or (kiln--graphic-p)
+            (and mime (string-prefix-p "text/" mime))
+            (and (null mime) (not (member (file-name-extension file) '("bin")))
+                 (not (kiln--binary-file-p file))))
+        (find-file-other-window file)
+      (message "[kiln] %s: opened with %s" file
+               (if kiln-external-viewer (car kiln-external-viewer) "browse-url"))
+      (if kiln-external-viewer
+          (let ((proc (make-process :name "kiln-viewer" :noquery t
+                                    :command (append kiln-external-viewer (list file))
+                                    :connection-type 'pipe
+                                    :buffer nil)))
+            (set-process-query-on-exit-flag proc nil)
+            proc)
+        (browse-url-of-file file)))))
+
+(defun kiln--binary-file-p (file)
+  "Non-nil when the first bytes of FILE hold a NUL."
+  (with-temp-buffer
+    (set-buffer-multibyte nil)
+    (ignore-errors (insert-file-contents-literally file nil 0 1024))
+    (goto-char (point-min))
+    (search-forward "\0" nil t)))
 
 (defun kiln--image-type (mime)
   "The Emacs image type of MIME, or nil."
@@ -1342,16 +1865,19 @@ time here, so a status is the current run's unless it names another."
     ("image/svg+xml" 'svg) ("image/webp" 'webp) (_ nil)))
 
 (defun kiln--insert-file-button (label file)
-  "Insert a button LABEL that visits FILE."
-  (insert-text-button label 'action (lambda (_) (find-file-other-window file))
+  "Insert a button LABEL that opens FILE (`kiln-open-file')."
+  (insert-text-button label 'action (lambda (_) (kiln-open-file file))
                       'follow-link t 'help-echo file))
 
 (defun kiln--output-image (name mime data &optional file)
   "Show image DATA (bytes) of type MIME named NAME in the output.
 FILE, when given, is where it is on disk; otherwise it is saved."
   (let* ((type (kiln--image-type mime))
-         (file (or file (kiln--save-bytes name data)))
+         (file (or file (kiln--save-bytes name data mime)))
+         ;; A terminal frame of a graphical Emacs has the image types
+         ;; but shows no image; batch (the tests) makes them anyway.
          (image (and type (image-type-available-p type)
+                     (or noninteractive (kiln--graphic-p))
                      (create-image data type t :max-width kiln-output-max-image-width
                                    :ascent 'center))))
     (kiln--with-output
@@ -1360,8 +1886,10 @@ FILE, when given, is where it is on disk; otherwise it is saved."
       (if image
           (progn (insert-image image (format "[%s]" name))
                  (insert "\n"))
-        (insert (propertize (format "[%s: %s, %d bytes; this Emacs cannot show images] "
-                                    name mime (length data))
+        (insert (propertize (format "[%s: %s, %d bytes; this Emacs cannot show images: the path opens it with %s] "
+                                    name mime (length data)
+                                    (if kiln-external-viewer (car kiln-external-viewer)
+                                      "browse-url"))
                             'face 'kiln-note)))
       (kiln--insert-file-button file file)
       (insert "\n"))
@@ -1388,7 +1916,7 @@ FILE, when given, is where it is on disk; otherwise it is saved."
                                        (buffer-string)))
                             path))
        ((or data path)
-        (let ((file (or path (kiln--save-bytes name data))))
+        (let ((file (or path (kiln--save-bytes name data mime))))
           (kiln--with-output
             (when kiln--output-open (insert "\n"))
             (setq kiln--output-open nil)
@@ -1444,14 +1972,17 @@ FILE, when given, is where it is on disk; otherwise it is saved."
 (defun kiln--run-finish (run err result)
   "RUN ended with ERR or RESULT."
   (when (eq run kiln--run)
-    (setq kiln--run nil kiln--status nil)
-    (force-mode-line-update t)
+    (setq kiln--run nil)
+    (kiln--set-status (kiln--ending err result) kiln-status-done-seconds)
     (if err
         (progn
           (kiln--output-note (concat "[" (kiln--run-error-text err) "]") 'kiln-failure)
+          (when (equal (plist-get (plist-get err :data) :kind) "denied")
+            (kiln--offer-override run (plist-get err :data)))
           (setq kiln-last-run (list :error err :artifacts (plist-get run :artifacts)
                                     :displays (plist-get run :displays)
-                                    :images (plist-get run :images))))
+                                    :images (plist-get run :images)))
+          (kiln--conv-run run err nil))
       (let* ((last (if (plist-member result :attempts) (plist-get result :result) result))
              (attempts (plist-get result :attempts))
              (ok (equal (plist-get last :exitCode) 0)))
@@ -1478,7 +2009,22 @@ FILE, when given, is where it is on disk; otherwise it is saved."
         (setq kiln-last-run (list :result result :run last
                                   :artifacts (plist-get run :artifacts)
                                   :displays (plist-get run :displays)
-                                  :images (plist-get run :images)))))))
+                                  :images (plist-get run :images)))
+        (kiln--conv-run run nil result)))))
+
+(defun kiln--ending (err result)
+  "How a run ended with ERR or RESULT, in a word or two for the mode line."
+  (let* ((kind (plist-get (plist-get err :data) :kind))
+         (last (if (plist-member result :attempts) (plist-get result :result) result))
+         (code (plist-get last :exitCode)))
+    (cond ((equal kind "denied") "denied")
+          ((eql (plist-get err :code) -32800) "cancelled")
+          (err "failed")
+          ((eq (plist-get last :timedOut) t) "timed out")
+          ((equal code 0) "done")
+          ((integerp code) (format "failed (exit %d)" code))
+          ((plist-get last :signal) (format "killed (%s)" (plist-get last :signal)))
+          (t "done"))))
 
 (defun kiln--run-error-text (err)
   "A sentence for the error ERR of a run."
@@ -1487,10 +2033,76 @@ FILE, when given, is where it is on disk; otherwise it is saved."
     (cond
      ((equal kind "denied")
       (concat "not run: the validator denied it: "
-              (mapconcat #'kiln--diag-text (or (plist-get data :diagnostics) []) "; ")))
+              (kiln--visible
+               (mapconcat #'kiln--diag-text (or (plist-get data :diagnostics) []) "; "))))
      ((equal kind "conflict")
       "not run: the buffer changed since the proposal; run kiln-intent again")
      (t (kiln--error-text err)))))
+
+(defvar kiln--denied nil
+  "The last run the validator denied, to run anyway.
+A plist (:method :params :header :buffer :rules).  Set only when kiln
+said an override is allowed (data.overrideAllowed).")
+
+(defun kiln--offer-override (run data)
+  "RUN was denied with DATA: name every rule, then offer to run anyway or say how.
+Each rule is the diagnostic's code and message (control characters
+made visible).  Only when kiln says `overrideAllowed' is the run
+offered again, through `kiln-run-anyway' and its one more confirmation."
+  (let ((diags (append (or (plist-get data :diagnostics) []) nil)))
+    (kiln--output-note (format "[denied by %d rule%s:]" (length diags)
+                               (if (= (length diags) 1) "" "s"))
+                       'kiln-failure)
+    (dolist (d diags)
+      (let ((range (plist-get d :range)))
+        (kiln--output-note
+         (format "  %s line %s: %s"
+                 (kiln--visible (or (plist-get d :code) "?"))
+                 (if range (1+ (plist-get (plist-get range :start) :line)) "?")
+                 (kiln--visible (or (plist-get d :message) "")))
+         'kiln-failure)))
+    (setq kiln--denied nil)
+    ;; Only a `snippet/run' takes "override"; the model's code never runs
+    ;; past a deny.
+    (if (and (eq (plist-get data :overrideAllowed) t) (plist-get run :params)
+             (eq (plist-get run :method) :snippet/run))
+        (progn
+          (setq kiln--denied (list :method (plist-get run :method)
+                                   :params (plist-get run :params)
+                                   :header (plist-get run :header)
+                                   :buffer (plist-get run :buffer)
+                                   :rules (mapconcat (lambda (d) (kiln--visible
+                                                                  (format "%s" (or (plist-get d :code) "?"))))
+                                                     diags ", ")))
+          (kiln--with-output
+            (insert "  ")
+            (kiln--change-button "run anyway" #'kiln-run-anyway
+                                 "run it past the validator's deny, after one more question")
+            (insert (propertize "(M-x kiln-run-anyway: kiln's config allows an override)\n"
+                                'face 'kiln-note))))
+      (kiln--output-note
+       (if (eq (plist-get run :kind) 'proposal)
+           "[the model's code never runs past a deny: accept it into the buffer, change it, and run the buffer]"
+         "[to be able to run it anyway: set \"validator\": {\"allowOverride\": true} in kiln's config file, then M-x kiln-restart]")
+       'kiln-note))))
+
+;;;###autoload
+(defun kiln-run-anyway ()
+  "Run the code the validator just denied, on purpose, after one more confirmation.
+Offered only when kiln's config allows it (validator.allowOverride);
+the request is sent again with \"override\": true."
+  (interactive)
+  (let ((d (or kiln--denied
+               (user-error "[kiln] no denied run to run anyway (kiln's config must allow an override)"))))
+    (when (yes-or-no-p (format "Run the code kiln's validator denied (%s) anyway? " (plist-get d :rules)))
+      (setq kiln--denied nil)
+      (with-current-buffer (if (buffer-live-p (plist-get d :buffer)) (plist-get d :buffer)
+                             (current-buffer))
+        (kiln--start-run (plist-get d :method)
+                         (append (plist-get d :params) (list :override t))
+                         (concat (plist-get d :header) ", run anyway past the validator's deny ("
+                                 (plist-get d :rules) ")")
+                         'snippet)))))
 
 (defun kiln--run-died (how)
   "The server ended as HOW while a run was in flight."
@@ -1506,8 +2118,10 @@ FILE, when given, is where it is on disk; otherwise it is saved."
   (kiln--output-start header)
   (kiln--show-status)
   (let ((run (list :kind kind :buffer (current-buffer) :attempts 0
-                   :started (float-time))))
-    (setq kiln--run run kiln--status "running")
+                   :started (float-time) :method method :params params :header header)))
+    (setq kiln--run run)
+    (kiln--set-status "running")
+    (kiln--conv (format "** run: %s" header) 'kiln-conversation-subheading)
     (plist-put run :id (kiln--async method params
                                     (lambda (r) (kiln--run-finish run nil r))
                                     (lambda (e) (kiln--run-finish run e nil))))
@@ -1561,10 +2175,11 @@ the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
                               (append (list :maxAttempts kiln-repair-attempts)
                                       (and kiln-auto-repair (list :auto t))))))
     (when kiln-limits (setq params (plist-put params :limits kiln-limits)))
-    (kiln--start-run :intent/approve params
-                     (format "proposal %s (%s)" (plist-get proposal :proposalId)
-                             (buffer-name))
-                     'proposal)))
+    (plist-put (kiln--start-run :intent/approve params
+                                (format "proposal %s (%s)" (plist-get proposal :proposalId)
+                                        (buffer-name))
+                                'proposal)
+               :usage (plist-get proposal :usage))))
 
 ;;;###autoload
 (defun kiln-cancel ()
@@ -1579,6 +2194,7 @@ the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
       (message "[kiln] run cancelled")))
    ((or (kiln--intent-for (current-buffer)) (car kiln--intents))
     (let ((req (or (kiln--intent-for (current-buffer)) (car kiln--intents))))
+      (kiln--end-preview req)
       (setq kiln--intents (delq req kiln--intents) kiln--status nil)
       (kiln--cancel-request (plist-get req :id))
       (kiln--close-preview)
@@ -1592,7 +2208,8 @@ the `kiln-output-buffer-name' buffer.  Return the run (a plist)."
   "The last run's workspace changes, offered to `kiln-apply-changes'.
 A plist (:run-id :workspace :files :omitted :applying :declining); each
 of :files is a plist (:path :kind :size :binary :mime :stored :not-kept
-:state :reason), :state nil until an apply, then `applied' or `skipped'
+:text :state :reason), :text the new text of a text file (from the run's
+`workspaceEdit'), :state nil until an apply, then `applied' or `skipped'
 \(with kiln's :reason); after `kiln-discard-changes', `declined' or
 `kept' (the session still holds it, with kiln's :reason).")
 
@@ -1603,13 +2220,40 @@ of :files is a plist (:path :kind :size :binary :mime :stored :not-kept
         (substring path (length (file-name-as-directory ws)))
       path)))
 
+(defun kiln--file-of-uri (uri)
+  "The local file name of the file: URI, or nil."
+  (when (and (stringp uri) (string-prefix-p "file://" uri))
+    (decode-coding-string (url-unhex-string (substring uri 7)) 'utf-8)))
+
+(declare-function url-unhex-string "url-util" (str &optional allow-newlines))
+
+(defun kiln--edit-texts (edit)
+  "An alist (PATH . NEW-TEXT) of the text files of the `workspaceEdit' EDIT."
+  (require 'url-util)
+  (cl-loop for dc across (or (and (listp edit) (plist-get edit :documentChanges)) [])
+           for path = (kiln--file-of-uri (plist-get (plist-get dc :textDocument) :uri))
+           when (and path (plist-get dc :edits))
+           collect (cons path (mapconcat (lambda (e) (or (plist-get e :newText) ""))
+                                         (plist-get dc :edits) ""))))
+
+(defun kiln--change-button (label action help)
+  "Insert a button [LABEL] to call ACTION with no argument.
+HELP is its tooltip."
+  (insert-text-button (concat "[" label "]") 'action (lambda (_) (funcall action))
+                      'follow-link t 'help-echo help)
+  (insert " "))
+
 (defun kiln--record-changes (run)
   "Keep the `workspaceChanges' of RUN for `kiln-apply-changes' and list them.
-Binary ones are listed with their size and kind, images shown inline
-where this Emacs can show them, from the copy kiln kept (`stored')."
+Each file is listed with its kind and size, and buttons to review,
+apply and discard it (`kiln-review-change', `kiln-apply-changes',
+`kiln-discard-changes'); binary ones with their MIME type, images shown
+inline where this Emacs can show them, from the copy kiln kept
+\(`stored')."
   (let ((changes (plist-get run :workspaceChanges)))
     (when (and (vectorp changes) (> (length changes) 0))
       (let* ((ws (plist-get run :workspace))
+             (texts (kiln--edit-texts (plist-get run :workspaceEdit)))
              (files (cl-loop for c across changes
                              collect (list :path (plist-get c :path)
                                            :kind (plist-get c :kind)
@@ -1617,27 +2261,42 @@ where this Emacs can show them, from the copy kiln kept (`stored')."
                                            :binary (eq (plist-get c :binary) t)
                                            :mime (plist-get c :mimeType)
                                            :stored (plist-get c :stored)
-                                           :not-kept (plist-get c :notKept))))
+                                           :not-kept (plist-get c :notKept)
+                                           :text (cdr (assoc (plist-get c :path) texts)))))
              (o (list :run-id (plist-get run :runId)
                       :workspace (and (stringp ws) ws)
                       :files files
                       :omitted (plist-get run :workspaceChangesOmitted))))
         (setq kiln-last-changes o)
         (kiln--output-note
-         (format "[the run changed %d file%s in the workspace; nothing is written: M-x kiln-apply-changes writes them]"
-                 (length files) (if (= (length files) 1) "" "s"))
+         (format "[the run changed %d file%s in the workspace; nothing is written until you apply %s]"
+                 (length files) (if (= (length files) 1) "" "s")
+                 (if (= (length files) 1) "it" "them"))
          'kiln-failure)
         (dolist (f files)
           (kiln--output-note
            (concat (format "  %-8s %s" (plist-get f :kind)
-                           (kiln--change-name o (plist-get f :path)))
-                   (if (plist-get f :binary)
-                       (format " (%s bytes, %s)" (plist-get f :size)
-                               (or (plist-get f :mime) "application/octet-stream"))
-                     "")
+                           (kiln--visible (kiln--change-name o (plist-get f :path))))
+                   (cond ((plist-get f :binary)
+                          (format " (%s bytes, %s)" (plist-get f :size)
+                                  (or (plist-get f :mime) "application/octet-stream")))
+                         ((integerp (plist-get f :size))
+                          (format " (%s bytes)" (plist-get f :size)))
+                         (t ""))
                    (if (plist-get f :not-kept)
-                       (format " [not kept, cannot be applied: %s]" (plist-get f :not-kept))
+                       (format " [not kept, cannot be applied: %s]"
+                               (kiln--visible (plist-get f :not-kept)))
                      "")))
+          (let ((path (plist-get f :path)))
+            (kiln--with-output
+              (insert "    ")
+              (kiln--change-button "review" (lambda () (kiln-review-change path))
+                                   (concat "see what the run made of " path))
+              (kiln--change-button "apply" (lambda () (kiln-apply-changes (list path)))
+                                   (concat "have kiln write " path))
+              (kiln--change-button "discard" (lambda () (kiln-discard-changes (list path)))
+                                   (concat "decline the change to " path))
+              (insert "\n")))
           (let ((type (kiln--image-type (plist-get f :mime)))
                 (stored (plist-get f :stored)))
             (when (and (plist-get f :binary) (stringp stored))
@@ -1656,7 +2315,61 @@ where this Emacs can show them, from the copy kiln kept (`stored')."
         (when (and (integerp (plist-get o :omitted)) (> (plist-get o :omitted) 0))
           (kiln--output-note (format "  ... and %d more, not listed (not applied)"
                                      (plist-get o :omitted))))
+        (kiln--with-output
+          (insert "  ")
+          (kiln--change-button "apply all" #'kiln-apply-changes
+                               "have kiln write every change (M-x kiln-apply-changes)")
+          (kiln--change-button "discard all" #'kiln-discard-changes
+                               "decline every change (M-x kiln-discard-changes)")
+          (insert (propertize "(M-x kiln-review-change, kiln-apply-changes, kiln-discard-changes)\n"
+                              'face 'kiln-note)))
         o))))
+
+(defun kiln--change-of (path)
+  "The file plist of PATH in `kiln-last-changes', or a `user-error'."
+  (or (and kiln-last-changes
+           (cl-find path (plist-get kiln-last-changes :files)
+                    :key (lambda (f) (plist-get f :path)) :test #'equal))
+      (user-error "[kiln] %s is no change of the last run" path)))
+
+;;;###autoload
+(defun kiln-review-change (path)
+  "Show what the last run made of PATH, a file it changed in the workspace.
+A text file is shown as a diff from the file on disk (or from nothing,
+for a new file) to the run's text; a binary one is opened from the copy
+kiln kept (`kiln-open-file'); a deletion is said.  Nothing is written."
+  (interactive
+   (list (let ((o (or kiln-last-changes
+                      (user-error "[kiln] no workspace changes to review"))))
+           (completing-read "kiln review change: "
+                            (mapcar (lambda (f) (plist-get f :path)) (plist-get o :files))
+                            nil t))))
+  (let* ((f (kiln--change-of path))
+         (name (kiln--change-name kiln-last-changes path)))
+    (cond
+     ((equal (plist-get f :kind) "deleted")
+      (message "[kiln] the run deleted %s; kiln-apply-changes deletes it here too"
+               (kiln--visible name)))
+     ((stringp (plist-get f :text))
+      (require 'diff)
+      (let ((new (get-buffer-create (format " *kiln change %s*" name)))
+            (old (if (file-exists-p path) path
+                   (with-current-buffer (get-buffer-create " *kiln nothing*")
+                     (erase-buffer)
+                     (current-buffer)))))
+        (with-current-buffer new
+          (erase-buffer)
+          (insert (plist-get f :text)))
+        (let ((buf (diff-no-select old new nil t
+                                   (get-buffer-create (format "*kiln change %s*" name)))))
+          (display-buffer buf)
+          buf)))
+     ((stringp (plist-get f :stored))
+      (kiln-open-file (plist-get f :stored)))
+     (t (message "[kiln] the run's new %s was not kept: %s" (kiln--visible name)
+                 (kiln--visible (or (plist-get f :not-kept) "no copy")))))))
+
+(declare-function diff-no-select "diff" (old new &optional switches no-async buf))
 
 (defun kiln--changes-applied (o result local-skips)
   "Take kiln's RESULT to an apply of O; LOCAL-SKIPS were never sent.
@@ -1694,8 +2407,10 @@ say what happened: each skipped file with kiln's reason, as a failure."
       (message "%s" (if skips (propertize text 'face 'error) text)))))
 
 ;;;###autoload
-(defun kiln-apply-changes ()
+(defun kiln-apply-changes (&optional only)
   "Have kiln write into the project what the last run changed there.
+ONLY, a list of host paths, limits it to those (the [apply] button of
+one file).
 Every change not applied yet, text and binary alike, is sent to kiln
 \(`workspace/applyChanges'), which writes each file atomically after
 checking it against what the folder held when the run started: a file
@@ -1711,7 +2426,8 @@ the files written are reverted when they hold no changes of their own."
     (when (plist-get o :declining)
       (user-error "[kiln] the workspace changes are being discarded"))
     (dolist (f (plist-get o :files))
-      (unless (memq (plist-get f :state) '(applied declined kept))
+      (unless (or (memq (plist-get f :state) '(applied declined kept))
+                  (and only (not (member (plist-get f :path) only))))
         (let ((buf (find-buffer-visiting (plist-get f :path))))
           (if (and buf (buffer-modified-p buf))
               (let ((why "modified in a buffer: save or revert it, then apply again"))
@@ -1744,8 +2460,10 @@ the files written are reverted when they hold no changes of their own."
     o))
 
 ;;;###autoload
-(defun kiln-discard-changes ()
+(defun kiln-discard-changes (&optional only)
   "Decline what the last run changed in the workspace; write nothing.
+ONLY, a list of host paths, limits it to those (the [discard] button
+of one file).
 Every change not applied yet is sent to kiln
 \(`workspace/declineChanges'): none can be applied afterwards, and a
 live session drops them from its layer, so its next run sees the
@@ -1760,10 +2478,13 @@ them, the changes are forgotten here only, and this says so."
     (when (plist-get o :declining)
       (user-error "[kiln] the workspace changes are being discarded"))
     (dolist (f (plist-get o :files))
-      (unless (memq (plist-get f :state) '(applied declined))
+      (unless (or (memq (plist-get f :state) '(applied declined))
+                  (and only (not (member (plist-get f :path) only))))
         (push (plist-get f :path) paths)))
     (setq paths (nreverse paths))
     (cond
+     ((and (null paths) only)
+      (message "[kiln] nothing to discard there: it was applied or discarded already"))
      ((null paths)
       (setq kiln-last-changes nil)
       (message "[kiln] workspace changes forgotten (none was left to discard)"))
@@ -1851,6 +2572,9 @@ still holds is a failure, never a success."
     (define-key map "n" #'kiln-next-hunk)
     (define-key map "p" #'kiln-previous-hunk)
     (define-key map "w" #'kiln-apply-changes)
+    (define-key map "d" #'kiln-discard-changes)
+    (define-key map "o" #'kiln-conversation)
+    (define-key map "!" #'kiln-run-anyway)
     map)
   "The commands of kiln, for a prefix key of the user's choice.")
 (fset 'kiln-command-map kiln-command-map)

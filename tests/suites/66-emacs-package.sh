@@ -11,11 +11,21 @@
 # fetched); the image tests also on Debian's graphical Emacs 28
 # (tests/tools/emacs-lucid.sh, unpacked the same way), since emacs-nox
 # cannot make images. One count per check and per ERT test and Emacs.
+# KILN_TEST_ONLY="kiln-a kiln-b" (make mutate) runs only those ERT tests,
+# on Emacs 28 and 30, after the lint.
 set -u
 cd "$(dirname "$0")/../.."
 pkg=editor-clients/emacs
 test_file=$pkg/test/kiln-test.el
 ntests=$(grep -c '^(ert-deftest ' $test_file)
+only=
+if [ -n "${KILN_TEST_ONLY:-}" ]; then
+	# An ERT selector matching exactly those names.
+	alts=$(printf '%s' "$KILN_TEST_ONLY" | tr -s ' ' '\n' | sed '/^$/d' | paste -sd '|' - |
+		sed 's/|/\\\\|/g')
+	only=$(printf '"\\\\`\\\\(%s\\\\)\\\\'"'"'"' "$alts")
+	ntests=$(printf '%s' "$KILN_TEST_ONLY" | wc -w)
+fi
 KILN_BIN=${KILN_BIN:-$PWD/build/asan/kiln}
 export KILN_BIN
 pass=0
@@ -86,14 +96,16 @@ ert() {
 
 e28=$(emacs --batch -Q --eval '(princ emacs-version)' 2>/dev/null)
 lint "$e28" emacs compile checkdoc package-lint
-ert "$e28" emacs
+ert "$e28" emacs ${only:-t}
 
 # emacs-nox cannot make images: the image tests again on Debian's graphical
 # build, where create-image works in batch too.
 nimage=$(grep -cE '^\(ert-deftest kiln-run-(image|display)' $test_file)
 lucid=$(sh tests/tools/emacs-lucid.sh)
 rc=$?
-if [ "$rc" -eq 0 ]; then
+if [ -n "$only" ]; then
+	echo "[$e28 lucid] not run: KILN_TEST_ONLY"
+elif [ "$rc" -eq 0 ]; then
 	ert "$e28 lucid" "$lucid" '"kiln-run-\\(image\\|display\\)"'
 elif [ "$rc" -eq 77 ]; then
 	echo "[$e28 lucid] skipped: $nimage tests (emacs-lucid could not be fetched or started, see above)"
@@ -108,7 +120,7 @@ rc=$?
 if [ "$rc" -eq 0 ]; then
 	v=$("$e30" --batch -Q --eval '(princ emacs-version)' 2>/dev/null)
 	lint "$v" "$e30" compile
-	ert "$v" "$e30"
+	ert "$v" "$e30" ${only:-t}
 elif [ "$rc" -eq 77 ]; then
 	echo "[30] skipped: $((ntests + 1)) checks (Emacs 30 could not be fetched from bookworm-backports, see above)"
 	skip=$((skip + ntests + 1))

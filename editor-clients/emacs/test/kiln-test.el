@@ -119,9 +119,13 @@ BINDINGS are `let' bindings of options laid over the defaults."
   (declare (indent 1) (debug t))
   `(let ((kiln-command (list kiln-test--bin))
          (kiln-llm-provider nil) (kiln-llm-url nil) (kiln-llm-model nil)
+         (kiln-llm-region nil) (kiln-llm-aws-profile nil) (kiln-llm-temperature nil)
+         (kiln-llm-max-tokens nil) (kiln-llm-cache nil) (kiln-llm-timeouts nil)
+         (kiln-llm-auth-source t) (kiln-llm-auth-user "apikey") (kiln-allow-override nil)
          (kiln-repair-attempts 0) (kiln-explain nil) (kiln-limits nil)
          (kiln-validator-profile nil) (kiln-init-options nil)
          (kiln-replace-nul 'auto)
+         (kiln-display-directory (expand-file-name "kiln-test-displays/" temporary-file-directory))
          (warning-minimum-log-level :emergency)
          ,@bindings)
      (kiln-test--reset)
@@ -190,6 +194,94 @@ of the order between streams make the rules ready first."
       (goto-char (point-min))
       (and (search-forward text nil t)
            (get-text-property (match-beginning 0) 'face)))))
+
+;;; Settings
+
+(require 'cus-edit)
+(require 'auth-source)
+(declare-function auth-source-forget-all-cached "auth-source" ())
+
+;; issue 36: Anthropic, Bedrock, region and profile could not be set from
+;; Emacs, and a key could only be written into the options, in clear.
+(ert-deftest kiln-settings-api-key-from-auth-source ()
+  "The API key comes from auth-source into initializationOptions, never into custom-file."
+  (let* ((authinfo (make-temp-file "kiln-authinfo"))
+         (custom (make-temp-file "kiln-custom" nil ".el"))
+         (custom-file custom)
+         ;; Under -Q customize saves nothing: as if started with an init file.
+         (user-init-file custom)
+         (auth-sources (list authinfo))
+         (auth-source-do-cache nil))
+    (require 'auth-source)
+    (with-temp-file authinfo
+      (insert "machine 127.0.0.1 login apikey password sk-good\n"))
+    (unwind-protect
+        (kiln-test--with ()
+          (kiln-test--fake-model)
+          (setq kiln-llm-provider "openai" kiln-llm-url kiln-test--fake-url
+                kiln-llm-model "fake-401" kiln-llm-aws-profile "kiln-test-profile")
+          (should (equal (kiln--api-key) "sk-good"))
+          (should (equal (plist-get (kiln--init-options (kiln--api-key)) :llm)
+                         (list :provider "openai" :url kiln-test--fake-url
+                               :model "fake-401" :apiKey "sk-good")))
+          ;; The server got it: the fake model answers only "Bearer sk-good".
+          (kiln-test--buffer "x = 1\n"
+            (kiln-test--intent "print a greeting")
+            (should (equal (plist-get (car (plist-get kiln--review :hunks)) :new)
+                           "print('hello from kiln')\n"))
+            ;; No buffer holds the key: the events log is off while one is sent.
+            (should-not (cl-some (lambda (b) (with-current-buffer b
+                                               (save-excursion
+                                                 (goto-char (point-min))
+                                                 (search-forward "sk-good" nil t))))
+                                 (buffer-list)))
+            ;; The AWS profile reached the server's environment.
+            (should (string-match-p
+                     "\\(\\`\\|\0\\)AWS_PROFILE=kiln-test-profile\0"
+                     (with-temp-buffer
+                       (insert-file-contents-literally
+                        (format "/proc/%d/environ" (kiln-test--server-pid)))
+                       (buffer-string))))
+            (kiln-reject-all))
+          ;; Saved through customize: the settings are there, the key is not.
+          (customize-save-variable 'kiln-llm-provider "openai")
+          (customize-save-variable 'kiln-llm-model "fake-401")
+          (let ((saved (with-temp-buffer (insert-file-contents custom) (buffer-string))))
+            (should (string-match-p "kiln-llm-provider" saved))
+            (should-not (string-match-p "sk-good" saved)))
+          ;; Without the entry, the server has no key and the model says 401.
+          (kiln-shutdown)
+          (let ((auth-sources nil))
+            (should-not (kiln--api-key))
+            (kiln-test--buffer "x = 1\n"
+              (let ((req (kiln-intent "print a greeting")))
+                (kiln-test--wait "the refusal" (lambda () (not (memq req kiln--intents))))
+                (should-not kiln--review)
+                (should (kiln-test--said "\\`\\[kiln\\] intent failed: .*401"))))))
+      (delete-file authinfo)
+      (delete-file custom))))
+
+(ert-deftest kiln-settings-every-llm-option ()
+  "Every model setting of the server, and allowOverride, reaches initializationOptions."
+  (kiln-test--with ((kiln-llm-provider "bedrock") (kiln-llm-model "anthropic.claude-3")
+                    (kiln-llm-region "eu-west-1") (kiln-llm-temperature 0.2)
+                    (kiln-llm-max-tokens 300) (kiln-llm-cache 'on)
+                    (kiln-llm-timeouts '(:idleTimeoutMs 5000 :totalTimeoutMs 90000))
+                    (kiln-allow-override 'off) (kiln-validator-profile "strict")
+                    (kiln-llm-auth-source nil))
+    (let ((o (kiln--init-options (kiln--api-key))))
+      (should (equal (plist-get o :llm)
+                     '(:provider "bedrock" :model "anthropic.claude-3" :region "eu-west-1"
+                                 :temperature 0.2 :maxTokens 300 :cache t
+                                 :idleTimeoutMs 5000 :totalTimeoutMs 90000)))
+      (should (equal (plist-get o :validator) '(:profile "strict" :allowOverride :json-false))))
+    ;; The server takes them (initialize would fail with -32602 otherwise).
+    (should (kiln--connection))
+    (should (kiln-running-p))
+    ;; Each provider of the server is a choice of `kiln-llm-provider'.
+    (let ((choices (cl-loop for c in (cdr (get 'kiln-llm-provider 'custom-type))
+                            when (eq (car-safe c) 'const) collect (car (last c)))))
+      (should (equal (remq nil choices) '("ollama" "openai" "anthropic" "bedrock"))))))
 
 ;;; Lifecycle
 
@@ -262,6 +354,9 @@ of the order between streams make the rules ready first."
       (let ((d (car (flymake-diagnostics))))
         (should (eq (flymake-diagnostic-type d) :error))
         (should (string-match-p "PY-OS-PROCESS" (flymake-diagnostic-text d)))
+        ;; issue 36: with the rule's explanation, as VS Code's Problems view.
+        (should (string-match-p "\\[PY-OS-PROCESS\\]: os\\.system, .* run or control other programs"
+                                (flymake-diagnostic-text d)))
         (should (equal (buffer-substring (flymake-diagnostic-beg d) (flymake-diagnostic-end d))
                        "os.system")))
       ;; Fixed: the diagnostics go away.
@@ -298,12 +393,21 @@ of the order between streams make the rules ready first."
   (kiln-test--with ()
     (kiln-test--model "fake-slow")
     (kiln-test--buffer "x = 1\ny = 2\n"
-      (let* ((statuses nil) (preview-before nil)
+      (let* ((statuses nil) (preview-before nil) (in-buffer nil)
              (req (kiln-intent "print a greeting")))
         (kiln-test--wait "the proposal"
                          (lambda ()
                            (when kiln--status
                              (cl-pushnew kiln--status statuses :test #'equal))
+                           ;; issue 36: the code streams at its place in
+                           ;; the buffer too (an overlay, nothing written).
+                           (dolist (o (overlays-in (point-min) (point-max)))
+                             (when (and (overlay-get o 'kiln-preview)
+                                        (memq req kiln--intents)
+                                        (string-match-p "\\`kiln: the model is writing.*\n.*print"
+                                                        (overlay-get o 'before-string))
+                                        (= (overlay-start o) 7))
+                               (setq in-buffer t)))
                            (let ((p (get-buffer kiln-preview-buffer-name)))
                              (when (and p (memq req kiln--intents)
                                         (string-match-p "print" (with-current-buffer p
@@ -311,6 +415,9 @@ of the order between streams make the rules ready first."
                                (setq preview-before t)))
                            (not (memq req kiln--intents))))
         (should preview-before)
+        (should in-buffer)
+        (should-not (cl-some (lambda (o) (overlay-get o 'kiln-preview))
+                             (overlays-in (point-min) (point-max))))
         (should (member "writing" statuses))
         ;; The mode line shows `kiln--status' (format-mode-line gives ""
         ;; in batch, so the construct is checked instead).
@@ -421,6 +528,67 @@ of the order between streams make the rules ready first."
             ;; added one did not.
             (should-not (string-match-p "median of means" out))))))))
 
+;; issue 36, as it was seen: after a review that ended with hunk 1
+;; rejected and the others accepted, `kiln-run' approved the model's
+;; whole proposal.  A review that is over runs what the buffer holds.
+(defun kiln-test--three-hunk-text ()
+  "The model's 30 lines and mine: the model deletes a line of mine
+\(hunk 1), changes one (hunk 2) and adds its last line (hunk 3).
+Return (MODEL-LINES . MINE)."
+  (let* ((lines (split-string (kiln-test--long-program) "\n"))
+         (mine (append (cl-subseq lines 0 3) (list "print('mine kept')")
+                       (cl-subseq lines 3 13)
+                       (list "data_0 = [x * 100 for x in range(10)]")
+                       (cl-subseq lines 14 29) (list ""))))
+    (cons lines (string-join mine "\n"))))
+
+(defun kiln-test--review-then-run (decisions)
+  "Ask for the three-hunk proposal, decide its hunks, run; return the output.
+DECISIONS is a list of `accept'/`reject', one per hunk, in order."
+  (should (= (length (plist-get (kiln-test--intent "compute stats" (point-min) (point-max))
+                                :hunks))
+             3))
+  (goto-char (point-min))
+  (dolist (d decisions)
+    (kiln-next-hunk)
+    (if (eq d 'accept) (kiln-accept-hunk) (kiln-reject-hunk)))
+  (should-not kiln--review)
+  (should (kiln-test--said "review done: 2 of 3 hunks accepted"))
+  (kiln-test--run-and-wait)
+  (kiln-test--output))
+
+(ert-deftest kiln-run-after-review-rejected-added-hunk ()
+  "Hunks 1 and 2 accepted, hunk 3 (a line the model adds) rejected: it never runs."
+  (kiln-test--with ()
+    (kiln-test--model "fake-long")
+    (let ((lm (kiln-test--three-hunk-text)))
+      (kiln-test--buffer (cdr lm)
+        (let ((out (kiln-test--review-then-run '(accept accept reject))))
+          (should (string-match-p
+                   (concat "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)? as you kept it "
+                           "(proposal p[0-9]+: hunks 1, 2 accepted; 3 rejected)\n"
+                           "4\\.50 2\\.87\n9\\.00 5\\.74\n13\\.50 8\\.62\n18\\.00 11\\.49\n"
+                           "\\[exit 0, [0-9]+ ms\\]\n")
+                   out))
+          (should-not (string-match-p "median of means" out))
+          (should-not (string-match-p "mine kept" out)))))))
+
+(ert-deftest kiln-run-after-review-rejected-deleted-hunk ()
+  "Hunk 1 (a line the model deletes) rejected, 2 and 3 accepted: the line stays and runs."
+  (kiln-test--with ()
+    (kiln-test--model "fake-long")
+    (let ((lm (kiln-test--three-hunk-text)))
+      (kiln-test--buffer (cdr lm)
+        (let ((out (kiln-test--review-then-run '(reject accept accept))))
+          (should (string-match-p "^print('mine kept')$" (buffer-string)))
+          (should (string-match-p
+                   (concat "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)? as you kept it "
+                           "(proposal p[0-9]+: hunks 2, 3 accepted; 1 rejected)\n"
+                           "mine kept\n4\\.50 2\\.87\n")
+                   out))
+          (should (string-match-p "median of means" out))
+          (should-not (string-match-p "kiln run: proposal" out)))))))
+
 (ert-deftest kiln-intent-accept-all-one-undo ()
   "Accept-all of several hunks is one undo step."
   (kiln-test--with ()
@@ -512,6 +680,160 @@ of the order between streams make the rules ready first."
           (should (string-match-p "\\[not run: the validator denied it: .*PY-IMPORT-NETWORK"
                                   (kiln-test--output))))))))
 
+;; issue 36: a denied run told the person to edit JSON.  Now every rule
+;; is named, and where kiln's config allows an override (the server says
+;; data.overrideAllowed), the run is offered again after one more question.
+(defun kiln-test--config (json)
+  "A config file holding JSON; return its name."
+  (let ((file (make-temp-file "kiln-config" nil ".json")))
+    (with-temp-file file (insert json))
+    file))
+
+(defconst kiln-test--denied-code "import socket\nsocket.socket()\nprint('past the deny')\n"
+  "Code the validator denies (PY-IMPORT-NETWORK and the call).")
+
+(ert-deftest kiln-run-denied-run-anyway ()
+  "Where the config allows an override, a denied run names its rules and runs after one more yes."
+  (let ((config (kiln-test--config "{\"validator\": {\"allowOverride\": true}}"))
+        (asked nil) (answer nil))
+    (unwind-protect
+        (kiln-test--with ((kiln-command (list kiln-test--bin "--config" config)))
+          (cl-letf (((symbol-function 'yes-or-no-p)
+                     (lambda (prompt) (push prompt asked) answer)))
+            (kiln-test--buffer kiln-test--denied-code
+              (should (plist-get (kiln-test--run-and-wait) :error))
+              (let ((out (kiln-test--output)))
+                (should (string-match-p "^\\[not run: the validator denied it: " out))
+                (should (string-match-p "^\\[denied by [0-9]+ rules?:\\]$" out))
+                (should (string-match-p "^  PY-IMPORT-NETWORK line 1: " out))
+                (should (string-match-p "^  \\[run anyway\\] (M-x kiln-run-anyway: kiln's config allows an override)$" out))
+                (should-not (string-match-p "past the deny" out)))
+              ;; No: nothing runs.
+              (kiln-run-anyway)
+              (should (string-match-p "\\`Run the code kiln's validator denied (PY-IMPORT-NETWORK.*) anyway\\? \\'"
+                                      (car asked)))
+              (should-not kiln--run)
+              (should-not (string-match-p "past the deny" (kiln-test--output)))
+              ;; Yes, through the button: it runs, said so in its header.
+              (setq answer t)
+              (kiln-test--push "[denied by" "run anyway")
+              (should (= (length asked) 2))
+              (should kiln--run)
+              (let ((run kiln--run))
+                (kiln-test--wait "the run to end" (lambda () (not (eq kiln--run run)))))
+              (let ((out (kiln-test--output)))
+                (should (string-match-p "\\`kiln run: kiln-test\\.py\\(<[0-9]+>\\)?, run anyway past the validator's deny (PY-IMPORT-NETWORK" out))
+                (should (string-match-p "^past the deny$" out)))
+              ;; Once: the offer is used up.
+              (should-error (kiln-run-anyway) :type 'user-error))))
+      (delete-file config))))
+
+(ert-deftest kiln-run-denied-no-override ()
+  "Where the config does not allow an override, no offer: the rules, and how to allow it."
+  (let ((config (kiln-test--config "{\"validator\": {\"allowOverride\": false}}")))
+    (unwind-protect
+        (kiln-test--with ((kiln-command (list kiln-test--bin "--config" config)))
+          (kiln-test--buffer kiln-test--denied-code
+            (kiln-test--run-and-wait)
+            (let ((out (kiln-test--output)))
+              (should (string-match-p "^  PY-IMPORT-NETWORK line 1: " out))
+              (should-not (string-match-p "\\[run anyway\\]" out))
+              (should (string-match-p (regexp-quote "[to be able to run it anyway: set \"validator\": {\"allowOverride\": true} in kiln's config file, then M-x kiln-restart]") out)))
+            (should-error (kiln-run-anyway) :type 'user-error)
+            (should-not (string-match-p "past the deny" (kiln-test--output)))))
+      (delete-file config)))
+  ;; A rule's message with control characters shows them, never acts on them.
+  (kiln-test--with ()
+    (let ((kiln--run (list :kind 'snippet)))
+      (kiln--output-start "denied")
+      (kiln--offer-override kiln--run
+                            (list :kind "denied" :overrideAllowed :json-false
+                                  :diagnostics
+                                  (vector (list :code "X-RULE\e[2J"
+                                                :message "bad\e[31m red\u202e"
+                                                :range (list :start (list :line 2 :character 0))))))
+      (should (string-match-p (regexp-quote "  X-RULE^[[2J line 3: bad^[[31m red<U+202E>\n")
+                              (kiln-test--output))))))
+
+;; issue 36: the model's prose was shown nowhere, and there was no
+;; history of intents, repairs and runs.
+(defun kiln-test--conversation ()
+  "The conversation buffer's text."
+  (with-current-buffer (kiln--conversation-buffer)
+    (buffer-substring-no-properties (point-min) (point-max))))
+
+(ert-deftest kiln-conversation-shows-each-piece ()
+  "The conversation has the intent, the prose, the code and verdict, the repair, output, displays, changes, ledger."
+  (kiln-test--with ((kiln-repair-attempts 3) (kiln-auto-repair t) (kiln-explain t))
+    (when (get-buffer kiln-conversation-buffer-name) (kill-buffer kiln-conversation-buffer-name))
+    (kiln-test--model "fake-repair")
+    (kiln-test--in-project
+      (kiln-test--buffer ""
+        (kiln-test--intent "sum the numbers")
+        (kiln-accept-all)
+        (should (eq (plist-get (plist-get (kiln-test--run-and-wait) :result) :ok) t))
+        (let ((c (kiln-test--conversation)))
+          ;; The intent, the model's prose, the code with its verdict.
+          (should (string-match-p "^\\* intent (kiln-test\\.py\\(<[0-9]+>\\)?): sum the numbers$" c))
+          (should (string-match-p "^\\*\\* the model says\nIt prints the result\\.\n\\*\\* proposal" c))
+          (should (string-match-p "^\\*\\* proposal p1, verdict allow\n  | total = 0\n" c))
+          (should (string-match-p "^  | print(totl)$" c))
+          (should (string-match-p "^  tokens: [0-9]+ prompt, [0-9]+ completion$" c))
+          ;; The run: the failure, the repair with the model's words, its code.
+          (should (string-match-p "^\\*\\* run: proposal p1 (kiln-test\\.py" c))
+          (should (string-match-p "NameError" c))
+          (should (string-match-p "^\\*\\*\\* repair (attempt 2): p2, verdict allow\n  | total = 0\n" c))
+          (should (string-match-p "^  | print(total)$" c))
+          ;; Its output, the explanation of the run, and its ledger.
+          (should (string-match-p "^3$" c))
+          (should (string-match-p "It added the numbers and printed the total\\." c))
+          (should (string-match-p "^  ledger: [0-9]+ ms, CPU [0-9]+ ms, peak memory [0-9.]+ [KMG]iB, tokens [0-9]+ prompt \\+ [0-9]+ completion$" c))
+          ;; The order is the story's.
+          (should (< (string-match "sum the numbers" c) (string-match "print(totl)" c)
+                     (string-match "^\\*\\* run: " c) (string-match "print(total)" c)
+                     (string-match "^\\*\\*\\* output" c) (string-match "NameError" c)
+                     (string-match "^3$" c) (string-match "  ledger: " c)))))
+      ;; A run that leaves a picture and writes a file in the project.
+      (kiln-test--buffer (concat (car (split-string kiln-test--binary-code "open('monthly.png'"))
+                                 "open('/work/out/plot.png', 'wb').write(png)\n"
+                                 "open('notes.txt', 'w').write('n\\n')\n"
+                                 "print('saved')\n")
+        (kiln-test--run-and-wait)
+        (let* ((file (car (plist-get kiln-last-run :images)))
+               (c (kiln-test--conversation)))
+          (should (string-match-p "^\\*\\* run: kiln-test\\.py" c))
+          (should (string-match-p "^artifact plot\\.png (image/png, [0-9]+ bytes):$" c))
+          (should (string-match-p "^  created  notes\\.txt (2 bytes)\n    \\[review\\] \\[apply\\] \\[discard\\] $" c))
+          (should (string-match-p "^saved$" c))
+          ;; The picture: its file, as a button (and the image itself where
+          ;; this Emacs can show one).
+          (with-current-buffer (kiln--conversation-buffer)
+            (goto-char (point-min))
+            (should (search-forward file nil t))
+            (should (button-at (match-beginning 0)))))
+        (kiln-conversation)
+        (should (eq (window-buffer) (kiln--conversation-buffer)))))))
+
+(ert-deftest kiln-conversation-ask-again ()
+  "From the conversation, the next intent is asked in the last intent's buffer."
+  (kiln-test--with ()
+    (when (get-buffer kiln-conversation-buffer-name) (kill-buffer kiln-conversation-buffer-name))
+    (kiln-test--model "fake-coder")
+    (kiln-test--buffer "x = 1\n"
+      (let ((buf (current-buffer)))
+        (kiln-test--intent "print a greeting")
+        (kiln-reject-all)
+        (with-temp-buffer
+          (let ((req (with-current-buffer (kiln--conversation-buffer)
+                       (kiln-conversation-ask "print it again"))))
+            (should (eq (plist-get req :buffer) buf))
+            (kiln-test--wait "the proposal" (lambda () (not (memq req kiln--intents))))))
+        (should (buffer-local-value 'kiln--review buf))
+        (let ((c (kiln-test--conversation)))
+          (should (string-match-p "^\\* intent (kiln-test\\.py\\(<[0-9]+>\\)?): print a greeting$" c))
+          (should (string-match-p "^\\* intent (kiln-test\\.py\\(<[0-9]+>\\)?): print it again$" c))
+          (should (= (kiln-test--count "^\\*\\* proposal p[0-9]+, verdict allow$" c) 2)))))))
+
 (ert-deftest kiln-intent-cancel ()
   "`kiln-cancel' stops an intent in flight; no review follows."
   (kiln-test--with ()
@@ -521,6 +843,8 @@ of the order between streams make the rules ready first."
       (should kiln--intents)
       (kiln-cancel)
       (should-not kiln--intents)
+      (should-not (cl-some (lambda (o) (overlay-get o 'kiln-preview))
+                           (overlays-in (point-min) (point-max))))
       (accept-process-output nil 1.5)
       (should-not kiln--review)
       (should (equal (buffer-string) "x = 1\n")))))
@@ -579,7 +903,8 @@ of the order between streams make the rules ready first."
                              (when kiln--status (cl-pushnew kiln--status statuses :test #'equal))
                              (not (eq kiln--run run))))
           (should (member "running" statuses))
-          (should-not kiln--status)
+          ;; How it ended stays in the mode line a while.
+          (should (equal kiln--status "done"))
           (should (plist-get first :runId))
           (should (equal (replace-regexp-in-string "[0-9]+ ms" "N ms" (kiln-test--output))
                          (concat "kiln run: kiln-test.py\n"
@@ -589,6 +914,68 @@ of the order between streams make the rules ready first."
           (should (equal (mapcar #'kiln--ordinal '(1 2 3 4 11 12 13 21 22 23 101 111))
                          '("1st" "2nd" "3rd" "4th" "11th" "12th" "13th" "21st" "22nd"
                            "23rd" "101st" "111th"))))))))
+
+;; issue 36: the mode line said "kiln:thinking" twice (kiln-mode's
+;; lighter and `mode-line-misc-info'), and said nothing when a run ended.
+(defun kiln-test--render (x)
+  "X, a mode-line construct, as text: the parts kiln's constructs use.
+`format-mode-line' answers \"\" in batch, so this renders strings,
+symbols, (:eval FORM), (SYMBOL THEN ELSE) and lists."
+  (cond ((stringp x) x)
+        ((null x) "")
+        ((symbolp x) (let ((v (and (boundp x) (symbol-value x))))
+                       (if (stringp v) v (kiln-test--render v))))
+        ((and (consp x) (eq (car x) :eval)) (kiln-test--render (eval (cadr x) t)))
+        ((and (consp x) (eq (car x) :propertize)) (kiln-test--render (cadr x)))
+        ((and (consp x) (symbolp (car x)))
+         (if (and (boundp (car x)) (symbol-value (car x)))
+             (kiln-test--render (cadr x))
+           (kiln-test--render (car (cddr x)))))
+        ((consp x) (mapconcat #'kiln-test--render x ""))
+        (t "")))
+
+(defun kiln-test--mode-line ()
+  "The minor modes' lighters and `mode-line-misc-info' of this buffer, as text."
+  (concat (mapconcat (lambda (e) (if (and (boundp (car e)) (symbol-value (car e)))
+                                     (kiln-test--render (cadr e))
+                                   ""))
+                     minor-mode-alist "")
+          (kiln-test--render mode-line-misc-info)))
+
+(defun kiln-test--count (re text)
+  "How many times RE matches in TEXT."
+  (let ((n 0) (i 0))
+    (while (string-match re text i) (setq n (1+ n) i (match-end 0)))
+    n))
+
+(ert-deftest kiln-status-mode-line-once-and-done ()
+  "The mode line says kiln's status once, with or without `kiln-mode', and how a run ended."
+  (kiln-test--with ((kiln-status-done-seconds 0.5))
+    (let ((mode-line-misc-info (copy-sequence mode-line-misc-info)))
+      (kiln-test--buffer "print('ok')\n"
+        (let ((kiln-flymake nil)) (kiln-mode 1))
+        (kiln--show-status)
+        (setq kiln--status "thinking")
+        (should (= (kiln-test--count "kiln:thinking" (kiln-test--mode-line)) 1))
+        (with-temp-buffer
+          (should (= (kiln-test--count "kiln:thinking" (kiln-test--mode-line)) 1)))
+        (setq kiln--status nil)
+        (should (= (kiln-test--count "kiln:" (kiln-test--mode-line)) 0))
+        ;; A run: running, then done, then the mode line is quiet again.
+        (let ((statuses nil) (run (kiln-run)))
+          (kiln-test--wait "the run to end"
+                           (lambda ()
+                             (when kiln--status (cl-pushnew kiln--status statuses :test #'equal))
+                             (not (eq kiln--run run))))
+          (should (member "running" statuses))
+          (should (equal kiln--status "done"))
+          (should (= (kiln-test--count "kiln:done" (kiln-test--mode-line)) 1))
+          (kiln-test--wait "the status to clear" (lambda () (null kiln--status)) 5))
+        (erase-buffer)
+        (insert "import sys\nsys.exit(3)\n")
+        (kiln-test--run-and-wait)
+        (should (equal kiln--status "failed (exit 3)"))
+        (kiln-mode -1)))))
 
 (ert-deftest kiln-run-region-and-streams-apart ()
   "`kiln-run' of a region runs only it; lines of two streams never splice."
@@ -723,12 +1110,12 @@ Read here, not through kiln.el: the tests check what kiln wrote."
           (should (equal (length png-bytes) (plist-get png :size)))
           (should (equal blob-bytes (apply #'concat (make-list 100 "\0\1kiln\0"))))
           (let ((out (kiln-test--output)))
-            (should (string-match-p (regexp-quote "[the run changed 3 files in the workspace; nothing is written: M-x kiln-apply-changes writes them]\n") out))
+            (should (string-match-p (regexp-quote "[the run changed 3 files in the workspace; nothing is written until you apply them]\n") out))
             (should (string-match-p (regexp-quote (format "\n  created  monthly.png (%d bytes, image/png)\n"
                                                           (length png-bytes)))
                                     out))
             (should (string-match-p (regexp-quote "\n  created  blob.bin (700 bytes, application/octet-stream)\n") out))
-            (should (string-match-p "\n  modified sales.csv\n" out)))
+            (should (string-match-p "\n  modified sales.csv (45 bytes)\n    \\[review\\] \\[apply\\] \\[discard\\] \n" out)))
           ;; The PNG as an image where this Emacs can show one (the lucid
           ;; run), else a button to kiln's copy; nothing written yet.
           (with-current-buffer (kiln--output-buffer)
@@ -749,6 +1136,71 @@ Read here, not through kiln.el: the tests check what kiln wrote."
           (should (equal (kiln-test--bytes (expand-file-name "sales.csv" dir))
                          (concat kiln-test--sales "2024-03,30\n")))
           (should (eq (kiln-test--face-of "[applied 3 changes to") 'kiln-success)))))))
+
+;; issue 36: files a run wrote were listed with no size for text and
+;; no way to act on one file from *kiln-output*.
+(defun kiln-test--push (line label)
+  "Push the button [LABEL] that follows the first LINE in the output."
+  (with-current-buffer (kiln--output-buffer)
+    (goto-char (point-min))
+    (should (search-forward line nil t))
+    (should (search-forward (concat "[" label "]") nil t))
+    (let ((b (button-at (match-beginning 0))))
+      (should b)
+      (button-activate b))))
+
+(ert-deftest kiln-changes-notice-review-apply-discard ()
+  "Each changed file is listed with kind and size and buttons that review, apply, discard it."
+  (kiln-test--with ()
+    (kiln-test--in-project
+      (kiln-test--write (expand-file-name "sales.csv" dir) kiln-test--sales)
+      (kiln-test--buffer (concat "open('sales.csv', 'a').write('2024-03,30\\n')\n"
+                                 "open('notes.txt', 'w').write('n1\\n')\n"
+                                 "open('report.txt', 'w').write('total 60\\n')\n")
+        (kiln-test--run-and-wait)
+        (let ((out (kiln-test--output)))
+          (should (string-match-p
+                   (regexp-quote
+                    (concat "[the run changed 3 files in the workspace; nothing is written until you apply them]\n"))
+                   out))
+          (dolist (l '("  modified sales.csv (45 bytes)\n    [review] [apply] [discard] \n"
+                       "  created  notes.txt (3 bytes)\n    [review] [apply] [discard] \n"
+                       "  created  report.txt (9 bytes)\n    [review] [apply] [discard] \n"
+                       "  [apply all] [discard all] (M-x kiln-review-change, kiln-apply-changes, kiln-discard-changes)\n"))
+            (should (string-match-p (regexp-quote l) out))))
+        ;; Review: the run's text against the file on disk.
+        (kiln-test--push "modified sales.csv" "review")
+        (let ((diff (get-buffer "*kiln change sales.csv*")))
+          (should diff)
+          (kiln-test--wait "the diff" (lambda () (with-current-buffer diff
+                                                   (string-match-p "^Diff finished" (buffer-string)))))
+          (with-current-buffer diff
+            (should (string-match-p "^\\+2024-03,30$" (buffer-string)))
+            (should-not (string-match-p "^-2024-0[12]" (buffer-string))))
+          (kill-buffer diff))
+        (should (equal (kiln-test--bytes (expand-file-name "sales.csv" dir)) kiln-test--sales))
+        ;; Apply one file: only it is written.
+        (setq kiln-test--messages nil)
+        (kiln-test--push "created  notes.txt" "apply")
+        (kiln-test--wait "the apply" (lambda () (kiln-test--said "\\`\\[kiln\\] applied ")))
+        (should (equal (car kiln-test--messages)
+                       (format "[kiln] applied 1 change to %s" (directory-file-name dir))))
+        (should (equal (kiln-test--bytes (expand-file-name "notes.txt" dir)) "n1\n"))
+        (should-not (file-exists-p (expand-file-name "report.txt" dir)))
+        ;; Discard another: kiln declines it.
+        (setq kiln-test--messages nil)
+        (kiln-test--push "created  report.txt" "discard")
+        (kiln-test--wait "the discard" (lambda () (kiln-test--said "\\`\\[kiln\\] discarded ")))
+        (should (string-match-p "kiln dropped report.txt\\'" (car kiln-test--messages)))
+        ;; Apply all: what is left, sales.csv; report.txt stays unwritten.
+        (setq kiln-test--messages nil)
+        (kiln-test--push "[the run changed 3 files" "apply all")
+        (kiln-test--wait "the apply" (lambda () (kiln-test--said "\\`\\[kiln\\] applied ")))
+        (should (equal (car kiln-test--messages)
+                       (format "[kiln] applied 1 change to %s" (directory-file-name dir))))
+        (should (equal (kiln-test--bytes (expand-file-name "sales.csv" dir))
+                       (concat kiln-test--sales "2024-03,30\n")))
+        (should-not (file-exists-p (expand-file-name "report.txt" dir)))))))
 
 (ert-deftest kiln-changes-stale-skipped ()
   "A file changed on the host since the run, or modified in a buffer, is skipped and named."
@@ -892,6 +1344,45 @@ Read here, not through kiln.el: the tests check what kiln wrote."
       (let ((file (car (plist-get kiln--run :images))))
         (should (file-exists-p file))
         (delete-file file)))))
+
+;; issue 36: a display's image was saved as /tmp/kiln-display_2-XXXX.bin
+;; and, in a terminal, its button opened raw bytes.
+(ert-deftest kiln-run-display-image-saved-and-opened ()
+  "A display's PNG is saved as .png under `kiln-display-directory'; a terminal opens it outside."
+  (kiln-test--with ()
+    (let* ((dir (make-temp-file "kiln-displays" t))
+           (record (make-temp-file "kiln-viewer"))
+           (kiln-display-directory (concat dir "/kiln/displays/"))
+           (kiln-external-viewer (list "sh" "-c" (format "printf %%s \"$0\" > %s" record)))
+           (kiln--run (list :kind 'snippet))
+           (png "\211PNG\r\n\032\nrest"))
+      (unwind-protect
+          (progn
+            (kiln--output-start "display")
+            (kiln--dispatch nil 'run/display
+                            (list :runId "r1"
+                                  :data (list :text/plain "<Figure size 640x480>"
+                                              :image/png (base64-encode-string png))))
+            (let ((file (car (plist-get kiln--run :images))))
+              (should (string-prefix-p (expand-file-name kiln-display-directory) file))
+              (should (string-match-p "/kiln-display_1-[^/]+\\.png\\'" file))
+              (should (equal (kiln-test--bytes file) png))
+              ;; The path is shown, as a button.
+              (with-current-buffer (kiln--output-buffer)
+                (goto-char (point-min))
+                (should (search-forward file nil t))
+                (let ((b (button-at (match-beginning 0))))
+                  (should b)
+                  (should-not (kiln--graphic-p))
+                  (setq kiln-test--messages nil)
+                  (button-activate b)))
+              ;; Not visited as bytes: handed to the viewer, and said.
+              (should-not (find-buffer-visiting file))
+              (should (kiln-test--said (concat "\\`\\[kiln\\] " (regexp-quote file)
+                                               ": opened with sh\\'")))
+              (kiln-test--wait "the viewer" (lambda () (equal (kiln-test--bytes record) file)))))
+        (delete-directory dir t)
+        (delete-file record)))))
 
 (ert-deftest kiln-run-cancel ()
   "`kiln-cancel' stops a running program; nothing is written after it."
