@@ -163,6 +163,9 @@ static void on_checked(void *data, int r, struct val_report *rep, const char *co
 	json_object_object_add(err, "kind", json_object_new_string("denied"));
 	json_object_object_add(err, "verdict", json_object_new_string("deny"));
 	json_object_object_add(err, "diagnostics", steal_pointer(&diags));
+	/* Whether "override": true would run it: an editor offers "run anyway"
+	 * only where it can. */
+	json_object_object_add(err, "overrideAllowed", json_object_new_boolean(allowed));
 	snippet_run_free(sr);
 	/* first points into the diagnostics, which err now holds. */
 	rpc_call_errorf(

@@ -210,6 +210,11 @@ check "kiln shell at the output cap says so, not killed by a signal" shell_outpu
 # promise, and every test it names exists (tests/tools/promises_table.py).
 check "docs/security.md's table of promises names only tests that exist" python3 tests/tools/promises_table.py
 
+# The editor suites' terminal screenshots (docs/img/*.svg) go through
+# tests/tools/screen_svg.py: colours, strike-through, wide characters, and
+# control characters and markup drawn visibly, never passed into the SVG.
+check "screen_svg draws a terminal screen's colours and escapes its text" python3 tests/tools/screen_svg.py --self-test
+
 deps_tells_normal_user() {
 	# Packages missing, asked for as nobody: the exact command must be
 	# printed and nothing run. On a machine where everything is installed
