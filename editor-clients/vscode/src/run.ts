@@ -272,16 +272,18 @@ export class Runner {
 
   private failed(err: { message: string; code?: number; data?: any }): void {
     const kind = err.data?.kind;
-    if (kind === 'sandbox' || /sandbox/i.test(err.message)) {
+    if (kind === 'denied') {
+      // snippet/run's refusal is explained by a modal (override.ts); a
+      // denied message can mention the sandbox ("the sandbox has no
+      // network"), so this comes first.
+      if (this.current?.kind !== 'snippet') {
+        this.notify('the validator denied this proposal: it cannot be run (see its diagnostics)', 'error');
+      }
+    } else if (kind === 'sandbox' || /sandbox/i.test(err.message)) {
       // The sandbox's own message names the step and the fix.
       this.notify(`kiln cannot run code here: ${err.message}`, 'error');
     } else if (kind === 'conflict') {
       this.notify(`the document changed since the proposal: nothing ran (${err.message})`, 'warn');
-    } else if (kind === 'denied') {
-      // snippet/run's refusal is explained by a modal (override.ts).
-      if (this.current?.kind !== 'snippet') {
-        this.notify('the validator denied this proposal: it cannot be run (see its diagnostics)', 'error');
-      }
     } else {
       this.notify(`run: ${err.message}`, 'error');
     }
