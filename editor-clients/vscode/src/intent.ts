@@ -19,6 +19,9 @@ interface Pending {
   cts: vscode.CancellationTokenSource;
   progress?: vscode.Progress<{ message?: string }>;
   previewShown: boolean;
+  /** The preview being opened: awaited before it is closed, or a late
+   * tab would stay open after the proposal. */
+  previewOpening?: Promise<unknown>;
 }
 
 export interface IntentEnd {
@@ -70,9 +73,8 @@ export class Intents {
     this.busy('writing');
     if (!req.previewShown) {
       req.previewShown = true;
-      void vscode.workspace.openTextDocument(PREVIEW_URI).then(
-        (d) => vscode.window.showTextDocument(d, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true, preview: true }),
-        () => undefined);
+      req.previewOpening = Promise.resolve(vscode.workspace.openTextDocument(PREVIEW_URI).then(
+        (d) => vscode.window.showTextDocument(d, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true, preview: true }))).catch(() => undefined);
     }
   }
 
@@ -157,6 +159,7 @@ export class Intents {
         }
         const proposal = result?.proposal ?? result;
         this.docs.set(PREVIEW_URI, String(proposal?.code ?? req.code));
+        await req.previewOpening;
         await closeProposalTabs();
         end.review = await this.reviews.start(doc, proposal, req.snapshot, req.version);
       } catch (e: any) {
@@ -168,6 +171,7 @@ export class Intents {
         }
         end = { error: errorOf(e) };
         this.notify(`intent: ${end.error!.message}`, 'error');
+        await req.previewOpening;
         await closeProposalTabs();
       } finally {
         progressSub?.dispose();
@@ -190,7 +194,7 @@ export class Intents {
     this.pending.delete(req.uri);
     req.cts.cancel();
     this.busy(undefined);
-    void closeProposalTabs();
+    void Promise.resolve(req.previewOpening).then(closeProposalTabs);
     this.notify('intent cancelled');
     return true;
   }

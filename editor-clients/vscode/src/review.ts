@@ -785,15 +785,18 @@ export class Reviews implements vscode.CodeLensProvider {
       // The verdict, and the rules found in this hunk's proposed lines.
       const mine = rules(rv.diags.filter((x) => this.hunkOf(rv, x.line) === i).map((x) => x.d));
       const verdict = `verdict ${rv.proposal.verdict ?? '?'}${mine.length ? `: ${mine.join(', ')}` : ''}`;
-      out.push(new vscode.CodeLens(range, { title: `${denied ? '$(error) ' : ''}kiln ${i + 1}/${rv.hunks.length} (${sign}) ${verdict}`,
-        command: 'workbench.actions.view.problems', arguments: [] }));
-      out.push(new vscode.CodeLens(range, { title: denied ? 'Accept Denied…' : 'Accept', command: 'kiln.acceptHunk', arguments: [uri, i] }));
+      out.push(new vscode.CodeLens(range, { title: denied ? `kiln ${i + 1}/${rv.hunks.length}: Accept Denied…` : `kiln ${i + 1}/${rv.hunks.length}: Accept`,
+        command: 'kiln.acceptHunk', arguments: [uri, i] }));
       out.push(new vscode.CodeLens(range, { title: 'Reject', command: 'kiln.rejectHunk', arguments: [uri, i] }));
       if (!firstShown) {
         firstShown = true;
         out.push(new vscode.CodeLens(range, { title: denied ? 'Accept All Denied…' : 'Accept All', command: 'kiln.acceptAll', arguments: [uri] }));
         out.push(new vscode.CodeLens(range, { title: 'Reject All', command: 'kiln.rejectAll', arguments: [uri] }));
       }
+      // Last, as it can be long: the verdict and the rules found in this
+      // hunk's proposed lines (a click opens the Problems view).
+      out.push(new vscode.CodeLens(range, { title: `${denied ? '$(error) ' : ''}(${sign}) ${verdict}`,
+        command: 'workbench.actions.view.problems', arguments: [] }));
     });
     return out;
   }

@@ -63,12 +63,13 @@ test('intent: the code streams into the preview, then a proposal under review', 
   assert.deepEqual(inlineRows(ed), { green: [1], red: [] });
   const lenses = await vscode.codeLenses(ed.document);
   assert.deepEqual(lenses.map((l) => l.command!.command),
-    ['workbench.actions.view.problems', 'kiln.acceptHunk', 'kiln.rejectHunk', 'kiln.acceptAll', 'kiln.rejectAll']);
-  assert.match(lenses[0].command!.title, /^kiln 1\/1 \(\+1 −0\) verdict allow$/);
+    ['kiln.acceptHunk', 'kiln.rejectHunk', 'kiln.acceptAll', 'kiln.rejectAll', 'workbench.actions.view.problems']);
+  assert.equal(lenses[0].command!.title, 'kiln 1/1: Accept');
+  assert.equal(lenses[4].command!.title, '(+1 −0) verdict allow');
   assert.ok(lenses.every((l) => l.range.start.line === 1), 'the CodeLens is on the hunk');
   assert.equal(vscode.recorded.context.get('kiln.reviewing'), true);
   // Accept through the CodeLens's own command and arguments.
-  const lens = lenses[1].command!;
+  const lens = lenses[0].command!;
   assert.equal(await vscode.commands.executeCommand(lens.command, ...lens.arguments!), true);
   assert.equal(ed.document.getText(), "x = 1\nprint('hello from kiln')\ny = 2\n", 'accepted below the cursor');
   assert.equal((await vscode.codeLenses(ed.document)).length, 0, 'the review ended');
@@ -393,10 +394,10 @@ test('intent: a denied proposal is shown as one: verdict on the hunk, an error, 
   assert.ok(ed.document.lineAt(socket!.range.start.line).text.includes('socket'), 'under the line it is about');
   // The verdict and the rules on the hunk's CodeLens; no plain Accept.
   const lenses = await vscode.codeLenses(ed.document);
-  const title = lenses[0].command!.title;
-  assert.match(title, /kiln 1\/1 \(\+3 −0\) verdict deny: /);
+  const title = lenses[4].command!.title;
+  assert.match(title, /^\$\(error\) \(\+3 −0\) verdict deny: /);
   assert.ok(title.includes(String(socket!.code)), `the rule is named: ${title}`);
-  assert.deepEqual(lenses.slice(1).map((l) => l.command!.title), ['Accept Denied…', 'Reject', 'Accept All Denied…', 'Reject All']);
+  assert.deepEqual(lenses.slice(0, 4).map((l) => l.command!.title), ['kiln 1/1: Accept Denied…', 'Reject', 'Accept All Denied…', 'Reject All']);
   // An error, not an info toast.
   assert.ok(message(/^error: kiln: proposal p\d+ is DENIED by the validator/), JSON.stringify(vscode.recorded.messages));
   assert.ok(!message(/^info: .*verdict deny/), 'no info toast');
