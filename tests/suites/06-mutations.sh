@@ -8,9 +8,11 @@
 # names at least one suite that must catch it ("# expect: SUITE [ONLY...]"),
 # every suite it names exists, and every case it names (an attack case, a
 # unit test binary, a helper) occurs somewhere under tests/ outside the
-# patches, or is a transcript of protocol/transcripts (50-intent's names),
-# or an ERT test of editor-clients/emacs/test/kiln-test.el (66's): a
-# renamed case would make KILN_TEST_ONLY run nothing there.
+# patches, or in an editor client's tests (62-vscode's words of test
+# names; 60-nvim's), or is a transcript of protocol/transcripts
+# (50-intent's names), or an ERT test of
+# editor-clients/emacs/test/kiln-test.el (66's): a renamed case would make
+# KILN_TEST_ONLY run nothing there.
 # zygote.py runs attacks.py's cases under the same names but for a few it
 # prefixes with "zygote-" (its case()): those are looked up without it.
 set -u
@@ -35,6 +37,7 @@ for p in tests/mutations/*.patch; do
 			for n in $names; do
 				bare=${n#zygote-}
 				if ! grep -rqF --exclude-dir=mutations -- "$n" tests/ &&
+					! grep -rqF -- "$n" editor-clients/*/test/ editor-clients/*/tests/ &&
 					! grep -rqF --exclude-dir=mutations -- "\"$bare\"" tests/sandbox/ &&
 					! grep -qF -- "(ert-deftest $n " editor-clients/emacs/test/kiln-test.el &&
 					[ -z "$(find protocol/transcripts -name "$n.test*" -type f)" ]; then

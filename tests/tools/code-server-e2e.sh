@@ -9,8 +9,17 @@
 # Kiln: Run from the command palette, and find the finding in the Problems
 # view and the output on screen, then run a file that writes a PNG and
 # changes a CSV in the folder and press the offer's Apply (kiln writes
-# both; the bytes on disk are checked) (tests/vscode-e2e/drive.js).
-# Screenshots: build/vscode-e2e-shots/.
+# both; the bytes on disk are checked) (tests/vscode-e2e/drive.js). Then
+# the review (issue 36): kiln is pointed at tests/fake-model, Kiln: Ask
+# replaces a line of review.py, and drive.js finds the proposed lines in
+# the document with the added-line colour, the old line struck, the
+# hunk's verdict CodeLens with Accept and Reject, takes review.png, Reject
+# All, and finds the document as it was with no kiln tab left; a denied
+# proposal in deny.py shows its verdict on the lens and its diagnostic on
+# the proposed line.
+# Screenshots: build/vscode-e2e-shots/ (review.png is the one
+# docs/editors.md shows: KILN_UPDATE_DOCS=1 copies it to
+# docs/img/vscode-review.png).
 #
 # Exit 0: passed; 77: a piece cannot be had here (the last line says which);
 # anything else: failed.
@@ -77,8 +86,10 @@ cs="$dir/node_modules/.bin/code-server"
 # --- a fresh profile, the extension, a workspace ------------------------------
 run=$(mktemp -d)
 csp=""
+fmp=""
 cleanup() {
 	[ -n "$csp" ] && kill "$csp" 2>/dev/null && wait "$csp" 2>/dev/null
+	[ -n "$fmp" ] && kill "$fmp" 2>/dev/null && wait "$fmp" 2>/dev/null
 	rm -rf "$run"
 }
 trap cleanup EXIT INT TERM
@@ -86,9 +97,22 @@ mkdir -p "$run/user/User" "$run/ext" "$run/ws" "$shots"
 # The workspace is what runs see: as root the box runs as nobody, who must
 # be able to read it (mktemp -d made a 0700 folder).
 chmod 755 "$run" "$run/ws"
+# The fake model server (tests/fake-model) answers Kiln: Ask: which
+# answer comes from a marker in the intent ([[answer:NAME]]).
+python3 tests/fake-model/fake_model.py --port 0 --port-file "$run/fm-port" --max-seconds 900 >"$run/fm.log" 2>&1 &
+fmp=$!
+i=0
+until [ -s "$run/fm-port" ]; do
+	i=$((i + 1))
+	[ "$i" -gt 100 ] && { cat "$run/fm.log"; echo "the fake model server did not start"; exit 1; }
+	sleep 0.1
+done
 cat >"$run/user/User/settings.json" <<EOF
 {
   "kiln.path": "$kiln",
+  "kiln.llm.provider": "ollama",
+  "kiln.llm.url": "http://127.0.0.1:$(cat "$run/fm-port")",
+  "kiln.llm.model": "fake-coder",
   "workbench.startupEditor": "none",
   "workbench.tips.enabled": false,
   "security.workspace.trust.enabled": false,
@@ -116,6 +140,10 @@ with open("sales.csv", "a") as f:
     f.write("2026-03,%d\n" % (30 + 1))  # not "31" here: drive.js looks for the row on screen
 print("png", hashlib.sha256(png).hexdigest())
 EOF
+# The review's files: a line of review.py is replaced by the proposal;
+# deny.py gets a denied one below its line.
+printf 'total = 0\nprint("old line, to be replaced")\nprint("review-e2e", total)\n' >"$run/ws/review.py"
+printf 'x = 0  # deny-e2e\n' >"$run/ws/deny.py"
 "$cs" --user-data-dir "$run/user" --extensions-dir "$run/ext" --install-extension "$vsix" >"$run/install.log" 2>&1 ||
 	{ cat "$run/install.log"; echo "code-server --install-extension failed"; exit 1; }
 ls "$run/ext" | grep -q '^kiln\.kiln-' || { cat "$run/install.log"; echo "the extension is not in the extensions dir"; exit 1; }
@@ -144,4 +172,7 @@ if [ "$rc" -ne 0 ]; then
 	echo "end to end failed (screenshots in build/vscode-e2e-shots)"
 	exit 1
 fi
-echo "code-server $("$cs" --version | head -n 1), Chromium: Kiln: Validate showed in Problems, Kiln: Run output on screen, Apply wrote a PNG and a CSV"
+if [ "${KILN_UPDATE_DOCS:-0}" = 1 ]; then
+	mkdir -p docs/img && cp "$shots/review.png" docs/img/vscode-review.png
+fi
+echo "code-server $("$cs" --version | head -n 1), Chromium: Kiln: Validate showed in Problems, Kiln: Run output on screen, Apply wrote a PNG and a CSV, a proposal reviewed inline and rejected, a denied one shown as denied"

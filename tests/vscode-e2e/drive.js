@@ -8,6 +8,14 @@
 // on disk are what the run wrote (the PNG's SHA-256 as the run printed
 // it), the open sales.csv editor shows the new row, and the PNG is shown
 // as an image in the Kiln Output panel.
+// Before those, the review (issue 36; kiln is pointed at tests/fake-model
+// by code-server-e2e.sh): Kiln: Ask replaces a line of review.py, and the
+// proposed lines are found in the document with the added-line colour,
+// the old line struck through, and the hunk's CodeLens with its verdict,
+// Accept and Reject (review.png); Reject All leaves the document as it
+// was with no kiln tab open. A denied proposal in deny.py shows `verdict
+// deny` and its rule on the lens and the error squiggle on the proposed
+// line it is about (review-denied.png).
 // Screenshots go to SHOTS. Exits 0 when all of that is so; every
 // wait is bounded.
 'use strict';
@@ -63,6 +71,150 @@ async function quickOpen(page, name, mark) {
     `return [...document.querySelectorAll('.editor-instance .view-lines')].some(v => v.textContent.includes(${JSON.stringify(mark)}))`), 30000);
 }
 
+
+// --- the review (issue 36) --------------------------------------------------
+
+// The state of the editor that shows MARK: its lines (text and top), the
+// overlay rows (top and class names), the CodeLens texts, the tabs, and
+// which CSS classes paint the added-line colour.
+function editorState(mark) {
+  const ed = [...document.querySelectorAll('.monaco-editor')].find((e) =>
+    [...e.querySelectorAll('.view-lines .view-line')].some((l) => l.textContent.replace(/\u00a0/g, ' ').includes(mark)));
+  if (!ed) {
+    return undefined;
+  }
+  const lines = [...ed.querySelectorAll('.view-lines .view-line')].map((l) => ({
+    text: l.textContent.replace(/\u00a0/g, ' '),
+    top: l.style.top,
+    struck: [...l.querySelectorAll('span')].some((sp) => getComputedStyle(sp).textDecorationLine.includes('line-through')),
+  }));
+  const overlays = [...ed.querySelectorAll('.view-overlays > div')].map((o) => ({
+    top: o.style.top,
+    classes: [...o.querySelectorAll('*')].map((x) => x.className).join(' '),
+  }));
+  // The added-line colour as the theme resolves it, and the rows painted with it.
+  const probe = document.createElement('div');
+  probe.style.backgroundColor = 'var(--vscode-diffEditor-insertedLineBackground)';
+  ed.appendChild(probe);
+  const addedColour = getComputedStyle(probe).backgroundColor;
+  probe.remove();
+  const greenTops = [...ed.querySelectorAll('.view-overlays > div')].filter((o) =>
+    [...o.querySelectorAll('*')].some((x) => getComputedStyle(x).backgroundColor === addedColour)).map((o) => o.style.top);
+  const lenses = [...ed.querySelectorAll('.codelens-decoration')].map((c) => c.textContent.replace(/\u00a0/g, ' '));
+  const tabs = [...document.querySelectorAll('.tabs-container .tab')].map((t) => t.getAttribute('aria-label') || t.textContent);
+  return { lines, overlays, addedColour, greenTops, lenses, tabs };
+}
+
+// The overlay classes of the row that shows text.
+function rowClasses(st, text) {
+  const line = st.lines.find((l) => l.text.includes(text));
+  return line ? st.overlays.filter((o) => o.top === line.top).map((o) => o.classes).join(' ') : undefined;
+}
+
+async function state(page, mark) {
+  return page.evaluate(editorState, mark);
+}
+
+// Click the CodeLens link titled exactly TITLE in the editor showing MARK,
+// as a person does (a mouse click at its place).
+async function clickLens(page, mark, title) {
+  const box = await page.evaluate((m, t) => {
+    const ed = [...document.querySelectorAll('.monaco-editor')].find((e) =>
+      [...e.querySelectorAll('.view-lines .view-line')].some((l) => l.textContent.replace(/\u00a0/g, ' ').includes(m)));
+    const a = ed && [...ed.querySelectorAll('.codelens-decoration a')].find((x) => x.textContent.replace(/\u00a0/g, ' ').trim() === t);
+    if (!a) {
+      return undefined;
+    }
+    const r = a.getBoundingClientRect();
+    return { x: r.x + r.width / 2, y: r.y + r.height / 2 };
+  }, mark, title);
+  if (!box) {
+    throw new Error(`no CodeLens "${title}" in the editor with ${mark}`);
+  }
+  await page.mouse.click(box.x, box.y);
+}
+
+async function ask(page, intent) {
+  await palette(page, 'Kiln: Ask');
+  await until(page, 'the Kiln: Ask input box', () => {
+    const w = document.querySelector('.quick-input-widget');
+    return !!w && w.getClientRects().length > 0 && /Kiln: Ask|What should the code do/.test(w.textContent);
+  }, 20000);
+  await page.keyboard.type(intent, { delay: 5 });
+  await page.keyboard.press('Enter');
+}
+
+async function reviewScene(page) {
+  await quickOpen(page, 'review.py', 'review-e2e');
+  // Line 2 selected: the proposal replaces it.
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Home');
+  await page.keyboard.up('Control');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.down('Shift');
+  await page.keyboard.press('ArrowDown');
+  await page.keyboard.up('Shift');
+  await ask(page, 'count until it is enough [[answer:warnloop]]');
+  const st = await until(page, 'the proposed lines inline with the added-line colour and the verdict CodeLens', async () => {
+    const s = await state(page, 'review-e2e');
+    if (!s || !s.lines.some((l) => l.text.includes("print('looped', flush=True)"))) {
+      return undefined;
+    }
+    const line = s.lines.find((l) => l.text.includes("print('looped', flush=True)"));
+    const green = /rgba?\(/.test(s.addedColour) && s.greenTops.includes(line.top);
+    const old = s.lines.find((l) => l.text.includes('old line, to be replaced'));
+    const lens = s.lenses.find((t) => /kiln 1\/1: Accept/.test(t) && /Reject All/.test(t) && /\(\+7 −1\) verdict warn: PY-/.test(t));
+    return green && old && old.struck && !s.greenTops.includes(old.top) && lens ? s : undefined;
+  }, 90000, async () => JSON.stringify(await state(page, 'review-e2e').catch(() => 'unreadable')).slice(0, 1500));
+  log('review:', st.lenses.join(' / '));
+  // Every proposed line is shown, in order, below the struck one.
+  const texts = st.lines.map((l) => l.text);
+  const at = texts.findIndex((t) => t.includes('old line, to be replaced'));
+  if (!texts[at + 1].includes('import os') || !texts[at + 7].includes('os._exit(0)')) {
+    throw new Error(`the proposed lines are not below the old one: ${JSON.stringify(texts)}`);
+  }
+  const proposedTops = st.lines.slice(at + 1, at + 8).map((l) => l.top);
+  if (!proposedTops.every((t) => st.greenTops.includes(t))) {
+    throw new Error(`not every proposed line is green: ${JSON.stringify({ proposedTops, green: st.greenTops })}`);
+  }
+  await page.screenshot({ path: path.join(shots, 'review.png') });
+  await clickLens(page, 'review-e2e', 'Reject All');
+  await until(page, 'the document as it was, and no kiln tab', async () => {
+    const s = await state(page, 'review-e2e');
+    return s && !s.lines.some((l) => l.text.includes('looped')) && s.lines.some((l) => l.text.includes('old line, to be replaced')) &&
+      !s.lines.some((l) => l.struck) && s.lenses.length === 0 &&
+      !s.tabs.some((t) => /kiln-preview|kiln proposal|kiln-proposal/.test(t));
+  }, 30000, async () => JSON.stringify(await state(page, 'review-e2e').catch(() => 'unreadable')).slice(0, 1500));
+  log('Reject All: the document as it was, no kiln tab left');
+}
+
+async function deniedScene(page) {
+  await quickOpen(page, 'deny.py', 'deny-e2e');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Home');
+  await page.keyboard.up('Control');
+  await ask(page, 'connect somewhere [[answer:taildeny]]');
+  const st = await until(page, 'the denied proposal: verdict deny on the lens, the error squiggle on the proposed line', async () => {
+    const s = await state(page, 'deny-e2e');
+    if (!s || !s.lines.some((l) => l.text.includes('import socket'))) {
+      return undefined;
+    }
+    const lens = s.lenses.find((t) => /verdict deny: [A-Z]+-[A-Z-]+/.test(t) && /Accept Denied/.test(t));
+    const rows = rowClasses(s, 'import socket') || '';
+    return lens && /squiggly-error/.test(rows) && !/squiggly-error/.test(rowClasses(s, 'deny-e2e') || '') ? s : undefined;
+  }, 90000, async () => JSON.stringify(await state(page, 'deny-e2e').catch(() => 'unreadable')).slice(0, 1500));
+  log('denied:', st.lenses.join(' / '));
+  await until(page, 'the error notification naming the denial', () =>
+    [...document.querySelectorAll('.notification-toast')].some((t) => /DENIED by the validator/.test(t.textContent)), 20000);
+  await page.screenshot({ path: path.join(shots, 'review-denied.png') });
+  await clickLens(page, 'deny-e2e', 'Reject All');
+  await until(page, 'deny.py as it was', async () => {
+    const s = await state(page, 'deny-e2e');
+    return s && !s.lines.some((l) => l.text.includes('import socket')) && s.lenses.length === 0;
+  }, 30000);
+  log('denied proposal rejected');
+}
+
 (async () => {
   const browser = await puppeteer.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -70,7 +222,7 @@ async function quickOpen(page, name, mark) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,900'],
     defaultViewport: { width: 1400, height: 900 },
   });
-  const timer = setTimeout(() => { log('overall time limit'); process.exit(3); }, 300000);
+  const timer = setTimeout(() => { log("overall time limit"); process.exit(3); }, 480000);
   try {
     const page = await browser.newPage();
     page.on('pageerror', (e) => log('page error:', e.message));
@@ -78,6 +230,8 @@ async function quickOpen(page, name, mark) {
     await page.waitForSelector('.monaco-workbench', { timeout: 90000 });
     log('workbench up');
     await until(page, 'the explorer', () => !!document.querySelector('.explorer-folders-view, .explorer-viewlet'), 60000);
+    await reviewScene(page);
+    await deniedScene(page);
     await quickOpen(page, path.basename(file), 'kiln-e2e');
     log('file open');
     await page.screenshot({ path: path.join(shots, '1-open.png') });
@@ -185,7 +339,7 @@ async function quickOpen(page, name, mark) {
     }, 30000, async () => `frames: ${page.frames().map((f) => f.url().slice(0, 80)).join(', ')}`);
     log('image shown:', alt);
     await page.screenshot({ path: path.join(shots, '5-image.png') });
-    console.log('validate showed in Problems, run output on screen, Apply wrote the PNG and the CSV');
+    console.log('review inline and rejected, denied shown as denied, validate showed in Problems, run output on screen, Apply wrote the PNG and the CSV');
     clearTimeout(timer);
     await browser.close();
     process.exit(0);

@@ -9,6 +9,7 @@ import { DisplayPanel } from './display';
 import { VALIDATED } from './document';
 import { Intents } from './intent';
 import { PROPOSAL_SCHEME, ProposalDocuments, Reviews } from './review';
+import { runAnyway } from './override';
 import { Runner } from './run';
 import { MissingBinaryError, Server } from './server';
 import { SECRET_KEY, validateOnSave } from './settings';
@@ -62,6 +63,7 @@ export function activate(context: vscode.ExtensionContext): Kiln {
   const intents = new Intents(server, reviews, docs, notify, busy);
   const validator = new Validator(server, notify);
   const kiln: Kiln = { server, reviews, intents, runner, changes, validator, display, status, output, log };
+  active = kiln;
 
   // A command's failure to reach the server: the missing binary gets its
   // fix, anything else its message.
@@ -117,12 +119,14 @@ export function activate(context: vscode.ExtensionContext): Kiln {
       return runner.approve(doc, p.proposal.proposalId, p.version);
     }
     // Part of a proposal kept (a hunk rejected, or some accepted and others
-    // pending) runs as the document holds it, never as the model wrote it.
+    // pending) runs as the person kept it: the document without the
+    // proposed lines still pending, never as the model wrote it.
     const kept = sel ? undefined : reviews.kept(doc);
     if (kept) {
-      notify(`running ${doc.uri.path.split('/').pop()} as you kept it (${kept})`);
+      notify(`running ${doc.uri.path.split('/').pop()} as you kept it (${kept.header})`);
     }
-    return runner.runDocument(doc, sel, kept);
+    const end = await runner.runDocument(doc, sel, kept?.header, kept ? { code: kept.code } : undefined);
+    return (await runAnyway(runner, doc, sel, kept, end)) ?? end;
   });
   cmd('kiln.cancel', () => {
     if (runner.cancel()) {
@@ -143,7 +147,6 @@ export function activate(context: vscode.ExtensionContext): Kiln {
   cmd('kiln.rejectHunk', (uri?: unknown, i?: number) => reviews.reject(uriArg(uri), typeof i === 'number' ? i : undefined));
   cmd('kiln.acceptAll', (uri?: unknown) => reviews.acceptAll(uriArg(uri)));
   cmd('kiln.rejectAll', (uri?: unknown) => reviews.rejectAll(uriArg(uri)));
-  cmd('kiln.showDiff', (uri?: unknown) => reviews.showDiff(uriArg(uri)));
   cmd('kiln.showOutput', () => output.show(true));
   cmd('kiln.restart', async () => {
     await server.stop();
@@ -176,6 +179,13 @@ export function activate(context: vscode.ExtensionContext): Kiln {
     vscode.workspace.registerTextDocumentContentProvider(PROPOSAL_SCHEME, docs),
     vscode.languages.registerCodeLensProvider([{ scheme: 'file' }, { scheme: 'untitled' }], reviews),
     vscode.workspace.onDidChangeTextDocument((e) => reviews.changed(e)),
+    // A manual save never writes proposed lines nobody reviewed.
+    vscode.workspace.onWillSaveTextDocument((e) => {
+      const edits = reviews.willSave(e.document, e.reason);
+      if (edits.length > 0) {
+        e.waitUntil(Promise.resolve(edits));
+      }
+    }),
     vscode.workspace.onDidCloseTextDocument((d) => {
       reviews.closed(d);
       validator.diagnostics.delete(d.uri);
@@ -210,6 +220,13 @@ async function modelName(server: Server, status: Status): Promise<void> {
   }
 }
 
+let active: Kiln | undefined;
+
+/** VS Code is closing (or reloading): reviews still open end with their
+ * pending hunks rejected, so no document (nor its hot-exit backup) keeps
+ * proposed lines nobody reviewed. */
 export function deactivate(): Thenable<void> | undefined {
-  return undefined;
+  const k = active;
+  active = undefined;
+  return k?.reviews.abandonAll();
 }

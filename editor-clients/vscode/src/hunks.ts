@@ -183,38 +183,6 @@ export function editsFor(edit: unknown, uri: string): LspTextEdit[] | undefined 
   return undefined;
 }
 
-/** Where hunk h starts in the document now, given the hunks accepted
- * before it (each changed the line count by lines - oldCount). */
-export function currentStart(all: Hunk[], h: Hunk): number {
-  let row = h.oldStart;
-  for (const o of all) {
-    if (o === h) {
-      break;
-    }
-    if (o.status === 'accepted') {
-      row += o.lines.length - o.oldCount;
-    }
-  }
-  return row;
-}
-
-/** The document's text with the hunks still pending applied too: the
- * right side of the side-by-side diff. */
-export function withPending(current: string, all: Hunk[], eol = '\n'): string {
-  const lines = splitLines(current);
-  const endsWithEol = current === '' || /\r?\n$|\r$/.test(current);
-  let shift = 0;
-  for (const h of all) {
-    if (h.status !== 'pending') {
-      continue;
-    }
-    const at = currentStart(all, h) + shift;
-    lines.splice(at, h.oldCount, ...h.lines);
-    shift += h.lines.length - h.oldCount;
-  }
-  return lines.join(eol) + (endsWithEol && lines.length > 0 ? eol : '');
-}
-
 /** Control characters made visible, for text from code, models or
  * programs shown outside an editor buffer (kiln's rule). Newlines and
  * tabs stay as they are. */
@@ -230,4 +198,101 @@ export function visible(text: string): string {
       }
       return '<U+' + cp.toString(16).toUpperCase().padStart(4, '0') + '>';
     });
+}
+
+/** Where a hunk under inline review sits in the document: from row, its
+ * old lines (red, kept until Accept) then its proposed lines (green,
+ * written into the document until Reject). An accepted hunk keeps only
+ * green lines, a rejected one only red. */
+export interface Block { row: number; red: number; green: number }
+
+/** A change to the document as lines: the lines [start, end) were replaced
+ * by `count` lines. A change inside one line is start = that line, end =
+ * start + 1, count = its newlines + 1; a pure insertion has start = end. */
+export interface LineChange { start: number; end: number; count: number }
+
+/** A text change (VS Code's contentChanges entry, positions before it) as
+ * a LineChange. */
+export function lineChange(sl: number, sc: number, el: number, ec: number, text: string): LineChange {
+  const k = (text.match(/\r\n|\r|\n/g) ?? []).length;
+  if (sc === 0 && ec === 0 && (text === '' || /(\r\n|\r|\n)$/.test(text))) {
+    return { start: sl, end: el, count: k };
+  }
+  return { start: sl, end: el + 1, count: k + 1 };
+}
+
+/** Move the blocks for a change the review did not make; `pending` says
+ * which blocks are still under review. Returns false when the change
+ * crosses the edge of a pending block's red or green part (what it holds
+ * can no longer be told apart). A change inside the green part is the
+ * person editing the proposed lines: they stay proposed, Accept keeps
+ * them as edited, Reject takes them away. Changes are given one at a
+ * time in descending order of position (as VS Code lists them). */
+export function track(blocks: Block[], pending: boolean[], c: LineChange): boolean {
+  const delta = c.count - (c.end - c.start);
+  let ok = true;
+  blocks.forEach((b, i) => {
+    const z = b.red + b.green;
+    const g0 = b.row + b.red;
+    if (c.start === c.end) {
+      // A pure insertion before line c.start.
+      if (c.start <= b.row) {
+        b.row += delta;
+      } else if (c.start < g0) {
+        b.red += delta;
+      } else if (c.start < b.row + z) {
+        b.green += delta;
+      }
+      return;
+    }
+    if (c.end <= b.row) {
+      b.row += delta;
+    } else if (c.start >= b.row + z) {
+      // After the block: nothing moves.
+    } else if (c.start >= g0 && c.end <= g0 + b.green) {
+      b.green = Math.max(0, b.green + delta);
+    } else if (c.start >= b.row && c.end <= g0) {
+      b.red = Math.max(0, b.red + delta);
+    } else if (pending[i]) {
+      ok = false;
+    } else {
+      // A decided hunk's lines edited across: its lines are the person's
+      // now; keep its place roughly right for the hunks after it.
+      const nz = Math.max(0, z + delta);
+      if (b.green > 0) {
+        b.green = nz;
+        b.red = 0;
+      } else {
+        b.red = nz;
+      }
+      b.row = Math.min(b.row, c.start);
+    }
+  });
+  return ok;
+}
+
+/** The line range a text takes from line `start` to line `end` (exclusive),
+ * as an LSP-ish [start line, start char, end line, end char], so that
+ * removing it removes exactly those lines with their ends of line. The
+ * last line of a text without a final newline takes the newline before
+ * it instead. `lines` is the text's splitLines, `finalEol` whether it
+ * ends with a newline (or is empty). */
+export function linesSpan(lines: string[], finalEol: boolean, start: number, end: number): [number, number, number, number] {
+  if (end < lines.length || finalEol) {
+    return [start, 0, end, 0];
+  }
+  if (start > 0) {
+    return [start - 1, lines[start - 1].length, end - 1, lines[end - 1].length];
+  }
+  return [0, 0, end - 1, lines[end - 1]?.length ?? 0];
+}
+
+/** Where and what to insert so that `add` become lines of the text before
+ * its line `at`: [line, char, text]. */
+export function insertLines(lines: string[], finalEol: boolean, at: number, add: string[], eol: string): [number, number, string] {
+  if (at < lines.length || finalEol) {
+    return [at, 0, add.map((l) => l + eol).join('')];
+  }
+  const last = lines.length - 1;
+  return [last, lines[last].length, eol + add.join(eol)];
 }

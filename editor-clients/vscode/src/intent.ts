@@ -2,10 +2,12 @@
 // text, version and selection (or the line below the cursor); progress shows
 // in the status bar and in a notification with Cancel, the code streams into
 // a preview document beside the editor as the model writes it, and the
-// proposal comes back for review (review.ts), never applied by itself.
+// proposal comes back for review in the document itself (review.ts): the
+// preview closes then, whatever the outcome, so the review is the one
+// surface left.
 import * as vscode from 'vscode';
 import { item, languageOf, lineSelection, lspRange } from './document';
-import { PROPOSAL_SCHEME, ProposalDocuments, Review, Reviews } from './review';
+import { closeProposalTabs, PROPOSAL_SCHEME, ProposalDocuments, Review, Reviews } from './review';
 import { errorOf, MissingBinaryError, Server } from './server';
 
 interface Pending {
@@ -17,6 +19,9 @@ interface Pending {
   cts: vscode.CancellationTokenSource;
   progress?: vscode.Progress<{ message?: string }>;
   previewShown: boolean;
+  /** The preview being opened: awaited before it is closed, or a late
+   * tab would stay open after the proposal. */
+  previewOpening?: Promise<unknown>;
 }
 
 export interface IntentEnd {
@@ -68,9 +73,8 @@ export class Intents {
     this.busy('writing');
     if (!req.previewShown) {
       req.previewShown = true;
-      void vscode.workspace.openTextDocument(PREVIEW_URI).then(
-        (d) => vscode.window.showTextDocument(d, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true, preview: true }),
-        () => undefined);
+      req.previewOpening = Promise.resolve(vscode.workspace.openTextDocument(PREVIEW_URI).then(
+        (d) => vscode.window.showTextDocument(d, { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true, preview: true }))).catch(() => undefined);
     }
   }
 
@@ -92,6 +96,12 @@ export class Intents {
     }
     if (!text) {
       return { cancelled: true };
+    }
+    // A review still open here ends first, its pending hunks rejected:
+    // the new request is made of the document without unreviewed lines.
+    const open = this.reviews.get(doc.uri);
+    if (open) {
+      await this.reviews.abandon(open, 'a new intent');
     }
     const token = `kiln-intent-${++this.seq}`;
     const params: any = {
@@ -149,7 +159,9 @@ export class Intents {
         }
         const proposal = result?.proposal ?? result;
         this.docs.set(PREVIEW_URI, String(proposal?.code ?? req.code));
-        end.review = this.reviews.start(doc, proposal, req.snapshot, req.version);
+        await req.previewOpening;
+        await closeProposalTabs();
+        end.review = await this.reviews.start(doc, proposal, req.snapshot, req.version);
       } catch (e: any) {
         if (this.pending.get(uri) !== req) {
           return { cancelled: true };
@@ -159,6 +171,8 @@ export class Intents {
         }
         end = { error: errorOf(e) };
         this.notify(`intent: ${end.error!.message}`, 'error');
+        await req.previewOpening;
+        await closeProposalTabs();
       } finally {
         progressSub?.dispose();
         if (this.pending.get(uri) === req) {
@@ -180,6 +194,7 @@ export class Intents {
     this.pending.delete(req.uri);
     req.cts.cancel();
     this.busy(undefined);
+    void Promise.resolve(req.previewOpening).then(closeProposalTabs);
     this.notify('intent cancelled');
     return true;
   }

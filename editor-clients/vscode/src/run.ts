@@ -272,13 +272,18 @@ export class Runner {
 
   private failed(err: { message: string; code?: number; data?: any }): void {
     const kind = err.data?.kind;
-    if (kind === 'sandbox' || /sandbox/i.test(err.message)) {
+    if (kind === 'denied') {
+      // snippet/run's refusal is explained by a modal (override.ts); a
+      // denied message can mention the sandbox ("the sandbox has no
+      // network"), so this comes first.
+      if (this.current?.kind !== 'snippet') {
+        this.notify('the validator denied this proposal: it cannot be run (see its diagnostics)', 'error');
+      }
+    } else if (kind === 'sandbox' || /sandbox/i.test(err.message)) {
       // The sandbox's own message names the step and the fix.
       this.notify(`kiln cannot run code here: ${err.message}`, 'error');
     } else if (kind === 'conflict') {
       this.notify(`the document changed since the proposal: nothing ran (${err.message})`, 'warn');
-    } else if (kind === 'denied') {
-      this.notify('the validator denied this proposal: it cannot be run (see its diagnostics)', 'error');
     } else {
       this.notify(`run: ${err.message}`, 'error');
     }
@@ -305,13 +310,21 @@ export class Runner {
   }
 
   /** Run the document (or the selection). kept, when given, says what a
-   * review kept of a proposal, and goes in the header. */
-  async runDocument(doc: vscode.TextDocument, selection?: vscode.Range, kept?: string): Promise<RunEnd> {
-    const code = selection ? doc.getText(selection) : doc.getText();
+   * review kept of a proposal, and goes in the header; opts.code is the
+   * code to run instead of the document's (what a review kept), and
+   * opts.override asks to run code the validator denies (review.ts's
+   * Run Anyway, after the person confirmed it). */
+  async runDocument(doc: vscode.TextDocument, selection?: vscode.Range, kept?: string,
+    opts?: { code?: string; override?: boolean }): Promise<RunEnd> {
+    const code = opts?.code ?? (selection ? doc.getText(selection) : doc.getText());
     const name = doc.uri.path.split('/').pop() || 'untitled';
     const where = selection ? `:${selection.start.line + 1}-${selection.end.line + 1}` : kept ? ` as you kept it (${kept})` : '';
-    const header = `kiln run: ${name}${where}`;
-    return this.start('snippet', 'snippet/run', { language: languageOf(doc), code }, header, doc.uri.toString());
+    const header = `kiln run: ${name}${where}${opts?.override ? ' (denied code, run anyway on your word)' : ''}`;
+    const params: any = { language: languageOf(doc), code };
+    if (opts?.override) {
+      params.override = true;
+    }
+    return this.start('snippet', 'snippet/run', params, header, doc.uri.toString());
   }
 
   async approve(doc: vscode.TextDocument, proposalId: string, version: number): Promise<RunEnd> {

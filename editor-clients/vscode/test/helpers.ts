@@ -123,3 +123,24 @@ export function longProgram(): string[] {
   }
   return lines;
 }
+
+/** The rows of ed that an inline review draws: green (proposed lines, a
+ * whole-line background) and red (the old lines, struck through). */
+export function inlineRows(ed: any): { green: number[]; red: number[] } {
+  const out = { green: [] as number[], red: [] as number[] };
+  for (const [key, opts] of ed.decorations as Map<string, any[]>) {
+    const type = vscode.decorationTypes.get(key);
+    const bg = type?.backgroundColor?.id;
+    const which = bg === 'diffEditor.insertedLineBackground' ? out.green
+      : bg === 'diffEditor.removedLineBackground' && type?.textDecoration === 'line-through' ? out.red : undefined;
+    if (!which || !type?.isWholeLine) {
+      continue;
+    }
+    for (const o of opts) {
+      for (let r = o.range.start.line; r <= o.range.end.line; r++) {
+        which.push(r);
+      }
+    }
+  }
+  return out;
+}

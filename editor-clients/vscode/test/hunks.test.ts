@@ -1,10 +1,11 @@
 import './stub/register';
 // hunks.ts alone: edits applied to a snapshot, the line hunks cut from the
-// difference (one hunk per change as a person reads it), the proposed text
-// with some hunks decided, control characters made visible.
+// difference (one hunk per change as a person reads it), where an inline
+// review's hunks go when the person edits around and inside them, control
+// characters made visible.
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyEdits, currentStart, editsFor, hunks, splitLines, visible, withPending } from '../src/hunks';
+import { applyEdits, editsFor, hunks, insertLines, lineChange, linesSpan, splitLines, track, visible } from '../src/hunks';
 
 const r = (sl: number, sc: number, el: number, ec: number) => ({ start: { line: sl, character: sc }, end: { line: el, character: ec } });
 
@@ -39,14 +40,37 @@ test('hunks: a change among repeated blank lines stays one hunk', () => {
   assert.deepEqual(hs[0].lines, ['']);
 });
 
-test('currentStart and withPending follow accepted hunks', () => {
-  const hs = hunks('a\nb\nc\nd\ne\n', 'a\nB1\nB2\nc\nd\nE\n');
-  assert.equal(hs.length, 2);
-  hs[0].status = 'accepted';
-  assert.equal(currentStart(hs, hs[1]), 5, 'moved down by the accepted hunk');
-  assert.equal(withPending('a\nB1\nB2\nc\nd\ne\n', hs), 'a\nB1\nB2\nc\nd\nE\n');
-  hs[1].status = 'rejected';
-  assert.equal(withPending('a\nB1\nB2\nc\nd\ne\n', hs), 'a\nB1\nB2\nc\nd\ne\n');
+test('track: blocks follow the person\'s edits; an edit across a hunk\'s edge is refused', () => {
+  const mk = () => [{ row: 2, red: 1, green: 2 }, { row: 8, red: 0, green: 1 }];
+  // Two lines typed above both hunks move them down.
+  let bs = mk();
+  assert.equal(track(bs, [true, true], lineChange(0, 0, 0, 0, 'a\nb\n')), true);
+  assert.deepEqual(bs, [{ row: 4, red: 1, green: 2 }, { row: 10, red: 0, green: 1 }]);
+  // A word changed inside a proposed line: the block keeps its size.
+  bs = mk();
+  assert.equal(track(bs, [true, true], lineChange(3, 4, 3, 7, 'xyz')), true);
+  assert.deepEqual(bs, mk());
+  // A line added inside the green part grows it; the next hunk moves.
+  bs = mk();
+  assert.equal(track(bs, [true, true], lineChange(4, 0, 4, 0, 'more\n')), true);
+  assert.deepEqual(bs, [{ row: 2, red: 1, green: 3 }, { row: 9, red: 0, green: 1 }]);
+  // The proposed lines deleted whole (an undo of the review's write).
+  bs = mk();
+  assert.equal(track(bs, [true, true], lineChange(3, 0, 5, 0, '')), true);
+  assert.deepEqual(bs[0], { row: 2, red: 1, green: 0 });
+  // From the red line into the green ones: refused for a pending hunk.
+  bs = mk();
+  assert.equal(track(bs, [true, true], lineChange(2, 3, 3, 2, '')), false);
+  assert.equal(track(mk(), [false, true], lineChange(2, 3, 3, 2, '')), true, 'a decided hunk may be edited across');
+});
+
+test('linesSpan and insertLines: whole lines, and the last line without a newline', () => {
+  assert.deepEqual(linesSpan(['a', 'b', 'c'], true, 1, 2), [1, 0, 2, 0]);
+  assert.deepEqual(linesSpan(['a', 'b', 'c'], false, 1, 3), [0, 1, 2, 1]);
+  assert.deepEqual(linesSpan(['a'], false, 0, 1), [0, 0, 0, 1]);
+  assert.deepEqual(insertLines(['a', 'b'], true, 1, ['x', 'y'], '\n'), [1, 0, 'x\ny\n']);
+  assert.deepEqual(insertLines(['a', 'b'], false, 2, ['x'], '\n'), [1, 1, '\nx']);
+  assert.deepEqual(insertLines([], true, 0, ['x'], '\r\n'), [0, 0, 'x\r\n']);
 });
 
 test('editsFor: documentChanges for the uri, or changes', () => {

@@ -145,7 +145,8 @@ export enum StatusBarAlignment { Left = 1, Right = 2 }
 export enum ProgressLocation { SourceControl = 1, Window = 10, Notification = 15 }
 export enum LogLevel { Off = 0, Trace = 1, Debug = 2, Info = 3, Warning = 4, Error = 5 }
 export enum ConfigurationTarget { Global = 1, Workspace = 2, WorkspaceFolder = 3 }
-export enum TextDocumentSaveReason { Manual = 1 }
+export enum TextDocumentSaveReason { Manual = 1, AfterDelay = 2, FocusOut = 3 }
+export enum OverviewRulerLane { Left = 1, Center = 2, Right = 4, Full = 7 }
 export enum UIKind { Desktop = 1, Web = 2 }
 
 export class Diagnostic {
@@ -259,7 +260,20 @@ export class TextDocument {
   validateRange(r: Range): Range { return new Range(this.positionAt(this.offsetAt(r.start)), this.positionAt(this.offsetAt(r.end))); }
   validatePosition(p: Position): Position { return this.positionAt(this.offsetAt(p)); }
   getWordRangeAtPosition(): Range | undefined { return undefined; }
-  async save(): Promise<boolean> {
+  async save(reason: TextDocumentSaveReason = TextDocumentSaveReason.Manual): Promise<boolean> {
+    // onWillSaveTextDocument's waitUntil edits are applied before the save.
+    const waits: Promise<any>[] = [];
+    workspaceEvents.willSave.fire({ document: this, reason, waitUntil: (p: Promise<any>) => waits.push(p) });
+    for (const p of waits) {
+      const edits = await p;
+      if (Array.isArray(edits) && edits.length > 0) {
+        const we = new WorkspaceEdit();
+        for (const e of edits) {
+          we.replace(this.uri, e.range, e.newText);
+        }
+        applyNow(we);
+      }
+    }
     this.isDirty = false;
     workspaceEvents.save.fire(this);
     return true;
@@ -289,7 +303,7 @@ export class TextEditor {
 // --- recorded state, for the tests -----------------------------------------
 
 export const recorded = {
-  messages: [] as { level: 'info' | 'warn' | 'error'; text: string; items: string[] }[],
+  messages: [] as { level: 'info' | 'warn' | 'error'; text: string; items: string[]; modal?: boolean; detail?: string }[],
   statusMessages: [] as string[],
   progress: [] as { title?: string; message?: string }[],
   executed: [] as { command: string; args: any[] }[],
@@ -328,6 +342,7 @@ const workspaceEvents = {
   open: new EventEmitter<TextDocument>(),
   close: new EventEmitter<TextDocument>(),
   save: new EventEmitter<TextDocument>(),
+  willSave: new EventEmitter<any>(),
   config: new EventEmitter<any>(),
 };
 const windowEvents = {
@@ -358,6 +373,7 @@ export function reset(newSettings: Record<string, any> = {}): void {
   answers.message.length = 0;
   answers.pick.length = 0;
   folders = undefined;
+  window.tabGroups.all[0].tabs = [];
 }
 
 /** Open this folder as the window's workspace (before activate()). */
@@ -377,9 +393,23 @@ export function openEditor(file: string, languageId: string, text: string): Text
   const ed = new TextEditor(doc);
   editors.push(ed);
   active = ed;
+  addTab(doc.uri);
   windowEvents.visible.fire([...editors]);
   windowEvents.active.fire(ed);
   return ed;
+}
+
+function addTab(uri: Uri): void {
+  const g = window.tabGroups.all[0];
+  if (!g.tabs.some((t: any) => t.input.uri?.toString() === uri.toString())) {
+    g.tabs.push({ label: uri.path.split('/').pop(), input: new TabInputText(uri) });
+  }
+}
+
+/** The URIs of the open tabs (both sides of a diff tab). */
+export function openTabs(): string[] {
+  return window.tabGroups.all.flatMap((g: any) => g.tabs).flatMap((t: any) =>
+    (t.input instanceof TabInputTextDiff ? [t.input.original, t.input.modified] : [t.input.uri]).map((u: Uri) => u.toString()));
 }
 
 /** A change typed by the user: one version step, one undo step. */
@@ -395,7 +425,25 @@ export function undo(doc: TextDocument): boolean {
   if (prev === undefined) {
     return false;
   }
-  setText(doc, prev, []);
+  // The change as VS Code reports an undo: the span that differs.
+  const cur = doc.text;
+  let a = 0;
+  while (a < cur.length && a < prev.length && cur[a] === prev[a]) {
+    a++;
+  }
+  let b = 0;
+  while (b < cur.length - a && b < prev.length - a && cur[cur.length - 1 - b] === prev[prev.length - 1 - b]) {
+    b++;
+  }
+  // Whole lines, as an undo of line edits is reported.
+  while (a > 0 && cur[a - 1] !== '\n') {
+    a--;
+  }
+  while (b > 0 && cur[cur.length - b - 1] !== '\n') {
+    b--;
+  }
+  const range = new Range(doc.positionAt(a), doc.positionAt(cur.length - b));
+  setText(doc, prev, [{ range, text: prev.slice(a, prev.length - b), rangeOffset: a, rangeLength: cur.length - b - a }]);
   return true;
 }
 
@@ -523,13 +571,17 @@ function message(level: 'info' | 'warn' | 'error') {
   return async (text: string, ...items: any[]) => {
     const titles = items.filter((i) => typeof i === 'string' || (i && typeof i.title === 'string'))
       .map((i) => (typeof i === 'string' ? i : i.title));
-    recorded.messages.push({ level, text, items: titles });
+    // MessageOptions: { modal, detail }, the first object without a title.
+    const opts = items.find((i) => i && typeof i === 'object' && typeof i.title !== 'string');
+    recorded.messages.push({ level, text, items: titles, modal: opts?.modal === true, detail: opts?.detail });
     const a = answers.message.length ? answers.message.shift() : undefined;
     return a === undefined ? undefined : items.find((i) => (typeof i === 'string' ? i : i.title) === a);
   };
 }
 
 let decorationSeq = 0;
+/** Every decoration type made, by key: its options. */
+export const decorationTypes = new Map<string, any>();
 
 export const window = {
   get activeTextEditor(): TextEditor | undefined { return active; },
@@ -537,7 +589,17 @@ export const window = {
   onDidChangeVisibleTextEditors: windowEvents.visible.event,
   onDidChangeActiveTextEditor: windowEvents.active.event,
   onDidChangeTextEditorSelection: new EventEmitter<any>().event,
-  tabGroups: { all: [] as any[], onDidChangeTabs: new EventEmitter<any>().event },
+  /** One tab group: a tab per editor opened (openEditor, showTextDocument). */
+  tabGroups: {
+    all: [{ tabs: [] as any[] }] as any[],
+    onDidChangeTabs: new EventEmitter<any>().event,
+    async close(t: any): Promise<boolean> {
+      const list = Array.isArray(t) ? t : [t];
+      const g = window.tabGroups.all[0];
+      g.tabs = g.tabs.filter((x: any) => !list.includes(x));
+      return true;
+    },
+  },
   showInformationMessage: message('info'),
   showWarningMessage: message('warn'),
   showErrorMessage: message('error'),
@@ -554,7 +616,9 @@ export const window = {
     return { text: '', tooltip: '', command: undefined, name: '', show() { /* */ }, hide() { /* */ }, dispose() { /* */ } };
   },
   createTextEditorDecorationType(opts: any): any {
-    return { key: `deco-${++decorationSeq}`, options: opts, dispose() { /* */ } };
+    const key = `deco-${++decorationSeq}`;
+    decorationTypes.set(key, opts);
+    return { key, options: opts, dispose() { /* */ } };
   },
   async withProgress(opts: any, task: (p: any, t: any) => Promise<any>): Promise<any> {
     const cts = new CancellationTokenSource();
@@ -565,6 +629,7 @@ export const window = {
   async showTextDocument(d: any, options?: any): Promise<TextEditor> {
     const doc: TextDocument = d instanceof TextDocument ? d : documents.find((x) => x.uri.toString() === d.toString())!;
     recorded.shown.push({ uri: doc.uri.toString(), options });
+    addTab(doc.uri);
     let ed = editors.find((e) => e.document === doc);
     if (!ed) {
       ed = new TextEditor(doc);
@@ -610,7 +675,7 @@ export const workspace = {
   onDidOpenTextDocument: workspaceEvents.open.event,
   onDidCloseTextDocument: workspaceEvents.close.event,
   onDidSaveTextDocument: workspaceEvents.save.event,
-  onWillSaveTextDocument: new EventEmitter<any>().event,
+  onWillSaveTextDocument: workspaceEvents.willSave.event,
   onDidChangeConfiguration: workspaceEvents.config.event,
   onDidChangeWorkspaceFolders: new EventEmitter<any>().event,
   onDidGrantWorkspaceTrust: new EventEmitter<any>().event,
