@@ -90,13 +90,26 @@ export class Server {
   constructor(private readonly secrets: vscode.SecretStorage, private readonly events: ServerEvents,
     private readonly log: vscode.LogOutputChannel) {}
 
-  /** Route a notification to handler (several may listen). */
+  /** Route a notification to handler (several may listen: the client
+   * holds one handler per method, dispatch() calls them all). */
   on(method: string, handler: NotificationHandler): void {
+    const list = this.handlers.get(method);
+    if (list) {
+      list.push(handler);
+      return;
+    }
+    this.handlers.set(method, [handler]);
+    // A method first heard after the start reaches the running client too.
+    this.client?.onNotification(method, (p: unknown) => this.dispatch(method, p));
+  }
+
+  /** Stop routing a notification to handler (added with on()). */
+  off(method: string, handler: NotificationHandler): void {
     const list = this.handlers.get(method) ?? [];
-    list.push(handler);
-    this.handlers.set(method, list);
-    // Handlers added after the start reach the running client too.
-    this.client?.onNotification(method, handler);
+    const i = list.indexOf(handler);
+    if (i >= 0) {
+      list.splice(i, 1);
+    }
   }
 
   onDeath(fn: (why: string) => void): void {
@@ -128,7 +141,8 @@ export class Server {
   /** Deliver a notification as if the server had sent it: the handlers
    * registered through on() are exactly what the client calls. */
   dispatch(method: string, params: unknown): void {
-    for (const h of this.handlers.get(method) ?? []) {
+    // A copy: a handler may take itself off (off()) while called.
+    for (const h of [...(this.handlers.get(method) ?? [])]) {
       h(params);
     }
   }
@@ -210,10 +224,8 @@ export class Server {
       initializationFailedHandler: () => false,
     };
     const client = new LanguageClient('kiln', 'kiln', serverOptions, clientOptions);
-    for (const [method, list] of this.handlers) {
-      for (const h of list) {
-        client.onNotification(method, h);
-      }
+    for (const method of this.handlers.keys()) {
+      client.onNotification(method, (p: unknown) => this.dispatch(method, p));
     }
     this.stopping = false;
     this.client = client;

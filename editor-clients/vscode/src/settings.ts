@@ -29,6 +29,11 @@ export function explain(): boolean {
   return cfg().get<boolean>('explain') ?? false;
 }
 
+/** kiln.session: Python runs and intents go into one live session. */
+export function sessionEnabled(): boolean {
+  return cfg().get<boolean>('session') ?? false;
+}
+
 export function validateOnSave(): boolean {
   return cfg().get<boolean>('validateOnSave') ?? false;
 }

@@ -7,12 +7,13 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'fs';
 import * as os from 'os';
 import * as path from 'path';
-import { afterEach, test } from 'node:test';
-import { activate, fakeModel, haveKiln, kilnBin, message, Session } from './helpers';
+import { after, afterEach, test } from 'node:test';
+import { activate, fakeModel, haveKiln, kilnBin, message, Session, stopFakeModel } from './helpers';
 import * as vscode from './stub/vscode';
 
 let s: Session | undefined;
 afterEach(async () => { await s?.dispose(); s = undefined; });
+after(() => stopFakeModel());
 const needKiln = haveKiln() ? {} : { skip: `no kiln server at ${kilnBin} (make build/kiln)` };
 const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8'));
 
