@@ -116,6 +116,10 @@ with open("sales.csv", "a") as f:
     f.write("2026-03,%d\n" % (30 + 1))  # not "31" here: drive.js looks for the row on screen
 print("png", hashlib.sha256(png).hexdigest())
 EOF
+# The Kiln Output scene (tests/vscode-e2e/output-scene.js): a printing cell
+# and a DataFrame cell, whose runs must both stay in the panel.
+printf '# first cell\nprint("first cell:", 6 * 7)\n' >"$run/ws/cell1.py"
+printf 'import pandas as pd\nprint("second cell")\ndisplay(pd.DataFrame({"month": ["2026-01", "2026-02"], "total": [12, 17], "note": ["<b>x</b>", "ok"]}))  # DataFrame\n' >"$run/ws/cell2.py"
 "$cs" --user-data-dir "$run/user" --extensions-dir "$run/ext" --install-extension "$vsix" >"$run/install.log" 2>&1 ||
 	{ cat "$run/install.log"; echo "code-server --install-extension failed"; exit 1; }
 ls "$run/ext" | grep -q '^kiln\.kiln-' || { cat "$run/install.log"; echo "the extension is not in the extensions dir"; exit 1; }
@@ -133,7 +137,7 @@ until python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]
 	sleep 0.5
 done
 
-NODE_PATH="$dir/node_modules" node $src/drive.js "http://127.0.0.1:$port/?folder=$run/ws" "$run/ws/e2e.py" "$shots"
+KILN_E2E_DOC_IMG="$root/docs/img/vscode-output.png" NODE_PATH="$dir/node_modules" node $src/drive.js "http://127.0.0.1:$port/?folder=$run/ws" "$run/ws/e2e.py" "$shots"
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	echo "--- code-server log"
@@ -144,4 +148,4 @@ if [ "$rc" -ne 0 ]; then
 	echo "end to end failed (screenshots in build/vscode-e2e-shots)"
 	exit 1
 fi
-echo "code-server $("$cs" --version | head -n 1), Chromium: Kiln: Validate showed in Problems, Kiln: Run output on screen, Apply wrote a PNG and a CSV"
+echo "code-server $("$cs" --version | head -n 1), Chromium: Kiln: Validate showed in Problems, Kiln: Run output on screen, Apply wrote a PNG and a CSV, two runs kept as sections in Kiln Output (docs/img/vscode-output.png)"

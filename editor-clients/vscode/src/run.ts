@@ -187,7 +187,7 @@ export class Runner {
       this.append('stdout', p.data['text/plain'].endsWith('\n') ? p.data['text/plain'] : p.data['text/plain'] + '\n');
     } else if (this.current) {
       const kinds = Object.keys(p.data).join(', ');
-      this.note(`[display: ${kinds}: in the Kiln Output panel]`);
+      this.note(`[display: ${kinds}: in the Kiln Output panel]`, false);
     }
   }
 
