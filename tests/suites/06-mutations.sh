@@ -32,7 +32,9 @@ for p in tests/mutations/*.patch; do
 			fi
 			for n in $names; do
 				bare=${n#zygote-}
+				# 62-vscode's cases are the extension's own tests.
 				if ! grep -rqF --exclude-dir=mutations -- "$n" tests/ &&
+					! grep -rqF -- "$n" editor-clients/vscode/test/ &&
 					! grep -rqF --exclude-dir=mutations -- "\"$bare\"" tests/sandbox/ &&
 					[ -z "$(find protocol/transcripts -name "$n.test*" -type f)" ]; then
 					echo "names a case of $suite found nowhere under tests/: $n"
