@@ -36,6 +36,7 @@ for p in tests/mutations/*.patch; do
 			fi
 			for n in $names; do
 				bare=${n#zygote-}
+				# 62-vscode's cases are the extension's own tests.
 				if ! grep -rqF --exclude-dir=mutations -- "$n" tests/ &&
 					! grep -rqF -- "$n" editor-clients/*/test/ editor-clients/*/tests/ &&
 					! grep -rqF --exclude-dir=mutations -- "\"$bare\"" tests/sandbox/ &&

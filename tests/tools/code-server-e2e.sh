@@ -19,7 +19,8 @@
 # the proposed line.
 # Screenshots: build/vscode-e2e-shots/ (review.png is the one
 # docs/editors.md shows: KILN_UPDATE_DOCS=1 copies it to
-# docs/img/vscode-review.png).
+# docs/img/vscode-review.png; with it the output scene also writes
+# docs/img/vscode-output.png).
 #
 # Exit 0: passed; 77: a piece cannot be had here (the last line says which);
 # anything else: failed.
@@ -144,6 +145,10 @@ EOF
 # deny.py gets a denied one below its line.
 printf 'total = 0\nprint("old line, to be replaced")\nprint("review-e2e", total)\n' >"$run/ws/review.py"
 printf 'x = 0  # deny-e2e\n' >"$run/ws/deny.py"
+# The Kiln Output scene (tests/vscode-e2e/output-scene.js): a printing cell
+# and a DataFrame cell, whose runs must both stay in the panel.
+printf '# first cell\nprint("first cell:", 6 * 7)\n' >"$run/ws/cell1.py"
+printf 'import pandas as pd\nprint("second cell")\ndisplay(pd.DataFrame({"month": ["2026-01", "2026-02"], "total": [12, 17], "note": ["<b>x</b>", "ok"]}))  # DataFrame\n' >"$run/ws/cell2.py"
 "$cs" --user-data-dir "$run/user" --extensions-dir "$run/ext" --install-extension "$vsix" >"$run/install.log" 2>&1 ||
 	{ cat "$run/install.log"; echo "code-server --install-extension failed"; exit 1; }
 ls "$run/ext" | grep -q '^kiln\.kiln-' || { cat "$run/install.log"; echo "the extension is not in the extensions dir"; exit 1; }
@@ -161,7 +166,9 @@ until python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1]
 	sleep 0.5
 done
 
-NODE_PATH="$dir/node_modules" node $src/drive.js "http://127.0.0.1:$port/?folder=$run/ws" "$run/ws/e2e.py" "$shots"
+doc_img=""
+[ "${KILN_UPDATE_DOCS:-0}" = 1 ] && doc_img="$root/docs/img/vscode-output.png"
+KILN_E2E_DOC_IMG="$doc_img" NODE_PATH="$dir/node_modules" node $src/drive.js "http://127.0.0.1:$port/?folder=$run/ws" "$run/ws/e2e.py" "$shots"
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	echo "--- code-server log"
@@ -175,4 +182,4 @@ fi
 if [ "${KILN_UPDATE_DOCS:-0}" = 1 ]; then
 	mkdir -p docs/img && cp "$shots/review.png" docs/img/vscode-review.png
 fi
-echo "code-server $("$cs" --version | head -n 1), Chromium: Kiln: Validate showed in Problems, Kiln: Run output on screen, Apply wrote a PNG and a CSV, a proposal reviewed inline and rejected, a denied one shown as denied"
+echo "code-server $("$cs" --version | head -n 1), Chromium: Kiln: Validate showed in Problems, Kiln: Run output on screen, Apply wrote a PNG and a CSV, a proposal reviewed inline and rejected, a denied one shown as denied, two runs kept as sections in Kiln Output (docs/img/vscode-output.png)"

@@ -222,7 +222,7 @@ async function deniedScene(page) {
     args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--window-size=1400,900'],
     defaultViewport: { width: 1400, height: 900 },
   });
-  const timer = setTimeout(() => { log("overall time limit"); process.exit(3); }, 480000);
+  const timer = setTimeout(() => { log('overall time limit'); process.exit(3); }, 600000);
   try {
     const page = await browser.newPage();
     page.on('pageerror', (e) => log('page error:', e.message));
@@ -339,7 +339,11 @@ async function deniedScene(page) {
     }, 30000, async () => `frames: ${page.frames().map((f) => f.url().slice(0, 80)).join(', ')}`);
     log('image shown:', alt);
     await page.screenshot({ path: path.join(shots, '5-image.png') });
-    console.log('review inline and rejected, denied shown as denied, validate showed in Problems, run output on screen, Apply wrote the PNG and the CSV');
+    // The Kiln Output panel keeps runs as sections (output-scene.js).
+    await require('./output-scene').outputScene(page, {
+      until, palette, quickOpen, log, shots, docImg: process.env.KILN_E2E_DOC_IMG,
+    });
+    console.log('review inline and rejected, denied shown as denied, validate showed in Problems, run output on screen, Apply wrote the PNG and the CSV, two runs kept as sections');
     clearTimeout(timer);
     await browser.close();
     process.exit(0);

@@ -1,42 +1,128 @@
-// display.ts: rich output in a webview panel. `run/display` MIME bundles
-// (images, HTML tables, SVG, JSON, Markdown, text, as Jupyter's
-// display_data) and image or text artifacts are posted to the panel, which
-// renders the richest form it knows. HTML from a program is shown in a
-// sandboxed iframe with scripts off; images only as data: URLs; the
-// panel's own script runs under a nonce, nothing else.
+// display.ts: the Kiln Output panel, a webview that keeps each run as a
+// section: the run's code's first line, its output, its rich output
+// (`run/display` MIME bundles and image or text artifacts, rendered in
+// the richest form the page knows) and its result; newest at the bottom,
+// the last MAX_SECTIONS kept. HTML from a program (a DataFrame's table)
+// is parsed, cut down to table and text elements without attributes
+// other than colspan and rowspan, and drawn in the theme's colours; images
+// only as data: URLs; the page's own script runs under a nonce, nothing
+// else (webview.ts).
 import * as crypto from 'crypto';
 import * as vscode from 'vscode';
+import { page } from './webview';
 
 export interface DisplayItem {
   runId?: string;
   /** A MIME bundle: type → string (base64 for binary image types). */
   data: Record<string, unknown>;
   metadata?: unknown;
-  /** Where it came from: "display" or an artifact's name. */
+  /** A person's label: "table 1", "figure 2", or a file's name. */
   title?: string;
 }
 
-// Kept per panel, so a panel opened (or reloaded) late shows them all.
-const MAX_ITEMS = 200;
+/** One run in the panel. */
+export interface Section {
+  id: number;
+  /** "cell.py: x = 41" (the file and its code's first line). */
+  title: string;
+  output: string;
+  items: DisplayItem[];
+  /** "exit 0, 12 ms"; undefined while it runs. */
+  result?: string;
+  failed?: boolean;
+}
+
+// Runs kept, displays per run, output text per run (the rest is cut with
+// a note: the output channel and kiln's run folder have all of it).
+export const MAX_SECTIONS = 20;
+const MAX_ITEMS = 50;
+const MAX_OUTPUT = 64 * 1024;
+
+/** A person's label for a display: its kind and its number in the run. */
+export function labelOf(data: Record<string, unknown>, items: DisplayItem[]): string {
+  const kind = kindOf(data);
+  const n = items.filter((i) => kindOf(i.data) === kind).length + 1;
+  return `${kind} ${n}`;
+}
+
+function kindOf(d: Record<string, unknown>): string {
+  if (['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'].some((k) => typeof d[k] === 'string')) {
+    return 'figure';
+  }
+  if (typeof d['text/html'] === 'string') {
+    return /<table/i.test(d['text/html'] as string) ? 'table' : 'HTML';
+  }
+  if (d['application/json'] !== undefined) {
+    return 'JSON';
+  }
+  return 'value';
+}
 
 export class DisplayPanel {
   private panel: vscode.WebviewPanel | undefined;
-  readonly items: DisplayItem[] = [];
+  readonly sections: Section[] = [];
+  private seq = 0;
   /** Every message posted to the webview, in order (tests read it). */
   readonly posted: unknown[] = [];
 
-  clear(header: string): void {
-    this.items.length = 0;
-    this.post({ type: 'reset', header, items: [] });
+  private get current(): Section | undefined {
+    return this.sections[this.sections.length - 1];
+  }
+
+  /** A new run: a section at the bottom; the oldest goes past the cap. */
+  begin(title: string): void {
+    const section: Section = { id: ++this.seq, title, output: '', items: [] };
+    this.sections.push(section);
+    if (this.sections.length > MAX_SECTIONS) {
+      this.sections.shift();
+    }
+    this.post({ type: 'section', section });
+  }
+
+  /** Output text of the current run (already made visible). */
+  output(text: string): void {
+    const s = this.current;
+    if (!s || !text || s.output.length >= MAX_OUTPUT) {
+      return;
+    }
+    let add = text;
+    if (s.output.length + add.length > MAX_OUTPUT) {
+      add = add.slice(0, MAX_OUTPUT - s.output.length) +
+        `\n[the panel keeps ${MAX_OUTPUT / 1024} KiB of a run's output; the Kiln output channel has the rest]\n`;
+    }
+    s.output += add;
+    this.post({ type: 'output', id: s.id, text: add });
   }
 
   add(item: DisplayItem): void {
-    this.items.push(item);
-    if (this.items.length > MAX_ITEMS) {
-      this.items.shift();
+    let s = this.current;
+    if (!s) {
+      this.begin('output');
+      s = this.current!;
     }
+    if (s.items.length >= MAX_ITEMS) {
+      return;
+    }
+    const labelled = { ...item, title: item.title && item.title !== 'display' ? item.title : labelOf(item.data, s.items) };
+    s.items.push(labelled);
     this.ensure();
-    this.post({ type: 'display', item });
+    this.post({ type: 'display', id: s.id, item: labelled });
+  }
+
+  /** The run ended: its summary under its section. */
+  end(result: string, failed = false): void {
+    const s = this.current;
+    if (!s || s.result !== undefined) {
+      return;
+    }
+    s.result = result;
+    s.failed = failed;
+    this.post({ type: 'end', id: s.id, result, failed });
+  }
+
+  /** Kiln: Show Output Panel. */
+  show(): void {
+    this.ensure();
   }
 
   private post(msg: unknown): void {
@@ -60,7 +146,7 @@ export class DisplayPanel {
     // The webview says when its script listens; everything so far is sent again then.
     panel.webview.onDidReceiveMessage((m: any) => {
       if (m && m.type === 'ready') {
-        this.post({ type: 'reset', header: '', items: this.items });
+        this.post({ type: 'reset', sections: this.sections });
       }
     });
     panel.onDidDispose(() => { this.panel = undefined; });
@@ -73,68 +159,65 @@ export class DisplayPanel {
 
 /** The panel's page. Exported for tests, which check its policy. */
 export function html(nonce: string, cspSource: string): string {
-  return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data: ${cspSource}; style-src 'unsafe-inline' ${cspSource}; script-src 'nonce-${nonce}'; frame-src 'self';">
-<style>
-body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); }
-.item { margin: 0.6em 0; border-bottom: 1px solid var(--vscode-panel-border); padding-bottom: 0.6em; }
-.title { opacity: 0.7; font-size: 0.9em; }
-pre { white-space: pre-wrap; font-family: var(--vscode-editor-font-family); }
-img { max-width: 100%; background: white; }
-iframe { width: 100%; border: 0; background: white; min-height: 4em; }
-</style></head>
-<body><div id="header" class="title"></div><div id="items"></div>
-<script nonce="${nonce}">
-const vscode = acquireVsCodeApi();
-const items = document.getElementById('items');
-function visible(s) {
-  return String(s).replace(/[\\u0000-\\u0008\\u000b-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]/g,
-    c => '<U+' + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0') + '>');
+  return page(nonce, cspSource, 'Kiln Output', `
+.section { margin: 0 0 1.2em 0; border-top: 1px solid var(--vscode-panel-border, rgba(128,128,128,.35)); padding-top: .5em; }
+.section > h2 { font-size: 1em; font-weight: 600; margin: 0 0 .4em 0; font-family: var(--vscode-editor-font-family); }
+.result { opacity: .75; font-size: .9em; }
+.result.failed { color: var(--vscode-errorForeground); opacity: 1; }
+`, `
+const sections = document.getElementById('main');
+function sectionEl(id) { return document.querySelector('.section[data-id="' + id + '"]'); }
+function addSection(s) {
+  const el = document.createElement('section');
+  el.className = 'section';
+  el.dataset.id = String(s.id);
+  const h = document.createElement('h2');
+  h.textContent = visible(s.title);
+  el.appendChild(h);
+  const out = document.createElement('pre');
+  out.className = 'output';
+  out.textContent = visible(s.output || '');
+  if (!s.output) out.hidden = true;
+  el.appendChild(out);
+  const items = document.createElement('div');
+  items.className = 'items';
+  el.appendChild(items);
+  const res = document.createElement('div');
+  res.className = 'result';
+  el.appendChild(res);
+  sections.appendChild(el);
+  for (const it of s.items || []) items.appendChild(renderItem(it));
+  if (s.result !== undefined) setResult(el, s.result, s.failed);
+  // The oldest go past the cap, as the extension's list does.
+  while (sections.children.length > ${MAX_SECTIONS}) sections.removeChild(sections.firstChild);
+  el.scrollIntoView({ block: 'end' });
 }
-function utf8b64(s) { return btoa(unescape(encodeURIComponent(s))); }
-function render(item) {
-  const d = item.data || {};
-  const div = document.createElement('div');
-  div.className = 'item';
-  const t = document.createElement('div');
-  t.className = 'title';
-  t.textContent = (item.title || 'display') + (item.runId ? ' (' + item.runId + ')' : '');
-  div.appendChild(t);
-  let el;
-  if (typeof d['image/png'] === 'string' || typeof d['image/jpeg'] === 'string' || typeof d['image/gif'] === 'string') {
-    const type = ['image/png', 'image/jpeg', 'image/gif'].find(k => typeof d[k] === 'string');
-    el = document.createElement('img');
-    el.src = 'data:' + type + ';base64,' + d[type].replace(/\\s/g, '');
-    el.alt = String(d['text/plain'] || type);
-  } else if (typeof d['image/svg+xml'] === 'string') {
-    el = document.createElement('img');
-    el.src = 'data:image/svg+xml;base64,' + utf8b64(d['image/svg+xml']);
-  } else if (typeof d['text/html'] === 'string') {
-    el = document.createElement('iframe');
-    el.setAttribute('sandbox', '');
-    el.srcdoc = d['text/html'];
-  } else if (d['application/json'] !== undefined) {
-    el = document.createElement('pre');
-    el.textContent = JSON.stringify(d['application/json'], null, 2);
-  } else {
-    el = document.createElement('pre');
-    el.textContent = visible(d['text/markdown'] || d['text/plain'] || '');
-  }
-  div.appendChild(el);
-  items.appendChild(div);
-  div.scrollIntoView();
+function setResult(el, text, failed) {
+  const res = el.querySelector('.result');
+  res.textContent = '[' + visible(text) + ']';
+  res.classList.toggle('failed', !!failed);
 }
 window.addEventListener('message', e => {
   const m = e.data;
   if (m.type === 'reset') {
-    items.textContent = '';
-    if (m.header) document.getElementById('header').textContent = m.header;
-    for (const it of m.items) render(it);
-  } else if (m.type === 'display') {
-    render(m.item);
+    sections.textContent = '';
+    for (const s of m.sections) addSection(s);
+  } else if (m.type === 'section') {
+    addSection(m.section);
+  } else {
+    const el = sectionEl(m.id);
+    if (!el) return;
+    if (m.type === 'output') {
+      const out = el.querySelector('.output');
+      out.hidden = false;
+      out.textContent += visible(m.text);
+    } else if (m.type === 'display') {
+      el.querySelector('.items').appendChild(renderItem(m.item));
+    } else if (m.type === 'end') {
+      setResult(el, m.result, m.failed);
+    }
+    el.scrollIntoView({ block: 'end' });
   }
 });
-vscode.postMessage({ type: 'ready' });
-</script></body></html>`;
+`);
 }

@@ -5,6 +5,7 @@
 // The returned object exposes the parts to tests and to other extensions.
 import * as vscode from 'vscode';
 import { Changes } from './changes';
+import { Conversation } from './conversation';
 import { DisplayPanel } from './display';
 import { VALIDATED } from './document';
 import { Intents } from './intent';
@@ -12,6 +13,7 @@ import { PROPOSAL_SCHEME, ProposalDocuments, Reviews } from './review';
 import { runAnyway } from './override';
 import { Runner } from './run';
 import { MissingBinaryError, Server } from './server';
+import { Session } from './session';
 import { SECRET_KEY, validateOnSave } from './settings';
 import { Status } from './status';
 import { Validator } from './validate';
@@ -24,6 +26,8 @@ export interface Kiln {
   changes: Changes;
   validator: Validator;
   display: DisplayPanel;
+  session: Session;
+  conversation: Conversation;
   status: Status;
   output: vscode.OutputChannel;
   log: vscode.LogOutputChannel;
@@ -60,10 +64,20 @@ export function activate(context: vscode.ExtensionContext): Kiln {
   const runner = new Runner(server, output, display, reviews, notify, busy);
   const changes = new Changes(server, (line) => runner.note(line), display, notify);
   runner.changes = changes;
+  // The status bar says how each run ended until the next thing starts.
+  context.subscriptions.push(runner.onDidEnd((end) => {
+    if (end.summary !== undefined) {
+      status.done(end.summary.split('\n')[0].slice(0, 80), end.failed ?? false);
+    }
+  }));
   const intents = new Intents(server, reviews, docs, notify, busy);
   const validator = new Validator(server, notify);
-  const kiln: Kiln = { server, reviews, intents, runner, changes, validator, display, status, output, log };
+  const session = new Session(server, notify);
+  runner.session = session;
+  const conversation = new Conversation(server);
+  const kiln: Kiln = { server, reviews, intents, runner, changes, validator, display, session, conversation, status, output, log };
   active = kiln;
+  registerSession(context, kiln);
 
   // A command's failure to reach the server: the missing binary gets its
   // fix, anything else its message.
@@ -148,6 +162,8 @@ export function activate(context: vscode.ExtensionContext): Kiln {
   cmd('kiln.acceptAll', (uri?: unknown) => reviews.acceptAll(uriArg(uri)));
   cmd('kiln.rejectAll', (uri?: unknown) => reviews.rejectAll(uriArg(uri)));
   cmd('kiln.showOutput', () => output.show(true));
+  cmd('kiln.showOutputPanel', () => display.show());
+  cmd('kiln.showConversation', () => conversation.show());
   cmd('kiln.restart', async () => {
     await server.stop();
     await server.ensure();
@@ -200,10 +216,44 @@ export function activate(context: vscode.ExtensionContext): Kiln {
         reviews.render(rv);
       }
     }),
-    output, log, status, reviews, validator, display,
+    output, log, status, reviews, validator, display, conversation,
     { dispose: () => { void server.stop(); } },
   );
   return kiln;
+}
+
+// kiln.session: intents about Python carry the session's id (the server
+// then tells the model what the session holds, and intent/approve runs the
+// proposal there); the Kiln Variables view; its commands.
+function registerSession(context: vscode.ExtensionContext, kiln: Kiln): void {
+  const { server, session, runner } = kiln;
+  server.beforeRequest('intent/run', async (p: any) => {
+    if (!session.wants(String(p?.language ?? 'python'))) {
+      return p;
+    }
+    const id = await session.ensure();
+    return id ? { ...p, sessionId: id } : p;
+  });
+  const view = vscode.window.createTreeView('kiln.variables', { treeDataProvider: session });
+  const refresh = async () => {
+    if (!session.id) {
+      view.message = 'No session: turn on kiln.session, then run Python.';
+      return session.refresh();
+    }
+    view.message = undefined;
+    return session.refresh();
+  };
+  // After each run in the session, when the view is on screen.
+  context.subscriptions.push(view, session, runner.onDidEnd((end) => {
+    if (end.result?.sessionId && view.visible) {
+      void refresh();
+    }
+  }));
+  const cmd = (name: string, fn: () => Promise<unknown>) =>
+    context.subscriptions.push(vscode.commands.registerCommand(name, fn));
+  cmd('kiln.resetSession', () => session.reset());
+  cmd('kiln.closeSession', () => session.close());
+  cmd('kiln.refreshVariables', refresh);
 }
 
 // The model kiln would ask, for the status bar; quiet when it cannot tell.

@@ -11,6 +11,7 @@ import { languageOf } from './document';
 import { visible } from './hunks';
 import { Reviews } from './review';
 import { errorOf, MissingBinaryError, Server } from './server';
+import { Session } from './session';
 import { autoRepair, explain, repairAttempts } from './settings';
 
 interface Current {
@@ -28,12 +29,17 @@ export interface RunEnd {
   error?: { message: string; code?: number; data?: any };
   result?: any;
   cancelled?: boolean;
+  /** How it ended, in words ("exit 0, 12 ms"), and whether it failed. */
+  summary?: string;
+  failed?: boolean;
 }
 
 export class Runner {
   current: Current | undefined;
   /** Where a run's workspace changes go (set by activate()). */
   changes: Changes | undefined;
+  /** The session Python runs go into with kiln.session (set by activate()). */
+  session: Session | undefined;
   last: RunEnd | undefined;
   /** The text written to the output channel since the last clear. */
   text = '';
@@ -64,26 +70,30 @@ export class Runner {
     });
   }
 
-  private write(s: string): void {
+  // panel: false for what the section's result line says instead.
+  private write(s: string, panel = true): void {
     this.text += s;
     this.out.append(s);
+    if (panel && this.current) {
+      this.display.output(s);
+    }
   }
 
   private clear(header: string): void {
     this.out.clear();
     this.text = '';
     this.openStream = undefined;
-    this.write(header + '\n');
+    this.write(header + '\n', false);
     this.out.show(true);
   }
 
   /** A line of kiln's own: attempt headers, the summary. */
-  note(line: string): void {
+  note(line: string, panel = true): void {
     if (this.openStream) {
       this.write('\n');
       this.openStream = undefined;
     }
-    this.write(line + '\n');
+    this.write(line + '\n', panel);
   }
 
   // A chunk that ends without a newline leaves its line open for the same
@@ -167,12 +177,17 @@ export class Runner {
     if (!p || typeof p !== 'object' || !p.data || typeof p.data !== 'object') {
       return;
     }
-    this.display.add({ runId: p.runId, data: p.data, metadata: p.metadata, title: 'display' });
-    if (this.current && typeof p.data['text/plain'] === 'string' && !p.data['image/png'] && !p.data['text/html']) {
+    // A value with only text is output text (in the channel and its
+    // section); anything richer is drawn in the panel.
+    const textOnly = Object.keys(p.data).every((k) => k === 'text/plain');
+    if (!textOnly || !this.current) {
+      this.display.add({ runId: p.runId, data: p.data, metadata: p.metadata, title: 'display' });
+    }
+    if (this.current && typeof p.data['text/plain'] === 'string' && textOnly) {
       this.append('stdout', p.data['text/plain'].endsWith('\n') ? p.data['text/plain'] : p.data['text/plain'] + '\n');
     } else if (this.current) {
       const kinds = Object.keys(p.data).join(', ');
-      this.note(`[display: ${kinds}: in the Kiln Output panel]`);
+      this.note(`[display: ${kinds}: in the Kiln Output panel]`, false);
     }
   }
 
@@ -228,13 +243,20 @@ export class Runner {
   }
 
   private finish(end: RunEnd): void {
+    if (this.current) {
+      const run = end.result?.attempts ? (end.result.result ?? {}) : (end.result ?? {});
+      end.failed = end.error !== undefined || (run.exitCode !== 0 && run.exitCode !== undefined);
+      end.summary = end.cancelled ? 'cancelled' : end.error ? visible(end.error.message) : this.summary(run);
+      this.display.end(end.summary, end.failed);
+    }
     this.current = undefined;
     this.last = end;
     this.busy(undefined);
     this.ended.fire(end);
   }
 
-  private async start(kind: Current['kind'], method: string, params: any, header: string, uri?: string): Promise<RunEnd> {
+  private async start(kind: Current['kind'], method: string, params: any, header: string, uri?: string,
+    title?: string): Promise<RunEnd> {
     if (this.current) {
       this.notify('a run is in progress (Kiln: Cancel stops it)', 'warn');
       return { error: { message: 'a run is in progress' } };
@@ -242,7 +264,7 @@ export class Runner {
     const cur: Current = { kind, cts: new vscode.CancellationTokenSource(), uri, attempts: 0, artifacts: [], runIds: new Set() };
     this.current = cur;
     this.clear(header);
-    this.display.clear(header);
+    this.display.begin(title ?? header);
     this.busy('running');
     let end: RunEnd;
     try {
@@ -261,7 +283,7 @@ export class Runner {
       return this.last ?? end;
     }
     if (end.error) {
-      this.note(`[${visible(end.error.message)}]`);
+      this.note(`[${visible(end.error.message)}]`, false);
       this.failed(end.error);
     } else {
       this.report(end.result, cur);
@@ -293,7 +315,7 @@ export class Runner {
     result = result ?? {};
     // intent/approve answers { ok, result (the last run), attempts, ... }.
     const run = result.attempts ? (result.result ?? {}) : result;
-    this.note(`[${this.summary(run)}]`);
+    this.note(`[${this.summary(run)}]`, false);
     if (result.stopped) {
       this.note(`[stopped: ${result.stopped}]`);
     }
@@ -307,6 +329,9 @@ export class Runner {
     // Files the run wrote in the workspace (issues 12, 34): listed, and
     // offered; kiln writes them only when the person says Apply.
     this.changes?.report(run);
+    if (typeof run.sessionId === 'string') {
+      this.session?.ran(run);
+    }
   }
 
   /** Run the document (or the selection). kept, when given, says what a
@@ -319,12 +344,19 @@ export class Runner {
     const code = opts?.code ?? (selection ? doc.getText(selection) : doc.getText());
     const name = doc.uri.path.split('/').pop() || 'untitled';
     const where = selection ? `:${selection.start.line + 1}-${selection.end.line + 1}` : kept ? ` as you kept it (${kept})` : '';
-    const header = `kiln run: ${name}${where}${opts?.override ? ' (denied code, run anyway on your word)' : ''}`;
     const params: any = { language: languageOf(doc), code };
     if (opts?.override) {
       params.override = true;
     }
-    return this.start('snippet', 'snippet/run', params, header, doc.uri.toString());
+    if (this.session?.wants(params.language)) {
+      const id = await this.session.ensure();
+      if (id) {
+        params.sessionId = id;
+        await this.session.idle();
+      }
+    }
+    const header = `kiln run: ${name}${where}${params.sessionId ? ` in session ${params.sessionId}` : ''}${opts?.override ? ' (denied code, run anyway on your word)' : ''}`;
+    return this.start('snippet', 'snippet/run', params, header, doc.uri.toString(), `${name}${where}: ${firstLine(code)}`);
   }
 
   async approve(doc: vscode.TextDocument, proposalId: string, version: number): Promise<RunEnd> {
@@ -340,7 +372,10 @@ export class Runner {
         params.repair.auto = true;
       }
     }
-    return this.start('proposal', 'intent/approve', params, `kiln run: proposal ${proposalId}`, doc.uri.toString());
+    const name = doc.uri.path.split('/').pop() || 'untitled';
+    const code = this.reviews.runnable(doc)?.proposal?.code ?? '';
+    return this.start('proposal', 'intent/approve', params, `kiln run: proposal ${proposalId}`, doc.uri.toString(),
+      `${name}, proposal ${proposalId}: ${firstLine(code)}`);
   }
 
   /** kiln.cancel: the server kills the run when it reads $/cancelRequest;
@@ -351,10 +386,17 @@ export class Runner {
       return false;
     }
     cur.cts.cancel();
-    this.note('[cancelled]');
+    this.note('[cancelled]', false);
     this.finish({ cancelled: true, error: { message: 'cancelled' } });
     return true;
   }
+}
+
+/** A run's name in the Kiln Output panel: its code's first line that is
+ * not blank or a comment, cut at 80 characters. */
+export function firstLine(code: string): string {
+  const line = code.split('\n').map((l) => l.trim()).find((l) => l && !l.startsWith('#') && !l.startsWith('//')) ?? '';
+  return visible(line.length > 80 ? `${line.slice(0, 79)}…` : line);
 }
 
 /** 1 -> "1st", 2 -> "2nd", 11 -> "11th", 23 -> "23rd". */

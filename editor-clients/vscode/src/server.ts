@@ -13,9 +13,19 @@ import {
   CancellationToken, CloseAction, ErrorAction, LanguageClient, LanguageClientOptions,
   ServerOptions, State, WorkDoneProgress,
 } from 'vscode-languageclient/node';
-import { apiKey, initializationOptions, serverPath } from './settings';
+import { apiKey, initializationOptions, serverEnv, serverPath } from './settings';
 
 export type NotificationHandler = (params: any) => void;
+
+/** What a request came to, for observers (the conversation view). */
+export interface RequestOutcome {
+  result?: any;
+  error?: { message: string; code?: number; data?: any };
+}
+/** Called when a request is sent (outcome undefined) and when it ends. */
+export type RequestObserver = (method: string, params: any, outcome?: RequestOutcome) => void;
+/** Adds to a request's params before it is sent (the session's id). */
+export type ParamsHook = (params: any) => Promise<any>;
 
 export interface ServerEvents {
   onState(state: 'starting' | 'ready' | 'stopped' | 'crashed', detail?: string): void;
@@ -70,6 +80,8 @@ export class Server {
   private stopping = false;
   private readonly handlers = new Map<string, NotificationHandler[]>();
   private readonly deathHandlers: ((why: string) => void)[] = [];
+  private readonly observers: RequestObserver[] = [];
+  private readonly hooks = new Map<string, ParamsHook>();
   /** The initialize result of the running server. */
   initResult: any;
   /** { code, signal, stderr } of the last server that died unasked. */
@@ -78,23 +90,59 @@ export class Server {
   constructor(private readonly secrets: vscode.SecretStorage, private readonly events: ServerEvents,
     private readonly log: vscode.LogOutputChannel) {}
 
-  /** Route a notification to handler (several may listen). */
+  /** Route a notification to handler (several may listen: the client
+   * holds one handler per method, dispatch() calls them all). */
   on(method: string, handler: NotificationHandler): void {
+    const list = this.handlers.get(method);
+    if (list) {
+      list.push(handler);
+      return;
+    }
+    this.handlers.set(method, [handler]);
+    // A method first heard after the start reaches the running client too.
+    this.client?.onNotification(method, (p: unknown) => this.dispatch(method, p));
+  }
+
+  /** Stop routing a notification to handler (added with on()). */
+  off(method: string, handler: NotificationHandler): void {
     const list = this.handlers.get(method) ?? [];
-    list.push(handler);
-    this.handlers.set(method, list);
-    // Handlers added after the start reach the running client too.
-    this.client?.onNotification(method, handler);
+    const i = list.indexOf(handler);
+    if (i >= 0) {
+      list.splice(i, 1);
+    }
   }
 
   onDeath(fn: (why: string) => void): void {
     this.deathHandlers.push(fn);
   }
 
+  /** See every request and its outcome (the conversation view does). */
+  observe(fn: RequestObserver): void {
+    this.observers.push(fn);
+  }
+
+  /** Let hook add to every `method` request's params before it is sent:
+   * the session adds its id to intent/run this way, so the intent code
+   * needs no knowledge of sessions. */
+  beforeRequest(method: string, hook: ParamsHook): void {
+    this.hooks.set(method, hook);
+  }
+
+  private tell(method: string, params: unknown, outcome?: RequestOutcome): void {
+    for (const fn of this.observers) {
+      try {
+        fn(method, params, outcome);
+      } catch {
+        // An observer's failure is not the request's.
+      }
+    }
+  }
+
   /** Deliver a notification as if the server had sent it: the handlers
    * registered through on() are exactly what the client calls. */
   dispatch(method: string, params: unknown): void {
-    for (const h of this.handlers.get(method) ?? []) {
+    // A copy: a handler may take itself off (off()) while called.
+    for (const h of [...(this.handlers.get(method) ?? [])]) {
       h(params);
     }
   }
@@ -133,13 +181,19 @@ export class Server {
       throw new MissingBinaryError(name);
     }
     this.events.onState('starting');
-    const env: NodeJS.ProcessEnv = { ...process.env };
+    const env: NodeJS.ProcessEnv = { ...process.env, ...serverEnv() };
     const key = await apiKey(this.secrets);
     if (key) {
       // Through the environment, never in initializationOptions: kiln
       // never logs it there, and traces of the initialize request cannot
       // show it.
       env.KILN_API_KEY = key;
+    }
+    const refused: string[] = [];
+    const options = initializationOptions(refused);
+    if (refused.length > 0) {
+      void vscode.window.showWarningMessage(`kiln: kiln.serverOptions holds ${refused.join(', ')}: not sent. ` +
+        'A key is never a setting: use Kiln: Set API Key, which keeps it in VS Code\'s secret storage.');
     }
     this.stderrTail = '';
     const serverOptions: ServerOptions = async () => {
@@ -159,7 +213,7 @@ export class Server {
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
-      initializationOptions: initializationOptions(),
+      initializationOptions: options,
       outputChannel: this.log,
       // A dead server is not restarted behind the user's back: the next
       // command starts a new one.
@@ -170,10 +224,8 @@ export class Server {
       initializationFailedHandler: () => false,
     };
     const client = new LanguageClient('kiln', 'kiln', serverOptions, clientOptions);
-    for (const [method, list] of this.handlers) {
-      for (const h of list) {
-        client.onNotification(method, h);
-      }
+    for (const method of this.handlers.keys()) {
+      client.onNotification(method, (p: unknown) => this.dispatch(method, p));
     }
     this.stopping = false;
     this.client = client;
@@ -218,9 +270,21 @@ export class Server {
   /** A request to the server, starting it if needed. */
   async request<T = any>(method: string, params: unknown, token?: CancellationToken): Promise<T> {
     const client = await this.ensure();
-    // Never pass an undefined token: vscode-jsonrpc counts it as a second
-    // parameter and sends the params as an array.
-    return token ? client.sendRequest<T>(method, params, token) : client.sendRequest<T>(method, params);
+    const hook = this.hooks.get(method);
+    if (hook) {
+      params = await hook(params);
+    }
+    this.tell(method, params);
+    try {
+      // Never pass an undefined token: vscode-jsonrpc counts it as a second
+      // parameter and sends the params as an array.
+      const result = await (token ? client.sendRequest<T>(method, params, token) : client.sendRequest<T>(method, params));
+      this.tell(method, params, { result });
+      return result;
+    } catch (e) {
+      this.tell(method, params, { error: errorOf(e) });
+      throw e;
+    }
   }
 
   /** Listen to $/progress under token (a workDoneToken we send). */

@@ -29,34 +29,81 @@ export function explain(): boolean {
   return cfg().get<boolean>('explain') ?? false;
 }
 
+/** kiln.session: Python runs and intents go into one live session. */
+export function sessionEnabled(): boolean {
+  return cfg().get<boolean>('session') ?? false;
+}
+
 export function validateOnSave(): boolean {
   return cfg().get<boolean>('validateOnSave') ?? false;
 }
 
 /** initializationOptions: only the sections the user set, so kiln's own
- * config file keeps its say over the rest (as the Neovim plugin does). */
-export function initializationOptions(): Record<string, unknown> {
+ * config file keeps its say over the rest (as the Neovim plugin does).
+ * kiln.serverOptions (any other member of kiln's config) is laid under the
+ * named settings, which win; an apiKey in it is dropped and named in
+ * `refused`, so the key never travels in the options. */
+export function initializationOptions(refused: string[] = []): Record<string, unknown> {
   const c = cfg();
-  const out: Record<string, any> = {};
-  const llm: Record<string, string> = {};
-  for (const k of ['provider', 'url', 'model']) {
+  const extra = c.get<Record<string, unknown>>('serverOptions');
+  const out: Record<string, any> = isObject(extra) ? withoutKeys(extra, '', refused) : {};
+  const section = (name: string): Record<string, any> => {
+    if (!isObject(out[name])) {
+      out[name] = {};
+    }
+    return out[name];
+  };
+  for (const k of ['provider', 'url', 'model', 'region']) {
     const v = c.get<string>(`llm.${k}`);
     if (v) {
-      llm[k] = v;
+      section('llm')[k] = v;
     }
-  }
-  if (Object.keys(llm).length > 0) {
-    out.llm = llm;
   }
   const profile = c.get<string>('validator.profile');
   if (profile) {
-    out.validator = { profile };
+    section('validator').profile = profile;
   }
   const limits = c.get<Record<string, number>>('sandbox.limits');
-  if (limits && typeof limits === 'object' && Object.keys(limits).length > 0) {
-    out.sandbox = { limits };
+  if (isObject(limits) && Object.keys(limits).length > 0) {
+    const sb = section('sandbox');
+    sb.limits = { ...(isObject(sb.limits) ? sb.limits : {}), ...limits };
+  }
+  const slots = c.get<number | null>('sandbox.maxConcurrentRuns');
+  if (typeof slots === 'number' && Number.isInteger(slots) && slots > 0) {
+    section('sandbox').maxConcurrentRuns = slots;
+  }
+  for (const k of Object.keys(out)) {
+    if (isObject(out[k]) && Object.keys(out[k]).length === 0) {
+      delete out[k];
+    }
   }
   return out;
+}
+
+function isObject(v: unknown): v is Record<string, any> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+// A deep copy of o without any member named like a secret (apiKey,
+// token, secret, password); their dotted paths go to `dropped`.
+function withoutKeys(o: Record<string, any>, at: string, dropped: string[]): Record<string, any> {
+  const out: Record<string, any> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (/key|secret|password|^token$/i.test(k)) {
+      dropped.push(at + k);
+    } else {
+      out[k] = isObject(v) ? withoutKeys(v, `${at}${k}.`, dropped) : v;
+    }
+  }
+  return out;
+}
+
+/** The environment the server needs besides the key: kiln.llm.awsProfile
+ * as AWS_PROFILE (kiln reads the profile from there only, as the AWS CLI
+ * does). */
+export function serverEnv(): Record<string, string> {
+  const profile = cfg().get<string>('llm.awsProfile');
+  return profile ? { AWS_PROFILE: profile } : {};
 }
 
 /** The API key: $KILN_API_KEY wins, else the one kiln.setApiKey stored. */

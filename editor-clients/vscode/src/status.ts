@@ -1,11 +1,16 @@
-// status.ts: the status bar item: the server's state and model, and what
-// kiln is doing (thinking, writing, running). A click shows the output.
+// status.ts: the status bar item: the server's state and model, what
+// kiln is doing (thinking, writing, queued with its place in line,
+// running) and how the last run ended (done or failed, with its exit and
+// duration) until the next thing starts. A click shows the output.
 import * as vscode from 'vscode';
 
 export class Status {
   readonly item: vscode.StatusBarItem;
   private state = 'not started';
   private doing: string | undefined;
+  private ended: { text: string; failed: boolean } | undefined;
+  /** The texts shown, oldest first (the last 20; tests read them). */
+  readonly seen: string[] = [];
   model: string | undefined;
   version: string | undefined;
 
@@ -30,13 +35,31 @@ export class Status {
 
   busy(what: string | undefined): void {
     this.doing = what;
+    if (what) {
+      this.ended = undefined;
+    }
+    this.render();
+  }
+
+  /** A run ended: "done: exit 0, 12 ms", "failed: exit 3, ...". */
+  done(summary: string, failed: boolean): void {
+    this.doing = undefined;
+    this.ended = { text: `${failed ? 'failed' : 'done'}: ${summary}`, failed };
     this.render();
   }
 
   render(): void {
-    const icon = this.doing ? '$(sync~spin)' : this.state.startsWith('crashed') ? '$(error)' : '$(flame)';
-    const what = this.doing ?? (this.state === 'ready' ? (this.model ?? 'ready') : this.state);
+    const crashed = this.state.startsWith('crashed');
+    const ended = !this.doing && !crashed ? this.ended : undefined;
+    const icon = this.doing ? '$(sync~spin)' : crashed ? '$(error)' : ended ? (ended.failed ? '$(error)' : '$(check)') : '$(flame)';
+    const what = this.doing ?? ended?.text ?? (this.state === 'ready' ? (this.model ?? 'ready') : this.state);
     this.item.text = `${icon} kiln: ${what}`;
+    if (this.seen[this.seen.length - 1] !== this.item.text) {
+      this.seen.push(this.item.text);
+      if (this.seen.length > 20) {
+        this.seen.shift();
+      }
+    }
     this.item.tooltip = `kiln server: ${this.state}${this.version ? ` (${this.version})` : ''}` +
       `${this.model ? `\nmodel: ${this.model}` : ''}\nClick to show the output.`;
   }

@@ -314,6 +314,8 @@ export const recorded = {
   progressSources: [] as CancellationTokenSource[],
   applied: [] as WorkspaceEdit[],
   picks: [] as { items: any[]; options: any }[],
+  /** Tree views made (createTreeView), by id: { provider, view }. */
+  trees: new Map<string, { provider: any; view: any }>(),
 };
 
 // Answers for the next showInputBox / message calls (FIFO); a message
@@ -662,6 +664,16 @@ export const window = {
     return panel;
   },
   registerWebviewPanelSerializer(): Disposable { return new Disposable(); },
+  createTreeView(id: string, options: any): any {
+    const view = { id, visible: true, message: undefined as string | undefined, title: undefined as string | undefined,
+      onDidChangeVisibility: new EventEmitter<any>().event, dispose() { recorded.trees.delete(id); } };
+    recorded.trees.set(id, { provider: options.treeDataProvider, view });
+    return view;
+  },
+  registerTreeDataProvider(id: string, provider: any): Disposable {
+    recorded.trees.set(id, { provider, view: undefined });
+    return new Disposable(() => recorded.trees.delete(id));
+  },
 };
 
 export const workspace = {
@@ -786,6 +798,13 @@ export const extensions = {
   getExtension(): any { return undefined; },
   onDidChange: new EventEmitter<void>().event,
 };
+
+export enum TreeItemCollapsibleState { None = 0, Collapsed = 1, Expanded = 2 }
+export class TreeItem {
+  description?: string;
+  tooltip?: any;
+  constructor(public label: any, public collapsibleState?: TreeItemCollapsibleState) {}
+}
 
 /** The ExtensionContext activate() gets, with an in-memory SecretStorage. */
 export function extensionContext(): any {
