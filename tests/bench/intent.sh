@@ -31,6 +31,8 @@ url="http://127.0.0.1:$(cat "$tmp/port")"
 
 XDG_STATE_HOME="$tmp/state" /usr/bin/python3 - "$url" "$count" "$KILN" <<'PY'
 import json, os, statistics, subprocess, sys, time, urllib.request
+sys.path.insert(0, "tests/bench")
+import figures  # the ratios for run.sh's baseline (KILN_BENCH_FIGURES)
 
 url, count, kiln = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 
@@ -120,6 +122,8 @@ for provider in ("ollama", "openai"):
     print(f"{provider} ({len(code.splitlines())}-line answer, {count} rounds):")
     show("last token -> proposal at the client", from_token)
     print(f"    {statistics.median(from_token) * 1000:.2f}x the target of 1 ms")
+    figures.add(f"intent.last_token.{provider}", statistics.median(from_token) * 1000,
+                "lower-is-better", f"{statistics.median(from_token) * 1000:.2f} ms", "the target, 1 ms")
     show("end of stream -> proposal at the client", from_end)
     show("intent/approve -> first output byte", to_first)
     approve[provider] = statistics.median(to_first)
@@ -140,4 +144,6 @@ show("bare python3 start -> first output byte", bare)
 for provider, t in approve.items():
     print(f"{provider}: intent/approve -> first output byte is "
           f"{t / statistics.median(bare):.2f}x bare python3's first byte")
+    figures.add(f"intent.approve.{provider}", t / statistics.median(bare), "lower-is-better",
+                f"{t * 1000:.2f} ms", f"bare `python3` to its first byte, {statistics.median(bare) * 1000:.1f} ms")
 PY

@@ -81,6 +81,10 @@ print(f"{'measure':<52} {'median ms':>10}")
 print(f"{'20-line validate, idle server (peer)':<52} {med(idle):>10.1f}")
 print(f"{'20-line validate sent after a 4 MiB validate':<52} {med(busy):>10.1f}")
 print(f"{'  ratio to the idle peer':<52} {med(busy) / med(idle):>9.1f}x")
+sys.path.insert(0, "tests/bench")
+import figures  # the ratio for run.sh's baseline (KILN_BENCH_FIGURES)
+figures.add("latency.small_after_big", med(busy) / med(idle), "lower-is-better",
+            f"{med(busy):.1f} ms", f"the same check, idle server, {med(idle):.1f} ms")
 print(f"{'cancel of a running snippet, 4 MiB validate in flight':<52} {med(cancel):>10.1f}")
 print(f"{'the 4 MiB validate itself':<52} {med(bigms):>10.0f}")
 print(f"(medians of {rounds} rounds, {rounds * 4} for the idle peer; the small check was "

@@ -57,7 +57,7 @@ else
 fi
 
 # report PINNING TURNS: one measurement, printed as a table.
-report() {
+report() { # report PIN TURNS [FIGURE]
 	pin=$1 n=$2
 	if [ -n "$node" ]; then
 		out=$(build/bench/rtt -n "$count" -w "$warmup" -t "$n" $pin -s "$KILN" -s "$node" \
@@ -66,7 +66,7 @@ report() {
 		out=$(build/bench/rtt -n "$count" -w "$warmup" -t "$n" $pin -s "$KILN" \
 			-s "build/bench/rtt --floor")
 	fi
-	echo "$out" | awk -v node="$node" -v kv="$($KILN --version)" -v nv="vscode-jsonrpc ${version:-}" '
+	echo "$out" | awk -v node="$node" -v kv="$($KILN --version)" -v nv="vscode-jsonrpc ${version:-}" -v fig="${3:-}" '
 	{
 		for (i = 1; i <= NF; i++) { split($i, kvp, "="); f[NR, kvp[1]] = kvp[2] }
 	}
@@ -83,6 +83,14 @@ report() {
 			printf "  kiln / vscode-jsonrpc: %.2fx the round trips per second (median of the turns'"'"' ratios, middle half %.2f-%.2fx; target: at least 3x), %.2fx its CPU per round trip, %.2fx its idle memory\n",
 				1 / f[2, "ratio"], 1 / f[2, "ratio_hi"], 1 / f[2, "ratio_lo"],
 				f[1, "cpu_us"] / f[2, "cpu_us"], f[1, "rss_kb"] / f[2, "rss_kb"]
+		# The ratios for the baseline of run.sh (tests/bench/figures.py); fig is
+		# the name of this placement, empty for none.
+		if (node && fig != "") {
+			system(sprintf("python3 tests/bench/figures.py add protocol.%s %.6g higher-is-better \"%d/s\" \"vscode-jsonrpc echo server, %d/s\"",
+				fig, 1 / f[2, "ratio"], f[1, "rps"], f[2, "rps"]))
+			system(sprintf("python3 tests/bench/figures.py add protocol.idle_memory %.6g lower-is-better \"%.1f MB\" \"vscode-jsonrpc echo server, %.1f MB\"",
+				f[1, "rss_kb"] / f[2, "rss_kb"], f[1, "rss_kb"] / 1024, f[2, "rss_kb"] / 1024))
+		}
 		printf "  beyond the floor (its own work): kiln %.1f us of latency and %.2f us of CPU per round trip",
 			f[1, "median_us"] - f[fl, "median_us"], f[1, "cpu_us"] - f[fl, "cpu_us"]
 		if (node)
@@ -94,11 +102,11 @@ report() {
 
 if [ "$cpu" = none ]; then
 	echo "JSON-RPC round trips, placement left to the scheduler ($turns turns of $count each; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)):"
-	report "" "$turns"
+	report "" "$turns" rtt_unpinned
 	exit 0
 fi
 echo "JSON-RPC round trips, client and servers pinned to CPU $cpu ($turns turns of $count each; $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)):"
-report "-c $cpu" "$turns"
+report "-c $cpu" "$turns" rtt_pinned
 short=$(((turns + 2) / 3))
 echo "the same, placement left to the scheduler ($short turns; when client and server land on two CPUs, each wake-up crosses the VM):"
-report "" "$short"
+report "" "$short" rtt_unpinned

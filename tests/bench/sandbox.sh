@@ -97,6 +97,8 @@ for what in true python; do
 	row "kiln server snippet/run, cold box" "$bare" "$cold"
 	row "kiln server snippet/run, warm box" "$bare" "$warm"
 	python3 -c 'import sys; print("  %-40s %8s     %6.2fx cold (median of pairs; at most 1)" % ("warm box / cold box", "", float(sys.argv[1])))' "$warm_cold"
+	python3 tests/bench/figures.py add "sandbox.warm_cold.$what" "$warm_cold" lower-is-better \
+		"" "the cold box (\`warmBoxes: false\`), in turns"
 	if [ $what = python ]; then
 		# The cold runs above took a spare made at their request, the
 		# warm ones a spare made ahead. Against a run with nothing
@@ -113,6 +115,8 @@ for what in true python; do
 		# target's figure (issue 16: at most 1.5x bare).
 		set -- $(build/bench/sandbox_out -n "$RUNS" -p 0.05 -b /bin/true "$KILN" "$tmp/config.json" true "" || echo nan nan nan)
 		python3 -c 'import sys; k, b, r = map(float, sys.argv[1:]); print("  %-40s %8.2f ms  %6.2fx bare in turns (median of the pairs; target: at most 1.5)\n  %-40s %8.2f ms  %6.2fx (ratio of the medians)" % ("warm box, C client", k, r, "/bin/true forked by the same client", b, k / b))' "$1" "$2" "$3"
+		python3 tests/bench/figures.py add sandbox.warm_true "$3" lower-is-better \
+			"$(printf '%.2f ms' "$1")" "\`/bin/true\` forked by the same client, $(printf '%.2f ms' "$2")"
 	fi
 done
 
@@ -201,6 +205,11 @@ END {
 		(b + f["server_cpu"] + f["client_cpu"]) / (p + f["cat_cpu"]), (p + f["cat_cpu"]) / (b + f["server_cpu"] + f["client_cpu"])
 	printf "  %-34s %8.1f MB/s, one run (client CPU %.3f s per 100 MB)\n", "the same, client parsing with json-c", j, jcpu
 }'
+# The output ratio for run.sh's baseline (tests/bench/figures.py).
+ratio=$(echo "$out" | tr ' ' '\n' | sed -n 's/^ratio=//p')
+[ -z "$ratio" ] || python3 tests/bench/figures.py add sandbox.output "$ratio" higher-is-better \
+	"$(echo "$out" | tr ' ' '\n' | sed -n 's/^kiln=\(.*\)/\1 MB\/s/p')" \
+	"\`python | cat\`, $(echo "$out" | tr ' ' '\n' | sed -n 's/^cat=\(.*\)/\1 MB\/s/p')"
 # The same turns with both sides pinned to one CPU (BENCH_CPU, default the
 # last; none skips this), as protocol.sh's round trips: each process's
 # wake-up of the next is then no inter-processor interrupt (an exit to the

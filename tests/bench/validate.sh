@@ -64,6 +64,11 @@ for s in s20 s200; do
 		r2 = ($6 == "nan") ? "n/a" : sprintf("%.0fx", $6 * 1000 / $4)
 		printf "%-8s %6d %14.1f %14.1f %14.2f %14s %9.0fx %10s\n", $1, $2, $3, $4, $5, $6, r1, r2
 	}'
+	# The bandit ratio (how many times faster) for run.sh's baseline.
+	[ "$bandit" = nan ] || python3 tests/bench/figures.py add "validate.$s.bandit" \
+		"$(echo "$bandit $py" | awk '{ print $1 * 1000 / $2 }')" higher-is-better \
+		"$(echo "$py $ts" | awk '{ printf "%.3f ms (%.3f ms without CPython)", $1 / 1000, $2 / 1000 }')" \
+		"bandit, $(printf '%.0f ms' "$bandit")"
 done
 echo "(kiln-ts: tree-sitter and rules; kiln+py: also CPython's compile in the persistent"
 echo " worker; ratios use kiln+py, the full check. Medians of $ITER calls; fresh"

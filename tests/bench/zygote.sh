@@ -112,8 +112,14 @@ p.wait()
 PY
 }
 
-row() { # row LABEL BARE_MS MS
-	python3 -c 'import sys; l, b, m = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]); print("  %-44s %8.2f ms  %6.2fx bare" % (l, m, m / b))' "$@"
+row() { # row LABEL BARE_MS MS [FIGURE]: FIGURE names the ratio for run.sh's baseline
+	python3 -c 'import sys; l, b, m = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]); print("  %-44s %8.2f ms  %6.2fx bare" % (l, m, m / b))' "$1" "$2" "$3"
+	[ -z "${4:-}" ] || python3 tests/bench/figures.py add "$4" \
+		"$(python3 -c 'import sys; print(float(sys.argv[2]) / float(sys.argv[1]))' "$2" "$3")" \
+		lower-is-better "$(printf '%.2f ms' "$3")" "bare \`python3 -c\`, $(printf '%.1f ms' "$2")"
+}
+fig() { # the figure name of a code's row: print1 or numpy_pandas
+	case "$1" in "print(1)") echo print1 ;; *) echo numpy_pandas ;; esac
 }
 
 echo "zygote bench ($RUNS runs each, medians; $(nproc) cores, kernel $(uname -r))"
@@ -122,7 +128,7 @@ for code in "print(1)" "import numpy, pandas; print(1)"; do
 	bare=$(median "$PY -c '$code'")
 	row "bare python3 -c" "$bare" "$bare"
 	row "kiln server, normal path (warm box)" "$bare" "$(client "$tmp/normal.json" "$code")"
-	row "kiln server, from the zygote" "$bare" "$(client "$tmp/zygote.json" "$code")"
+	row "kiln server, from the zygote" "$bare" "$(client "$tmp/zygote.json" "$code")" "zygote.$(fig "$code")"
 done
 for code in "print(1)" "import numpy, pandas; print(1)"; do
 	echo "$code, with a workspace (overlay, secrets masked):"
@@ -139,6 +145,6 @@ for code in "print(1)" "import numpy, pandas; print(1)"; do
 		done
 	else
 		row "kiln server, from the zygote" "$bare" \
-			"$(client "$tmp/zygote.json" "$code" "$tmp/proj")"
+			"$(client "$tmp/zygote.json" "$code" "$tmp/proj")" "zygote.$(fig "$code").workspace"
 	fi
 done

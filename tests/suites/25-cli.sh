@@ -22,6 +22,11 @@ trap cleanup EXIT INT TERM
 check() { # name, then a command that must succeed
 	name=$1
 	shift
+	# KILN_TEST_ONLY="helper..." (make mutate): only the checks whose
+	# command (a helper function) is named run.
+	if [ -n "${KILN_TEST_ONLY:-}" ]; then
+		case " $KILN_TEST_ONLY " in *" $1 "*) ;; *) return 0 ;; esac
+	fi
 	if "$@" >"$tmp/out" 2>&1; then
 		pass=$((pass + 1))
 		echo "ok $name"
@@ -403,6 +408,59 @@ shell_artifact_name() {
 	! grep -q '^verdict: allow' "$tmp/sh3.out"
 }
 check "kiln shell shows an artifact name on one line, visibly" shell_artifact_name
+
+# make bench's baseline (tests/bench/figures.py, docs/performance.md "The
+# baseline"): fed a baseline and a run's figures, the comparator marks a
+# ratio 20% worse, not one 10% worse, reads "worse" by the figure's
+# direction, and on a loaded run says its marks are not a verdict; the
+# generator writes the "Today's figures" rows the run produced.
+bench_fixture() {
+	printf '# date\t2026-12-03 03:44 UTC\n# commit\tc80877e\n# load\t0.30\nname\tratio\tdirection\n' >"$tmp/base.tsv"
+	printf 'a.lower20\t1.0\tlower-is-better\nb.lower10\t1.0\tlower-is-better\n' >>"$tmp/base.tsv"
+	printf 'c.higher20\t2.0\thigher-is-better\nd.higher_up\t2.0\thigher-is-better\n' >>"$tmp/base.tsv"
+	# a: 20% worse; b: 10% worse; c: a higher-is-better ratio down by a
+	# fifth (1.25x worse); d: a higher-is-better ratio up 20% (better).
+	printf 'a.lower20\t1.2\tlower-is-better\nb.lower10\t1.1\tlower-is-better\n' >"$tmp/run.tsv"
+	printf 'c.higher20\t1.6\thigher-is-better\nd.higher_up\t2.4\thigher-is-better\n' >>"$tmp/run.tsv"
+	python3 tests/bench/figures.py compare "$tmp/base.tsv" "$tmp/run.tsv" \
+		--load "$1" --quiet-below 1.5 >"$tmp/cmp.out" || { cat "$tmp/cmp.out"; return 1; }
+	cat "$tmp/cmp.out"
+}
+bench_marks_20() {
+	bench_fixture 0.5 || return 1
+	grep -q '^  a.lower20 .*+20% worse.*WORSE$' "$tmp/cmp.out" &&
+		grep -q '^quiet run .*: 2 ratio(s) .*: a.lower20, c.higher20$' "$tmp/cmp.out"
+}
+check "bench baseline: a ratio 20% worse on a quiet run is marked" bench_marks_20
+bench_spares_10() {
+	bench_fixture 0.5 || return 1
+	grep -q '^  b.lower10 .*+10% worse' "$tmp/cmp.out" && ! grep -q '^  b.lower10 .*WORSE' "$tmp/cmp.out"
+}
+check "bench baseline: a ratio 10% worse is not marked" bench_spares_10
+bench_direction() {
+	bench_fixture 0.5 || return 1
+	grep -q '^  c.higher20 .*WORSE$' "$tmp/cmp.out" &&
+		grep -q '^  d.higher_up .* better (higher-is-better)$' "$tmp/cmp.out"
+}
+check "bench baseline: worse is read by the figure's direction" bench_direction
+bench_loaded() {
+	bench_fixture 4.0 || return 1
+	grep -q '^NOT A VERDICT: load average 4.00 is not below 1.5' "$tmp/cmp.out" &&
+		! grep -q 'WORSE' "$tmp/cmp.out" &&
+		grep -q '^  a.lower20 .*not a verdict' "$tmp/cmp.out"
+}
+check "bench baseline: a loaded run's marks are not a verdict" bench_loaded
+bench_table() {
+	printf 'zygote.print1\t0.333\tlower-is-better\t3.33 ms\tbare `python3 -c`, 10.0 ms\n' >"$tmp/run.tsv"
+	printf 'session.print1\t1.5\tlower-is-better\t0.98 ms\ta session box built (zygote off), 0.65 ms\n' >>"$tmp/run.tsv"
+	python3 tests/bench/figures.py table "$tmp/run.tsv" docs/performance.md "$tmp/perf.md" \
+		--load 0.4 --quiet-below 1.5 --commit abc1234 || return 1
+	grep -qF '| Python `print(1)`, from the zygote | 3.33 ms | bare `python3 -c`, 10.0 ms | 0.33x | at most 0.5x | yes |' "$tmp/perf.md" &&
+		grep -q '^| then `print(1)` in the open session | 0.98 ms | .* | 1.50x | none | - | [0-9-]* [0-9:]*, abc1234 |$' "$tmp/perf.md" || { grep '^| ' "$tmp/perf.md" | head -8; return 1; }
+	# Only those two rows changed; the rest of the page is as it was.
+	[ "$(diff docs/performance.md "$tmp/perf.md" | grep -c '^>')" -eq 2 ] || { diff docs/performance.md "$tmp/perf.md"; return 1; }
+}
+check "bench baseline: the generator writes the run's table rows" bench_table
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
