@@ -8,13 +8,12 @@
 // program is stored with control characters made visible and reaches the
 // page only through textContent (webview.ts); the page's policy allows
 // its own script by nonce and data: images, nothing else.
-import * as crypto from 'crypto';
 import * as vscode from 'vscode';
 import { DisplayItem, labelOf } from './display';
 import { visible } from './hunks';
 import { RequestOutcome, Server } from './server';
 import { LISTING } from './session';
-import { page } from './webview';
+import { openPanel, page } from './webview';
 
 export interface Repair {
   attempt: number;
@@ -212,17 +211,8 @@ export class Conversation {
       this.panel.reveal(vscode.ViewColumn.Beside, true);
       return;
     }
-    const panel = vscode.window.createWebviewPanel('kiln.conversation', 'Kiln Conversation',
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, localResourceRoots: [], retainContextWhenHidden: true });
-    this.panel = panel;
-    panel.webview.html = conversationHtml(crypto.randomBytes(16).toString('base64'), panel.webview.cspSource);
-    panel.webview.onDidReceiveMessage((m: any) => {
-      if (m && m.type === 'ready') {
-        this.post();
-      }
-    });
-    panel.onDidDispose(() => { this.panel = undefined; });
+    this.panel = openPanel('kiln.conversation', 'Kiln Conversation', conversationHtml,
+      () => this.post(), () => { this.panel = undefined; });
   }
 
   // Streams change a turn often: the page gets the whole list at most

@@ -7,9 +7,8 @@
 // other than colspan and rowspan, and drawn in the theme's colours; images
 // only as data: URLs; the page's own script runs under a nonce, nothing
 // else (webview.ts).
-import * as crypto from 'crypto';
 import * as vscode from 'vscode';
-import { page } from './webview';
+import { openPanel, page } from './webview';
 
 export interface DisplayItem {
   runId?: string;
@@ -138,18 +137,9 @@ export class DisplayPanel {
       this.panel.reveal(vscode.ViewColumn.Beside, true);
       return;
     }
-    const panel = vscode.window.createWebviewPanel('kiln.display', 'Kiln Output',
-      { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
-      { enableScripts: true, localResourceRoots: [], retainContextWhenHidden: true });
-    this.panel = panel;
-    panel.webview.html = html(crypto.randomBytes(16).toString('base64'), panel.webview.cspSource);
     // The webview says when its script listens; everything so far is sent again then.
-    panel.webview.onDidReceiveMessage((m: any) => {
-      if (m && m.type === 'ready') {
-        this.post({ type: 'reset', sections: this.sections });
-      }
-    });
-    panel.onDidDispose(() => { this.panel = undefined; });
+    this.panel = openPanel('kiln.display', 'Kiln Output', html,
+      () => this.post({ type: 'reset', sections: this.sections }), () => { this.panel = undefined; });
   }
 
   dispose(): void {

@@ -6,7 +6,28 @@
 // makes control and bidi characters visible, renderItem() draws a MIME
 // bundle, cleanHtml() keeps only table and text elements of program HTML.
 // Everything is put in the page with textContent or createElement, never
-// innerHTML of outside text.
+// innerHTML of outside text. openPanel() makes either view's panel.
+import * as crypto from 'crypto';
+import * as vscode from 'vscode';
+
+/** A webview panel beside the editor, without taking focus, showing
+ * `html(nonce, cspSource)` with a fresh nonce. `onReady` runs each time
+ * the page's script says it listens (so the view sends what it holds
+ * again), `onGone` when the person closes the panel. */
+export function openPanel(viewType: string, title: string, html: (nonce: string, cspSource: string) => string,
+  onReady: () => void, onGone: () => void): vscode.WebviewPanel {
+  const panel = vscode.window.createWebviewPanel(viewType, title,
+    { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true },
+    { enableScripts: true, localResourceRoots: [], retainContextWhenHidden: true });
+  panel.webview.html = html(crypto.randomBytes(16).toString('base64'), panel.webview.cspSource);
+  panel.webview.onDidReceiveMessage((m: any) => {
+    if (m && m.type === 'ready') {
+      onReady();
+    }
+  });
+  panel.onDidDispose(onGone);
+  return panel;
+}
 
 /** The page: `css` and `script` are the view's own (never outside text). */
 export function page(nonce: string, cspSource: string, title: string, css: string, script: string): string {
