@@ -136,11 +136,18 @@ async function clickLens(page, mark, title) {
 
 async function ask(page, intent) {
   await palette(page, 'Kiln: Ask');
+  // The palette's own row also reads "Kiln: Ask", and on a slow machine it
+  // is still shown after its Enter: wait for the input box's prompt, empty
+  // and focused, or the intent is typed into the closing palette.
   await until(page, 'the Kiln: Ask input box', () => {
     const w = document.querySelector('.quick-input-widget');
-    return !!w && w.getClientRects().length > 0 && /Kiln: Ask|What should the code do/.test(w.textContent);
+    const input = w && w.querySelector('input');
+    return !!w && w.getClientRects().length > 0 && /What should the code do/.test(w.textContent) &&
+      !!input && input.value === '' && document.activeElement === input;
   }, 20000);
   await page.keyboard.type(intent, { delay: 5 });
+  await until(page, 'the intent typed into the Kiln: Ask input box', new Function(
+    `const i = document.querySelector('.quick-input-widget input'); return !!i && i.value === ${JSON.stringify(intent)};`), 20000);
   await page.keyboard.press('Enter');
 }
 
