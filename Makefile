@@ -36,7 +36,7 @@ ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 ALL_CFLAGS = $(WARN) $(CPPFLAGS_K) $(PKG_CFLAGS) $(MODULE_CFLAGS)
 ALL_LIBS   = $(MODULE_LIBS) $(PKG_LIBS) -lm
 
-.PHONY: all deps deps-bench test unit transcripts fuzz-smoke fuzz bench run clean format \
+.PHONY: all deps deps-bench install uninstall test unit transcripts fuzz-smoke fuzz bench run clean format \
         format-check asan mutate
 .DEFAULT_GOAL := all
 
@@ -50,6 +50,17 @@ deps-bench:
 # Fails with the exact command to run when a build package is missing.
 deps-check:
 	@sh server/tools/deps.sh --check build
+
+# --- install -----------------------------------------------------------------
+# The binary, kiln(1) and kiln-config(5), bash and zsh completions, the
+# Neovim plugin, the Emacs package and (where AppArmor is) its profile;
+# PREFIX (/usr/local) and DESTDIR as usual. server/tools/install.sh holds the
+# list and says each variable.
+PREFIX ?= /usr/local
+install: all
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" KILN="$(BUILD)/kiln" sh server/tools/install.sh install
+uninstall:
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" sh server/tools/install.sh uninstall
 
 # --- release build -----------------------------------------------------------
 $(BUILD)/%.o: %.c | $(MODULE_DEPS)
