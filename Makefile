@@ -36,7 +36,7 @@ ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 ALL_CFLAGS = $(WARN) $(CPPFLAGS_K) $(PKG_CFLAGS) $(MODULE_CFLAGS)
 ALL_LIBS   = $(MODULE_LIBS) $(PKG_LIBS) -lm
 
-.PHONY: all deps deps-bench install uninstall test unit transcripts fuzz-smoke fuzz bench run clean format \
+.PHONY: all deps deps-bench install uninstall deb test unit transcripts fuzz-smoke fuzz bench run clean format \
         format-check asan mutate
 .DEFAULT_GOAL := all
 
@@ -61,6 +61,9 @@ install: all
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" KILN="$(BUILD)/kiln" sh server/tools/install.sh install
 uninstall:
 	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" sh server/tools/install.sh uninstall
+# A Debian package of the same files (server/tools/deb.sh says its layout).
+deb: all
+	@KILN="$(BUILD)/kiln" sh server/tools/deb.sh
 
 # --- release build -----------------------------------------------------------
 $(BUILD)/%.o: %.c | $(MODULE_DEPS)

@@ -37,6 +37,14 @@ if [ "$APPARMOR" = auto ]; then
 		APPARMOR=no
 	fi
 fi
+# Installing for this machine (no DESTDIR): a profile its AppArmor cannot
+# parse (the userns rule needs AppArmor 4; Debian 12 has 3.0, and does not
+# restrict user namespaces) would break the reload of every profile.
+if [ "$APPARMOR" = yes ] && [ -z "$D" ] && [ "$verb" = install ] && command -v apparmor_parser >/dev/null 2>&1 &&
+	! apparmor_parser -Q -K server/sandbox/apparmor/kiln >/dev/null 2>&1; then
+	echo "install.sh: this AppArmor cannot parse the kiln profile (it needs AppArmor 4); not installing it" >&2
+	APPARMOR=no
+fi
 
 # mode source destination: every file kiln installs.
 files() {

@@ -6,7 +6,9 @@
 # exactly those away again. The man pages are what their Markdown makes,
 # render with no warning, and name every subcommand and option `--help`
 # names; the completions offer each of them, tried in a real bash and a
-# real zsh (in a tmux pty, as a person presses Tab).
+# real zsh (in a tmux pty, as a person presses Tab). `make deb` makes a
+# package lintian passes, that installs into a scratch root (where a
+# normal user runs code with it) and is purged again.
 set -u
 cd "$(dirname "$0")/../.."
 kiln=${KILN_BIN:-build/kiln}
@@ -159,6 +161,79 @@ uninstall_clean() {
 	[ -d "$stage/usr/bin" ] # shared folders stay
 }
 check "uninstall: every file install wrote is gone, the person's own stay" uninstall_clean
+
+# --- make deb -------------------------------------------------------------
+deb=
+deb_build() {
+	[ -n "$deb" ] && return 0
+	deb=$(make --no-print-directory deb 2>"$tmp/deb.err" | tail -n 1) && [ -f "$deb" ] || {
+		cat "$tmp/deb.err"
+		deb=
+		return 1
+	}
+}
+deb_lintian() {
+	deb_build || return 1
+	lintian --pedantic "$deb" >"$tmp/lintian" 2>&1
+	cat "$tmp/lintian"
+	! grep -q '^[EW]: ' "$tmp/lintian"
+}
+check "deb: make deb builds a package lintian finds no error or warning in" deb_lintian
+
+deb_depends_here() {
+	deb_build || return 1
+	deps=$(dpkg-deb -f "$deb" Depends)
+	echo "Depends: $deps"
+	echo "$deps" | grep -q 'libjson-c5' && echo "$deps" | grep -q 'libseccomp2' &&
+		echo "$deps" | grep -q 'libcurl4' && echo "$deps" | grep -q 'python3' || return 1
+	for p in $(echo "$deps" | tr ',' '\n' | sed 's/(.*//; s/ //g'); do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			{ echo "$p is not installed on this Debian"; return 1; }
+	done
+}
+check "deb: Depends names the linked libraries, libcurl and python3, each a Debian package here" deb_depends_here
+
+droot=$tmp/droot
+deb_install() {
+	deb_build || return 1
+	rm -rf "$droot" && mkdir -p "$droot/var/lib/dpkg/info" "$droot/var/lib/dpkg/updates" &&
+		touch "$droot/var/lib/dpkg/status" || return 1
+	# A scratch root: its dpkg database is empty, so the Depends (checked
+	# above against this machine) are forced, and the scripts run with
+	# DPKG_ROOT set rather than chrooted into a root with no shell.
+	dpkg --root="$droot" --force-script-chrootless --force-depends -i "$deb" >"$tmp/dpkg.log" 2>&1 || {
+		cat "$tmp/dpkg.log"
+		return 1
+	}
+}
+deb_runs_for_nobody() {
+	deb_install || return 1
+	dpkg --root="$droot" -s kiln | grep -q '^Status: install ok installed' || return 1
+	for f in usr/bin/kiln usr/share/man/man1/kiln.1.gz usr/share/man/man5/kiln-config.5.gz \
+		usr/share/doc/kiln/copyright usr/share/doc/kiln/changelog.gz \
+		usr/share/bash-completion/completions/kiln usr/share/zsh/vendor-completions/_kiln \
+		usr/share/nvim/site/pack/kiln/start/kiln/plugin/kiln.lua usr/share/emacs/site-lisp/kiln.el \
+		usr/share/kiln/apparmor/kiln; do
+		[ -f "$droot/$f" ] || { echo "not in the package: $f"; return 1; }
+	done
+	MANWIDTH=80 man -l "$droot/usr/share/man/man1/kiln.1.gz" 2>/dev/null | grep -q '^NAME' || return 1
+	# A normal user runs code with the installed binary, in a project folder.
+	mkdir -p "$tmp/nbhome/proj" && chmod -R 777 "$tmp/nbhome" && chmod 755 "$tmp" || return 1
+	echo 'print(6 * 7)' >"$tmp/nbhome/proj/six.py"
+	out=$(cd "$tmp/nbhome/proj" && setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		env HOME="$tmp/nbhome" "$droot/usr/bin/kiln" run six.py 2>&1)
+	echo "$out"
+	[ "$(echo "$out" | head -n 1)" = 42 ]
+}
+check "deb: installed in a scratch root, every piece in place, and nobody runs code with it" deb_runs_for_nobody
+
+deb_removes() {
+	[ -f "$droot/usr/bin/kiln" ] || deb_install || return 1
+	dpkg --root="$droot" --force-script-chrootless -P kiln >"$tmp/dpkg.log" 2>&1 || { cat "$tmp/dpkg.log"; return 1; }
+	left=$(cd "$droot" && find . -path ./var -prune -o -type f -print)
+	[ -z "$left" ] || { echo "left: $left"; return 1; }
+}
+check "deb: dpkg -P removes every file it installed" deb_removes
 
 # --- completions ----------------------------------------------------------
 # bash: bash-completion's own loader, then _kiln for a command line.
