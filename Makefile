@@ -36,7 +36,7 @@ ASAN_CFLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 ALL_CFLAGS = $(WARN) $(CPPFLAGS_K) $(PKG_CFLAGS) $(MODULE_CFLAGS)
 ALL_LIBS   = $(MODULE_LIBS) $(PKG_LIBS) -lm
 
-.PHONY: all deps deps-bench install uninstall deb test unit transcripts fuzz-smoke fuzz bench run clean format \
+.PHONY: all deps deps-bench install uninstall deb dist test unit transcripts fuzz-smoke fuzz bench run clean format \
         format-check asan mutate
 .DEFAULT_GOAL := all
 
@@ -64,6 +64,9 @@ uninstall:
 # A Debian package of the same files (server/tools/deb.sh says its layout).
 deb: all
 	@KILN="$(BUILD)/kiln" sh server/tools/deb.sh
+# A source tarball that builds with no network (the grammars' tarballs in it).
+dist:
+	@sh server/tools/dist.sh
 
 # --- release build -----------------------------------------------------------
 $(BUILD)/%.o: %.c | $(MODULE_DEPS)

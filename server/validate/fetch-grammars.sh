@@ -7,26 +7,49 @@
 # (PATCHDIR/NAME-*.patch in name order, `patch -p1` in OUTDIR/NAME; each
 # says why in its header). The sources are build products: never commit them.
 # Usage: fetch-grammars.sh LOCKFILE OUTDIR [PATCHDIR]
-# PATCHDIR defaults to server/validate/patches.
+#        fetch-grammars.sh --tarballs LOCKFILE DIR
+# PATCHDIR defaults to server/validate/patches. A tarball found in the
+# lock file's vendor/ folder (as `make dist` ships them; the sum is checked
+# all the same) is used instead of the network. --tarballs only fetches
+# and checks the tarballs, into DIR (what `make dist` puts in vendor/).
 # KILN_DEBIAN_MIRROR overrides the archive (default http://deb.debian.org/debian).
 set -eu
 
+only_tarballs=0
+if [ "$1" = --tarballs ]; then
+	only_tarballs=1
+	shift
+fi
 lock=$1
 out=$2
 patchdir=${3:-$(dirname "$0")/patches}
+vendor=$(dirname "$lock")/vendor
 mirror=${KILN_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 mkdir -p "$out"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# fetch SOURCE VERSION: the tarball's path in $tmp on stdout.
+# tarball SOURCE VERSION: the tarball's file name.
+tarball_name() {
+	case $1 in
+	debian:*) echo "${1#debian:}_$2.orig.tar.xz" ;;
+	*) echo "$1-$2.tgz" ;;
+	esac
+}
+
+# fetch SOURCE VERSION: the tarball's path (vendor/, else fetched into
+# $tmp) on stdout.
 fetch() {
+	if [ -f "$vendor/$(tarball_name "$1" "$2")" ]; then
+		echo "$vendor/$(tarball_name "$1" "$2")"
+		return 0
+	fi
 	case $1 in
 	debian:*)
 		src=${1#debian:}
 		# The pool's folder: lib* packages under their first four letters.
 		case $src in lib?*) pre=$(echo "$src" | cut -c1-4) ;; *) pre=$(echo "$src" | cut -c1) ;; esac
-		file=${src}_$2.orig.tar.xz
+		file=$(tarball_name "$1" "$2")
 		if ! command -v curl >/dev/null 2>&1; then
 			echo "kiln: curl is needed to fetch $file (make deps installs it)" >&2
 			return 1
@@ -63,7 +86,7 @@ grep -v '^#' "$lock" | while read -r lang pkg version sum root; do
 		# shellcheck disable=SC2086
 		stamp="$sum $(cat $patches | sha256sum | cut -d' ' -f1)"
 	fi
-	if [ -f "$out/$lang/.sum" ] && [ "$(cat "$out/$lang/.sum")" = "$stamp" ]; then
+	if [ "$only_tarballs" = 0 ] && [ -f "$out/$lang/.sum" ] && [ "$(cat "$out/$lang/.sum")" = "$stamp" ]; then
 		continue
 	fi
 	tarball=$(fetch "$pkg" "$version") || exit 1
@@ -71,6 +94,10 @@ grep -v '^#' "$lock" | while read -r lang pkg version sum root; do
 	if [ "$got" != "$sum" ]; then
 		echo "kiln: $pkg $version has sha256 $got, expected $sum: refusing it" >&2
 		exit 1
+	fi
+	if [ "$only_tarballs" = 1 ]; then
+		cp "$tarball" "$out/$(tarball_name "$pkg" "$version")"
+		continue
 	fi
 	rm -rf "${out:?}/$lang"
 	mkdir -p "$out/$lang"
