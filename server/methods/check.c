@@ -1,5 +1,5 @@
 /* check.c: a method's validator check, inline when small and on the
- * validator's thread when big (see check.h). */
+ * validator's threads when big (see check.h). */
 #include "methods/check.h"
 
 #include <errno.h>

@@ -1,8 +1,8 @@
 /* check.h: the validator's verdict as methods ask for it: small code is
  * checked at once on the loop (a 20-line snippet takes about a
- * millisecond), bigger code on the validator's thread (validate/async.c),
- * so that a big check never holds up other requests, cancels or a run's
- * output. */
+ * millisecond), bigger code on the validator's threads (validate/async.c:
+ * a quick lane and a big one), so that a big check never holds up other
+ * requests, smaller checks, cancels or a run's output. */
 #pragma once
 
 #include <stdbool.h>
