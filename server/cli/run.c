@@ -500,8 +500,8 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 	}
 	/* The configured profile decides, as for snippet/run: a looser one
 	 * from the command line would be an override by another name. */
-	r = method_check(&k, cr.lang, code.data, code.len, NULL, on_checked, &cr, &cr.job, detail,
-	                 sizeof(detail));
+	r = method_check(&k, cr.lang, code.data, code.len, NULL, NULL, on_checked, &cr, &cr.job,
+	                 detail, sizeof(detail));
 	if (r < 0) {
 		cli_error("kiln run: not run", detail);
 		goto out;

@@ -1,5 +1,5 @@
 /* check.c: a method's validator check, inline when small and on the
- * validator's thread when big (see check.h). */
+ * validator's threads when big (see check.h). */
 #include "methods/check.h"
 
 #include <errno.h>
@@ -7,9 +7,15 @@
 
 #include "kiln.h"
 
+/* A lent code's JSON string given back (val_check_async_lent). */
+static void put_owner(void *keep)
+{
+	json_object_put(keep);
+}
+
 int method_check(struct kiln *k, const char *language, const char *code, size_t len,
-                 const char *profile, val_done_fn done, void *data, struct val_job **ret_job,
-                 char *detail, size_t dsz)
+                 json_object *code_owner, const char *profile, val_done_fn done, void *data,
+                 struct val_job **ret_job, char *detail, size_t dsz)
 {
 	if (len <= CHECK_INLINE_MAX) {
 		char why[256] = "";
@@ -19,8 +25,17 @@ int method_check(struct kiln *k, const char *language, const char *code, size_t 
 		done(data, r, r < 0 ? NULL : &rep, code, len, why);
 		return 0;
 	}
-	int r = val_check_async(k->validator, k->loop, language, code, len, profile, done, data,
-	                        ret_job);
+	int r;
+	if (code_owner) {
+		r = val_check_async_lent(k->validator, k->loop, language, code, len, profile,
+		                         put_owner, json_object_get(code_owner), done, data,
+		                         ret_job);
+		if (r < 0)
+			json_object_put(code_owner);
+	} else {
+		r = val_check_async(k->validator, k->loop, language, code, len, profile, done, data,
+		                    ret_job);
+	}
 	if (r < 0) {
 		snprintf(detail, dsz, "%s",
 		         r == -EBUSY ? "the validator is busy: too many big checks are waiting"

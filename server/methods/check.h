@@ -1,12 +1,14 @@
 /* check.h: the validator's verdict as methods ask for it: small code is
  * checked at once on the loop (a 20-line snippet takes about a
- * millisecond), bigger code on the validator's thread (validate/async.c),
- * so that a big check never holds up other requests, cancels or a run's
- * output. */
+ * millisecond), bigger code on the validator's threads (validate/async.c:
+ * a quick lane and a big one), so that a big check never holds up other
+ * requests, smaller checks, cancels or a run's output. */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#include <json-c/json.h>
 
 #include "validate/validate.h"
 
@@ -18,15 +20,18 @@ struct kiln;
 #define CHECK_INLINE_MAX (16u << 10)
 
 /* Check code[0..len) as language under profile (NULL: the configured one)
- * and hand the result to done, as val_done_fn says. Returns 0 when done
- * has already run (small code: inline, before this returns), 1 when the
- * check is queued (*ret_job set: cancel it with val_job_cancel(); done
- * runs later from the loop), or -errno when it could not be queued, with
- * a sentence in detail (done never runs): -EBUSY (the queue is full),
- * -ENOMEM, -EAGAIN (the thread cannot start). */
+ * and hand the result to done, as val_done_fn says. code_owner, when not
+ * NULL, is the JSON string code is (borrowed): a queued check then takes a
+ * reference to it instead of copying the code, so a 4 MiB request costs
+ * the loop no copy. Returns 0 when done has already run (small code:
+ * inline, before this returns), 1 when the check is queued (*ret_job set:
+ * cancel it with val_job_cancel(); done runs later from the loop), or
+ * -errno when it could not be queued, with a sentence in detail (done
+ * never runs): -EBUSY (the queue is full), -ENOMEM, -EAGAIN (the thread
+ * cannot start). */
 int method_check(struct kiln *k, const char *language, const char *code, size_t len,
-                 const char *profile, val_done_fn done, void *data, struct val_job **ret_job,
-                 char *detail, size_t dsz);
+                 json_object *code_owner, const char *profile, val_done_fn done, void *data,
+                 struct val_job **ret_job, char *detail, size_t dsz);
 
 /* What a run does with the validator's answer (r and report as val_done_fn
  * hands them on): one rule for the front ends that check code and then run

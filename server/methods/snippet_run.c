@@ -238,9 +238,10 @@ int method_snippet_run(struct rpc_call *call, json_object *params)
 	}
 	/* The configured profile decides: a looser one per request would be
 	 * an override by another name. */
-	size_t len = (size_t)json_object_get_string_len(json_get(params, "code"));
+	json_object *code_obj = json_get(params, "code");
+	size_t len = (size_t)json_object_get_string_len(code_obj);
 	char detail[256] = "";
-	r = method_check(k, language, code, len, NULL, on_checked, sr, &sr->job, detail,
+	r = method_check(k, language, code, len, code_obj, NULL, on_checked, sr, &sr->job, detail,
 	                 sizeof(detail));
 	if (r < 0) {
 		snippet_run_free(sr);

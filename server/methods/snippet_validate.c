@@ -81,7 +81,8 @@ int method_snippet_validate(struct rpc_call *call, json_object *params)
 		rpc_call_error(call, RPC_INTERNAL_ERROR, "the validator is not available", NULL);
 		return 0;
 	}
-	size_t len = (size_t)json_object_get_string_len(json_get(params, "code"));
+	json_object *code_obj = json_get(params, "code");
+	size_t len = (size_t)json_object_get_string_len(code_obj);
 	struct pending *p = calloc(1, sizeof(*p));
 	if (!p) {
 		rpc_call_error(call, RPC_INTERNAL_ERROR, NULL, NULL);
@@ -89,7 +90,7 @@ int method_snippet_validate(struct rpc_call *call, json_object *params)
 	}
 	*p = (struct pending){.call = call, .k = k};
 	char detail[256] = "";
-	r = method_check(k, language, code, len, profile, on_done, p, &p->job, detail,
+	r = method_check(k, language, code, len, code_obj, profile, on_done, p, &p->job, detail,
 	                 sizeof(detail));
 	if (r == 0)
 		return 0; /* answered, and p freed, by on_done */

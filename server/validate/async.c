@@ -1,11 +1,18 @@
-/* async.c: the validator's thread. A check of big code takes a second or
+/* async.c: the validator's threads. A check of big code takes a second or
  * more (parse, CPython, the rules over 4 MiB); on the loop it would hold
- * up every other request, a cancel and a run's output. So snippet/validate
- * queues its checks here: one thread, started on first use, with a
- * validator of its own (its own tree-sitter parser, rules and syntax
- * worker: nothing mutable is shared with the loop's thread but the queue
- * below), runs them one at a time and posts each result back through an
- * eventfd that the loop watches. Only the loop's thread calls back. */
+ * up every other request, a cancel and a run's output. So methods queue
+ * their checks here, in one of two lanes by the code's size: the quick
+ * lane (up to VAL_LANE_QUICK_MAX: a document's diagnostics, a model's
+ * proposal, a snippet over the inline size) and the big lane (above it).
+ * Each lane is one thread, started on first use, with a validator of its
+ * own (its own tree-sitter parser, rules and syntax worker: nothing
+ * mutable is shared with the loop's thread or the other lane but the
+ * queue below), runs its checks one at a time in the order queued and
+ * posts each result back through an eventfd that the loop watches. Only
+ * the loop's thread calls back. With one queue, a small check queued
+ * behind a 4 MiB one waited seconds for it; now it waits at most for
+ * other small ones, and its answer may overtake the big one's (each is
+ * an answer to its own request). */
 #include "validate/internal.h"
 
 #include <errno.h>
@@ -27,11 +34,21 @@
  * than they run is told the validator is busy). */
 #define QUEUE_MAX_JOBS  64
 #define QUEUE_MAX_BYTES (64u << 20)
-#define THREAD_NICE     10
+/* Both lanes run below the loop's priority (Linux nice is per thread),
+ * and so do the syntax workers they start: on a busy machine the loop
+ * answers small requests first. The quick lane is above the big one, so
+ * that a small check does not wait for a core behind a big one either. */
+static const int lane_nice[VAL_LANES] = {5, 10};
 
 struct val_job {
 	struct val_async *a;
-	char *language, *profile, *code;
+	char *language, *profile;
+	/* The code: a copy the job owns, or lent by the caller
+	 * (val_check_async_lent) and given back by release(keep) when the
+	 * job is freed, always on the loop's thread. */
+	const char *code;
+	void (*release)(void *keep);
+	void *keep;
 	size_t len;
 	val_done_fn done;
 	void *data;
@@ -46,6 +63,7 @@ struct val_job {
 struct val_async {
 	struct loop *loop;
 	json_object *config; /* borrowed from the owning validator */
+	int nice;
 	int efd;
 	pthread_t thread;
 	pthread_mutex_t mu;
@@ -66,7 +84,10 @@ static void job_free(struct val_job *j)
 	val_report_release(&j->report);
 	free(j->language);
 	free(j->profile);
-	free(j->code);
+	if (j->release)
+		j->release(j->keep);
+	else
+		free((char *)j->code);
 	free(j);
 }
 
@@ -75,10 +96,9 @@ static void *thread_main(void *arg)
 	struct val_async *a = arg;
 	struct validator *v = NULL;
 	int vr = 0;
-	/* Below the loop's priority (Linux nice is per thread), and so is
-	 * the syntax worker this thread starts: on a busy machine the loop
-	 * answers small requests first while a big check waits for a core. */
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), THREAD_NICE) < 0)
+	/* Below the loop's priority, and so is the syntax worker this thread
+	 * starts (lane_nice). */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), a->nice) < 0)
 		log_debug("validator: cannot lower the thread's priority: %s", strerror(errno));
 	pthread_mutex_lock(&a->mu);
 	for (;;) {
@@ -168,12 +188,13 @@ static void on_result(struct loop *loop, int fd, unsigned events, void *data)
 	deliver(data);
 }
 
-static int async_start(struct validator *v, struct loop *loop, struct val_async **ret)
+static int async_start(struct validator *v, struct loop *loop, int nice, struct val_async **ret)
 {
 	struct val_async *a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	a->loop = loop;
+	a->nice = nice;
 	a->config = val_config(v);
 	a->queue_tail = &a->queue;
 	a->finished_tail = &a->finished;
@@ -248,18 +269,31 @@ static char *dup_or_null(const char *s, bool *oom)
 	return d;
 }
 
-int val_check_async(struct validator *v, struct loop *loop, const char *language, const char *code,
-                    size_t len, const char *profile, val_done_fn done, void *data,
-                    struct val_job **ret_job)
+static int lane_start(struct validator *v, struct loop *loop, size_t lane)
 {
 	struct val_async_slot *slot = val_async_slot(v);
-	int r;
-	if (!slot->a) {
-		if ((r = async_start(v, loop, &slot->a)) < 0)
-			return r;
-		slot->free = async_free;
-	}
-	struct val_async *a = slot->a;
+	if (slot->lane[lane])
+		return 0;
+	int r = async_start(v, loop, lane_nice[lane], &slot->lane[lane]);
+	if (r < 0)
+		return r;
+	slot->free = async_free;
+	return 0;
+}
+
+/* Queue a check; with release set, code is lent (not copied), and given
+ * back only once the job is queued: on failure the caller keeps it. */
+static int queue_check(struct validator *v, struct loop *loop, const char *language,
+                       const char *code, size_t len, const char *profile,
+                       void (*release)(void *keep), void *keep, val_done_fn done, void *data,
+                       struct val_job **ret_job)
+{
+	struct val_async_slot *slot = val_async_slot(v);
+	size_t lane = len > VAL_LANE_QUICK_MAX;
+	int r = lane_start(v, loop, lane);
+	if (r < 0)
+		return r;
+	struct val_async *a = slot->lane[lane];
 	struct val_job *j = calloc(1, sizeof(*j));
 	if (!j)
 		return -ENOMEM;
@@ -267,18 +301,28 @@ int val_check_async(struct validator *v, struct loop *loop, const char *language
 	*j = (struct val_job){.a = a, .len = len, .done = done, .data = data};
 	j->language = dup_or_null(language, &oom);
 	j->profile = dup_or_null(profile, &oom);
-	j->code = malloc(len + 1);
-	if (oom || !j->code) {
+	if (!release) {
+		char *copy = malloc(len + 1);
+		if (copy) {
+			memcpy(copy, code, len);
+			copy[len] = '\0';
+		}
+		j->code = copy;
+	}
+	if (oom || (!release && !j->code)) {
 		job_free(j);
 		return -ENOMEM;
 	}
-	memcpy(j->code, code, len);
-	j->code[len] = '\0';
 	pthread_mutex_lock(&a->mu);
 	if (a->queued_jobs >= QUEUE_MAX_JOBS || a->queued_bytes + len > QUEUE_MAX_BYTES) {
 		pthread_mutex_unlock(&a->mu);
 		job_free(j);
 		return -EBUSY;
+	}
+	if (release) {
+		j->code = code;
+		j->release = release;
+		j->keep = keep;
 	}
 	*a->queue_tail = j;
 	a->queue_tail = &j->next;
@@ -288,6 +332,22 @@ int val_check_async(struct validator *v, struct loop *loop, const char *language
 	pthread_mutex_unlock(&a->mu);
 	*ret_job = j;
 	return 0;
+}
+
+int val_check_async(struct validator *v, struct loop *loop, const char *language, const char *code,
+                    size_t len, const char *profile, val_done_fn done, void *data,
+                    struct val_job **ret_job)
+{
+	return queue_check(v, loop, language, code, len, profile, NULL, NULL, done, data, ret_job);
+}
+
+int val_check_async_lent(struct validator *v, struct loop *loop, const char *language,
+                         const char *code, size_t len, const char *profile,
+                         void (*release)(void *keep), void *keep, val_done_fn done, void *data,
+                         struct val_job **ret_job)
+{
+	return queue_check(v, loop, language, code, len, profile, release, keep, done, data,
+	                   ret_job);
 }
 
 void val_job_cancel(struct val_job *j)

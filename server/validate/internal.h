@@ -390,14 +390,15 @@ void val_pyworker_drop(struct val_pyworker *w);
  * sandbox could not be built (...)", "it did not answer within 2000 ms"). */
 const char *val_pyworker_why(const struct val_pyworker *w);
 
-/* The validator's thread (async.c). async.c sits above validate.c: it
- * builds validators and runs their checks. So the validator keeps its
- * thread in a slot whose free function async.c sets when it fills it,
- * and val_free() stops the thread through that: validate.c never names
- * async.c's code. */
+/* The validator's threads (async.c), one a lane (VAL_LANES). async.c
+ * sits above validate.c: it builds validators and runs their checks. So
+ * the validator keeps its lanes in a slot whose free function async.c
+ * sets when it fills it, and val_free() stops them through that:
+ * validate.c never names async.c's code. */
 struct val_async;
+#define VAL_LANES 2
 struct val_async_slot {
-	struct val_async *a; /* NULL until val_check_async() */
+	struct val_async *lane[VAL_LANES]; /* NULL until a check needs it */
 	void (*free)(struct val_async *a);
 };
 /* The validator's config section (a private copy; NULL for defaults) and

@@ -279,8 +279,9 @@ void val_free(struct validator *v)
 	if (!v)
 		return;
 	/* The thread first: it may be using everything below. */
-	if (v->async.a)
-		v->async.free(v->async.a);
+	for (size_t i = 0; i < VAL_LANES; i++)
+		if (v->async.lane[i])
+			v->async.free(v->async.lane[i]);
 	val_pyworker_free(v->py);
 	val_text_free(v->text);
 	json_object_put(v->config);

@@ -109,15 +109,33 @@ struct val_job;
  * val_job_cancel(). */
 typedef void (*val_done_fn)(void *data, int r, struct val_report *report, const char *code,
                             size_t len, const char *detail);
-/* Queue a check of code[0..len) (copied) on the validator's thread, which
- * starts on first use with a validator of its own built from the same
- * config (its own parser and syntax worker: nothing is shared with the
- * loop's thread but the queue). done runs on loop later. Checks run one
- * at a time in the order queued. -ENOMEM, -EAGAIN when the thread cannot
- * start, -EBUSY when the queue is full (64 checks or 64 MiB waiting). */
+/* Code up to this size is checked in the validator's quick lane, bigger
+ * code in its big lane: a small check never waits behind a big one. A
+ * check of 64 KiB of Python takes tens of milliseconds; 4 MiB, seconds. */
+#define VAL_LANE_QUICK_MAX (64u << 10)
+/* Queue a check of code[0..len) (copied) on one of the validator's
+ * threads, its lanes (VAL_LANE_QUICK_MAX says which), each started on
+ * first use with a validator of its own built from the same config (its
+ * own parser and syntax worker: nothing is shared with the loop's thread
+ * or the other lane but the queue). done runs on loop later. A lane runs
+ * its checks one at a time in the order queued; a quick check's done may
+ * run before that of a big one queued earlier. -ENOMEM, -EAGAIN when the
+ * thread cannot start, -EBUSY when the lane's queue is full (64 checks or
+ * 64 MiB waiting). */
 int val_check_async(struct validator *v, struct loop *loop, const char *language, const char *code,
                     size_t len, const char *profile, val_done_fn done, void *data,
                     struct val_job **ret_job);
+/* The same without copying the code: code[0..len] (with a NUL at
+ * code[len]) is lent, and must stay as it is until release(keep) is
+ * called, once, on the loop's thread, when the check is over (after done,
+ * when it was forgotten, or in val_free()). On failure (-errno) release
+ * is not called: the caller still owns the code. For a big request's code,
+ * which the loop would otherwise copy (4 MiB: milliseconds of page faults
+ * on fresh memory) while the requests behind it wait. */
+int val_check_async_lent(struct validator *v, struct loop *loop, const char *language,
+                         const char *code, size_t len, const char *profile,
+                         void (*release)(void *keep), void *keep, val_done_fn done, void *data,
+                         struct val_job **ret_job);
 /* Forget a queued or running check: done is never called, and a running
  * check stops at its next step. */
 void val_job_cancel(struct val_job *job);

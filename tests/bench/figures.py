@@ -158,6 +158,8 @@ ROWS = [
     ("`intent/approve` → first output byte (ollama / openai)",
      ["intent.approve.ollama", "intent.approve.openai"], None),
     ("JSON-RPC round trips, pinned to one CPU", ["protocol.rtt_pinned"], ("higher-is-better", 3)),
+    ("20-line `snippet/validate` sent right after a 4 MiB one", ["latency.small_behind_big"],
+     ("lower-is-better", 1.0)),
     ("validator, 20 lines of Python, with CPython", ["validate.s20.bandit"], ("higher-is-better", 1000)),
     ("validator, 200 lines of Python, with CPython", ["validate.s200.bandit"], ("higher-is-better", 100)),
 ]

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """latency_check.py: heavy validation leaves the loop (issue 10). With a
-4 MiB snippet/validate in flight (it runs on the validator's thread), a
-20-line snippet/validate sent after it is answered first, a
+4 MiB snippet/validate in flight (it runs on the validator's big lane), a
+20-line snippet/validate sent after it is answered first, so is a 40 KiB
+one (the validator's quick lane: issue 42), a
 $/cancelRequest of a running snippet/run takes effect before the big check
 ends, a cancelled big check is answered -32800 at once, and a big
 snippet/run is checked on the validator's thread as well. The order of
@@ -85,6 +86,30 @@ if "small1" in got and "big1" in got:
     ok(res.get("verdict") in ("allow", "warn"),
        f"the 4 MiB check answers a verdict ({res.get('verdict')}, {str(got['big1'][1])[:200]})")
     ok((got["small1"][1].get("result") or {}).get("verdict") == "allow", "the small check allows")
+
+# 1b. A check too big for the loop (over 16 KiB, so it goes to the
+# validator's threads) but small (under 64 KiB: the quick lane) is not
+# queued behind a 4 MiB one: sent after it, it is answered first. With one
+# queue for every check it waited the whole big check (seconds). Its own
+# code is checked, not the big one's: it denies what it holds.
+MEDIUM = "import os\nos.system('id')\n" + "".join(f"y{i} = {i} + 1\n" for i in range(2500))
+assert 16 * 1024 < len(MEDIUM) < 64 * 1024
+srv.send({"jsonrpc": "2.0", "id": "big1b", "method": "snippet/validate",
+          "params": {"language": "python", "code": big}})
+t0 = time.monotonic()
+srv.send({"jsonrpc": "2.0", "id": "medium1", "method": "snippet/validate",
+          "params": {"language": "python", "code": MEDIUM}})
+got, order = collect({"big1b", "medium1"})
+ok(order == ["medium1", "big1b"],
+   f"a {len(MEDIUM) // 1024} KiB check (on the validator's quick lane) is answered before "
+   f"the 4 MiB one sent before it ({order})")
+if "medium1" in got:
+    res = got["medium1"][1].get("result") or {}
+    print(f"info {len(MEDIUM) // 1024} KiB check answered in "
+          f"{(got['medium1'][0] - t0) * 1000:.1f} ms while the 4 MiB check ran")
+    ok(res.get("verdict") == "deny"
+       and any(d.get("code") == "PY-OS-PROCESS" for d in res.get("diagnostics", [])),
+       f"the quick lane judges its own code ({str(got['medium1'][1])[:200]})")
 
 # 2. A cancel of a running snippet takes effect while a 4 MiB check runs.
 srv.send({"jsonrpc": "2.0", "id": "run1", "method": "snippet/run",
