@@ -120,16 +120,15 @@ int cli_doctor(const struct kiln_options *opts, int argc, char **argv)
 		cli_error("kiln doctor", detail);
 		goto out;
 	}
-	char why[512];
-	if (folder[0] && sandbox_set_workspace(sb, folder, why, sizeof(why)) < 0 &&
-	    sandbox_workspace_on(sb))
-		cli_error("kiln doctor: no workspace", why);
+	char why[512] = "";
+	if (!folder[0] || sandbox_set_workspace(sb, folder, why, sizeof(why)) >= 0)
+		why[0] = '\0';
 	char llm_err[512] = "";
 	have_llm =
 	    llm_config_resolve(config_section(config, "llm"), &llm, llm_err, sizeof(llm_err)) >= 0;
 	if (!(http = http_new(loop)))
 		goto out;
-	if (doctor_start(sb, http, have_llm ? &llm : NULL, llm_err, on_done, &cd, &run) < 0)
+	if (doctor_start(sb, http, have_llm ? &llm : NULL, llm_err, why, on_done, &cd, &run) < 0)
 		goto out;
 	loop_run(loop);
 out:

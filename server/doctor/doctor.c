@@ -212,7 +212,8 @@ static void start_endpoint(struct doctor_run *d, struct http *h, const struct ll
 }
 
 int doctor_start(struct sandbox *s, struct http *h, const struct llm_config *llm,
-                 const char *llm_error, doctor_done_fn done, void *data, struct doctor_run **ret)
+                 const char *llm_error, const char *ws_refused, doctor_done_fn done, void *data,
+                 struct doctor_run **ret)
 {
 	struct doctor_run *d = calloc(1, sizeof(*d));
 	if (!d)
@@ -223,6 +224,8 @@ int doctor_start(struct sandbox *s, struct http *h, const struct llm_config *llm
 	d->refs = 2;
 	d->pending = 1;
 	read_input(s, &d->in);
+	snprintf(d->in.workspace_refused, sizeof(d->in.workspace_refused), "%s",
+	         ws_refused ? ws_refused : "");
 	start_endpoint(d, h, llm, llm_error);
 	/* The owner's handle first: a job that cannot get a thread runs here
 	 * and now, and its done must find everything set. */

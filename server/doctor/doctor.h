@@ -84,6 +84,7 @@ int doctor_exit_code(const struct doctor_report *r);
 struct doctor_input {
 	char workspace[PATH_MAX]; /* "" when runs see none */
 	bool workspace_on;        /* sandbox.workspace.mode is not "none" */
+	char workspace_refused[512]; /* why the folder asked for is not the workspace, or "" */
 	char python[PATH_MAX];    /* the registry's argv[0] for python, or "" */
 	char node[PATH_MAX];      /* ... for javascript */
 	unsigned cgroup_controllers;
@@ -97,13 +98,16 @@ void doctor_probe_host(const struct doctor_input *in, struct doctor_report *r);
 
 /* The whole report: the host probes on a job of the sandbox, the
  * endpoint on the loop (at most DOCTOR_ENDPOINT_MS). s must have a loop;
+ * llm NULL: llm_error says why there is no endpoint; ws_refused (or
+ * NULL): why sandbox_set_workspace refused the folder asked for. The
  * workspace is what runs will see (sandbox_workspace). done gets the
  * report (borrowed) on the loop, once, never from inside this call.
  * -ENOMEM. */
 #define DOCTOR_ENDPOINT_MS 3000
 typedef void (*doctor_done_fn)(void *data, const struct doctor_report *r);
 int doctor_start(struct sandbox *s, struct http *h, const struct llm_config *llm,
-                 const char *llm_error, doctor_done_fn done, void *data, struct doctor_run **ret);
+                 const char *llm_error, const char *ws_refused, doctor_done_fn done, void *data,
+                 struct doctor_run **ret);
 /* done will not be called. */
 void doctor_cancel(struct doctor_run *d);
 

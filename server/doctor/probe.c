@@ -255,8 +255,10 @@ static void userns_powerless(struct doctor_item *it, const char *what, int err)
 	    "seccomp=unconfined --security-opt apparmor=unconfined");
 }
 
-static void probe_userns(const char *workspace, bool workspace_on, struct doctor_report *r)
+static void probe_userns(const struct doctor_input *in, struct doctor_report *r)
 {
+	const char *workspace = in->workspace;
+	bool workspace_on = in->workspace_on;
 	struct doctor_item *it = &r->items[DOCTOR_USERNS], *ws = &r->items[DOCTOR_WORKSPACE];
 	struct ns_result res;
 	ns_try(workspace_on ? workspace : NULL, &res);
@@ -295,6 +297,12 @@ static void probe_userns(const char *workspace, bool workspace_on, struct doctor
 	if (!workspace_on) {
 		set(ws, DOCTOR_DEGRADED, "sandbox.workspace.mode is \"none\": runs see no folder",
 		    "set sandbox.workspace.mode to \"overlay\"");
+		return;
+	}
+	if (!workspace[0] && in->workspace_refused[0]) {
+		set(ws, DOCTOR_DEGRADED, in->workspace_refused,
+		    "open a folder kiln can show (no mount inside it: findmnt -R FOLDER lists them), "
+		    "or set sandbox.workspace.mode to \"none\"");
 		return;
 	}
 	if (!workspace[0]) {
@@ -487,6 +495,7 @@ static void probe_python(const char *python, struct doctor_report *r)
 		snprintf(it->value, sizeof(it->value), "none");
 		set(it, DOCTOR_MISSING, "the language registry has no python",
 		    "remove sandbox.languages.python from the config");
+		snprintf(mods->value, sizeof(mods->value), "none");
 		set(mods, DOCTOR_MISSING, "no Python", install);
 		return;
 	}
@@ -505,6 +514,7 @@ static void probe_python(const char *python, struct doctor_report *r)
 		        ? "sudo apt-get install python3 (or point "
 		          "sandbox.languages.python.argv at an installed one)"
 		        : "see docs/sandbox.md, \"When the sandbox cannot be built\"");
+		snprintf(mods->value, sizeof(mods->value), "none");
 		set(mods, DOCTOR_MISSING, "no Python", install);
 		json_object_put(o);
 		return;
@@ -564,7 +574,7 @@ void doctor_probe_host(const struct doctor_input *in, struct doctor_report *r)
 	probe_kernel(r);
 	probe_seccomp(r);
 	probe_landlock(r);
-	probe_userns(in->workspace, in->workspace_on, r);
+	probe_userns(in, r);
 	probe_cgroup(in, r);
 	probe_box(r);
 	if (r->items[DOCTOR_BOX].status == DOCTOR_OK) {
