@@ -241,6 +241,54 @@ def case_text(kiln, d):
     expect(any("fix: " in x for x in lines) and code == 1, "fixes, exit 1: " + out.decode())
 
 
+def case_server(kiln, d):
+    """kiln/doctor: the server's report for its workspace is the CLI's
+    for the same folder and config (item by item, and the facts)."""
+    ws = os.path.join(d, "ws")
+    os.makedirs(ws)
+    os.chmod(d, 0o755)
+    cfg = closed_endpoint_config(d)
+    code, rep, items = doctor_json(kiln, cfg, cwd=ws)
+    expect(rep["facts"]["workspace"] == os.path.realpath(ws), "a workspace", rep)
+    p = subprocess.Popen([kiln, "--config", cfg], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         cwd=ws)
+
+    def send(m):
+        b = json.dumps(m).encode()
+        p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(b) + b)
+        p.stdin.flush()
+
+    def recv():
+        h = b""
+        while not h.endswith(b"\r\n\r\n"):
+            c = p.stdout.read(1)
+            expect(c, "the server ended")
+            h += c
+        n = [l for l in h.split(b"\r\n") if l.lower().startswith(b"content-length")]
+        return json.loads(p.stdout.read(int(n[0].split(b":")[1])))
+
+    send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+          "params": {"rootUri": "file://" + ws, "capabilities": {}}})
+    recv()
+    send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    send({"jsonrpc": "2.0", "id": 2, "method": "kiln/doctor", "params": None})
+    while True:
+        m = recv()
+        if m.get("id") == 2:
+            break
+    send({"jsonrpc": "2.0", "id": 3, "method": "shutdown"})
+    send({"jsonrpc": "2.0", "method": "exit"})
+    p.wait(timeout=30)
+    res = m.get("result")
+    expect(res is not None, "a result: %r" % m)
+    got = [(i["id"], i["status"]) for i in res["items"]]
+    want = [(i["id"], i["status"]) for i in rep["items"]]
+    expect(got == want, "the CLI's items %r, the server's %r" % (want, got))
+    f, g = dict(rep["facts"]), dict(res["facts"])
+    expect(f == g, "the same facts: %r against %r" % (f, g))
+    expect(res["exitCode"] == code, "the same verdict")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kiln", required=True)

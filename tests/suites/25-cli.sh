@@ -472,6 +472,7 @@ doctor_text() { doctor_case text; }
 doctor_endpoint_answers() { doctor_case endpoint_answers; }
 doctor_python_missing() { doctor_case python_missing; }
 doctor_control() { doctor_case control; }
+doctor_server() { doctor_case server; }
 doctor_mount_inside() { doctor_case mount_inside; }
 doctor_no_userns() { doctor_case no_userns; }
 doctor_nobody() { doctor_case nobody; }
@@ -480,6 +481,7 @@ check "doctor: aligned ok/degraded/missing lines with fixes" doctor_text
 check "doctor: an endpoint that answers is ok; no key or password printed" doctor_endpoint_answers
 check "doctor: a python that is not installed is missing with its fix" doctor_python_missing
 check "doctor: control characters in a config value are shown visibly" doctor_control
+check "doctor: the server's kiln/doctor gives the CLI's report for its workspace" doctor_server
 if [ "$(id -u)" = 0 ]; then
 	check "doctor: a mount inside the workspace is degraded with findmnt's command" doctor_mount_inside
 	check "doctor: no user namespaces names user.max_user_namespaces, exit 2" doctor_no_userns
