@@ -82,11 +82,11 @@ int doctor_exit_code(const struct doctor_report *r);
 /* What the host probes need, read on the loop's thread from the sandbox,
  * the language registry and the config before the job starts. */
 struct doctor_input {
-	char workspace[PATH_MAX]; /* "" when runs see none */
-	bool workspace_on;        /* sandbox.workspace.mode is not "none" */
+	char workspace[PATH_MAX];    /* "" when runs see none */
+	bool workspace_on;           /* sandbox.workspace.mode is not "none" */
 	char workspace_refused[512]; /* why the folder asked for is not the workspace, or "" */
-	char python[PATH_MAX];    /* the registry's argv[0] for python, or "" */
-	char node[PATH_MAX];      /* ... for javascript */
+	char python[PATH_MAX];       /* the registry's argv[0] for python, or "" */
+	char node[PATH_MAX];         /* ... for javascript */
 	unsigned cgroup_controllers;
 	bool cgroup_root; /* the sandbox uses a cgroup v2 for its runs */
 	char cgroup_why[PATH_MAX + 128];

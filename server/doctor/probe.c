@@ -301,7 +301,8 @@ static void probe_userns(const struct doctor_input *in, struct doctor_report *r)
 	}
 	if (!workspace[0] && in->workspace_refused[0]) {
 		set(ws, DOCTOR_DEGRADED, in->workspace_refused,
-		    "open a folder kiln can show (no mount inside it: findmnt -R FOLDER lists them), "
+		    "open a folder kiln can show (no mount inside it: findmnt -R FOLDER lists "
+		    "them), "
 		    "or set sandbox.workspace.mode to \"none\"");
 		return;
 	}
