@@ -815,6 +815,61 @@ With `kiln-mode''s Flymake on, its diagnostics are refreshed too."
                ""))
     result))
 
+;;;; Doctor
+
+(defcustom kiln-doctor-buffer-name "*kiln-doctor*"
+  "Name of the buffer `kiln-doctor' writes its report in."
+  :type 'string)
+
+(defun kiln--doctor-insert (report)
+  "Insert REPORT, kiln/doctor's result: one aligned line an item, fixes below."
+  (let* ((items (append (plist-get report :items) nil))
+         (w (apply #'max 0 (mapcar (lambda (i) (length (kiln--visible (plist-get i :name))))
+                                   items)))
+         (pad (make-string (+ w 12) ?\s)))
+    (dolist (it items)
+      (let ((status (plist-get it :status)))
+        (insert (kiln--visible (plist-get it :name))
+                (make-string (- w (length (kiln--visible (plist-get it :name)))) ?\s)
+                "  "
+                (propertize (format "%-8s" status)
+                            'face (pcase status
+                                    ("ok" 'success)
+                                    ("degraded" 'warning)
+                                    (_ 'error)))
+                "  " (kiln--visible (plist-get it :value)) "\n")
+        (when (plist-get it :detail)
+          (insert pad (kiln--visible (plist-get it :detail)) "\n"))
+        (when (plist-get it :fix)
+          (insert pad "fix: " (kiln--visible (plist-get it :fix)) "\n"))))
+    (insert (pcase (plist-get report :exitCode)
+              (0 "\nevery promise holds\n")
+              (2 "\nkiln cannot run code on this machine: fix the missing items above\n")
+              (_ "\nkiln runs code, with the degraded items above\n")))))
+
+;;;###autoload
+(defun kiln-doctor ()
+  "Show what kiln can promise on this machine, each degraded item with its fix.
+The report is the server's kiln/doctor (what `kiln doctor' prints): the
+kernel, user namespaces, seccomp, Landlock, the sandbox, the workspace,
+cgroups, Python and its modules, Node and the model endpoint."
+  (interactive)
+  (let* ((report (jsonrpc-request (kiln--connection) :kiln/doctor nil
+                                  :timeout kiln-validate-timeout))
+         (bad (cl-loop for item across (plist-get report :items)
+                       unless (equal (plist-get item :status) "ok")
+                       collect (kiln--visible (plist-get item :name)))))
+    (with-current-buffer (get-buffer-create kiln-doctor-buffer-name)
+      (let ((inhibit-read-only t))
+        (erase-buffer)
+        (kiln--doctor-insert report))
+      (special-mode)
+      (goto-char (point-min)))
+    (display-buffer kiln-doctor-buffer-name)
+    (message "[kiln] doctor: %s"
+             (if bad (concat "not ok: " (mapconcat #'identity bad ", ")) "every promise holds"))
+    report))
+
 ;;;; Line diffs
 
 (defun kiln--split-lines (text)

@@ -1,4 +1,5 @@
-/* cli.h: kiln's subcommands (replay, run, validate, shell, ask, cache). Each takes
+/* cli.h: kiln's subcommands (replay, run, validate, shell, ask, cache,
+ * doctor). Each takes
  * the global options given before its name (`kiln --config F run ...`) and
  * its own argv, with argv[0] the subcommand's name, and returns the process
  * exit code. Its own options win over the global ones. */
@@ -22,6 +23,7 @@ int cli_ask(const struct kiln_options *opts, int argc, char **argv);
 int cli_run(const struct kiln_options *opts, int argc, char **argv);
 int cli_validate(const struct kiln_options *opts, int argc, char **argv);
 int cli_cache(const struct kiln_options *opts, int argc, char **argv);
+int cli_doctor(const struct kiln_options *opts, int argc, char **argv);
 
 /* Write "cmd: msg\n" to stderr, msg with its control characters made
  * visible (core/visible.h): messages carry names, paths and config text

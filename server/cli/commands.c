@@ -5,8 +5,8 @@
 #include "core/util.h"
 
 const struct cli_command cli_commands[] = {
-    {"replay", cli_replay}, {"shell", cli_shell},       {"ask", cli_ask},
-    {"run", cli_run},       {"validate", cli_validate}, {"cache", cli_cache},
+    {"replay", cli_replay},     {"shell", cli_shell}, {"ask", cli_ask},       {"run", cli_run},
+    {"validate", cli_validate}, {"cache", cli_cache}, {"doctor", cli_doctor},
 };
 
 const size_t cli_commands_count = ARRAY_SIZE(cli_commands);

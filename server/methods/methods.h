@@ -27,6 +27,8 @@ int method_snippet_validate(struct rpc_call *call, json_object *params);
 int method_intent_run(struct rpc_call *call, json_object *params);
 int method_intent_approve(struct rpc_call *call, json_object *params);
 int method_intent_model(struct rpc_call *call, json_object *params);
+/* kiln/doctor: what kiln can promise here, with fixes (methods/doctor.c). */
+int method_kiln_doctor(struct rpc_call *call, json_object *params);
 
 /* diagnostics.c */
 int method_text_document_diagnostic(struct rpc_call *call, json_object *params);

@@ -14,6 +14,7 @@ const struct rpc_method kiln_methods[] = {
     {"intent/run", method_intent_run, 0},
     {"intent/approve", method_intent_approve, 0},
     {"intent/model", method_intent_model, 0},
+    {"kiln/doctor", method_kiln_doctor, 0},
     {"session/open", method_session_open, 0},
     {"session/reset", method_session_reset, 0},
     {"session/close", method_session_close, 0},

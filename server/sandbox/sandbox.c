@@ -109,6 +109,7 @@ int sandbox_new(struct loop *loop, json_object *section, struct sandbox **ret_sa
 			return r;
 		}
 		log_debug("sandbox: %s", why);
+		s->cgroup_why = strdup(why);
 		prune_at_start(s);
 	}
 	*ret_sandbox = s;
@@ -141,6 +142,19 @@ bool sandbox_workspace_on(const struct sandbox *s)
 	return s->config.workspace_on;
 }
 
+bool sandbox_cgroup(const struct sandbox *s, unsigned *ret_controllers, const char **ret_why)
+{
+	*ret_controllers = s->base.cgroups ? sbx_cgroup_root_controllers(s->base.cgroups) : 0;
+	*ret_why = s->cgroup_why ? s->cgroup_why : "";
+	return s->base.cgroups != NULL;
+}
+
+int sandbox_job_start(struct sandbox *s, sbx_job_work_fn work, sbx_job_done_fn done,
+                      sbx_job_free_fn free_fn, void *data, struct sbx_job **ret)
+{
+	return sbx_job_start(&s->base, work, done, free_fn, data, ret);
+}
+
 void sandbox_free(struct sandbox *s)
 {
 	if (!s)
@@ -162,6 +176,7 @@ void sandbox_free(struct sandbox *s)
 	sbx_config_release(&s->config);
 	free(s->workspace);
 	free(s->survey_files);
+	free(s->cgroup_why);
 	run_relay_close(s);
 	free(s);
 }

@@ -15,6 +15,8 @@
 
 /* SBX_WORKSPACE, where the box shows the workspace, for the validator. */
 #include "sandbox/box/child.h"
+/* The job callbacks of sandbox_job_start. */
+#include "sandbox/host/job.h"
 
 struct loop;
 struct sandbox;
@@ -45,6 +47,18 @@ int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t
 const char *sandbox_workspace(const struct sandbox *s);
 /* Whether runs are to see a workspace at all (sandbox.workspace.mode). */
 bool sandbox_workspace_on(const struct sandbox *s);
+
+/* The cgroup runs go under, as sandbox_new decided (the "cgroup"
+ * setting): true when there is one, its SBX_CG_* controllers
+ * (host/cgroup.h) in *ret_controllers, and in *ret_why the sentence that
+ * says which directory, or why there is none (borrowed). */
+bool sandbox_cgroup(const struct sandbox *s, unsigned *ret_controllers, const char **ret_why);
+
+/* Blocking work (kiln doctor's probes) on a job thread of the sandbox
+ * (host/job.h): done and free_fn on the loop; cancelled and waited for by
+ * sandbox_free. */
+int sandbox_job_start(struct sandbox *s, sbx_job_work_fn work, sbx_job_done_fn done,
+                      sbx_job_free_fn free_fn, void *data, struct sbx_job **ret);
 
 /* Kill every run still alive (their done callbacks are not called), wait
  * for every pid 1 to be gone and every job thread to end. */

@@ -29,6 +29,9 @@ struct sbx_zygote;
 struct sandbox {
 	/* host/: the loop, the host's facts, jobs, reaping, cgroups. */
 	struct sbx_base base;
+	/* Why the runs' cgroups are what they are (sbx_cgroup_root_open's
+	 * sentence at start), for kiln doctor; NULL without a loop. */
+	char *cgroup_why;
 	/* config.h: the "sandbox" section, resolved. */
 	struct sbx_config config;
 	/* run/: */

@@ -25,7 +25,7 @@ RANKS = {
     "sandbox/sandbox": 8,
     "validate": 9,
     "kiln": 10,
-    "intent": 11,
+    "intent": 11, "doctor": 11,
     "methods": 12,
     "cli": 13,
     "server": 14,

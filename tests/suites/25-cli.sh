@@ -39,7 +39,7 @@ check() { # name, then a command that must succeed
 
 help_lists_commands() {
 	out=$("$kiln" --help) || return 1
-	for c in replay shell ask run validate mcp --config --record --max-message-size; do
+	for c in replay shell ask run validate mcp doctor --config --record --max-message-size; do
 		echo "$out" | grep -q -- "$c" || { echo "--help does not mention $c"; return 1; }
 	done
 }
@@ -461,6 +461,34 @@ bench_table() {
 	[ "$(diff docs/performance.md "$tmp/perf.md" | grep -c '^>')" -eq 2 ] || { diff docs/performance.md "$tmp/perf.md"; return 1; }
 }
 check "bench baseline: the generator writes the run's table rows" bench_table
+
+# kiln doctor (tests/cli/doctor.py): each fact against what the test
+# finds on the host itself, then degraded cases made real; as root also
+# a mount inside the workspace, no user namespaces, and the same facts as
+# nobody.
+doctor_case() { python3 tests/cli/doctor.py --kiln "$kiln" "$1"; }
+doctor_host() { doctor_case host; }
+doctor_text() { doctor_case text; }
+doctor_endpoint_answers() { doctor_case endpoint_answers; }
+doctor_python_missing() { doctor_case python_missing; }
+doctor_control() { doctor_case control; }
+doctor_server() { doctor_case server; }
+doctor_mount_inside() { doctor_case mount_inside; }
+doctor_no_userns() { doctor_case no_userns; }
+doctor_nobody() { doctor_case nobody; }
+check "doctor --json: the host's kernel, Landlock ABI, cgroup version, python3, node and modules; a closed endpoint is degraded with its fix (exit 1)" doctor_host
+check "doctor: aligned ok/degraded/missing lines with fixes" doctor_text
+check "doctor: an endpoint that answers is ok; no key or password printed" doctor_endpoint_answers
+check "doctor: a python that is not installed is missing with its fix" doctor_python_missing
+check "doctor: control characters in a config value are shown visibly" doctor_control
+check "doctor: the server's kiln/doctor gives the CLI's report for its workspace" doctor_server
+if [ "$(id -u)" = 0 ]; then
+	check "doctor: a mount inside the workspace is degraded with findmnt's command" doctor_mount_inside
+	check "doctor: no user namespaces names user.max_user_namespaces, exit 2" doctor_no_userns
+	if command -v setpriv >/dev/null 2>&1; then
+		check "doctor --json as nobody: the same facts" doctor_nobody
+	fi
+fi
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

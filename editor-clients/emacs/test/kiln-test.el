@@ -386,6 +386,24 @@ of the order between streams make the rules ready first."
       (fundamental-mode)
       (should-error (kiln-validate) :type 'user-error))))
 
+;;; Doctor
+
+(ert-deftest kiln-doctor-report-with-fixes ()
+  "`kiln-doctor' shows every item aligned, a closed endpoint degraded with its fix."
+  (kiln-test--with ()
+    (setq kiln-llm-provider "ollama" kiln-llm-url "http://127.0.0.1:9/\e[31mred")
+    (let* ((report (kiln-doctor))
+           (text (with-current-buffer kiln-doctor-buffer-name (buffer-string))))
+      (should (= (length (plist-get report :items)) 11))
+      (dolist (name '("kernel" "user namespaces" "seccomp" "Landlock" "sandbox box" "workspace"
+                      "cgroups" "Python" "Python modules" "Node" "model endpoint"))
+        (should (string-match-p (concat "^" (regexp-quote name) " +\\(ok\\|degraded\\|missing\\) ")
+                                text)))
+      (should (string-match-p "^model endpoint +degraded +ollama http://127.0.0.1:9/\\^\\[\\[31mred" text))
+      (should-not (string-match-p "\e" text))
+      (should (string-match-p "fix: check llm.url" text))
+      (should (kiln-test--said "doctor: not ok: .*model endpoint")))))
+
 ;;; Intents and their review
 
 (ert-deftest kiln-intent-streams-then-reviews ()

@@ -86,6 +86,22 @@ return {
     end
   end },
 
+  { 'health: kiln/doctor items in :checkhealth kiln, a closed endpoint warned with its fix', function()
+    h.setup({ llm = { provider = 'ollama', url = 'http://127.0.0.1:9/\27[31mred' } })
+    h.need('kiln/doctor')
+    vim.cmd('checkhealth kiln')
+    local text = table.concat(h.lines(0), '\n')
+    h.ok(text:find('kiln: this machine (kiln doctor)', 1, true), 'the section in:\n' .. text)
+    for _, name in ipairs({ 'kernel: Linux', 'user namespaces: ', 'seccomp: ', 'Landlock: ', 'sandbox box: ',
+      'cgroups: ', 'Python: ', 'Python modules: ', 'Node: ' }) do
+      h.ok(text:find(name, 1, true), name .. ' in:\n' .. text)
+    end
+    -- The endpoint: a warning whose advice is the fix, its URL's escape shown, not sent.
+    h.ok(text:find('model endpoint: ollama http://127.0.0.1:9/^[[31mred', 1, true), 'endpoint in:\n' .. text)
+    h.ok(not text:find('\27', 1, true), 'no raw escape in:\n' .. text)
+    h.ok(text:find('check llm.url and llm.provider', 1, true), 'the fix in:\n' .. text)
+  end },
+
   { 'doc: doc/kiln.txt is a help file whose tags resolve', function()
     local dir = vim.fn.tempname()
     vim.fn.mkdir(dir .. '/doc', 'p')

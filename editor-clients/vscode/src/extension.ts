@@ -7,6 +7,7 @@ import * as vscode from 'vscode';
 import { Changes } from './changes';
 import { Conversation } from './conversation';
 import { DisplayPanel } from './display';
+import { doctor } from './doctor';
 import { VALIDATED } from './document';
 import { Intents } from './intent';
 import { PROPOSAL_SCHEME, ProposalDocuments, Reviews } from './review';
@@ -153,6 +154,7 @@ export function activate(context: vscode.ExtensionContext): Kiln {
     return false;
   });
   cmd('kiln.applyChanges', () => changes.apply());
+  cmd('kiln.doctor', () => doctor(server, output, notify));
   cmd('kiln.validate', async () => {
     const ed = editorOr();
     return ed ? validator.validate(ed.document, ed.selection) : undefined;

@@ -6,6 +6,15 @@ local config = require('kiln.config')
 
 local M = {}
 
+-- A string from the server (a path, a URL, a config value) with its control
+-- characters shown as ^X, never acted on by the health buffer.
+local function visible(v)
+  return (tostring(v or ''):gsub('%c', function(c)
+    local b = c:byte()
+    return b == 127 and '^?' or ('^' .. string.char(b + 64))
+  end))
+end
+
 -- Through the server (intent/model): the model it would really ask, from
 -- setup{}, its config file and the environment together.
 local function check_model_server(h, client)
@@ -14,10 +23,10 @@ local function check_model_server(h, client)
     h.warn('cannot check the model: ' .. tostring(e.message), { 'check llm in setup{} (:help kiln-option-llm)' })
     return
   end
-  local what = ('%s at %s, model %s'):format(tostring(r.provider), tostring(r.url), tostring(r.model))
+  local what = ('%s at %s, model %s'):format(visible(r.provider), visible(r.url), visible(r.model))
   if not r.reachable then
     local msg = type(r.error) == 'table' and r.error.message or 'no answer'
-    h.warn('the model server does not answer: ' .. what .. ': ' .. tostring(msg),
+    h.warn('the model server does not answer: ' .. what .. ': ' .. visible(msg),
       r.provider == 'ollama' and
       { 'start Ollama: `ollama serve`, then `ollama pull ' .. tostring(r.model) .. '`',
         'or set llm.url in setup{}' } or { 'check llm.url and llm.apiKey (or KILN_API_KEY)' })
@@ -57,6 +66,35 @@ local function check_model(h)
     h.warn(('model server does not answer: %s (%s)'):format(probe, why),
       openai and { 'check llm.url in setup{}' } or
       { 'start Ollama: `ollama serve`, then `ollama pull qwen2.5-coder`', 'or set llm.url in setup{}' })
+  end
+end
+
+-- kiln/doctor: what the server can promise on this machine, item by item
+-- (the report of `kiln doctor`), each with its exact fix.
+local function check_doctor(h, client)
+  local e, r = client.request_sync('kiln/doctor', vim.empty_dict(), 30000)
+  if e or type(r) ~= 'table' or type(r.items) ~= 'table' then
+    h.warn('kiln/doctor gave no report: ' .. visible(e and e.message or vim.inspect(r)))
+    return
+  end
+  for _, it in ipairs(r.items) do
+    local line = visible(it.name) .. ': ' .. visible(it.value)
+    if it.detail then
+      line = line .. ' (' .. visible(it.detail) .. ')'
+    end
+    local advice = it.fix and { visible(it.fix) } or nil
+    if it.status == 'ok' then
+      h.ok(line)
+    elseif it.status == 'degraded' then
+      h.warn(line, advice)
+    else
+      h.error(line, advice)
+    end
+  end
+  if r.exitCode == 0 then
+    h.ok('every promise holds')
+  elseif r.exitCode == 2 then
+    h.error('kiln cannot run code on this machine: fix the missing items above')
   end
 end
 
@@ -124,6 +162,11 @@ function M.check()
         .. 'or an AppArmor profile for kiln')
       h.error('the sandbox does not work here: ' .. why .. (kind and (' [' .. kind .. ']') or ''), advice)
     end
+  end
+
+  if client.supports('kiln/doctor') then
+    h.start('kiln: this machine (kiln doctor)')
+    check_doctor(h, client)
   end
 
   h.start('kiln: model')
