@@ -7,7 +7,7 @@ _kiln() {
 	local cur prev words cword
 	_init_completion -n = || return
 
-	local commands="mcp replay shell ask run validate cache"
+	local commands="mcp replay shell ask run validate cache doctor"
 	local global="--log-level --log-file --record --max-message-size --config --stdio --clientProcessId= --help --version"
 	local langs="python bash javascript py sh js node"
 
@@ -48,6 +48,7 @@ _kiln() {
 	run) opts="--lang --timeout --json --apply --override --config --help" ;;
 	validate) opts="--lang --profile --format --encoding --config --help" ;;
 	replay) opts="--verbose --server --help" ;;
+	doctor) opts="--json --help" ;;
 	cache)
 		[[ $i -eq $((cword - 1)) ]] && COMPREPLY=($(compgen -W "clear path" -- "$cur"))
 		return
@@ -58,6 +59,7 @@ _kiln() {
 	else
 		case $cmd in
 		run | validate | replay) _filedir ;;
+		doctor) _filedir -d ;;
 		esac
 	fi
 } &&
