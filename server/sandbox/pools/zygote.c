@@ -447,7 +447,8 @@ void sbx_zygote_session_idle(struct sandbox *s)
 	if (s->config.warm_boxes && z && z->ready && !z->spare) {
 		z->ask_later = true;
 		loop_timer_stop(s->base.loop, steal_pointer(&z->ask_timer));
-		z->ask_timer = loop_timer_start(s->base.loop, ZYGOTE_SESSION_QUIET_MS, on_ask_timer, s);
+		z->ask_timer =
+		    loop_timer_start(s->base.loop, ZYGOTE_SESSION_QUIET_MS, on_ask_timer, s);
 		/* Without a timer, the next run or session asks (take). */
 	}
 	if (s->zygote_want && !s->zygote && !s->zygote_timer)
