@@ -438,6 +438,101 @@ class SpareSuite(attacks.Suite):
             return "the run after the closed session: %r %r" % (out[:300], reply)
         return None
 
+    def spares(self, srv):
+        """How many children of this server's zygote are named kiln-spare:
+        the spare's pid 1 (until its run comes) and the child cloned
+        ahead after it (zygote.py)."""
+        z = srv.zygote()
+        if not z:
+            return 0
+        return sum(1 for c in descendants(z)
+                   if ppid(c) == z and cmdline(c).rstrip(b"\0") == b"kiln-spare")
+
+    def wait_spares(self, srv, n):
+        deadline = time.time() + READY_WAIT_S
+        while self.spares(srv) < n:
+            if time.time() > deadline:
+                raise AssertionError("the zygote's spare never came")
+            time.sleep(0.05)
+
+    def session_quiet_case(self):
+        """The zygote makes no spare while a session's next cell runs
+        (server/sandbox/pools/zygote.h, sbx_zygote_session_idle): a
+        session opened from the zygote takes its spare, and the next one
+        was asked for right at its first cell's end, so the zygote's
+        clone shared the two CPUs with a cell sent right after (a
+        `print(1)` there took 1.9-6x the built box's). Order of events
+        only: cell B is sent as soon as A's reply is read, and while B
+        runs (it says so, then sleeps), no spare may come; after B it
+        must. An attempt whose B went out later than the quiet time
+        after A proves nothing and is tried again. Then a run and a
+        session that come while the spare is owed come from the zygote
+        (they ask for it at once and wait), not from a box of their own."""
+        def run():
+            srv = self.server()
+            why = None
+            try:
+                if not srv.wait_ready():
+                    raise AssertionError("no run came from the zygote")
+                for attempt in range(5):
+                    self.wait_spares(srv, 2)
+                    sid = srv.request("session/open", {"language": "python"})["result"][
+                        "sessionId"]
+                    out, reply = srv.run(MARK + "a = 1\n", {"sessionId": sid})
+                    if out != "KILN-ZYGOTE 1\n" or "error" in reply:
+                        raise AssertionError("cell A: %r %r" % (out[:300], reply))
+                    mark = len(srv.seen)
+                    t0 = time.monotonic()
+                    rid = srv.send("snippet/run", {
+                        "language": "python", "sessionId": sid, "override": True,
+                        "code": "import time\nprint('go', flush=True)\ntime.sleep(1.5)\n"})
+                    late = time.monotonic() - t0 > 0.05  # the quiet time is 100 ms
+                    # B's first output (the only run under way) says it runs.
+                    while not any(m.get("method") == "run/output" and
+                                  "go" in m["params"].get("text", "")
+                                  for m in srv.seen[mark:]):
+                        if srv.next().get("id") == rid:
+                            raise AssertionError("cell B: %r" % srv.seen[-1])
+                    made = 0
+                    for _ in range(10):
+                        made = max(made, self.spares(srv))
+                        time.sleep(0.1)
+                    reply = srv.until_reply(rid)[-1]
+                    if "error" in reply:
+                        raise AssertionError("cell B: %r" % reply)
+                    if made >= 2 and not late:
+                        raise AssertionError(
+                            "a spare was made while the session's cell B ran")
+                    srv.request("session/close", {"sessionId": sid})
+                    if not late:
+                        break
+                else:
+                    raise AssertionError("cell B never went out at once (5 attempts)")
+                # Owed after cell B: made once no cell started for a while.
+                self.wait_spares(srv, 2)
+                # A session and a run that come while it is owed.
+                sid = srv.request("session/open", {"language": "python"})["result"]["sessionId"]
+                out, reply = srv.run("a = 1\n", {"sessionId": sid})
+                sid2 = srv.request("session/open", {"language": "python"})["result"][
+                    "sessionId"]
+                out, reply = srv.run(MARK + "b = 1\n", {"sessionId": sid2})
+                if out != "KILN-ZYGOTE 1\n" or "error" in reply:
+                    why = "a session opened while the spare was owed: %r %r" % (out[:300], reply)
+                else:
+                    out, reply = srv.run(MARK + "print('C')\n")
+                    if out != "KILN-ZYGOTE 1\nC\n" or "error" in reply:
+                        why = "a run while the spare was owed: %r %r" % (out[:300], reply)
+                for i in (sid, sid2):
+                    srv.request("session/close", {"sessionId": i})
+            except (AssertionError, KeyError) as e:
+                why = "%s (server log: %s)" % (e, srv.log_tail()[-600:])
+            finally:
+                rc = srv.stop()
+            if why is None and rc != 0:
+                why = "the server exited %s: %s" % (rc, srv.log_tail())
+            return why
+        return run
+
     def all_cases(self):
         self.case("spare-round-trip-answered-while-a-run-waits",
                   self.with_server(self.run_waits_case))
@@ -447,6 +542,7 @@ class SpareSuite(attacks.Suite):
         self.case("spare-session-opened-while-it-waits", self.with_server(self.session_case))
         self.case("spare-session-closed-while-it-waits",
                   self.with_server(self.session_close_case))
+        self.case("spare-not-made-while-a-session-cell-runs", self.session_quiet_case())
 
 
 def main():

@@ -28,6 +28,13 @@ struct sbx_zygote {
 	/* The next run's box, asked for ahead (zyg_ask_spare): NULL, or on its
 	 * way (pidfd -1 until its pid 1 reports), or waiting for its run. */
 	struct sbx_box *spare;
+	/* A spare owed since a session's run ended (sbx_zygote_session_idle):
+	 * asked for once no run of a session has started for
+	 * ZYGOTE_SESSION_QUIET_MS (ask_timer; NULL while a session's run is
+	 * under way), or at once by a run or session that comes meanwhile
+	 * (take). zyg_ask_spare clears both. */
+	bool ask_later;
+	struct loop_timer *ask_timer;
 	/* The run that came while the spare was on its way, and waits for
 	 * its pidfd (off the loop's critical path: see struct
 	 * sbx_zygote_wait); NULL. One at a time: another run meanwhile takes

@@ -47,6 +47,9 @@ extern const char sbx_oneshot_runner[], sbx_display_module[];
 #define ZYGOTE_FILE "kiln_zygote.py"
 /* After this many zygotes died or failed, the server stops building them. */
 #define ZYGOTE_MAX_FAILURES 3
+/* After a session's run, the next spare is asked for once no run of a
+ * session has started for this long (sbx_zygote_session_idle). */
+#define ZYGOTE_SESSION_QUIET_MS 100
 /* The hello's and a ready answer's size. */
 #define ZYGOTE_MSG_MAX (64u * 1024)
 
@@ -427,6 +430,38 @@ void sbx_zygote_idle(struct sandbox *s)
 		s->zygote_timer = loop_timer_start(s->base.loop, 10, on_start_timer, s);
 }
 
+/* The spare owed since a session's run ended: no session's run has
+ * started since (sbx_zygote_session_busy stops this timer). */
+static void on_ask_timer(struct loop *loop, void *data)
+{
+	(void)loop;
+	struct sandbox *s = data;
+	if (s->zygote)
+		s->zygote->ask_timer = NULL;
+	zyg_ask_spare(s);
+}
+
+void sbx_zygote_session_idle(struct sandbox *s)
+{
+	struct sbx_zygote *z = s->zygote;
+	if (s->config.warm_boxes && z && z->ready && !z->spare) {
+		z->ask_later = true;
+		loop_timer_stop(s->base.loop, steal_pointer(&z->ask_timer));
+		z->ask_timer =
+		    loop_timer_start(s->base.loop, ZYGOTE_SESSION_QUIET_MS, on_ask_timer, s);
+		/* Without a timer, the next run or session asks (take). */
+	}
+	if (s->zygote_want && !s->zygote && !s->zygote_timer)
+		s->zygote_timer = loop_timer_start(s->base.loop, 10, on_start_timer, s);
+}
+
+void sbx_zygote_session_busy(struct sandbox *s)
+{
+	/* Still owed (ask_later): the run's end arms the timer again. */
+	if (s->zygote)
+		loop_timer_stop(s->base.loop, steal_pointer(&s->zygote->ask_timer));
+}
+
 /* What a run's program (C) runs (zygote.py, "mode"): the code through
  * the one-shot runner, the code as `python3 FILE`, or a session's driver
  * with its channel as stdin. */
@@ -553,13 +588,16 @@ static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *
 		/* With warm boxes on, the spare is made for the next run and
 		 * this one takes the normal path; with them off, nothing was
 		 * made ahead: this run asks for its box now and waits for it
-		 * (zygote_wait.c), as a run that comes before the spare does. */
-		if (s->config.warm_boxes) {
-			zyg_ask_spare(s);
+		 * (zygote_wait.c), as a run that comes before the spare does.
+		 * So does a run that comes while a spare is owed after a
+		 * session's run (sbx_zygote_session_idle): it would have been
+		 * on its way but for that session. */
+		bool owed = z->ask_later;
+		if (!fn || (s->config.warm_boxes && !owed)) {
+			if (s->config.warm_boxes)
+				zyg_ask_spare(s);
 			return -EAGAIN;
 		}
-		if (!fn)
-			return -EAGAIN;
 		zyg_ask_spare(s);
 		/* The ask failed: the zygote is retired. */
 		if (!(z = s->zygote) || !z->spare)

@@ -15,7 +15,8 @@
  * pid 1 (by pidfd), its status socket (READY, FAIL, EXIT as child.h has
  * them), its stdout and stderr pipes (and a session's channel); run.c and
  * session.c watch it as they watch a box they built. The next spare is
- * asked for when a run ends (as a warm box is built). With warm boxes off
+ * asked for when a run ends (as a warm box is built; after a session's
+ * run, once no session's run has started for a while). With warm boxes off
  * (sandbox.warmBoxes), nothing is made ahead: no spare waits, and a run
  * asks for its box when it comes and waits for it (-EINPROGRESS). See
  * docs/sandbox.md, "The zygote", and docs/security.md.
@@ -99,6 +100,20 @@ int sbx_zygote_send_hide(struct sbx_box *b, int hide_fd);
  * unless another run starts (as a warm box is built), or ask the zygote
  * for the next run's spare (with warm boxes on). */
 void sbx_zygote_idle(struct sandbox *s);
+
+/* A session's run has ended: as sbx_zygote_idle, but the next spare is
+ * asked for only once no run of a session has started for a while
+ * (ZYGOTE_SESSION_QUIET_MS), or at once when a run or a session needs
+ * it (which then waits for it, as with warm boxes off). A session does
+ * not take the spare for its next cell, which often comes at once; the
+ * zygote's clone of the spare (its pid 1's namespaces and mounts, the
+ * program's process and lockdown: 10-20 ms of CPU) would share the CPUs
+ * with that cell. */
+void sbx_zygote_session_idle(struct sandbox *s);
+
+/* A session's run starts: the spare owed (sbx_zygote_session_idle) is
+ * not asked for while it runs; its end arms the wait again. */
+void sbx_zygote_session_busy(struct sandbox *s);
 
 /* Drop the zygote: its box is killed (sandbox_free). */
 void sbx_zygote_free(struct sandbox *s);

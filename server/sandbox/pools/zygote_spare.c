@@ -140,6 +140,9 @@ static int spare_cgroup(struct sandbox *s, struct sbx_box *b)
 void zyg_drop_spare(struct sandbox *s, struct sbx_zygote *z)
 {
 	struct sbx_box *b = z->spare;
+	/* No spare is owed any more either. */
+	z->ask_later = false;
+	loop_timer_stop(s->base.loop, steal_pointer(&z->ask_timer));
 	/* A run waiting for it takes the normal path. */
 	zyg_wait_fail(s, z, -ECANCELED);
 	if (!b)
@@ -246,6 +249,11 @@ static void on_spare_dead(struct loop *loop, int fd, unsigned events, void *data
 void zyg_ask_spare(struct sandbox *s)
 {
 	struct sbx_zygote *z = s->zygote;
+	if (z) {
+		/* Asked for now: a spare owed after a session's run is this one. */
+		z->ask_later = false;
+		loop_timer_stop(s->base.loop, steal_pointer(&z->ask_timer));
+	}
 	if (!z || !z->ready || z->spare)
 		return;
 	struct sbx_box *b = calloc(1, sizeof(*b));

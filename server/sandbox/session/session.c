@@ -383,6 +383,8 @@ static int send_run(struct sbx_session *ss, struct run *run, json_object *req)
 		loop_timer_stop(ss->loop, ss->idle_timer);
 		ss->idle_timer = NULL;
 	}
+	/* Nothing made ahead for other runs while this one runs. */
+	sbx_zygote_session_busy(ss->sbx);
 	ss->run = run;
 	ss->started = ss->interrupt_wanted = false;
 	if (!ss->check_frame)

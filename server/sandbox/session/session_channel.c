@@ -151,8 +151,10 @@ static void run_done_frame(struct sbx_session *ss, json_object *msg)
 	/* Last: done may start the next run in this session. */
 	struct sandbox *s = ss->sbx;
 	run_session_end(run, &e);
-	/* A zygote a session asked for is built once the server is idle. */
-	sbx_zygote_idle(s);
+	/* A zygote a session asked for is built once the server is idle;
+	 * the next spare, once the session's next run did not come at once
+	 * (it would share the CPUs with the zygote's clone). */
+	sbx_zygote_session_idle(s);
 }
 
 /* One frame from the driver; false when it broke the protocol (why set). */
