@@ -186,6 +186,8 @@ void run_free(struct run *run)
 	sbx_plan_free(run->qplan);
 	free(run->qlayout);
 	free(run->qcode);
+	if (run->list_ready && run->held_list >= 0)
+		close(run->held_list);
 	if (run->holds_slot) {
 		run->sbx->active--;
 		queue_kick(run->sbx);
