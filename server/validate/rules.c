@@ -16,6 +16,7 @@
 #include "core/util.h"
 #include "core/visible.h"
 #include "core/buf.h"
+#include "validate/query_analysis.h"
 
 /* More findings than this in one snippet help nobody, and bound the work
  * an adversarial snippet can cause. */
@@ -236,6 +237,18 @@ static struct val_gate pattern_gate(const struct val_ruleset *rs, uint32_t i)
 	return (struct val_gate){.slot = -1};
 }
 
+const struct val_query_analysis *val_query_analysis_of(const char *lang, const char *src,
+                                                       size_t len)
+{
+	for (unsigned i = 0; i < val_query_analyses_count; i++) {
+		const struct val_query_analysis *qa = &val_query_analyses[i];
+		if (strcmp(qa->lang, lang) == 0 && qa->source_len == len &&
+		    qa->source_hash == val_query_hash(src, len))
+			return qa;
+	}
+	return NULL;
+}
+
 static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, char *detail,
                       size_t dsz)
 {
@@ -250,7 +263,10 @@ static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, cha
 	}
 	uint32_t off = 0;
 	TSQueryError err = TSQueryErrorNone;
-	rs->query = ts_query_new(rs->lang->ts(), src, (uint32_t)len, &off, &err);
+	const struct val_query_analysis *qa = dir ? NULL : val_query_analysis_of(rs->lang->name, src, len);
+	rs->query = qa ? ts_query_new_analyzed(rs->lang->ts(), src, (uint32_t)len, qa->bits,
+	                                       qa->nbits, &off, &err)
+	               : ts_query_new(rs->lang->ts(), src, (uint32_t)len, &off, &err);
 	if (!rs->query) {
 		uint32_t line = 1;
 		for (uint32_t i = 0; i < off && i < len; i++)
