@@ -186,8 +186,6 @@ void run_free(struct run *run)
 	sbx_plan_free(run->qplan);
 	free(run->qlayout);
 	free(run->qcode);
-	if (run->list_ready && run->held_list >= 0)
-		close(run->held_list);
 	if (run->holds_slot) {
 		run->sbx->active--;
 		queue_kick(run->sbx);
@@ -195,6 +193,9 @@ void run_free(struct run *run)
 	/* A collection under way stops at its next chunk; its thread cleans
 	 * up after itself. */
 	sbx_job_cancel(run->job);
+	/* A held run's list of what to hide, never sent. */
+	if (run->list_ready && run->held_list >= 0)
+		close(run->held_list);
 	struct loop_timer **timers[] = {&run->wall_timer, &run->grace_timer, &run->flush_timer,
 	                                &run->start_timer};
 	for (size_t i = 0; i < ARRAY_SIZE(timers); i++)
