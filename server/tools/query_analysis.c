@@ -95,8 +95,10 @@ int main(int argc, char **argv)
 		TSQueryError err = TSQueryErrorNone;
 		TSQuery *q = ts_query_new(lang, src, (uint32_t)len, &off, &err);
 		if (!q) {
-			fprintf(stderr, "query_analysis: %s: the query does not compile at byte %u "
-			        "(tree-sitter error %d)\n", eq + 1, off, (int)err);
+			fprintf(stderr,
+			        "query_analysis: %s: the query does not compile at byte %u "
+			        "(tree-sitter error %d)\n",
+			        eq + 1, off, (int)err);
 			return 1;
 		}
 		uint32_t steps = ts_query_step_analysis(q, NULL, 0);

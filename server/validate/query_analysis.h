@@ -26,10 +26,9 @@ extern const unsigned val_query_analyses_count;
  * a query's analysis, one byte a step (returns the step count; at most cap
  * written), and a query made with an analysis given instead of run. */
 uint32_t ts_query_step_analysis(const TSQuery *self, uint8_t *out, uint32_t cap);
-TSQuery *ts_query_new_analyzed(const TSLanguage *language, const char *source,
-                               uint32_t source_len, const uint8_t *analysis,
-                               uint32_t analysis_len, uint32_t *error_offset,
-                               TSQueryError *error_type);
+TSQuery *ts_query_new_analyzed(const TSLanguage *language, const char *source, uint32_t source_len,
+                               const uint8_t *analysis, uint32_t analysis_len,
+                               uint32_t *error_offset, TSQueryError *error_type);
 
 /* The build's analysis of lang's embedded query when src (len bytes) is
  * its text, else NULL (rules.c). */

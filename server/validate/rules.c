@@ -263,7 +263,8 @@ static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, cha
 	}
 	uint32_t off = 0;
 	TSQueryError err = TSQueryErrorNone;
-	const struct val_query_analysis *qa = dir ? NULL : val_query_analysis_of(rs->lang->name, src, len);
+	const struct val_query_analysis *qa =
+	    dir ? NULL : val_query_analysis_of(rs->lang->name, src, len);
 	rs->query = qa ? ts_query_new_analyzed(rs->lang->ts(), src, (uint32_t)len, qa->bits,
 	                                       qa->nbits, &off, &err)
 	               : ts_query_new(rs->lang->ts(), src, (uint32_t)len, &off, &err);

@@ -161,8 +161,8 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
  * wall clock and durationMs start at run_release. A held run the caller
  * will not run is ended with run_cancel. */
 int run_start_held(struct sandbox *s, const struct run_sink *sink, void *sink_data,
-                   const char *language, const char *code, json_object *limits,
-                   run_done_fn done, void *data, struct run **ret_run);
+                   const char *language, const char *code, json_object *limits, run_done_fn done,
+                   void *data, struct run **ret_run);
 
 /* The code of a held run may run: GO now, or as soon as the box's list
  * of what to hide is made. Nothing for a run that is not held. */

@@ -342,8 +342,8 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 }
 
 int run_start_held(struct sandbox *s, const struct run_sink *sink, void *sink_data,
-                   const char *language, const char *code, json_object *limits,
-                   run_done_fn done, void *data, struct run **ret_run)
+                   const char *language, const char *code, json_object *limits, run_done_fn done,
+                   void *data, struct run **ret_run)
 {
 	return start(s, sink, sink_data, language, code, limits, true, done, data, ret_run);
 }
