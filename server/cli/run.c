@@ -1,7 +1,8 @@
 /* run.c: `kiln run [--lang L] [--timeout S] [--json] [--apply] [--override]
  * FILE|-`: judge code with the validator as snippet/run does (the same
  * check and the same rule, methods/check.h: deny refuses, warn is shown),
- * then run it in the same sandbox, printing its output as it comes and
+ * its box built meanwhile and sent the code only after the verdict
+ * (run_start_held), then run it in the same sandbox, printing its output as it comes and
  * exiting with its status (128+N for signal N, 123 when its output reached
  * the output limit, 124 when the wall clock ended it, 125 when the sandbox
  * could not be built, 126 when the validator denied it). A file's language
