@@ -982,6 +982,49 @@ START_TEST(query_analysis_is_the_runtime_s)
 }
 END_TEST
 
+/* An embedded file's regexes are compiled at their first use (rules.c), a
+ * rules folder's at its load: the repository's own rule files as a folder
+ * load (every regex of the embedded text compiles), and a folder with a
+ * bad regex in a pattern no check would reach is refused when the config
+ * is applied, not at a check. Run from the repository's root (10-unit). */
+START_TEST(rules_folder_regexes_compiled_at_load)
+{
+	struct validator *v = make("{\"python\": false, \"rulesDir\": \"server/validate/rules\"}");
+	val_free(v);
+	char dir[] = "/tmp/kiln-test-rules.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	static const char *const files[] = {"python.scm",    "python.json",    "bash.scm",
+	                                    "bash.json",     "javascript.scm", "javascript.json",
+	                                    "profiles.json", "text.json"};
+	char path[512];
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char *src = NULL;
+		size_t len = 0;
+		ck_assert_int_eq(val_rule_file_read(NULL, files[i], &src, &len), 0);
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(src, 1, len, f), len);
+		if (strcmp(files[i], "bash.scm") == 0)
+			fputs("\n((heredoc_end) @SH-REACH-ARITH (#match? @SH-REACH-ARITH \"(\"))\n",
+			      f);
+		ck_assert_int_eq(fclose(f), 0);
+		free(src);
+	}
+	char cfg[256];
+	snprintf(cfg, sizeof(cfg), "{\"python\": false, \"rulesDir\": \"%s\"}", dir);
+	json_object *c = json_tokener_parse(cfg);
+	struct validator *bad = NULL;
+	ck_assert_int_eq(val_new(c, &bad), -EINVAL);
+	json_object_put(c);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(bad_config_and_arguments)
 {
 	static const char *const bad[] = {
@@ -1055,6 +1098,7 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, bad_config_and_arguments);
 	tcase_add_test(tc, matchers_agree);
 	tcase_add_test(tc, query_analysis_is_the_runtime_s);
+	tcase_add_test(tc, rules_folder_regexes_compiled_at_load);
 	suite_add_tcase(s, tc);
 	return s;
 }
