@@ -25,6 +25,7 @@ static const struct {
     {"javascript", tree_sitter_javascript},
 };
 
+/* FILE's bytes, NUL-terminated, or NULL (errno set). */
 static char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -34,14 +35,12 @@ static char *slurp(const char *path, size_t *len)
 	char *buf = malloc(cap + 1);
 	while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
 		n += r;
-		if (n == cap) {
-			char *b = realloc(buf, (cap *= 2) + 1);
-			if (!b) {
-				free(buf);
-				buf = NULL;
-			}
-			buf = b;
-		}
+		if (n < cap)
+			continue;
+		char *bigger = realloc(buf, (cap *= 2) + 1);
+		if (!bigger)
+			free(buf);
+		buf = bigger;
 	}
 	fclose(f);
 	if (buf) {
