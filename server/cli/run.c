@@ -1,7 +1,8 @@
 /* run.c: `kiln run [--lang L] [--timeout S] [--json] [--apply] [--override]
  * FILE|-`: judge code with the validator as snippet/run does (the same
  * check and the same rule, methods/check.h: deny refuses, warn is shown),
- * then run it in the same sandbox, printing its output as it comes and
+ * its box built meanwhile and sent the code only after the verdict
+ * (run_start_held), then run it in the same sandbox, printing its output as it comes and
  * exiting with its status (128+N for signal N, 123 when its output reached
  * the output limit, 124 when the wall clock ended it, 125 when the sandbox
  * could not be built, 126 when the validator denied it). A file's language
@@ -247,6 +248,12 @@ static void on_checked(void *data, int r, struct val_report *rep, const char *co
 		val_report_release(rep);
 	if (diags)
 		cli_print_diagnostics(stderr, cr->path, diags);
+	/* The box was built while the code was judged (run_start_held):
+	 * code that may not run is never sent to it. */
+	if (gate == CHECK_FAILED || gate == CHECK_DENIED) {
+		run_cancel(cr->run);
+		cr->run = NULL;
+	}
 	switch (gate) {
 	case CHECK_FAILED:
 		fputs("kiln run: not run: ", stderr);
@@ -280,14 +287,9 @@ static void on_checked(void *data, int r, struct val_report *rep, const char *co
 		cr->code = EXIT_DENIED;
 		goto stop;
 	}
-	/* cr->text, not code: a big file's code is the validator's copy,
-	 * gone once this returns. */
-	r = run_start(cr->k->sandbox, &sink, cr, cr->lang, cr->text, cr->limits, on_done, cr,
-	              &cr->run);
-	if (r >= 0)
-		return;
-	fprintf(stderr, "kiln run: %s\n", strerror(-r));
-	cr->code = EXIT_NOSANDBOX;
+	/* The run holds cr->text, the code judged here. */
+	run_release(cr->run);
+	return;
 stop:
 	loop_stop(cr->k->loop, 0);
 }
@@ -474,6 +476,15 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		json_object_object_add(cr.limits, "wallMs",
 		                       json_object_new_int64((int64_t)(timeout * 1000 + 0.5)));
 	}
+	/* The box is built now, while the validator starts and judges the
+	 * code (its rules' compile is most of a cold run's time); the code
+	 * reaches the box only once the verdict lets it run (on_checked's
+	 * run_release). */
+	if ((r = run_start_held(k.sandbox, &sink, &cr, cr.lang, cr.text, cr.limits, on_done, &cr,
+	                        &cr.run)) < 0) {
+		fprintf(stderr, "kiln run: %s\n", strerror(-r));
+		goto out;
+	}
 	/* The validator starts after the sandbox, as in the server: the
 	 * sandbox's helpers are forked before any thread. */
 	/* The code runs right after its check, under its own interpreter,
@@ -506,11 +517,17 @@ int cli_run(const struct kiln_options *global, int argc, char **argv)
 		cli_error("kiln run: not run", detail);
 		goto out;
 	}
-	/* A small file was judged already (the run started, or not); a big
-	 * one is judged on the validator's thread while the loop waits. */
+	/* A small file was judged already (the run released, or not); a big
+	 * one is judged on the validator's thread while the loop waits. The
+	 * validator, done with, is freed while the program runs. */
+	if (!cr.job) {
+		val_free(k.validator);
+		k.validator = NULL;
+	}
 	if (cr.run || cr.job)
 		loop_run(k.loop);
 out:
+	run_cancel(cr.run);
 	json_object_put(cr.limits);
 	val_free(k.validator);
 	sandbox_free(k.sandbox);

@@ -130,7 +130,9 @@ struct val_pred {
 	size_t nstrs;
 	regex_t re;
 	regex_t re2;
-	int nre;
+	/* Its regexes (strs[0], strs[1]): want_re of them, nre compiled so
+	 * far (an embedded file's at their first use, rules.c). */
+	int nre, want_re;
 	/* What a match of re can start with (re_prefix.c). */
 	struct val_re_prefix re_prefix;
 };
@@ -217,6 +219,10 @@ struct val_ruleset {
 	 * whether any is left to tree-sitter's cursor. */
 	struct val_matcher *matcher;
 	bool ts_rest;
+	/* From the embedded files: each predicate's regexes are compiled at
+	 * their first use (a rules folder's at its load, where a bad one is
+	 * reported). */
+	bool lazy_re;
 	struct val_rule *rules;
 	size_t nrules;
 	int *cap_rule; /* per capture id: index into rules, or -1 for helpers */

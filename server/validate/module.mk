@@ -20,7 +20,7 @@ MODULE_DEPS += $(VAL_STAMP)
 # its table lookups inline into the parse loop).
 MODULE_OBJS += grammars/runtime/lib.o \
                $(foreach g,$(VAL_GRAMMARS),grammars/$(g)/parser.o grammars/$(g)/scanner.o) \
-               gen/validate/rules_embed.o
+               gen/validate/rules_embed.o gen/validate/query_analysis.o
 
 # The validator's objects include the fetched api.h, which -MMD does not
 # list (-isystem): rebuild them when the pinned sources change.
@@ -34,6 +34,19 @@ $(VAL_STAMP): $(VAL_LOCK) server/validate/fetch-grammars.sh $(wildcard server/va
 $(VAL_EMBED_C): $(VAL_RULE_SRCS) server/validate/embed-rules.sh
 	@mkdir -p $(dir $@)
 	@sh server/validate/embed-rules.sh $@ $(VAL_RULE_SRCS)
+
+# tree-sitter's pattern analysis of each embedded query, made at build time
+# by a generator linked with the release runtime and grammars
+# (validate/query_analysis.h): a query from an embedded file skips it.
+VAL_QA_C    := $(BUILD)/gen/validate/query_analysis.c
+VAL_QA_TOOL := $(BUILD)/tools/query_analysis
+$(VAL_QA_TOOL): server/tools/query_analysis.c $(BUILD)/grammars/runtime/lib.o \
+		$(foreach g,$(VAL_GRAMMARS),$(BUILD)/grammars/$(g)/parser.o $(BUILD)/grammars/$(g)/scanner.o)
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT_CFLAGS) $(ALL_CFLAGS) -o $@ $^
+$(VAL_QA_C): $(VAL_QA_TOOL) $(foreach g,$(VAL_GRAMMARS),server/validate/rules/$(g).scm)
+	@mkdir -p $(dir $@)
+	$(VAL_QA_TOOL) $@ $(foreach g,$(VAL_GRAMMARS),$(g)=server/validate/rules/$(g).scm)
 
 # The runtime and the generated grammar code are not ours: build them
 # without our warning set, and in the release build without assert()s

@@ -16,11 +16,28 @@
 #include "core/util.h"
 #include "core/visible.h"
 #include "core/buf.h"
+#include "validate/query_analysis.h"
 
 /* More findings than this in one snippet help nobody, and bound the work
  * an adversarial snippet can cause. */
 #define MAX_FINDINGS 200
 #define MATCH_LIMIT  4096
+
+/* Compile p's regexes not compiled yet: at the load for a rules folder,
+ * at the predicate's first use for the embedded files (their compile was
+ * a tenth of a cold `kiln run`'s CPU, and a check asks few of them;
+ * test_validate compiles every embedded one). -EINVAL when one does not
+ * compile. */
+static int pred_regexes(struct val_pred *p)
+{
+	while (p->nre < p->want_re) {
+		regex_t *re = p->nre == 0 ? &p->re : &p->re2;
+		if (regcomp(re, p->strs[p->nre], REG_EXTENDED | REG_NOSUB) != 0)
+			return -EINVAL;
+		p->nre++;
+	}
+	return 0;
+}
 
 static void pred_release(struct val_pred *p)
 {
@@ -176,17 +193,18 @@ static int compile_pred(struct val_ruleset *rs, const TSQueryPredicateStep *step
 			return -ENOMEM;
 		p->nstrs++;
 	}
-	for (int i = 0; i < pred_defs[k].nre; i++) {
-		regex_t *re = i == 0 ? &p->re : &p->re2;
-		if ((size_t)i >= p->nstrs ||
-		    regcomp(re, p->strs[i], REG_EXTENDED | REG_NOSUB) != 0) {
-			snprintf(detail, dsz, "%s.scm: #%s has a bad regular expression",
-			         rs->lang->name, pname);
-			return -EINVAL;
-		}
-		if (i == 0)
-			val_re_prefix(p->strs[0], &p->re_prefix);
-		p->nre++;
+	if ((size_t)pred_defs[k].nre > p->nstrs) {
+		snprintf(detail, dsz, "%s.scm: #%s has a bad regular expression", rs->lang->name,
+		         pname);
+		return -EINVAL;
+	}
+	p->want_re = pred_defs[k].nre;
+	if (p->want_re > 0)
+		val_re_prefix(p->strs[0], &p->re_prefix);
+	if (!rs->lazy_re && pred_regexes(p) < 0) {
+		snprintf(detail, dsz, "%s.scm: #%s has a bad regular expression", rs->lang->name,
+		         pname);
+		return -EINVAL;
 	}
 	return 0;
 }
@@ -236,6 +254,18 @@ static struct val_gate pattern_gate(const struct val_ruleset *rs, uint32_t i)
 	return (struct val_gate){.slot = -1};
 }
 
+const struct val_query_analysis *val_query_analysis_of(const char *lang, const char *src,
+                                                       size_t len)
+{
+	for (unsigned i = 0; i < val_query_analyses_count; i++) {
+		const struct val_query_analysis *qa = &val_query_analyses[i];
+		if (strcmp(qa->lang, lang) == 0 && qa->source_len == len &&
+		    qa->source_hash == val_query_hash(src, len))
+			return qa;
+	}
+	return NULL;
+}
+
 static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, char *detail,
                       size_t dsz)
 {
@@ -248,9 +278,14 @@ static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, cha
 		snprintf(detail, dsz, "cannot read rule queries %s: %s", name, strerror(-r));
 		return r;
 	}
+	rs->lazy_re = !dir;
 	uint32_t off = 0;
 	TSQueryError err = TSQueryErrorNone;
-	rs->query = ts_query_new(rs->lang->ts(), src, (uint32_t)len, &off, &err);
+	const struct val_query_analysis *qa =
+	    dir ? NULL : val_query_analysis_of(rs->lang->name, src, len);
+	rs->query = qa ? ts_query_new_analyzed(rs->lang->ts(), src, (uint32_t)len, qa->bits,
+	                                       qa->nbits, &off, &err)
+	               : ts_query_new(rs->lang->ts(), src, (uint32_t)len, &off, &err);
 	if (!rs->query) {
 		uint32_t line = 1;
 		for (uint32_t i = 0; i < off && i < len; i++)
@@ -299,8 +334,11 @@ static int load_query(struct val_ruleset *rs, const char *dir, bool ts_only, cha
 				continue;
 			r = compile_pred(rs, steps + start, s - start, &pat->preds[pat->npreds],
 			                 detail, dsz);
-			if (r < 0)
+			if (r < 0) {
+				/* Not counted yet: what it holds goes now. */
+				pred_release(&pat->preds[pat->npreds]);
 				return r;
+			}
 			pat->npreds++;
 			start = s + 1;
 		}
@@ -725,9 +763,19 @@ static int take_match(void *data, const TSQueryMatch *m)
 	if (rule < 0 || st->sev[rule] == VAL_SEV_OFF)
 		return 0;
 	const struct val_rule *ru = &rs->rules[rule];
-	for (size_t i = 0; i < pat->npreds; i++)
-		if (!pred_holds(d, &pat->preds[i], m))
+	for (size_t i = 0; i < pat->npreds; i++) {
+		/* The one change to a ruleset after its load: an embedded
+		 * file's regexes, compiled at their first use. A ruleset is
+		 * its validator's, used by one thread at a time. A regex
+		 * that cannot be compiled fails the check (nothing is
+		 * allowed on a predicate not asked). */
+		struct val_pred *p = (struct val_pred *)&pat->preds[i];
+		int rr = pred_regexes(p);
+		if (rr < 0)
+			return rr;
+		if (!pred_holds(d, p, m))
 			return 0;
+	}
 	uint32_t s = ts_node_start_byte(at), e = ts_node_end_byte(at);
 	for (size_t i = 0; i < st->nfound; i++)
 		if (st->found[i].rule == (size_t)rule && st->found[i].start == s &&

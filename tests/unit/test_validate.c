@@ -10,7 +10,10 @@
 
 #include "core/json.h"
 #include "core/loop.h"
+#include "core/util.h"
 #include "unit.h"
+#include "validate/internal.h"
+#include "validate/query_analysis.h"
 
 static struct validator *make(const char *config_json)
 {
@@ -937,6 +940,94 @@ START_TEST(matchers_agree)
 }
 END_TEST
 
+/* The build's analysis of each embedded query (query_analysis.h), which
+ * kiln's queries use instead of tree-sitter's own at every compile, is the
+ * one tree-sitter makes of that text now, bit for bit, and every
+ * language's embedded query has one. */
+START_TEST(query_analysis_is_the_runtime_s)
+{
+	static const char *const langs[] = {"python", "bash", "javascript"};
+	ck_assert_uint_eq(val_query_analyses_count, ARRAY_SIZE(langs));
+	for (size_t i = 0; i < ARRAY_SIZE(langs); i++) {
+		const struct val_lang *l = val_lang_find(langs[i]);
+		ck_assert_ptr_nonnull(l);
+		char name[64], *src = NULL;
+		size_t len = 0;
+		snprintf(name, sizeof(name), "%s.scm", langs[i]);
+		ck_assert_int_eq(val_rule_file_read(NULL, name, &src, &len), 0);
+		const struct val_query_analysis *qa = val_query_analysis_of(langs[i], src, len);
+		ck_assert_msg(qa != NULL, "%s: no analysis of the embedded query", langs[i]);
+		uint32_t off = 0;
+		TSQueryError err = TSQueryErrorNone;
+		TSQuery *q = ts_query_new(l->ts(), src, (uint32_t)len, &off, &err);
+		ck_assert_ptr_nonnull(q);
+		uint32_t n = ts_query_step_analysis(q, NULL, 0);
+		ck_assert_uint_eq(n, qa->nbits);
+		uint8_t *bits = malloc(n);
+		ck_assert_ptr_nonnull(bits);
+		ts_query_step_analysis(q, bits, n);
+		for (uint32_t s = 0; s < n; s++)
+			ck_assert_msg(bits[s] == qa->bits[s], "%s: step %u: built %u, runtime %u",
+			              langs[i], s, qa->bits[s], bits[s]);
+		/* Given back, the bits are what the query holds. */
+		TSQuery *given = ts_query_new_analyzed(l->ts(), src, (uint32_t)len, qa->bits,
+		                                       qa->nbits, &off, &err);
+		ck_assert_ptr_nonnull(given);
+		ts_query_step_analysis(given, bits, n);
+		ck_assert_int_eq(memcmp(bits, qa->bits, n), 0);
+		/* Another text is not the analysed one. */
+		ck_assert_ptr_null(val_query_analysis_of(langs[i], src, len - 1));
+		ts_query_delete(given);
+		ts_query_delete(q);
+		free(bits);
+		free(src);
+	}
+}
+END_TEST
+
+/* An embedded file's regexes are compiled at their first use (rules.c), a
+ * rules folder's at its load: the repository's own rule files as a folder
+ * load (every regex of the embedded text compiles), and a folder with a
+ * bad regex in a pattern no check would reach is refused when the config
+ * is applied, not at a check. Run from the repository's root (10-unit). */
+START_TEST(rules_folder_regexes_compiled_at_load)
+{
+	struct validator *v = make("{\"python\": false, \"rulesDir\": \"server/validate/rules\"}");
+	val_free(v);
+	char dir[] = "/tmp/kiln-test-rules.XXXXXX";
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	static const char *const files[] = {"python.scm",    "python.json",    "bash.scm",
+	                                    "bash.json",     "javascript.scm", "javascript.json",
+	                                    "profiles.json", "text.json"};
+	char path[512];
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		char *src = NULL;
+		size_t len = 0;
+		ck_assert_int_eq(val_rule_file_read(NULL, files[i], &src, &len), 0);
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		FILE *f = fopen(path, "w");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(src, 1, len, f), len);
+		if (strcmp(files[i], "bash.scm") == 0)
+			fputs("\n((heredoc_end) @SH-REACH-ARITH (#match? @SH-REACH-ARITH \"(\"))\n",
+			      f);
+		ck_assert_int_eq(fclose(f), 0);
+		free(src);
+	}
+	char cfg[256];
+	snprintf(cfg, sizeof(cfg), "{\"python\": false, \"rulesDir\": \"%s\"}", dir);
+	json_object *c = json_tokener_parse(cfg);
+	struct validator *bad = NULL;
+	ck_assert_int_eq(val_new(c, &bad), -EINVAL);
+	json_object_put(c);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+END_TEST
+
 START_TEST(bad_config_and_arguments)
 {
 	static const char *const bad[] = {
@@ -1009,6 +1100,8 @@ static Suite *make_suite(void)
 	tcase_add_test(tc, stopped_check_leaves_no_answer);
 	tcase_add_test(tc, bad_config_and_arguments);
 	tcase_add_test(tc, matchers_agree);
+	tcase_add_test(tc, query_analysis_is_the_runtime_s);
+	tcase_add_test(tc, rules_folder_regexes_compiled_at_load);
 	suite_add_tcase(s, tc);
 	return s;
 }

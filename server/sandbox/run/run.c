@@ -193,6 +193,9 @@ void run_free(struct run *run)
 	/* A collection under way stops at its next chunk; its thread cleans
 	 * up after itself. */
 	sbx_job_cancel(run->job);
+	/* A held run's list of what to hide, never sent. */
+	if (run->list_ready && run->held_list >= 0)
+		close(run->held_list);
 	struct loop_timer **timers[] = {&run->wall_timer, &run->grace_timer, &run->flush_timer,
 	                                &run->start_timer};
 	for (size_t i = 0; i < ARRAY_SIZE(timers); i++)

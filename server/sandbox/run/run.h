@@ -153,6 +153,21 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
               const char *code, json_object *limits, run_done_fn done, void *data,
               struct run **ret_run);
 
+/* As run_start, but pid 1 gets no GO until run_release: the box is
+ * built (with the workspace, the list of what to hide made too) while
+ * the caller still judges the code (kiln run checks it meanwhile), and
+ * the code reaches the box only with GO. Never from the zygote, whose
+ * spare takes the code at once: a held run takes the normal path. Its
+ * wall clock and durationMs start at run_release. A held run the caller
+ * will not run is ended with run_cancel. */
+int run_start_held(struct sandbox *s, const struct run_sink *sink, void *sink_data,
+                   const char *language, const char *code, json_object *limits, run_done_fn done,
+                   void *data, struct run **ret_run);
+
+/* The code of a held run may run: GO now, or as soon as the box's list
+ * of what to hide is made. Nothing for a run that is not held. */
+void run_release(struct run *run);
+
 /* Kill the run now; done is NOT called afterwards. Every process of the
  * box is dead when this returns. */
 void run_cancel(struct run *run);

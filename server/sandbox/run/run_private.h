@@ -107,6 +107,11 @@ struct run {
 	 * hide (hide.h), holding qplan and qcode; why that failed. */
 	struct sbx_hide_req *hide_req;
 	char hide_why[512];
+	/* Started held (run_start_held): no GO until run_release, qplan
+	 * and qcode kept until then; a list of what to hide that came
+	 * first is kept too (list_ready: held_list, or -1 with hide_why). */
+	bool held, list_ready;
+	int held_list;
 	char *workspace; /* the host folder its box shows, or NULL */
 	bool timed_out, truncated, killing;
 	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */

@@ -91,25 +91,46 @@ static void go_failed(struct run *run, int step, int r)
 	run_signal_box(run, SIGKILL);
 }
 
-/* The list of what to hide in the workspace is ready (hide.h): GO, with
- * the plan and code launch kept. */
-static void on_hide_list(void *data, int fd, const char *why)
+/* GO with the list of what to hide (fd, owned; < 0: it could not be
+ * made, hide_why says why), the plan and code launch kept. */
+static void go_with_list(struct run *run, int fd)
 {
-	struct run *run = data;
-	run->hide_req = NULL;
 	struct sbx_plan_owned *po = steal_pointer(&run->qplan);
 	_cleanup_free_ char *code = steal_pointer(&run->qcode);
 	int r = fd;
-	if (fd < 0)
-		snprintf(run->hide_why, sizeof(run->hide_why), "%s", why);
-	else if ((r = run->from_zygote ? sbx_zygote_send_hide(&run->box, fd)
-	                               : send_go(run, po, code, fd)) < 0)
+	if (fd >= 0 && (r = run->from_zygote ? sbx_zygote_send_hide(&run->box, fd)
+	                                     : send_go(run, po, code, fd)) < 0)
 		run->hide_why[0] = '\0';
 	if (fd >= 0)
 		close(fd);
 	sbx_plan_free(po);
 	if (r < 0)
 		go_failed(run, fd < 0 ? SBX_STEP_HIDE : SBX_STEP_CODE, r);
+}
+
+/* The list of what to hide in the workspace is ready (hide.h): GO, or,
+ * for a held run, the list kept until run_release. */
+static void on_hide_list(void *data, int fd, const char *why)
+{
+	struct run *run = data;
+	run->hide_req = NULL;
+	if (fd < 0)
+		snprintf(run->hide_why, sizeof(run->hide_why), "%s", why);
+	if (run->held) {
+		run->list_ready = true;
+		run->held_list = fd;
+		return;
+	}
+	go_with_list(run, fd);
+}
+
+/* The wall clock, from GO's sending (or its wait for the list). */
+static int start_wall_clock(struct run *run)
+{
+	if (!(run->wall_timer =
+	          loop_timer_start(run->sbx->base.loop, run->limits.wall_ms, run_on_wall, run)))
+		return -ENOMEM;
+	return 0;
 }
 
 static void on_start_failed(struct loop *loop, void *data)
@@ -174,12 +195,16 @@ static int launch_box(struct run *run, struct sbx_plan_owned **pop, const char *
 		run->qplan = steal_pointer(pop);
 		if ((r = sbx_hide_request(s, on_hide_list, run, &run->hide_req)) < 0)
 			return r;
+	} else if (run->held) {
+		/* GO at run_release, with the plan and the code kept. */
+		if (!(run->qcode = strdup(code)))
+			return -ENOMEM;
+		run->qplan = steal_pointer(pop);
 	} else if (!run->from_zygote && (r = send_go(run, po, code, -1)) < 0) {
 		go_failed(run, SBX_STEP_CODE, r);
 	}
-	if (!(run->wall_timer =
-	          loop_timer_start(s->base.loop, run->limits.wall_ms, run_on_wall, run)))
-		return -ENOMEM;
+	if (!run->held && (r = start_wall_clock(run)) < 0)
+		return r;
 	log_debug("run %s: pid %d, %s", run->id, (int)run->box.pid, run->language);
 	return 0;
 }
@@ -213,8 +238,10 @@ static int launch(struct run *run, struct sbx_plan_owned **pop, const char *layo
 	run->holds_slot = true;
 	s->active++;
 	run->start_ms = loop_now_ms();
-	int r = sbx_zygote_take(s, run->language, *pop, layout, &run->limits, code, &run->box,
-	                        on_spare, run, &run->zwait);
+	/* The zygote's spare takes the code at once: a held run is not its. */
+	int r = run->held ? -ENOTSUP
+	                  : sbx_zygote_take(s, run->language, *pop, layout, &run->limits, code,
+	                                    &run->box, on_spare, run, &run->zwait);
 	if (r != -EINPROGRESS)
 		return launch_box(run, pop, layout, code, r >= 0);
 	if (!(run->qlayout = strdup(layout)) || !(run->qcode = strdup(code))) {
@@ -241,15 +268,16 @@ static void on_turn(struct run *run)
 		start_failed_now(run, r);
 }
 
-int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, const char *language,
-              const char *code, json_object *limits, run_done_fn done, void *data,
-              struct run **ret_run)
+static int start(struct sandbox *s, const struct run_sink *sink, void *sink_data,
+                 const char *language, const char *code, json_object *limits, bool held,
+                 run_done_fn done, void *data, struct run **ret_run)
 {
 	if (!s)
 		return -ENODEV;
 	struct run *run = run_new(s);
 	if (!run)
 		return -ENOMEM;
+	run->held = held;
 	run->sink = sink;
 	run->sink_data = sink_data;
 	run->done = done;
@@ -304,4 +332,47 @@ int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, c
 	}
 	*ret_run = run;
 	return 0;
+}
+
+int run_start(struct sandbox *s, const struct run_sink *sink, void *sink_data, const char *language,
+              const char *code, json_object *limits, run_done_fn done, void *data,
+              struct run **ret_run)
+{
+	return start(s, sink, sink_data, language, code, limits, false, done, data, ret_run);
+}
+
+int run_start_held(struct sandbox *s, const struct run_sink *sink, void *sink_data,
+                   const char *language, const char *code, json_object *limits, run_done_fn done,
+                   void *data, struct run **ret_run)
+{
+	return start(s, sink, sink_data, language, code, limits, true, done, data, ret_run);
+}
+
+void run_release(struct run *run)
+{
+	if (!run || !run->held)
+		return;
+	run->held = false;
+	/* Failed to start (done will say why), or still waiting for a slot
+	 * (launch sends GO then, as for any run). */
+	if (run->start_timer || run->queued)
+		return;
+	run->start_ms = loop_now_ms();
+	int r = start_wall_clock(run);
+	if (r < 0) {
+		go_failed(run, SBX_STEP_CODE, r);
+		return;
+	}
+	if (run->hide_req)
+		return; /* on_hide_list sends GO */
+	if (run->list_ready) {
+		run->list_ready = false;
+		go_with_list(run, run->held_list);
+		return;
+	}
+	struct sbx_plan_owned *po = steal_pointer(&run->qplan);
+	_cleanup_free_ char *code = steal_pointer(&run->qcode);
+	if ((r = send_go(run, po, code, -1)) < 0)
+		go_failed(run, SBX_STEP_CODE, r);
+	sbx_plan_free(po);
 }
