@@ -46,19 +46,6 @@ static void set(struct doctor_item *it, enum doctor_status st, const char *detai
 	snprintf(it->fix, sizeof(it->fix), "%s", fix ? fix : "");
 }
 
-/* A number in a /proc/sys file, or -1 when there is no such file. */
-static long sysctl_read(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	long v = -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /* --- the kernel ---------------------------------------------------------- */
 
 static void probe_kernel(struct doctor_report *r)
@@ -196,41 +183,15 @@ static void ns_try(const char *workspace, struct ns_result *ret)
 out:;
 }
 
-/* Why an unprivileged user namespace was refused, and the fix. */
+/* Why an unprivileged user namespace was refused, and the fix: the
+ * sandbox's own reading (sbx_userns_cause), as a failed run says it. */
 static void userns_refused(struct doctor_item *it, int err)
 {
 	char d[512];
-	if (sysctl_read("/proc/sys/kernel/unprivileged_userns_clone") == 0) {
-		set(it, DOCTOR_MISSING,
-		    "unshare(CLONE_NEWUSER) was refused: kernel.unprivileged_userns_clone is 0",
-		    "sudo sysctl -w kernel.unprivileged_userns_clone=1 (and put it in "
-		    "/etc/sysctl.d/ to keep it)");
-		return;
-	}
-	if (sysctl_read("/proc/sys/user/max_user_namespaces") == 0) {
-		set(it, DOCTOR_MISSING,
-		    "unshare(CLONE_NEWUSER) was refused: user.max_user_namespaces is 0",
-		    "sudo sysctl -w user.max_user_namespaces=15000 (and put it in /etc/sysctl.d/ "
-		    "to keep it)");
-		return;
-	}
-	bool container = access("/.dockerenv", F_OK) == 0 ||
-	                 access("/run/.containerenv", F_OK) == 0 ||
-	                 access("/run/systemd/container", F_OK) == 0;
-	if (container || err == EPERM) {
-		snprintf(d, sizeof(d),
-		         "unshare(CLONE_NEWUSER) was refused (%s)%s: a container's seccomp or "
-		         "AppArmor profile refuses it",
-		         strerror(err), container ? " inside a container" : "");
-		set(it, DOCTOR_MISSING, d,
-		    "run kiln on the host, or start the container with --security-opt "
-		    "seccomp=unconfined --security-opt apparmor=unconfined (Docker, Podman)");
-		return;
-	}
-	snprintf(d, sizeof(d), "unshare(CLONE_NEWUSER) was refused (%s)", strerror(err));
-	set(it, DOCTOR_MISSING, d,
-	    "sysctl user.max_user_namespaces must be above 0; see "
-	    "docs/sandbox.md, \"When the sandbox cannot be built\"");
+	struct sbx_userns_cause c;
+	sbx_userns_cause(true, err, &c);
+	snprintf(d, sizeof(d), "unshare(CLONE_NEWUSER) was refused (%s): %s", strerror(err), c.why);
+	set(it, DOCTOR_MISSING, d, c.fix);
 }
 
 /* The namespace was made but is powerless: AppArmor's restriction, or a
@@ -238,21 +199,11 @@ static void userns_refused(struct doctor_item *it, int err)
 static void userns_powerless(struct doctor_item *it, const char *what, int err)
 {
 	char d[512];
-	if (sysctl_read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
-		snprintf(d, sizeof(d),
-		         "the user namespace has no privilege (%s: %s): "
-		         "kernel.apparmor_restrict_unprivileged_userns is 1",
-		         what, strerror(err));
-		set(it, DOCTOR_MISSING, d,
-		    "sudo install -m 644 server/sandbox/apparmor/kiln /etc/apparmor.d/kiln && sudo "
-		    "apparmor_parser -r /etc/apparmor.d/kiln (or sudo sysctl -w "
-		    "kernel.apparmor_restrict_unprivileged_userns=0)");
-		return;
-	}
-	snprintf(d, sizeof(d), "the user namespace has no privilege (%s: %s)", what, strerror(err));
-	set(it, DOCTOR_MISSING, d,
-	    "run kiln on the host, or start its container with --security-opt "
-	    "seccomp=unconfined --security-opt apparmor=unconfined");
+	struct sbx_userns_cause c;
+	sbx_userns_cause(false, err, &c);
+	snprintf(d, sizeof(d), "the user namespace has no privilege (%s: %s): %s", what,
+	         strerror(err), c.why);
+	set(it, DOCTOR_MISSING, d, c.fix);
 }
 
 static void probe_userns(const struct doctor_input *in, struct doctor_report *r)
@@ -284,7 +235,7 @@ static void probe_userns(const struct doctor_input *in, struct doctor_report *r)
 		set(ws, DOCTOR_MISSING, "no user namespace", "see user namespaces");
 		return;
 	}
-	char d[512];
+	char d[1024];
 	if (res.step == NS_XATTR) {
 		snprintf(d, sizeof(d),
 		         "tmpfs refuses user xattrs (%s; Linux 6.6 and later have them): the "
@@ -312,8 +263,10 @@ static void probe_userns(const struct doctor_input *in, struct doctor_report *r)
 		return;
 	}
 	if (res.step == NS_OVERLAY) {
+		char hint[640];
+		sbx_failure_hint(SBX_STEP_WORKSPACE, res.err, hint, sizeof(hint));
 		snprintf(d, sizeof(d), "the overlay over the workspace was refused (%s).%s",
-		         strerror(res.err), sbx_failure_hint(SBX_STEP_WORKSPACE, res.err));
+		         strerror(res.err), hint);
 		set(ws, DOCTOR_DEGRADED, d,
 		    res.err == EINVAL ? "findmnt -R FOLDER lists the mounts inside it; unmount "
 		                        "them, open another folder, or set sandbox.workspace.mode "

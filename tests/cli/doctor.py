@@ -212,6 +212,27 @@ def case_no_userns(kiln, d):
     expect(items["box"]["status"] == "missing" and code == 2, "exit 2", rep)
 
 
+def case_run_no_userns(kiln, d):
+    """The same refusal met by kiln run (and a session, through the
+    server): the error names the setting that refused the namespace and
+    the exact fix, the sandbox's own reading that doctor shares."""
+    cfg = closed_endpoint_config(d)
+    proj = os.path.join(d, "proj")
+    os.mkdir(proj)
+    with open(os.path.join(proj, "a.py"), "w") as f:
+        f.write("print(6 * 7)\n")
+    wrap = ["unshare", "--user", "--map-root-user", "sh", "-c",
+            'echo 0 >/proc/sys/user/max_user_namespaces && exec "$@"', "sh", kiln,
+            "--config", cfg]
+    p = subprocess.run(wrap + ["run", "a.py"], capture_output=True, cwd=proj, timeout=60)
+    err = p.stderr.decode(errors="replace")
+    expect(p.returncode == 125, "exit 125: %d %r" % (p.returncode, err[-400:]))
+    expect(b"42" not in p.stdout, "nothing ran: %r" % p.stdout)
+    expect("user namespace: user.max_user_namespaces is 0" in err and
+           "sudo sysctl -w user.max_user_namespaces=15000" in err,
+           "the cause and the fix named: %r" % err[-500:])
+
+
 def case_control(kiln, d):
     cfg = write_config(d, {"llm": {"provider": "openai",
                                    "url": "http://127.0.0.1:%d/v1\x1b[31m\x07red" % closed_port()}})

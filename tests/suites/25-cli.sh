@@ -492,6 +492,7 @@ doctor_control() { doctor_case control; }
 doctor_server() { doctor_case server; }
 doctor_mount_inside() { doctor_case mount_inside; }
 doctor_no_userns() { doctor_case no_userns; }
+doctor_run_no_userns() { doctor_case run_no_userns; }
 doctor_nobody() { doctor_case nobody; }
 check "doctor --json: the host's kernel, Landlock ABI, cgroup version, python3, node and modules; a closed endpoint is degraded with its fix (exit 1)" doctor_host
 check "doctor: aligned ok/degraded/missing lines with fixes" doctor_text
@@ -502,6 +503,7 @@ check "doctor: the server's kiln/doctor gives the CLI's report for its workspace
 if [ "$(id -u)" = 0 ]; then
 	check "doctor: a mount inside the workspace is degraded with findmnt's command" doctor_mount_inside
 	check "doctor: no user namespaces names user.max_user_namespaces, exit 2" doctor_no_userns
+	check "kiln run with no user namespaces names the setting and its fix, as doctor does (exit 125)" doctor_run_no_userns
 	if command -v setpriv >/dev/null 2>&1; then
 		check "doctor --json as nobody: the same facts" doctor_nobody
 	fi

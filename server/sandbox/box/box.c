@@ -436,21 +436,8 @@ void sbx_box_reap_later(struct sbx_base *s, struct sbx_box *b)
 	b->reaped = true;
 }
 
-const char *sbx_failure_hint(int step, int err)
+static const char *fixed_hint(int step, int err)
 {
-	if (step == SBX_STEP_NONE &&
-	    (err == EPERM || err == EACCES || err == ENOSPC || err == EINVAL))
-		return " User namespaces are not available to this user: check that "
-		       "kernel.unprivileged_userns_clone is 1 (where it exists) and "
-		       "user.max_user_namespaces is above 0 (`sysctl user.max_user_namespaces`). "
-		       "See docs/sandbox.md.";
-	if ((step == SBX_STEP_IDS || step == SBX_STEP_PRIVATE || step == SBX_STEP_ROOT_TMPFS ||
-	     step == SBX_STEP_BIND || step == SBX_STEP_SYNC) &&
-	    (err == EPERM || err == EACCES))
-		return " The kernel created the user namespace but gave it no privilege: on Ubuntu "
-		       "23.10 and later this is kernel.apparmor_restrict_unprivileged_userns=1; "
-		       "install the AppArmor profile in server/sandbox/apparmor/ (see "
-		       "docs/sandbox.md) or set that sysctl to 0.";
 	if (step == SBX_STEP_PROC && (err == EPERM || err == EACCES))
 		return " The kernel refused a fresh /proc: this happens inside containers that "
 		       "mask parts of /proc. Run kiln on the host or in a container started with "
@@ -482,6 +469,75 @@ const char *sbx_failure_hint(int step, int err)
 	if (step == SBX_STEP_EXEC && err == ENOENT)
 		return " The interpreter is missing inside the box.";
 	return "";
+}
+
+static long sysctl_read(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return -1;
+	long v = -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+void sbx_userns_cause(bool refused, int err, struct sbx_userns_cause *ret)
+{
+	bool container = access("/.dockerenv", F_OK) == 0 ||
+	                 access("/run/.containerenv", F_OK) == 0 ||
+	                 access("/run/systemd/container", F_OK) == 0;
+	const char *why, *fix;
+	if (refused && sysctl_read("/proc/sys/kernel/unprivileged_userns_clone") == 0) {
+		why = "kernel.unprivileged_userns_clone is 0";
+		fix = "sudo sysctl -w kernel.unprivileged_userns_clone=1 (and put it in "
+		      "/etc/sysctl.d/ to keep it)";
+	} else if (refused && sysctl_read("/proc/sys/user/max_user_namespaces") == 0) {
+		why = "user.max_user_namespaces is 0";
+		fix = "sudo sysctl -w user.max_user_namespaces=15000 (and put it in /etc/sysctl.d/ "
+		      "to keep it)";
+	} else if (!refused &&
+	           sysctl_read("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == 1) {
+		why = "kernel.apparmor_restrict_unprivileged_userns is 1";
+		fix =
+		    "sudo install -m 644 server/sandbox/apparmor/kiln /etc/apparmor.d/kiln && sudo "
+		    "apparmor_parser -r /etc/apparmor.d/kiln (or sudo sysctl -w "
+		    "kernel.apparmor_restrict_unprivileged_userns=0)";
+	} else if (container || (refused && err == EPERM) || !refused) {
+		why = container ? "inside a container, whose seccomp or AppArmor profile refuses it"
+		                : "a seccomp or AppArmor profile around kiln refuses it";
+		fix = "run kiln on the host, or start the container with --security-opt "
+		      "seccomp=unconfined --security-opt apparmor=unconfined (Docker, Podman)";
+	} else {
+		why = "the kernel refused it";
+		fix = "sysctl user.max_user_namespaces must be above 0; see docs/sandbox.md, "
+		      "\"When the sandbox cannot be built\"";
+	}
+	snprintf(ret->why, sizeof(ret->why), "%s", why);
+	snprintf(ret->fix, sizeof(ret->fix), "%s", fix);
+}
+
+void sbx_failure_hint(int step, int err, char *buf, size_t n)
+{
+	bool refused = step == SBX_STEP_NONE &&
+	               (err == EPERM || err == EACCES || err == ENOSPC || err == EINVAL);
+	bool powerless =
+	    (step == SBX_STEP_IDS || step == SBX_STEP_PRIVATE || step == SBX_STEP_ROOT_TMPFS ||
+	     step == SBX_STEP_BIND || step == SBX_STEP_SYNC) &&
+	    (err == EPERM || err == EACCES);
+	if (refused || powerless) {
+		struct sbx_userns_cause c;
+		sbx_userns_cause(refused, err, &c);
+		snprintf(buf, n,
+		         refused
+		             ? " The kernel refused the box's user namespace: %s. To fix it: %s."
+		             : " The kernel made the box's user namespace but gave it no "
+		               "privilege: %s. To fix it: %s.",
+		         c.why, c.fix);
+		return;
+	}
+	snprintf(buf, n, "%s", fixed_hint(step, err));
 }
 
 /* GO itself: the header, the strings, and a memfd holding the code (and

@@ -90,8 +90,22 @@ int sbx_box_clone(const struct sbx_base *s, struct sbx_plan *plan, int cgroup_fd
 /* (sbx_box_clone sets ret's pid, pidfd and status_fd only.) */
 
 /* What to do about a box that failed at step with errno err: a sentence
- * starting with a space, or "" when there is nothing to add. */
-const char *sbx_failure_hint(int step, int err);
+ * starting with a space, or "" when there is nothing to add, in buf (n
+ * bytes). For the user namespace it names the setting that refused it and
+ * the exact fix (sbx_userns_cause). */
+void sbx_failure_hint(int step, int err, char *buf, size_t n);
+
+/* Why the kernel refused a user namespace (refused: clone or unshare said
+ * err) or left one powerless (a later step got err), read from the
+ * settings that do that (kernel.unprivileged_userns_clone,
+ * user.max_user_namespaces, AppArmor's
+ * kernel.apparmor_restrict_unprivileged_userns, a container), and the
+ * exact fix: the one reading a failed box and kiln doctor share. */
+struct sbx_userns_cause {
+	char why[224];
+	char fix[256];
+};
+void sbx_userns_cause(bool refused, int err, struct sbx_userns_cause *ret);
 
 /* GO for box b: the program at code_path (under the new root, no
  * leading '/'), argv, po's environment, the rlimits rl, code as the

@@ -123,9 +123,12 @@ int sbx_worker_spawn(struct sbx_base *s, const struct sbx_worker_spec *spec,
 			         spec->start_ms);
 		else if (r == -ECHILD)
 			snprintf(err, errsz, "the sandbox ended while it was being built");
-		else
+		else {
+			char hint[640];
+			sbx_failure_hint(step, -r, hint, sizeof(hint));
 			snprintf(err, errsz, "the sandbox could not be built (%s failed: %s).%s",
-			         sbx_step_name(step), strerror(-r), sbx_failure_hint(step, -r));
+			         sbx_step_name(step), strerror(-r), hint);
+		}
 		return r;
 	}
 	*ret = w;

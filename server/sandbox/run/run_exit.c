@@ -123,10 +123,12 @@ void run_describe_failure(struct run *run, int step, int err)
 		run->err = -(err ? err : EPERM);
 		return;
 	}
+	char hint[640];
+	sbx_failure_hint(step, err, hint, sizeof(hint));
 	snprintf(run->errmsg, sizeof(run->errmsg),
 	         "kiln will not run this code: the sandbox could not be built (%s failed: %s). "
 	         "Code never runs outside the sandbox.%s",
-	         sbx_step_name(step), strerror(err), sbx_failure_hint(step, err));
+	         sbx_step_name(step), strerror(err), hint);
 	run->err = -(err ? err : EPERM);
 }
 

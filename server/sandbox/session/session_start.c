@@ -149,11 +149,14 @@ static int start_driver(struct sbx_session *ss, struct sbx_plan_owned *po, bool 
 	int r =
 	    zygote ? 0 : sbx_box_build(&s->base, po, SBX_BOX_SESSION, &ss->box, &step, err, errsz);
 	if (r < 0) {
-		if (step >= 0)
+		if (step >= 0) {
+			char hint[640];
+			sbx_failure_hint(step, -r, hint, sizeof(hint));
 			snprintf(err, errsz,
 			         "kiln cannot open the session: the sandbox could not be built (%s "
 			         "failed: %s).%s",
-			         sbx_step_name(step), strerror(-r), sbx_failure_hint(step, -r));
+			         sbx_step_name(step), strerror(-r), hint);
+		}
 		sbx_plan_free(po);
 		return r;
 	}
