@@ -26,7 +26,12 @@ vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -n 1)
 moddir=$(ls -d "$kdir"/lib/modules/* | head -n 1)
 rm -rf "$out"
 mkdir -p "$out/initramfs/bin" "$out/initramfs/mods"
+out=$(cd "$out" && pwd)
 ir=$out/initramfs
+# The guest sees the host's root, but its own /tmp and /run: this tree
+# is shared again at its own path (a tree under /tmp, as make mutate's
+# scratch copies are, would be hidden), and the binary is copied into it.
+cp "$kiln" "$out/kiln"
 
 # The modules and everything they depend on (modinfo's depends= line,
 # read with strings: no kmod needed), in load order. A dependency built
@@ -83,8 +88,13 @@ fi
 \$B mount --move /dev /newroot/dev
 \$B mount -t tmpfs -o mode=1777 tmp /newroot/tmp
 \$B mount -t tmpfs -o mode=755 run /newroot/run
+\$B mkdir -p /newroot$repo 2>/dev/null
+if ! \$B mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose repo /newroot$repo; then
+	echo "kiln-guest: cannot mount the tree $repo over 9p" >/dev/ttyS1
+	\$B poweroff -f
+fi
 \$B umount /proc
-exec \$B switch_root /newroot /bin/sh $repo/tests/kernels/guest-init.sh "$label" "$kiln" "${KILN_TEST_ONLY:-}"
+exec \$B switch_root /newroot /bin/sh $repo/tests/kernels/guest-init.sh "$label" "$out/kiln" "${KILN_TEST_ONLY:-}"
 INIT
 chmod 755 "$ir/init"
 (cd "$ir" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out/initramfs.gz"
@@ -97,6 +107,7 @@ timeout -k 10 "$limit" qemu-system-x86_64 -accel tcg -cpu max -m 1536 -smp 2 \
 	-append "console=ttyS0 panic=-1 loglevel=4" \
 	-serial "file:$out/console.log" -serial "file:$out/results.log" \
 	-virtfs local,path=/,mount_tag=host,security_model=none,readonly=on,multidevs=remap \
+	-virtfs "local,path=$repo,mount_tag=repo,security_model=none,readonly=on,multidevs=remap" \
 	</dev/null >"$out/qemu.log" 2>&1
 rc=$?
 tr -d '\r' <"$out/results.log" >"$out/results.txt"

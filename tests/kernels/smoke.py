@@ -388,6 +388,15 @@ def output_relay():
     return None, None
 
 
+# Four processes of 60 MiB each: under memoryBytes per process (so no
+# rlimit stops them), over it together, which only memory.max bounds.
+MEM_CODE = ("import os, time\nkids = []\nfor i in range(4):\n    pid = os.fork()\n"
+            "    if pid == 0:\n        b = bytearray(60 * 1024 * 1024)\n"
+            "        for j in range(0, len(b), 4096):\n            b[j] = 1\n"
+            "        print('held', i, flush=True)\n        time.sleep(30)\n        os._exit(0)\n"
+            "    kids.append(pid)\nfor p in kids:\n    os.waitpid(p, 0)\nprint('all held')\n")
+
+
 # Under memory.oom.group the OOM killer ends the whole box, pid 1 with
 # it, and pid 1 never reports: the server answers with this error
 # (run_exit.c) instead of a result with oomKills. A kiln bug, reported
