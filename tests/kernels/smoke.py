@@ -305,7 +305,8 @@ def zygote():
 WS_CODE = ("import os\nprint(open('data.txt').read().strip())\n"
            "try:\n    print('env', repr(open('.env').read()))\n"
            "except OSError as e:\n    print('env', type(e).__name__)\n"
-           "print('env size', os.stat('.env').st_size)\n"
+           "try:\n    print('env size', os.stat('.env').st_size)\n"
+           "except OSError as e:\n    print('env size', type(e).__name__)\n"
            "open('out.txt', 'w').write('written\\n')\nprint('wrote')\n")
 
 
