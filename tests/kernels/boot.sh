@@ -23,7 +23,8 @@ limit=${5:-600}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 
 vmlinuz=$(ls "$kdir"/boot/vmlinuz-* | head -n 1)
-moddir=$(ls -d "$kdir"/lib/modules/* | head -n 1)
+# /lib/modules, or /usr/lib/modules in packages for a merged /usr (trixie).
+moddir=$(ls -d "$kdir"/lib/modules/* "$kdir"/usr/lib/modules/* 2>/dev/null | head -n 1)
 rm -rf "$out"
 mkdir -p "$out/initramfs/bin" "$out/initramfs/mods"
 out=$(cd "$out" && pwd)

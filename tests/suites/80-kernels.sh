@@ -1,8 +1,8 @@
 #!/bin/sh
 # 80-kernels.sh: the kernel matrix. Every other suite runs on the host's
 # one kernel; this one boots Debian's own kernels (tests/kernels/
-# kernels.lock: bookworm's 6.1 and the newest, 6.12 from
-# bookworm-backports) under QEMU (TCG: no KVM needed) with the host's
+# kernels.lock: bookworm's 6.1, 6.12 from bookworm-backports, 6.18 from
+# trixie-backports) under QEMU (TCG: no KVM needed) with the host's
 # root shared read-only over 9p, and runs kiln's smoke suite in each
 # guest (tests/kernels/smoke.py: boxes as nobody and root, seccomp,
 # Landlock against the kernel's ABI, a one-shot run, a session, the
@@ -77,10 +77,10 @@ if ! sh tests/kernels/fetch-kernels.sh "$lock" "$cache" $want; then
 	exit 1
 fi
 
-# The guests boot side by side (two TCG guests of 2 vCPUs each take both
-# cores of a 2-core machine either way; side by side the suite takes
-# about the longer one's time, not the sum). Each QEMU run has a hard
-# limit: a guest that hangs is killed and counted as failed.
+# The guests boot side by side (TCG guests of 2 vCPUs each share the
+# cores either way, and each spends much of its time waiting on 9p and
+# its own timers: side by side takes well under the sum). Each QEMU run
+# has a hard limit: a guest that hangs is killed and counted as failed.
 start=$(date +%s)
 for l in $want; do
 	KILN_TEST_ONLY=$checks sh tests/kernels/boot.sh "$l" "$cache/$l" "$KILN" "$out/$l" 600 \
