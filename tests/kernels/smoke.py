@@ -351,20 +351,11 @@ def workspace():
     return why, None
 
 
-# kiln masks each hidden name with a clone (open_tree OPEN_TREE_CLONE) of
-# a file in its masks' tmpfs, a detached fsmount() mount: kernels before
-# 6.15 refuse to clone from a detached mount (EINVAL), so the run fails at
-# "hiding the workspace's secrets". A kiln bug on those kernels, reported
-# (tests/kernels/README.md); this says so until it is fixed.
-MASK_BUG = release < (6, 15)
-
-
 def workspace_secrets():
     """The same with a .env beside data.txt: the code cannot read it."""
     why, out, res = workspace_run(True)
-    if (why and MASK_BUG and "hiding the workspace's secrets failed: Invalid argument" in why):
-        return None, ("known: KNOWN BUG: a folder with a hidden name cannot be shown before 6.15; "
-                      "kiln says: %s" % why[:300])
+    # (Before 6.15 the masks' clone failed here with EINVAL, until they
+    # were attached beneath /proc: child_workspace.c's child_make_masks.)
     if why:
         return why, None
     if "env OSError" not in out and "env PermissionError" not in out \
