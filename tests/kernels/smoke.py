@@ -24,16 +24,14 @@ marked with user.delegate), then checks, each through kiln only:
                               a file it writes is listed in
                               workspaceChanges, the folder is untouched
   workspace-secrets           the same with a .env: masked (unreadable,
-                              its size 0); before 6.15 kiln's own error
-                              (a known bug, tests/kernels/README.md)
+                              its size 0), on every kernel
   output-relay                4 MiB of output streamed, byte for byte;
                               under outputBytes 1 MiB cut there, marked
   memory-limit                under memory.max (cgroup v2, delegated):
                               processes that hold more than memoryBytes
                               together are killed, reported as the memory
                               limit (enforcedBy "cgroup: memory.max",
-                              oomKills); a known bug answers with an
-                              error instead (tests/kernels/README.md)
+                              oomKills, signal SIGKILL)
 
 Prints "ok NAME: ...", "not ok NAME: ..." and, for an outcome this kernel
 is known to give instead of the feature, "ok NAME: known: ...", then
@@ -402,13 +400,6 @@ MEM_CODE = ("import os, time\nkids = []\nfor i in range(4):\n    pid = os.fork()
             "    kids.append(pid)\nfor p in kids:\n    os.waitpid(p, 0)\nprint('all held')\n")
 
 
-# Under memory.oom.group the OOM killer ends the whole box, pid 1 with
-# it, and pid 1 never reports: the server answers with this error
-# (run_exit.c) instead of a result with oomKills. A kiln bug, reported
-# (tests/kernels/README.md); this says so until it is fixed.
-OOM_BUG = "the sandbox's pid 1 ended without a report"
-
-
 def oom_logged():
     """Whether the kernel's log has a memory cgroup OOM kill under the
     delegated cgroup (the OOM killer's own report)."""
@@ -441,13 +432,13 @@ def memory_limit():
     finally:
         s.close()
     res = msg.get("result")
+    # Under memory.oom.group the OOM killer ends the whole box, pid 1
+    # with it, before pid 1 reports: the run still ends with a result
+    # naming the kill and the cgroup's oomKills (run_exit.c's
+    # ended_by_oom), never "the sandbox's pid 1 ended without a report".
     if not res:
-        text = msg.get("error", {}).get("message", "")
-        if OOM_BUG in text and "all held" not in out and oom_logged():
-            return None, ("known: KNOWN BUG: the box was killed (%d of 4 held their 60 MiB), but the "
-                          "run failed with \"%s\" instead of a result naming the memory limit"
-                          % (out.count("held "), text))
-        return "no result: %r (log: %s)" % (msg, s.log_tail()), None
+        return "no result: %r (OOM in the kernel's log: %s; log: %s)" % (
+            msg, oom_logged(), s.log_tail()), None
     by = res.get("limits", {}).get("memoryBytes", {}).get("enforcedBy", "")
     cg = res.get("cgroup") or {}
     if (not by.startswith("cgroup: memory.max") or "all held" in out

@@ -9,8 +9,8 @@
 # zygote, the workspace and its masks, the output relay, and the memory
 # limit under a delegated cgroup v2, which the host, cgroup v1, cannot
 # test). Each line names its kernel ("6.1: ok seccomp"). An outcome a
-# kernel is known to give instead (a limit of that kernel, or a kiln bug
-# found here and not yet fixed) passes with "known: ..." saying what.
+# kernel is known to give instead (a limit of that kernel) passes with
+# "known: ..." saying what.
 # The kernels are fetched once (sha256-pinned, tests/kernels/
 # fetch-kernels.sh) into $XDG_CACHE_HOME/kiln/kernels. The guests run the
 # release build/kiln (ASan under TCG is too slow), or KILN_BIN.
