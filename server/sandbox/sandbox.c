@@ -142,6 +142,11 @@ bool sandbox_workspace_on(const struct sandbox *s)
 	return s->config.workspace_on;
 }
 
+const struct sbx_limits *sandbox_limits(const struct sandbox *s)
+{
+	return &s->config.limits;
+}
+
 bool sandbox_cgroup(const struct sandbox *s, unsigned *ret_controllers, const char **ret_why)
 {
 	*ret_controllers = s->base.cgroups ? sbx_cgroup_root_controllers(s->base.cgroups) : 0;

@@ -47,6 +47,8 @@ int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t
 const char *sandbox_workspace(const struct sandbox *s);
 /* Whether runs are to see a workspace at all (sandbox.workspace.mode). */
 bool sandbox_workspace_on(const struct sandbox *s);
+/* The limits a run gets when its request names none (sandbox.limits). */
+const struct sbx_limits *sandbox_limits(const struct sandbox *s);
 
 /* The cgroup runs go under, as sandbox_new decided (the "cgroup"
  * setting): true when there is one, its SBX_CG_* controllers
