@@ -1,15 +1,16 @@
 /* test_filter.c: sandbox/host/filter.c rule by rule, apart from every other
  * layer of the box. First, the program the build embedded (the one every
  * box loads, sbx_filter_embedded) is libseccomp's own, byte for byte, for
- * the box's filter and the zygote's. Then that program is run here on a seccomp_data for each call it must
- * refuse, with the exact action it must take (EPERM, EAFNOSUPPORT, ENOSYS,
- * a kill), and for calls it must allow; so a rule dropped from the deny
- * list fails here even though the box's namespaces, capabilities and
- * Landlock would still stop the call. Then the same program loaded by the
- * kernel against a real pty: TIOCSTI on the caller's controlling terminal
- * fails with EPERM under the filter, and without it does not (it injects,
- * or fails with EIO where dev.tty.legacy_tiocsti is 0): the errno tells
- * the filter from the kernel. */
+ * the box's filter and the zygote's. Then that program is run here on a
+ * seccomp_data for each call it must refuse, with the exact action it
+ * must take (EPERM, EAFNOSUPPORT, ENOSYS, a kill), and for calls it must
+ * allow; so a rule dropped from the deny list fails here even though the
+ * box's namespaces, capabilities and Landlock would still stop the call.
+ * Then the same program loaded by the kernel against a real pty: TIOCSTI
+ * on the caller's controlling terminal fails with EPERM under the filter,
+ * and without it does not (it injects, or fails with EIO where
+ * dev.tty.legacy_tiocsti is 0): the errno tells the filter from the
+ * kernel. */
 #include "sandbox/host/filter.h"
 
 #include <fcntl.h>
@@ -154,10 +155,12 @@ static void same_program(bool zygote)
 	sbx_filter_embedded(zygote, &built);
 	ck_assert_msg(built.len == made.len, "%s filter: %u instructions embedded, libseccomp %u",
 	              zygote ? "the zygote's" : "the box's", built.len, made.len);
-	for (unsigned i = 0; i < made.len; i++)
-		ck_assert_msg(memcmp(&built.filter[i], &made.filter[i], sizeof(made.filter[i])) == 0,
+	for (unsigned i = 0; i < made.len; i++) {
+		const struct sock_filter *b = &built.filter[i], *m = &made.filter[i];
+		ck_assert_msg(memcmp(b, m, sizeof(*m)) == 0,
 		              "%s filter: instruction %u differs from libseccomp's",
 		              zygote ? "the zygote's" : "the box's", i);
+	}
 	sbx_filter_free(&made);
 }
 
