@@ -116,11 +116,23 @@ def setup():
 
 
 def as_user(uid):
-    """preexec_fn: into the delegated cgroup, then uid (nobody) or root."""
+    """preexec_fn: into the delegated cgroup, then uid (nobody) or root.
+    The kiln before may still be ending: `kiln run` returns once the
+    program's status is known and its reaper removes the box's cgroup
+    and turns the delegated cgroup's controllers off after it (cgroup v2
+    takes no process into a cgroup whose subtree_control is on: EBUSY),
+    so the join is tried again for up to 20 s."""
     def go():
         if uid != 0:
-            with open(os.path.join(DELEG, "cgroup.procs"), "w") as f:
-                f.write("%d\n" % os.getpid())
+            for i in range(400):
+                try:
+                    with open(os.path.join(DELEG, "cgroup.procs"), "w") as f:
+                        f.write("%d\n" % os.getpid())
+                    break
+                except OSError as e:
+                    if e.errno != 16 or i == 399:  # EBUSY
+                        raise
+                    time.sleep(0.05)
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
