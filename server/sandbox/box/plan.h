@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "sandbox/box/pid1.h"
+#include "sandbox/box/pyenv.h"
 #include "sandbox/host/limits.h"
 
 struct sbx_host;
@@ -29,6 +30,10 @@ struct sbx_plan_owned {
 	size_t nstrs;
 	char *argv[33];
 	char *envp[65];
+	/* python's plans: the interpreter it runs (has_py; py.project when
+	 * the project's own environment, pyenv.h). */
+	bool has_py;
+	struct sbx_pyenv py;
 };
 
 /* The largest code a run may bring (bytes). */
