@@ -96,10 +96,10 @@ def cases(kb, tmp, out):
               py.get("version") == sysconfig.get_python_version() or
               (py.get("version") or "").startswith(VERSION + "."), py)
         # Its writes land in the private layer, like any other.
-        res, err, so, se = run(k, "import sys\nopen(sys.prefix + '/w', 'w').write('x')\n"
-                               "print('wrote')\n")
+        res, err, so, se = run(k, "import os, sys\nopen(sys.prefix + '/w', 'w').write('x')\n"
+                               "print('wrote', os.environ['VIRTUAL_ENV'])\n")
         ch = W.changes(res)
-        check("venv-writes-private", so == "wrote\n" and venv + "/w" in ch and
+        check("venv-writes-private", so == "wrote %s\n" % venv and venv + "/w" in ch and
               tree(venv) == before, (err, so, se, list(ch)))
     finally:
         k.close()
@@ -172,6 +172,7 @@ def cases(kb, tmp, out):
             res, err, so, se = run(k, "print('ran')\n")
             msg = (err or {}).get("message", "") + str((res or {}).get("error") or "")
             check(name, res is None and so == "" and v in msg and
+                  (err or {}).get("code") == -32803 and
                   all(w in msg for w in words), (res, err, so))
         finally:
             k.close()
@@ -191,6 +192,50 @@ def cases(kb, tmp, out):
     refused("home-control-refused", cfg_home("/usr/b\x1bin"), "control characters")
     refused("home-without-python-refused", cfg_home(os.path.join(out, "beside")),
             "not a folder holding a Python interpreter")
+
+    # The home folder is never shown, even holding a python.
+    home = os.path.join(out, "home")
+    os.makedirs(home + "/bin")
+    os.symlink("/usr/bin/python3", home + "/bin/python3")
+    d = os.path.join(tmp, "home-folder-refused")
+    os.makedirs(d)
+    v = make_venv(os.path.join(d, ".venv"), 1)
+    cfg_home(home + "/bin")(v)
+    k = kiln(kb, d, env={"HOME": home})
+    try:
+        res, err, so, se = run(k, "print('ran')\n")
+        msg = (err or {}).get("message", "")
+        check("home-folder-refused", res is None and "the home folder" in msg, (res, err, so))
+    finally:
+        k.close()
+
+    # An environment outside the workspace under /tmp cannot be shown
+    # (the box's own /tmp): said, not a failed mount.
+    t = make_venv(os.path.join(tmp, "tmpenv"), 1)
+    k = kiln(kb, c, env={"VIRTUAL_ENV": t})
+    try:
+        res, err, so, se = run(k, "print('ran')\n")
+        msg = (err or {}).get("message", "")
+        check("virtual-env-under-tmp-refused", res is None and t in msg and
+              "its own folder there" in msg, (res, err, so))
+    finally:
+        k.close()
+
+    # As root the box runs as nobody: a folder nobody cannot enter on the
+    # way (as /root is) is said before the box is built.
+    if os.geteuid() == 0:
+        priv = os.path.join(out, "private")
+        os.makedirs(priv)
+        p = make_venv(os.path.join(priv, "env"), 1)
+        os.chmod(priv, 0o700)
+        k = kiln(kb, c, env={"VIRTUAL_ENV": p})
+        try:
+            res, err, so, se = run(k, "print('ran')\n")
+            msg = (err or {}).get("message", "")
+            check("root-private-folder-said", res is None and "cannot enter" in msg,
+                  (res, err, so))
+        finally:
+            k.close()
 
     # 7. A home outside /usr that holds a python: that folder is shown.
     d = os.path.join(tmp, "h")

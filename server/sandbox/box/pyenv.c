@@ -115,7 +115,7 @@ static const char *refused(const char *dir, const char *workspace)
 }
 
 /* Note dir (resolved) as a folder the box shows, unless /usr or the
- * workspace shows it already, or it is noted. -EINVAL with a sentence
+ * workspace shows it already, or it is noted. -EPERM with a sentence
  * when it may not be shown. */
 static int show(struct sbx_pyenv *e, const char *dir, const char *workspace, const char *what,
                 char *err, size_t errsz)
@@ -127,7 +127,7 @@ static int show(struct sbx_pyenv *e, const char *dir, const char *workspace, con
 			return 0;
 	const char *why = refused(dir, workspace);
 	if (why)
-		return say(err, errsz, -EINVAL,
+		return say(err, errsz, -EPERM,
 		           "the Python environment %s (%s) needs %s %s shown in the box, and kiln "
 		           "will not show it: %s; move the environment, point sandbox.python at "
 		           "an interpreter in a folder of its own, or recreate the environment "
@@ -164,7 +164,7 @@ static char *trim(char *s)
 }
 
 /* pyvenv.cfg's home (into home), version and include-system-site-packages.
- * -ENOENT when there is none; -EINVAL with a sentence when it is not one
+ * -ENOENT when there is none; -EPERM with a sentence when it is not one
  * kiln will use. */
 static int read_cfg(struct sbx_pyenv *e, char *home, size_t homesz, char *err, size_t errsz)
 {
@@ -178,7 +178,7 @@ static int read_cfg(struct sbx_pyenv *e, char *home, size_t homesz, char *err, s
 	close(fd);
 	if (n < 0 || n > CFG_MAX)
 		return say(
-		    err, errsz, -EINVAL,
+		    err, errsz, -EPERM,
 		    "the Python environment %s (%s) has a pyvenv.cfg kiln cannot read (not a "
 		    "file, or over %d bytes); recreate it (python3 -m venv --clear %s)",
 		    e->prefix, e->source, CFG_MAX, e->prefix);
@@ -196,7 +196,7 @@ static int read_cfg(struct sbx_pyenv *e, char *home, size_t homesz, char *err, s
 		if (strcmp(key, "home") == 0) {
 			if (!path_sane(val) || strlen(val) >= homesz)
 				return say(
-				    err, errsz, -EINVAL,
+				    err, errsz, -EPERM,
 				    "the Python environment %s (%s) has a pyvenv.cfg whose home "
 				    "is not an absolute path without control characters; "
 				    "recreate it (python3 -m venv --clear %s)",
@@ -272,7 +272,7 @@ static int from_folder(struct sbx_pyenv *e, const char *dir, bool need_cfg, cons
 	char real[PATH_MAX], home[PATH_MAX] = "";
 	if (!path_sane(dir))
 		return say(
-		    err, errsz, -EINVAL,
+		    err, errsz, -EPERM,
 		    "%s names a Python environment whose path is not absolute or has control "
 		    "characters; fix or unset it",
 		    e->source);
@@ -327,7 +327,7 @@ static int from_interpreter(struct sbx_pyenv *e, const char *py, const char *wor
                             size_t errsz)
 {
 	if (!path_sane(py))
-		return say(err, errsz, -EINVAL,
+		return say(err, errsz, -EPERM,
 		           "sandbox.python must be the absolute path of a Python interpreter, "
 		           "without control characters");
 	char dir[PATH_MAX], cfg[PATH_MAX + 16];
@@ -363,7 +363,7 @@ int sbx_pyenv_find(json_object *section, const char *workspace, struct sbx_pyenv
 	if (py) {
 		e->source = "sandbox.python";
 		if (!json_object_is_type(py, json_type_string))
-			return say(err, errsz, -EINVAL,
+			return say(err, errsz, -EPERM,
 			           "sandbox.python must be a string: the path of an interpreter");
 		return from_interpreter(e, json_object_get_string(py), workspace, err, errsz);
 	}

@@ -29,7 +29,7 @@ struct sbx_pyenv {
  * VIRTUAL_ENV; its CONDA_PREFIX; workspace/.venv, then workspace/venv (a
  * folder with pyvenv.cfg; workspace NULL: none). Returns 1 with *ret
  * filled (ret->project), 0 with *ret saying "system" when none is named
- * or found; -EINVAL or -ENOENT with a sentence in err naming the
+ * or found; -EPERM or -ENOENT with a sentence in err naming the
  * environment and the fix when one is named or found but cannot be used
  * (a broken bin/python, a pyvenv.cfg whose home is not a folder holding
  * a python, a folder kiln will not show: the home folder or one that
