@@ -15,7 +15,7 @@ beside it stays unseen); sandbox.python naming an interpreter is used; a
 .venv whose bin/python leads nowhere, and a pyvenv.cfg whose home is /etc,
 a path with control characters or a folder without a python, each give a
 clear error naming the environment and the fix; with the zygote on, a run
-with a .venv takes a box of its own. Each case prints "ok NAME" or "not ok
+with a .venv takes a box of its own, and a session runs with it too. Each case prints "ok NAME" or "not ok
 NAME: why"; the last line is "N passed, N failed".
 """
 import argparse
@@ -262,6 +262,14 @@ def cases(kb, tmp, out):
             time.sleep(0.3)
         check("zygote-not-for-venv", so == "%s/bin/python %s\n42\n" % (venv, venv) and
               res.get("zygote") is False, (err, so, se, res and res.get("zygote")))
+        # A session runs its code with it too.
+        r = k.call("session/open", {"language": "python"})
+        sid = (r.get("result") or {}).get("sessionId")
+        r = k.call("snippet/run", {"language": "python", "sessionId": sid, "override": True,
+                                   "code": PROBE})
+        check("session-uses-venv", k.out["stdout"] == "%s/bin/python %s\n42\n" % (venv, venv),
+              (r, k.out))
+        k.call("session/close", {"sessionId": sid})
     finally:
         W.ZYGOTE = False
         k.close()
