@@ -8,8 +8,9 @@ Real environments made with `python3 -m venv` (no PyPI here: a module
 mylib.py is put straight into each venv's site-packages): the workspace's
 .venv (and venv/) is found, imported from, and sys.executable and
 sys.prefix are its; writes into it land in the private layer; without it
-the import fails as before; a .venv made after the server built its warm
-box is used at once; VIRTUAL_ENV naming a venv outside the workspace is
+the import fails as before; a .venv made while the server runs
+is used at once; a warm box's kept plan is not used once the environment
+changed; VIRTUAL_ENV naming a venv outside the workspace is
 shown read-only (a write fails, the host folder stays the same, a folder
 beside it stays unseen); sandbox.python naming an interpreter is used; a
 .venv whose bin/python leads nowhere, and a pyvenv.cfg whose home is /etc,
@@ -68,7 +69,7 @@ def kiln(kiln_bin, proj, config=None, env=None):
     os.environ.pop("CONDA_PREFIX", None)
     os.environ.update(env or {})
     try:
-        return W.Kiln(kiln_bin, W.uri(proj), config=config)
+        return W.Kiln(kiln_bin, W.uri(proj) if proj else None, config=config)
     finally:
         os.environ.clear()
         os.environ.update(saved)
@@ -77,6 +78,13 @@ def kiln(kiln_bin, proj, config=None, env=None):
 def run(k, code):
     res, err = k.run(code)
     return res, err, k.out["stdout"], k.out["stderr"]
+
+
+def cfg_home(home):
+    def set_home(v):
+        with open(v + "/pyvenv.cfg", "w") as f:
+            f.write("home = %s\nversion = %s\n" % (home, VERSION))
+    return set_home
 
 
 def cases(kb, tmp, out):
@@ -114,8 +122,7 @@ def cases(kb, tmp, out):
         check("no-venv-import-fails", "No module named 'mylib'" in se and
               so.startswith("/usr/bin/python3 /usr\n") and py.get("source") == "system",
               (err, so, se, py))
-        # 3. A venv made now is used by the next run (not the warm box
-        #    built for Debian's python3 after the first).
+        # 3. A venv made now is used by the next run.
         make_venv(os.path.join(b, "venv"), 5)
         res, err, so, se = run(k, PROBE)
         py = (res or {}).get("python") or {}
@@ -150,6 +157,23 @@ def cases(kb, tmp, out):
     finally:
         k.close()
 
+    # Without a workspace, the warm box's plan is kept for the next run
+    # (pools/warm.c): it is not used once the environment changed (here
+    # its pyvenv.cfg's home now leads to another folder to show).
+    w = make_venv(os.path.join(out, "warmenv"), 11)
+    k = kiln(kb, None, env={"VIRTUAL_ENV": w})
+    try:
+        look = "import os\nprint(os.path.isdir(%r))\n" % (env + "/bin")
+        res, err, so, se = run(k, look)
+        first = so
+        time.sleep(1)  # the warm box is built once the server is idle
+        cfg_home(env + "/bin")(w)
+        res, err, so, se = run(k, look)
+        check("warm-plan-follows-venv", first == "False\n" and so == "True\n",
+              (first, so, se, err))
+    finally:
+        k.close()
+
     # 5. sandbox.python naming an interpreter.
     other = make_venv(os.path.join(out, "other"), 9)
     k = kiln(kb, a, config={"sandbox": {"python": other + "/bin/python"}})
@@ -181,11 +205,6 @@ def cases(kb, tmp, out):
         os.remove(v + "/bin/python")
         os.symlink("/nonexistent/python3.99", v + "/bin/python")
 
-    def cfg_home(home):
-        def set_home(v):
-            with open(v + "/pyvenv.cfg", "w") as f:
-                f.write("home = %s\nversion = %s\n" % (home, VERSION))
-        return set_home
 
     refused("broken-venv-named", broken, "/nonexistent/python3.99", "python3 -m venv --clear")
     refused("home-etc-refused", cfg_home("/etc"), "/etc", "will not show")
@@ -250,8 +269,19 @@ def cases(kb, tmp, out):
     finally:
         k.close()
 
-    # 8. The zygote on: a run with a .venv takes a box of its own.
+    # 8. The zygote on: a run with a .venv takes a box of its own, even
+    #    once a zygote (Debian's python3) serves the folder's other runs.
     W.ZYGOTE = True
+    z = os.path.join(tmp, "z")
+    os.makedirs(z)
+    k = kiln(kb, z)  # waits until a run came from the zygote
+    try:
+        zv = make_venv(os.path.join(z, ".venv"), 8)
+        res, err, so, se = run(k, PROBE)
+        check("zygote-not-for-venv-made-later", so == "%s/bin/python %s\n8\n" % (zv, zv) and
+              res.get("zygote") is False, (err, so, se, res and res.get("zygote")))
+    finally:
+        k.close()
     k = kiln(kb, a, config={"sandbox": {"workspace": {"mode": "overlay"}}})
     try:
         # Long enough for a zygote to be built, were one built for it.
