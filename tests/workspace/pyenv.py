@@ -256,6 +256,21 @@ def cases(kb, tmp, out):
         finally:
             k.close()
 
+    # A .venv that is a link to a folder whose name has control
+    # characters: refused, never printed or bound.
+    d = os.path.join(tmp, "link-control-refused")
+    os.makedirs(d)
+    evil = make_venv(os.path.join(out, "e\x1b[2Jvil"), 1)
+    os.symlink(evil, os.path.join(d, ".venv"))
+    k = kiln(kb, d)
+    try:
+        res, err, so, se = run(k, "print('ran')\n")
+        msg = (err or {}).get("message", "")
+        check("link-control-refused", res is None and "control characters" in msg and
+              "\x1b" not in msg, (res, err, so))
+    finally:
+        k.close()
+
     # 7. A home outside /usr that holds a python: that folder is shown.
     d = os.path.join(tmp, "h")
     os.makedirs(d)

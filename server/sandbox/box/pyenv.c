@@ -120,6 +120,14 @@ static const char *refused(const char *dir, const char *workspace)
 static int show(struct sbx_pyenv *e, const char *dir, const char *workspace, const char *what,
                 char *err, size_t errsz)
 {
+	/* A link may lead where pyvenv.cfg's own check never looked. */
+	if (!path_sane(dir))
+		return say(
+		    err, errsz, -EPERM,
+		    "the Python environment %s (%s) leads to a folder whose path has control "
+		    "characters, which kiln will not show; recreate the environment "
+		    "(python3 -m venv)",
+		    e->prefix[0] ? e->prefix : e->python, e->source);
 	if (under_system(dir) || (workspace && under(dir, workspace)))
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(e->bind); i++)
