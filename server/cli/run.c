@@ -54,6 +54,7 @@ struct cli_run {
 	bool json;
 	bool apply;    /* --apply: write the run's workspace changes into the folder */
 	bool override; /* --override: run what the validator denies */
+	bool reported; /* the program's status came: every process of the box but pid 1 is gone */
 	int code;
 	/* The program's stdout and stderr, filtered apart (a sequence may
 	 * be split across two chunks of one stream): colour passes, other
@@ -189,6 +190,7 @@ static void on_done(void *data, const struct run_outcome *oc, int err, const cha
 		fputc('\n', stderr);
 		cr->code = err == -EINVAL ? 2 : EXIT_NOSANDBOX;
 	} else {
+		cr->reported = true;
 		_cleanup_json_ json_object *result = run_outcome_json(oc);
 		if (cr->json && result) {
 			vis_json_fputs(stderr, json_compact(result));
@@ -530,6 +532,14 @@ out:
 	run_cancel(cr.run);
 	json_object_put(cr.limits);
 	val_free(k.validator);
+	/* The program's status is known and its box is empty but for pid
+	 * 1: kiln exits with it now, as bubblewrap does once its init
+	 * reports, and a reaper waits for pid 1's end (at nice 19, then the
+	 * namespaces' teardown) and removes the box's cgroup (issue 42). A
+	 * run that ended otherwise (a signal, a failure, a denial) is torn
+	 * down here, so nothing of it outlives kiln. */
+	if (cr.reported)
+		sandbox_free_apart(steal_pointer(&k.sandbox));
 	sandbox_free(k.sandbox);
 	json_object_put(k.config);
 	lang_configure(NULL, NULL, 0);

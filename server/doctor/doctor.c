@@ -176,6 +176,7 @@ static void read_input(struct sandbox *s, struct doctor_input *in)
 	snprintf(in->node, sizeof(in->node), "%s", js && js->argv[0] ? js->argv[0] : "");
 	const char *why = "";
 	in->cgroup_root = sandbox_cgroup(s, &in->cgroup_controllers, &why);
+	in->limits = *sandbox_limits(s);
 	snprintf(in->cgroup_why, sizeof(in->cgroup_why), "%s", why);
 }
 

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "sandbox/host/limits.h"
 #include "sandbox/box/pyenv.h"
 
 struct sandbox;
@@ -100,6 +101,9 @@ struct doctor_input {
 	unsigned cgroup_controllers;
 	bool cgroup_root; /* the sandbox uses a cgroup v2 for its runs */
 	char cgroup_why[PATH_MAX + 128];
+	/* The limits a run gets (sandbox.limits), copied: the boxes' own, so
+	 * that an import slower than the CPU limit shows here as in a run. */
+	struct sbx_limits limits;
 };
 
 /* Every item but the endpoint, blocking: up to a few hundred ms (a child

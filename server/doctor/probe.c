@@ -35,8 +35,11 @@
 #include "sandbox/host/cgroup.h"
 #include "sandbox/host/host.h"
 
+/* Importing numpy, pandas and matplotlib.pyplot takes 1-2 s on a desktop
+ * and most of a minute on an emulated one (80-kernels' TCG guests): a
+ * slow machine is not a broken one. */
 #define WORKER_START_MS  5000
-#define WORKER_ANSWER_MS 10000
+#define WORKER_ANSWER_MS 90000
 #define ANSWER_MAX       4096
 
 static void set(struct doctor_item *it, enum doctor_status st, const char *detail, const char *fix)
@@ -87,6 +90,7 @@ enum ns_step {
 struct ns_result {
 	int step; /* enum ns_step */
 	int err;
+	int xattr_err; /* tmpfs's user xattrs refused (errno), or 0 */
 };
 
 static int write_file(const char *path, const char *s)
@@ -106,11 +110,11 @@ static int write_file(const char *path, const char *s)
 static void __attribute__((noreturn))
 ns_child(int pfd, const char *uid_map, const char *gid_map, const char *ws, const char *ovl_opts)
 {
-	struct ns_result res = {NS_OK, 0};
+	struct ns_result res = {NS_OK, 0, 0};
 #define STEP(s, call)                                                                              \
 	do {                                                                                       \
 		if ((call) < 0) {                                                                  \
-			res = (struct ns_result){s, errno};                                        \
+			res = (struct ns_result){s, errno, res.xattr_err};                         \
 			goto out;                                                                  \
 		}                                                                                  \
 	} while (0)
@@ -134,8 +138,11 @@ ns_child(int pfd, const char *uid_map, const char *gid_map, const char *ws, cons
 	STEP(NS_XATTR, mkdir("/tmp/w", 0700));
 	STEP(NS_XATTR, mkdir("/tmp/m", 0700));
 	/* overlayfs's userxattr keeps its marks in user.* xattrs on the
-	 * upper layer: tmpfs has them from Linux 6.6. */
-	STEP(NS_XATTR, setxattr("/tmp/u", "user.kiln.doctor", "1", 1, 0));
+	 * upper layer: tmpfs has them from Linux 6.6. Without them overlayfs
+	 * still mounts (index and metacopy off; 6.1 does, 80-kernels shows
+	 * it), so the overlay decides and this is only said. */
+	if (setxattr("/tmp/u", "user.kiln.doctor", "1", 1, 0) < 0)
+		res.xattr_err = errno;
 	if (ws)
 		STEP(NS_OVERLAY,
 		     mount("overlay", "/tmp/m", "overlay", MS_NOSUID | MS_NODEV, ovl_opts));
@@ -154,7 +161,7 @@ static void ns_try(const char *workspace, struct ns_result *ret)
 	snprintf(ovl, sizeof(ovl),
 	         "lowerdir=/proc/self/fd/%d,upperdir=/tmp/u,workdir=/tmp/w,userxattr", WS_FD);
 	const char *ws = workspace && workspace[0] ? workspace : NULL;
-	*ret = (struct ns_result){NS_USERNS, EIO};
+	*ret = (struct ns_result){NS_USERNS, EIO, 0};
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) < 0) {
 		ret->err = errno;
@@ -238,11 +245,10 @@ static void probe_userns(const struct doctor_input *in, struct doctor_report *r)
 	char d[1024];
 	if (res.step == NS_XATTR) {
 		snprintf(d, sizeof(d),
-		         "tmpfs refuses user xattrs (%s; Linux 6.6 and later have them): the "
-		         "workspace's overlay cannot be mounted, so runs see no workspace",
+		         "a tmpfs for the workspace's upper layer cannot be made (%s), so runs see "
+		         "no workspace",
 		         strerror(res.err));
-		set(ws, DOCTOR_DEGRADED, d,
-		    "boot Linux 6.6 or newer, or set sandbox.workspace.mode to \"none\"");
+		set(ws, DOCTOR_DEGRADED, d, "set sandbox.workspace.mode to \"none\"");
 		return;
 	}
 	if (!workspace_on) {
@@ -265,8 +271,12 @@ static void probe_userns(const struct doctor_input *in, struct doctor_report *r)
 	if (res.step == NS_OVERLAY) {
 		char hint[640];
 		sbx_failure_hint(SBX_STEP_WORKSPACE, res.err, hint, sizeof(hint));
-		snprintf(d, sizeof(d), "the overlay over the workspace was refused (%s).%s",
-		         strerror(res.err), hint);
+		snprintf(d, sizeof(d), "the overlay over the workspace was refused (%s)%s.%s",
+		         strerror(res.err),
+		         res.xattr_err
+		             ? "; tmpfs here has no user xattrs (Linux 6.6 and later have them)"
+		             : "",
+		         hint);
 		set(ws, DOCTOR_DEGRADED, d,
 		    res.err == EINVAL ? "findmnt -R FOLDER lists the mounts inside it; unmount "
 		                        "them, open another folder, or set sandbox.workspace.mode "
@@ -275,7 +285,8 @@ static void probe_userns(const struct doctor_input *in, struct doctor_report *r)
 		return;
 	}
 	r->overlay = true;
-	snprintf(ws->value, sizeof(ws->value), "%s (overlay, tmpfs upper layer)", workspace);
+	snprintf(ws->value, sizeof(ws->value), "%s (overlay, tmpfs upper layer%s)", workspace,
+	         res.xattr_err ? " without user xattrs" : "");
 }
 
 /* --- seccomp and Landlock ------------------------------------------------- */
@@ -368,11 +379,14 @@ static void probe_cgroup(const struct doctor_input *in, struct doctor_report *r)
 
 /* Run a worker box: argv with file holding data; its first line of
  * output (up to ANSWER_MAX) into out. -errno with a sentence in err. */
-static int box_answer(const char *const *argv, const char *file, const char *data, char *out,
-                      size_t outsz, char *err, size_t errsz)
+static int box_answer(const struct doctor_input *in, const char *const *argv, const char *file,
+                      const char *data, char *out, size_t outsz, char *err, size_t errsz)
 {
-	struct sbx_worker_spec spec = {
-	    .argv = argv, .file = file, .data = data, .start_ms = WORKER_START_MS};
+	struct sbx_worker_spec spec = {.argv = argv,
+	                               .file = file,
+	                               .data = data,
+	                               .start_ms = WORKER_START_MS,
+	                               .limits = &in->limits};
 	struct sbx_worker *w = NULL;
 	int r = sbx_worker_spawn(NULL, &spec, &w, err, errsz);
 	if (r < 0)
@@ -389,11 +403,16 @@ static int box_answer(const char *const *argv, const char *file, const char *dat
 			break;
 		n += (size_t)k;
 	}
+	bool late = loop_now_ms() >= deadline;
 	sbx_worker_free(w);
 	buf[n] = '\0';
 	char *nl = strchr(buf, '\n');
 	if (!nl) {
-		snprintf(err, errsz, "%s gave no answer", argv[0]);
+		if (late)
+			snprintf(err, errsz, "%s gave no answer within %d s", argv[0],
+			         WORKER_ANSWER_MS / 1000);
+		else
+			snprintf(err, errsz, "%s gave no answer", argv[0]);
 		return -EIO;
 	}
 	*nl = '\0';
@@ -401,12 +420,13 @@ static int box_answer(const char *const *argv, const char *file, const char *dat
 	return 0;
 }
 
-static void probe_box(struct doctor_report *r)
+static void probe_box(const struct doctor_input *in, struct doctor_report *r)
 {
 	struct doctor_item *it = &r->items[DOCTOR_BOX];
 	static const char *const argv[] = {"/bin/sh", "{file}", NULL};
 	char out[64], err[512];
-	int rc = box_answer(argv, "doctor.sh", "echo built\n", out, sizeof(out), err, sizeof(err));
+	int rc =
+	    box_answer(in, argv, "doctor.sh", "echo built\n", out, sizeof(out), err, sizeof(err));
 	if (rc == 0 && strcmp(out, "built") == 0) {
 		snprintf(it->value, sizeof(it->value), "built (namespaces, seccomp, %s)",
 		         r->landlock_abi > 0 ? "Landlock" : "no Landlock");
@@ -439,7 +459,7 @@ static const char py_src[] = "import sys, json\n"
                              "        out[m] = ''\n"
                              "print(json.dumps(out))\n";
 
-static void probe_python(const char *python, struct doctor_report *r)
+static void probe_python(const struct doctor_input *in, const char *python, struct doctor_report *r)
 {
 	struct doctor_item *it = &r->items[DOCTOR_PYTHON], *mods = &r->items[DOCTOR_MODULES];
 	snprintf(r->python, sizeof(r->python), "%s", python);
@@ -455,7 +475,7 @@ static void probe_python(const char *python, struct doctor_report *r)
 	}
 	const char *argv[] = {python, "-I", "{file}", NULL};
 	char out[ANSWER_MAX], err[512];
-	int rc = box_answer(argv, "doctor.py", py_src, out, sizeof(out), err, sizeof(err));
+	int rc = box_answer(in, argv, "doctor.py", py_src, out, sizeof(out), err, sizeof(err));
 	json_object *o = rc == 0 ? json_tokener_parse(out) : NULL;
 	const char *v = NULL;
 	if (!o || json_get_string(o, "version", &v) < 0 || !v) {
@@ -494,7 +514,7 @@ static void probe_python(const char *python, struct doctor_report *r)
 	}
 }
 
-static void probe_node(const char *node, struct doctor_report *r)
+static void probe_node(const struct doctor_input *in, const char *node, struct doctor_report *r)
 {
 	struct doctor_item *it = &r->items[DOCTOR_NODE];
 	snprintf(r->node, sizeof(r->node), "%s", node);
@@ -506,8 +526,8 @@ static void probe_node(const char *node, struct doctor_report *r)
 	}
 	const char *argv[] = {node, "{file}", NULL};
 	char out[64], err[512];
-	int rc = box_answer(argv, "doctor.js", "console.log(process.version)\n", out, sizeof(out),
-	                    err, sizeof(err));
+	int rc = box_answer(in, argv, "doctor.js", "console.log(process.version)\n", out,
+	                    sizeof(out), err, sizeof(err));
 	snprintf(it->value, sizeof(it->value), "%s", node);
 	if (rc == 0 && out[0] == 'v') {
 		snprintf(r->node_version, sizeof(r->node_version), "%.31s", out + 1);
@@ -558,12 +578,12 @@ void doctor_probe_host(const struct doctor_input *in, struct doctor_report *r)
 	probe_landlock(r);
 	probe_userns(in, r);
 	probe_cgroup(in, r);
-	probe_box(r);
+	probe_box(in, r);
 	snprintf(r->python_source, sizeof(r->python_source), "system");
 	if (r->items[DOCTOR_BOX].status == DOCTOR_OK) {
 		if (!probe_project_python(in, r))
-			probe_python(in->python, r);
-		probe_node(in->node, r);
+			probe_python(in, in->python, r);
+		probe_node(in, in->node, r);
 		return;
 	}
 	snprintf(r->items[DOCTOR_PYTHON].value, sizeof(r->items[0].value), "%s", in->python);

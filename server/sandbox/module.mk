@@ -34,3 +34,18 @@ MODULE_OBJS += gen/sandbox/zygote_embed.o
 $(SBX_ZYGOTE_C): $(SBX_ZYGOTE_SRC) server/sandbox/guest/embed-driver.sh
 	@mkdir -p $(dir $@)
 	@sh server/sandbox/guest/embed-driver.sh $@ sbx_zygote_program $(SBX_ZYGOTE_SRC)
+
+# The seccomp programs a box loads, compiled with libseccomp at build time
+# by a generator linked with the release build's filter.o (sandbox/host/
+# filter.h, sbx_filter_embedded): a box's start takes them as they are.
+SBX_BPF_C    := $(BUILD)/gen/sandbox/filter_bpf.c
+SBX_BPF_TOOL := $(BUILD)/tools/seccomp_bpf
+
+MODULE_OBJS += gen/sandbox/filter_bpf.o
+
+$(SBX_BPF_TOOL): server/tools/seccomp_bpf.c $(BUILD)/server/sandbox/host/filter.o
+	@mkdir -p $(dir $@)
+	$(CC) $(OPT_CFLAGS) $(ALL_CFLAGS) -o $@ $^ $(PKG_LIBS)
+$(SBX_BPF_C): $(SBX_BPF_TOOL)
+	@mkdir -p $(dir $@)
+	$(SBX_BPF_TOOL) $@

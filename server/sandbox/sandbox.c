@@ -5,11 +5,13 @@
 #include "sandbox/state.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/json.h"
 #include "core/log.h"
@@ -17,6 +19,7 @@
 #include "core/util.h"
 #include "sandbox/host/base.h"
 #include "sandbox/host/cgroup.h"
+#include "sandbox/host/cgroup_ahead.h"
 #include "sandbox/host/host.h"
 #include "sandbox/host/job.h"
 #include "sandbox/output/artifact.h"
@@ -149,6 +152,11 @@ int sandbox_python(const struct sandbox *s, struct sbx_pyenv *ret, char *err, si
 	return sbx_pyenv_find(s->config.section, w ? w->host : NULL, ret, err, errsz);
 }
 
+const struct sbx_limits *sandbox_limits(const struct sandbox *s)
+{
+	return &s->config.limits;
+}
+
 bool sandbox_cgroup(const struct sandbox *s, unsigned *ret_controllers, const char **ret_why)
 {
 	*ret_controllers = s->base.cgroups ? sbx_cgroup_root_controllers(s->base.cgroups) : 0;
@@ -162,21 +170,26 @@ int sandbox_job_start(struct sandbox *s, sbx_job_work_fn work, sbx_job_done_fn d
 	return sbx_job_start(&s->base, work, done, free_fn, data, ret);
 }
 
-void sandbox_free(struct sandbox *s)
+/* What sandbox_free stops above its base: the warm box, the sessions,
+ * the runs, the zygote (each may leave a pid 1 ending in the base). */
+static void free_above_base(struct sandbox *s)
 {
-	if (!s)
-		return;
 	warm_free(s);
 	sbx_sessions_free(s);
 	while (s->runs)
 		run_cancel(s->runs);
 	/* Cancelling a run that held a slot asked for the queue's turn. */
-	if (s->queue_timer)
+	if (s->queue_timer) {
 		loop_timer_stop(s->base.loop, s->queue_timer);
+		s->queue_timer = NULL;
+	}
 	sbx_zygote_free(s);
-	/* The pid 1s still ending, the jobs (the runs' cgroups among them)
-	 * and the cgroups: all done before the hide list, whose jobs read
-	 * it. */
+}
+
+/* The pid 1s still ending, the jobs (the runs' cgroups among them) and
+ * the cgroups: all done before the hide list, whose jobs read it. */
+static void free_base_and_below(struct sandbox *s)
+{
 	sbx_base_release(&s->base);
 	sbx_hide_free(s);
 	sbx_ws_ledger_free(s);
@@ -186,6 +199,62 @@ void sandbox_free(struct sandbox *s)
 	free(s->cgroup_why);
 	run_relay_close(s);
 	free(s);
+}
+
+void sandbox_free(struct sandbox *s)
+{
+	if (!s)
+		return;
+	free_above_base(s);
+	free_base_and_below(s);
+}
+
+/* The sandbox a reaper took over: still reachable in the caller, which
+ * no longer frees it (its pid 1s and cgroups are the reaper's), so that
+ * LeakSanitizer does not call it lost. Volatile: a store the compiler
+ * would otherwise drop, as nothing reads it. */
+static struct sandbox *volatile handed_over;
+
+int sandbox_free_apart(struct sandbox *s)
+{
+	if (!s)
+		return 0;
+	free_above_base(s);
+	if (!s->base.dying) {
+		free_base_and_below(s);
+		return 0;
+	}
+	/* A fork copies only the calling thread: every other one is ended
+	 * first (the jobs, the cgroup maker; the caller's own are its to
+	 * end). What is left to wait for is the kernel's. */
+	sbx_jobs_stop(&s->base);
+	sbx_cgroup_ahead_stop(&s->base);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0) {
+		free_base_and_below(s);
+		return 0;
+	}
+	if (pid > 0) {
+		handed_over = s;
+		return 1;
+	}
+	/* The reaper: out of the caller's session and off its terminal and
+	 * pipes (a shell's $(...) waits for its stdout to close, not for
+	 * this), with the caller's blocked signals still blocked. It waits
+	 * for every pid 1 (SIGKILL, then its end) and removes the cgroups,
+	 * as sandbox_free does, then ends. */
+	setsid();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null >= 0) {
+		dup2(null, 0);
+		dup2(null, 1);
+		dup2(null, 2);
+		if (null > 2)
+			close(null);
+	}
+	free_base_and_below(s);
+	_exit(0);
 }
 
 int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t errsz)

@@ -51,6 +51,8 @@ bool sandbox_workspace_on(const struct sandbox *s);
 /* The Python a python run would use now (box/pyenv.h): sbx_pyenv_find
  * with the config's sandbox section and the workspace runs see. */
 int sandbox_python(const struct sandbox *s, struct sbx_pyenv *ret, char *err, size_t errsz);
+/* The limits a run gets when its request names none (sandbox.limits). */
+const struct sbx_limits *sandbox_limits(const struct sandbox *s);
 
 /* The cgroup runs go under, as sandbox_new decided (the "cgroup"
  * setting): true when there is one, its SBX_CG_* controllers
@@ -67,3 +69,15 @@ int sandbox_job_start(struct sandbox *s, sbx_job_work_fn work, sbx_job_done_fn d
 /* Kill every run still alive (their done callbacks are not called), wait
  * for every pid 1 to be gone and every job thread to end. */
 void sandbox_free(struct sandbox *s);
+
+/* sandbox_free for a caller about to exit whose runs are over (kiln run,
+ * once its program's status is known: pid 1 reported it after every
+ * other process of the box was reaped, so the box's writes are final).
+ * What only waits for the kernel (each pid 1's own end, its namespaces'
+ * teardown, the cgroups' removal) is handed to a reaper, a forked
+ * process off the caller's session, terminal and stdio, which does it as
+ * sandbox_free does and exits; the caller's other threads must have
+ * ended. s is gone either way (the caller neither uses nor frees it
+ * again). 1: handed over (the caller exits), 0: freed in place (nothing
+ * was left to wait for, or no fork). */
+int sandbox_free_apart(struct sandbox *s);

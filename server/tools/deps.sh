@@ -22,7 +22,8 @@ for purpose in "$@"; do
 	test) pkgs="$pkgs check clang clang-format libclang-rt-14-dev python3 nodejs npm util-linux
 		ca-certificates neovim lua-check emacs-nox elpa-package-lint elpa-eglot python3.11-examples python3-venv $pylibs
 		chromium ripgrep libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev tmux
-		pandoc bash-completion zsh lintian" ;;
+		pandoc bash-completion zsh lintian
+		qemu-system-x86 cpio busybox-static binutils" ;;
 	bench) pkgs="$pkgs bubblewrap hyperfine python3-bandit" ;;
 	*) echo "deps.sh: unknown purpose '$purpose'" >&2; exit 2 ;;
 	esac

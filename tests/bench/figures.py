@@ -149,7 +149,7 @@ ROWS = [
     ("Python `print(1)`, from the zygote", ["zygote.print1"], ("lower-is-better", 0.5)),
     ("the same with a workspace", ["zygote.print1.workspace"], ("lower-is-better", 0.5)),
     ("`session/open` + a first `import pandas; print(1)`", ["session.open_first"], None),
-    ("then `print(1)` in the open session", ["session.print1"], None),
+    ("then `print(1)` in the open session", ["session.print1"], ("lower-is-better", 1.0)),
     ("`/bin/true` in a warm box, through the server", ["sandbox.warm_true"], ("lower-is-better", 1.5)),
     ("a cold `kiln run` of `exit 0` (bash), started in `/` (no workspace)", ["cold.none"],
      ("lower-is-better", 1.0)),

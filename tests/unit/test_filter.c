@@ -1,14 +1,16 @@
 /* test_filter.c: sandbox/host/filter.c rule by rule, apart from every other
- * layer of the box. The BPF program sbx_filter_build() exports (the one
- * every box loads) is run here on a seccomp_data for each call it must
- * refuse, with the exact action it must take (EPERM, EAFNOSUPPORT, ENOSYS,
- * a kill), and for calls it must allow; so a rule dropped from the deny
- * list fails here even though the box's namespaces, capabilities and
- * Landlock would still stop the call. Then the same program loaded by the
- * kernel against a real pty: TIOCSTI on the caller's controlling terminal
- * fails with EPERM under the filter, and without it does not (it injects,
- * or fails with EIO where dev.tty.legacy_tiocsti is 0): the errno tells
- * the filter from the kernel. */
+ * layer of the box. First, the program the build embedded (the one every
+ * box loads, sbx_filter_embedded) is libseccomp's own, byte for byte, for
+ * the box's filter and the zygote's. Then that program is run here on a
+ * seccomp_data for each call it must refuse, with the exact action it
+ * must take (EPERM, EAFNOSUPPORT, ENOSYS, a kill), and for calls it must
+ * allow; so a rule dropped from the deny list fails here even though the
+ * box's namespaces, capabilities and Landlock would still stop the call.
+ * Then the same program loaded by the kernel against a real pty: TIOCSTI
+ * on the caller's controlling terminal fails with EPERM under the filter,
+ * and without it does not (it injects, or fails with EIO where
+ * dev.tty.legacy_tiocsti is 0): the errno tells the filter from the
+ * kernel. */
 #include "sandbox/host/filter.h"
 
 #include <fcntl.h>
@@ -132,17 +134,43 @@ static uint32_t run_bpf(const struct sock_fprog *prog, const struct seccomp_data
 	return 0;
 }
 
+/* What every box loads: the build's program (filter.h). */
 static struct sock_fprog prog;
 
 static void setup(void)
 {
-	ck_assert_int_eq(sbx_filter_build(&prog), 0);
+	sbx_filter_embedded(false, &prog);
+	ck_assert(prog.filter && prog.len > 0);
 }
 
 static void teardown(void)
 {
-	sbx_filter_free(&prog);
+	prog = (struct sock_fprog){0};
 }
+
+static void same_program(bool zygote)
+{
+	struct sock_fprog made, built;
+	ck_assert_int_eq(zygote ? sbx_filter_build_zygote(&made) : sbx_filter_build(&made), 0);
+	sbx_filter_embedded(zygote, &built);
+	ck_assert_msg(built.len == made.len, "%s filter: %u instructions embedded, libseccomp %u",
+	              zygote ? "the zygote's" : "the box's", built.len, made.len);
+	for (unsigned i = 0; i < made.len; i++) {
+		const struct sock_filter *b = &built.filter[i], *m = &made.filter[i];
+		ck_assert_msg(memcmp(b, m, sizeof(*m)) == 0,
+		              "%s filter: instruction %u differs from libseccomp's",
+		              zygote ? "the zygote's" : "the box's", i);
+	}
+	sbx_filter_free(&made);
+}
+
+/* The build's programs are libseccomp's, compiled now from filter.c. */
+START_TEST(embedded_is_libseccomps)
+{
+	same_program(false);
+	same_program(true);
+}
+END_TEST
 
 static uint32_t verdict(uint32_t arch, int nr, const uint64_t args[6])
 {
@@ -449,6 +477,7 @@ static Suite *make_suite(void)
 	Suite *s = suite_create("filter");
 	TCase *tc = tcase_create("filter");
 	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, embedded_is_libseccomps);
 	tcase_add_test(tc, each_denied_call_is_eperm);
 	tcase_add_test(tc, memfd_absent);
 	tcase_add_test(tc, page_sharing_absent);

@@ -57,18 +57,32 @@ async function palette(page, command) {
   await page.keyboard.press('Enter');
 }
 
-// Quick open NAME and wait for its editor to show MARK.
+// Quick open NAME and wait for its editor to show MARK. A panel that
+// takes the focus while quick open is up (a webview opening on a slow
+// machine) loses the Enter: then Escape and once more, three tries.
 async function quickOpen(page, name, mark) {
-  await page.keyboard.down('Control');
-  await page.keyboard.press('KeyP');
-  await page.keyboard.up('Control');
-  await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 20000 });
-  await page.keyboard.type(name, { delay: 10 });
-  await until(page, `${name} in quick open`, new Function(
-    `return [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => r.textContent.includes(${JSON.stringify(name)}))`), 20000);
-  await page.keyboard.press('Enter');
-  await until(page, `the editor with ${name}`, new Function(
-    `return [...document.querySelectorAll('.editor-instance .view-lines')].some(v => v.textContent.includes(${JSON.stringify(mark)}))`), 30000);
+  const shown = new Function(
+    `return [...document.querySelectorAll('.editor-instance .view-lines')].some(v => v.textContent.includes(${JSON.stringify(mark)}))`);
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.down('Control');
+    await page.keyboard.press('KeyP');
+    await page.keyboard.up('Control');
+    await page.waitForSelector('.quick-input-widget input', { visible: true, timeout: 20000 });
+    await page.keyboard.type(name, { delay: 10 });
+    await until(page, `${name} in quick open`, new Function(
+      `const i = document.querySelector('.quick-input-widget input'); return !!i && i.value.endsWith(${JSON.stringify(name)}) && [...document.querySelectorAll('.quick-input-list .monaco-list-row')].some(r => r.textContent.includes(${JSON.stringify(name)}))`), 20000);
+    await page.keyboard.press('Enter');
+    try {
+      await until(page, `the editor with ${name}`, shown, attempt < 3 ? 15000 : 30000);
+      return;
+    } catch (e) {
+      if (attempt >= 3) {
+        throw e;
+      }
+      log(`quick open of ${name} did not show it (try ${attempt}): again`);
+      await page.keyboard.press('Escape');
+    }
+  }
 }
 
 

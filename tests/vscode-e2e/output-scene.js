@@ -88,6 +88,18 @@ async function outputScene(page, helpers) {
   await theme(page, helpers, 'Default Dark Modern');
   await quickOpen(page, 'cell1.py', 'first');
   await palette(page, 'Kiln: Run');
+  // The first run's section drawn before the next file is opened: the
+  // panel opening takes the focus, and on a slow machine it did so while
+  // quick open was up, which lost cell2.py's Enter.
+  await until(page, 'the first cell\'s section in the Kiln Output panel', async () => {
+    for (const f of page.frames()) {
+      const st = await f.evaluate(panelState).catch(() => undefined);
+      if (st && st.sections.some((x) => /^cell1\.py: /.test(x.title) && /\[exit 0/.test(x.result))) {
+        return true;
+      }
+    }
+    return undefined;
+  }, 60000);
   await quickOpen(page, 'cell2.py', 'DataFrame');
   await palette(page, 'Kiln: Run');
   const state = await until(page, 'both cells as sections of the Kiln Output panel, with the table', async () => {

@@ -800,6 +800,9 @@ __attribute__((noreturn)) void sbx_child_main(const struct sbx_plan *p)
 		STEP(SBX_STEP_BIND, bind_one(rootfd, &p->binds[i]));
 	for (size_t i = 0; i < p->nfiles; i++)
 		STEP(SBX_STEP_FILE, write_file(rootfd, &p->files[i]));
+	/* A workspace's masks, beneath /proc's mount (child_make_masks). */
+	if (p->ws_host && !p->zygote)
+		STEP(SBX_STEP_WORKSPACE, child_make_masks(rootfd));
 	STEP(SBX_STEP_PROC, mount_proc(rootfd, p->zygote));
 	int workfd = -1;
 	STEP(SBX_STEP_SCRATCH, mount_scratch(rootfd, p, &workfd));

@@ -45,8 +45,14 @@ static int mkdir_all(int rootfd, const char *path)
 
 /* The masks: a small read-only tmpfs with an empty directory "d" and an
  * empty file "f", both mode 0000, kept at FD_MASK; each hidden entry
- * gets a clone of one of them mounted over it. */
-static int make_masks(void)
+ * gets a clone of one of them mounted over it. A kernel before 6.15
+ * clones (open_tree's OPEN_TREE_CLONE) only from a mount of the caller's
+ * own namespace, which fsmount()'s detached one is not (the clone fails
+ * with EINVAL, and with it every workspace that has a name to hide):
+ * so it is attached at the new root's "proc", which /proc's own mount
+ * (child.c, the next step) then covers, and no path in the box reaches
+ * it. */
+int child_make_masks(int rootfd)
 {
 	int m = child_new_fs("tmpfs", "65536", "8", "0555",
 	                     MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
@@ -57,7 +63,8 @@ static int make_masks(void)
 		return -1;
 	close(f);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
-	if (mount_setattr(m, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
+	if (mount_setattr(m, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0 ||
+	    child_attach(rootfd, m, "proc") < 0)
 		return -1;
 	if (m != FD_MASK && (dup3(m, FD_MASK, O_CLOEXEC) < 0 || close(m) < 0))
 		return -1;
@@ -172,7 +179,7 @@ int child_mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd
 	                       unlinkat(rootfd, OVL_LOWER, AT_REMOVEDIR) < 0))
 		return -1;
 	*ret_upperfd = upper;
-	return make_masks();
+	return 0;
 }
 
 /* A zygote's box (plan.zygote) with the workspace: no overlay, no

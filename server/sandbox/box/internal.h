@@ -61,8 +61,11 @@ int child_new_fs(const char *type, const char *size, const char *inodes, const c
 
 /* child_workspace.c: the workspace's mounts and masks. */
 
+/* A run's box: the masks at FD_MASK, attached at the new root's "proc"
+ * before /proc's mount covers it (so that older kernels clone them). */
+int child_make_masks(int rootfd);
 /* A run's box: the overlay of the host folder at its own path, its
- * upper layer's fd in *ret_upperfd, and the masks at FD_MASK. */
+ * upper layer's fd in *ret_upperfd. */
 int child_mount_workspace(int rootfd, const struct sbx_plan *p, int *ret_upperfd);
 /* A zygote's box: the host folder read-only at SBX_ZYGOTE_WS_LOWER. */
 int child_hold_workspace(int rootfd, const struct sbx_plan *p);

@@ -74,8 +74,10 @@ int sbx_worker_spawn(struct sbx_base *s, const struct sbx_worker_spec *spec,
 {
 	struct sbx_limits lim;
 	err[0] = '\0';
-	int r = sbx_limits_resolve(NULL, NULL, &lim, err, errsz);
-	if (r < 0)
+	int r = 0;
+	if (spec->limits)
+		lim = *spec->limits;
+	else if ((r = sbx_limits_resolve(NULL, NULL, &lim, err, errsz)) < 0)
 		return r;
 	/* Without a sandbox instance (the validator's), the process's host
 	 * facts are all a worker's box needs. */

@@ -21,6 +21,8 @@ struct sbx_worker_spec {
 	const char *file; /* a file name, e.g. "worker.py" */
 	const char *data; /* its contents, NUL-terminated */
 	int start_ms;     /* how long building the box and exec may take */
+	/* The box's limits (NULL: sandbox.limits' built-in defaults). */
+	const struct sbx_limits *limits;
 };
 
 /* Build the box and start the program; returns once its execve has

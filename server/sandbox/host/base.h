@@ -39,4 +39,7 @@ struct sbx_base {
 	 * NULL: never busy. */
 	bool (*busy)(void *data);
 	void *busy_data;
+	/* sbx_jobs_stop is ending the jobs: the base is being freed, and
+	 * its memory with it, so none is given back page by page. */
+	bool stopping;
 };

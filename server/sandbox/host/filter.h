@@ -1,9 +1,17 @@
 /* filter.h: the seccomp filter every sandboxed program runs under,
- * compiled once (with libseccomp) into a BPF program the clone()d child
- * can load with one prctl, without allocating. */
+ * compiled (with libseccomp) into a BPF program the clone()d child can
+ * load with one prctl, without allocating. The build compiles it once
+ * (server/tools/seccomp_bpf.c) and embeds the program: a box loads the
+ * embedded one (sbx_filter_embedded), libseccomp's own compile is for the
+ * generator and the test that both are the same. */
 #pragma once
 
 #include <linux/filter.h>
+#include <stdbool.h>
+
+/* The program the build compiled from this filter (zygote: the zygote's
+ * filter), static: never freed, never written. */
+void sbx_filter_embedded(bool zygote, struct sock_fprog *ret_prog);
 
 /* Compile the filter into *ret_prog (free with sbx_filter_free). -errno. */
 int sbx_filter_build(struct sock_fprog *ret_prog);

@@ -50,14 +50,11 @@ const struct sbx_host *sbx_host_get(void)
 	return &host;
 }
 
+/* The program the build compiled (filter.h): the same one libseccomp
+ * would make here, without its compile on every cold start. */
 static void compile_filter(void)
 {
-	int r = sbx_filter_build(&host.filter);
-	if (r < 0) {
-		host.filter_err = r;
-		log_error("sandbox: cannot compile the seccomp filter: %s", strerror(-r));
-		return;
-	}
+	sbx_filter_embedded(false, &host.filter);
 	log_debug("sandbox: seccomp filter of %u instructions, Landlock ABI %d", host.filter.len,
 	          host.landlock_abi);
 }
@@ -66,7 +63,7 @@ int sbx_host_filter_ready(void)
 {
 	sbx_host_get();
 	pthread_once(&filter_once, compile_filter);
-	return host.filter.filter ? 0 : host.filter_err ? host.filter_err : -EIO;
+	return host.filter.filter ? 0 : -EIO;
 }
 
 void sbx_base_release(struct sbx_base *b)

@@ -20,8 +20,7 @@ struct sbx_base;
  * process and shared by the server's sandbox, `kiln run`'s and every
  * worker (the validator's, on whatever thread). Never freed. */
 struct sbx_host {
-	struct sock_fprog filter; /* empty until sbx_host_filter_ready() */
-	int filter_err;           /* why it could not be compiled */
+	struct sock_fprog filter; /* empty until sbx_host_filter_ready(); the build's */
 	int landlock_abi;
 	uid_t euid;
 	gid_t egid;
@@ -35,9 +34,8 @@ struct sbx_host {
 /* The host facts (ids, Landlock ABI); thread-safe. */
 const struct sbx_host *sbx_host_get(void);
 
-/* Compile the seccomp filter if that has not happened yet: on the first
- * box, not at start, where libseccomp's 1 ms (here) would delay the
- * server's first answer. Thread-safe. -errno with a log line. */
+/* Take the seccomp filter the build compiled (filter.h) if that has not
+ * happened yet. Thread-safe. 0, or -EIO when there is none. */
 int sbx_host_filter_ready(void);
 
 /* The Landlock ABI this kernel offers (0: none). */

@@ -69,7 +69,7 @@ static void finish(struct sbx_job *job)
 	 * holding what its copies and walks freed. With nothing running,
 	 * give that back, so the server returns to its idle size (2.7 MiB
 	 * more after 200 runs 20 at a time, without). */
-	if (!s->jobs && !(s->busy && s->busy(s->busy_data)))
+	if (!s->jobs && !s->stopping && !(s->busy && s->busy(s->busy_data)))
 		malloc_trim(0);
 }
 
@@ -142,6 +142,10 @@ void sbx_jobs_stop(struct sbx_base *s)
 {
 	for (struct sbx_job *j = s->jobs; j; j = j->next)
 		sbx_job_cancel(j);
+	/* The owner frees everything next (kiln run exits): trimming the
+	 * heap first was 0.3-1 ms of a cold run's end. */
+	s->stopping = true;
 	while (s->jobs)
 		finish(s->jobs);
+	s->stopping = false;
 }

@@ -62,15 +62,14 @@ const char *const sbx_zygote_default_preload[] = {
     NULL,
 };
 
-/* The zygote's filter, compiled once (the loop's thread only uses it). */
+/* The zygote's filter, as the build compiled it (filter.h). */
 static struct sock_fprog zygote_filter;
-static int zygote_filter_err = 1;
 
 static int filter_ready(void)
 {
-	if (zygote_filter_err == 1)
-		zygote_filter_err = sbx_filter_build_zygote(&zygote_filter);
-	return zygote_filter_err;
+	if (!zygote_filter.filter)
+		sbx_filter_embedded(true, &zygote_filter);
+	return 0;
 }
 
 /* --- the key ---------------------------------------------------------------- */

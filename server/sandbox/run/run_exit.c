@@ -485,6 +485,16 @@ static bool nothing_to_collect(const struct run *run)
 	return true;
 }
 
+/* A box whose pid 1 died without reporting, where the box's cgroup says
+ * the OOM killer ran: memory.oom.group (cgroup.c) ends every process of
+ * the box at the memory limit, pid 1 too, so that is the run's end (the
+ * program killed, the limit in its result), not a sandbox failure. */
+static bool ended_by_oom(const struct run *run)
+{
+	struct sbx_cgroup_stats st;
+	return run->box.cg && sbx_cgroup_stats(run->box.cg, &st) >= 0 && st.oom_kills > 0;
+}
+
 void run_maybe_finish(struct run *run)
 {
 	if (run->collecting)
@@ -504,7 +514,7 @@ void run_maybe_finish(struct run *run)
 	run_flush_output(run);
 	run_done_fn done = run->done;
 	void *done_data = run->done_data;
-	if (run->box.failed || (!run->box.have_exit && !run->killing)) {
+	if (run->box.failed || (!run->box.have_exit && !run->killing && !ended_by_oom(run))) {
 		if (run->box.failed)
 			run_describe_failure(run, run->box.fail_step, run->box.fail_err);
 		else
