@@ -19,8 +19,9 @@
 #define SHEBANG_MAX    256
 #define NAME_SHOWN_MAX 64
 
-/* python is Debian's /usr/bin/python3 on purpose: a pyenv or venv python
- * on PATH lives in $HOME, which the box never sees. zsh is not an alias
+/* python is Debian's /usr/bin/python3, not whatever python is first on
+ * PATH: the project's own environment (a venv, conda, sandbox.python) is
+ * found per run and shown read-only (sandbox/box/pyenv.h). zsh is not an alias
  * of bash: zsh code is not bash code (a config can add zsh with its own
  * argv). */
 static const char *const py_aliases[] = {"py", "python3", "py3", NULL};

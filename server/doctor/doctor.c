@@ -169,6 +169,10 @@ static void read_input(struct sandbox *s, struct doctor_input *in)
 	in->workspace_on = sandbox_workspace_on(s);
 	const struct lang *py = lang_find("python"), *js = lang_find("javascript");
 	snprintf(in->python, sizeof(in->python), "%s", py && py->argv[0] ? py->argv[0] : "");
+	/* As a run's plan decides (box/plan.c): the built-in python runs
+	 * the project's own Python when there is one. */
+	if (py && py->argv[0] && strcmp(py->argv[0], "/usr/bin/python3") == 0)
+		in->py_rc = sandbox_python(s, &in->py, in->py_err, sizeof(in->py_err));
 	snprintf(in->node, sizeof(in->node), "%s", js && js->argv[0] ? js->argv[0] : "");
 	const char *why = "";
 	in->cgroup_root = sandbox_cgroup(s, &in->cgroup_controllers, &why);

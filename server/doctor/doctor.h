@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "sandbox/host/limits.h"
+#include "sandbox/box/pyenv.h"
 
 struct sandbox;
 struct http;
@@ -64,6 +65,9 @@ struct doctor_report {
 	int cgroup_version;       /* 2: unified, 1: v1 (perhaps with a cgroup2 beside it), 0 */
 	bool cgroup_exact;        /* memory and pids limits go to a delegated cgroup v2 */
 	char python[PATH_MAX], python_version[32];
+	/* Where the Python runs use was found (pyenv.h's sources), and its
+	 * environment's folder ("" for none). */
+	char python_source[32], python_prefix[PATH_MAX];
 	char module_version[DOCTOR_MODULES_N][32]; /* "" when it does not import */
 	char node[PATH_MAX], node_version[32];
 	char provider[32], url[512]; /* the URL without user:password@ */
@@ -88,7 +92,12 @@ struct doctor_input {
 	bool workspace_on;           /* sandbox.workspace.mode is not "none" */
 	char workspace_refused[512]; /* why the folder asked for is not the workspace, or "" */
 	char python[PATH_MAX];       /* the registry's argv[0] for python, or "" */
-	char node[PATH_MAX];         /* ... for javascript */
+	/* The project's own Python, when python is Debian's (py_rc 1), or
+	 * why the one named or found cannot be used (py_rc < 0, py_err). */
+	int py_rc;
+	struct sbx_pyenv py;
+	char py_err[1024];
+	char node[PATH_MAX]; /* ... for javascript */
 	unsigned cgroup_controllers;
 	bool cgroup_root; /* the sandbox uses a cgroup v2 for its runs */
 	char cgroup_why[PATH_MAX + 128];

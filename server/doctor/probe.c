@@ -542,6 +542,34 @@ static void probe_node(const struct doctor_input *in, const char *node, struct d
 	                           : "see docs/sandbox.md, \"When the sandbox cannot be built\"");
 }
 
+/* The project's own Python (pyenv.h), or why the one named or found
+ * cannot be used: what runs will use, said without starting it (a
+ * worker box shows neither the workspace nor the environment's
+ * folders). True when it decided the Python items. */
+static bool probe_project_python(const struct doctor_input *in, struct doctor_report *r)
+{
+	struct doctor_item *it = &r->items[DOCTOR_PYTHON], *mods = &r->items[DOCTOR_MODULES];
+	if (in->py_rc == 0)
+		return false;
+	snprintf(r->python_source, sizeof(r->python_source), "%s", in->py.source);
+	if (in->py_rc < 0) {
+		snprintf(it->value, sizeof(it->value), "%s (%s)", in->py.python, in->py.source);
+		set(it, DOCTOR_MISSING, in->py_err,
+		    "fix the environment as the detail says, or set sandbox.python "
+		    "(docs/configuration.md)");
+		snprintf(mods->value, sizeof(mods->value), "none");
+		set(mods, DOCTOR_MISSING, "no Python", "see python");
+		return true;
+	}
+	snprintf(r->python, sizeof(r->python), "%s", in->py.python);
+	snprintf(r->python_version, sizeof(r->python_version), "%s", in->py.version);
+	snprintf(r->python_prefix, sizeof(r->python_prefix), "%s", in->py.prefix);
+	snprintf(it->value, sizeof(it->value), "%s%s%s (%s)", in->py.python,
+	         in->py.version[0] ? " " : "", in->py.version, in->py.source);
+	snprintf(mods->value, sizeof(mods->value), "the project's environment's (not probed)");
+	return true;
+}
+
 void doctor_probe_host(const struct doctor_input *in, struct doctor_report *r)
 {
 	snprintf(r->workspace, sizeof(r->workspace), "%s", in->workspace);
@@ -551,8 +579,10 @@ void doctor_probe_host(const struct doctor_input *in, struct doctor_report *r)
 	probe_userns(in, r);
 	probe_cgroup(in, r);
 	probe_box(in, r);
+	snprintf(r->python_source, sizeof(r->python_source), "system");
 	if (r->items[DOCTOR_BOX].status == DOCTOR_OK) {
-		probe_python(in, in->python, r);
+		if (!probe_project_python(in, r))
+			probe_python(in, in->python, r);
 		probe_node(in, in->node, r);
 		return;
 	}

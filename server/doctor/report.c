@@ -45,6 +45,8 @@ json_object *doctor_report_json(const struct doctor_report *r)
 	x = json_object_new_object();
 	json_object_object_add(x, "path", str(r->python));
 	json_object_object_add(x, "version", r->python_version[0] ? str(r->python_version) : NULL);
+	json_object_object_add(x, "source", r->python_source[0] ? str(r->python_source) : NULL);
+	json_object_object_add(x, "prefix", r->python_prefix[0] ? str(r->python_prefix) : NULL);
 	json_object *m = json_object_new_object();
 	for (int i = 0; i < DOCTOR_MODULES_N; i++)
 		json_object_object_add(m, doctor_module_name(i),

@@ -263,6 +263,23 @@ static json_object *limits_json(const struct run_outcome *o)
 	return l;
 }
 
+json_object *run_python_json(const struct sbx_pyenv *py)
+{
+	json_object *p = json_object_new_object();
+	if (!p)
+		return NULL;
+	json_object_object_add(p, "path", json_object_new_string(py->python));
+	json_object_object_add(p, "prefix",
+	                       py->prefix[0] ? json_object_new_string(py->prefix) : NULL);
+	json_object_object_add(p, "version",
+	                       py->version[0] ? json_object_new_string(py->version) : NULL);
+	json_object_object_add(p, "source", json_object_new_string(py->source));
+	if (py->project && py->prefix[0])
+		json_object_object_add(p, "systemSitePackages",
+		                       json_object_new_boolean(py->system_site));
+	return p;
+}
+
 json_object *run_outcome_json(const struct run_outcome *o)
 {
 	json_object *r = json_object_new_object();
@@ -290,6 +307,8 @@ json_object *run_outcome_json(const struct run_outcome *o)
 	if (!o->session_id)
 		json_object_object_add(r, "zygote", json_object_new_boolean(o->zygote));
 	run_workspace_json(r, o);
+	if (o->python)
+		json_object_object_add(r, "python", run_python_json(o->python));
 	if (o->session_id) {
 		json_object_object_add(r, "sessionId", json_object_new_string(o->session_id));
 		json_object_object_add(r, "sessionEnded",

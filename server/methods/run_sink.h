@@ -40,6 +40,9 @@ void run_notify_release(struct run_notify *n);
 /* The snippet/run result object of an outcome (a new object); NULL on
  * OOM. */
 json_object *run_outcome_json(const struct run_outcome *o);
+/* A python run's interpreter as the protocol shows it: {path, prefix,
+ * version, source, systemSitePackages} (protocol/methods.md). */
+json_object *run_python_json(const struct sbx_pyenv *py);
 
 /* The run/artifact params of an artifact (a new object). */
 json_object *run_artifact_json(const struct run_artifact *a);

@@ -34,6 +34,7 @@ static const char *const known[] = {
     "maxQueuedRuns",
     "zygote",
     "zygotePreload",
+    "python",
 };
 
 /* Credentials and keys that a project folder (or a home folder) often
@@ -288,6 +289,15 @@ int sbx_config_resolve(json_object *section, struct sbx_config *ret, char *err, 
 				return -EINVAL;
 			}
 		}
+	}
+	/* sandbox.python: the interpreter python runs use (box/pyenv.h;
+	 * whether it runs is found at each run, as the folder changes). */
+	json_object *py = json_get(section, "python");
+	if (py &&
+	    (!json_object_is_type(py, json_type_string) || json_object_get_string(py)[0] != '/')) {
+		snprintf(err, errsz,
+		         "sandbox.python must be the absolute path of a Python interpreter");
+		return -EINVAL;
 	}
 	int r = sbx_limits_resolve(section, NULL, &c.limits, err, errsz);
 	if (r < 0)

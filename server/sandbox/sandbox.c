@@ -145,6 +145,13 @@ bool sandbox_workspace_on(const struct sandbox *s)
 	return s->config.workspace_on;
 }
 
+int sandbox_python(const struct sandbox *s, struct sbx_pyenv *ret, char *err, size_t errsz)
+{
+	struct sbx_plan_ws ws;
+	const struct sbx_plan_ws *w = sbx_plan_ws_of(s, &ws);
+	return sbx_pyenv_find(s->config.section, w ? w->host : NULL, ret, err, errsz);
+}
+
 const struct sbx_limits *sandbox_limits(const struct sandbox *s)
 {
 	return &s->config.limits;

@@ -15,6 +15,7 @@
 
 /* SBX_WORKSPACE, where the box shows the workspace, for the validator. */
 #include "sandbox/box/child.h"
+#include "sandbox/box/pyenv.h"
 /* The job callbacks of sandbox_job_start. */
 #include "sandbox/host/job.h"
 
@@ -47,6 +48,9 @@ int sandbox_set_workspace(struct sandbox *s, const char *path, char *err, size_t
 const char *sandbox_workspace(const struct sandbox *s);
 /* Whether runs are to see a workspace at all (sandbox.workspace.mode). */
 bool sandbox_workspace_on(const struct sandbox *s);
+/* The Python a python run would use now (box/pyenv.h): sbx_pyenv_find
+ * with the config's sandbox section and the workspace runs see. */
+int sandbox_python(const struct sandbox *s, struct sbx_pyenv *ret, char *err, size_t errsz);
 /* The limits a run gets when its request names none (sandbox.limits). */
 const struct sbx_limits *sandbox_limits(const struct sandbox *s);
 

@@ -20,7 +20,7 @@ for purpose in "$@"; do
 	build) pkgs="$pkgs gcc make pkg-config curl xz-utils patch libjson-c-dev libseccomp-dev libbsd-dev
 		libcurl4-openssl-dev libedit-dev libmd-dev $pylibs" ;;
 	test) pkgs="$pkgs check clang clang-format libclang-rt-14-dev python3 nodejs npm util-linux
-		ca-certificates neovim lua-check emacs-nox elpa-package-lint elpa-eglot python3.11-examples $pylibs
+		ca-certificates neovim lua-check emacs-nox elpa-package-lint elpa-eglot python3.11-examples python3-venv $pylibs
 		chromium ripgrep libkrb5-dev libx11-dev libxkbfile-dev libsecret-1-dev tmux
 		pandoc bash-completion zsh lintian
 		qemu-system-x86 cpio busybox-static binutils" ;;

@@ -155,6 +155,33 @@ run_exit_status() {
 	[ $rc -eq 143 ] && [ "$out" = before ] || { echo "kill -TERM: exit $rc, output $out"; cat "$tmp/s.err"; return 1; }
 }
 check "kiln run exits with the program's status, 128+N for a signal, argv as python3 FILE" run_exit_status
+# kiln run and kiln doctor use and name the project's own Python (issue
+# 38): a real venv (python3 -m venv) in the current folder holding mylib.
+run_project_python() (
+	chmod 755 "$tmp"
+	kiln=$(cd "$(dirname "$kiln")" && pwd)/$(basename "$kiln")
+	rm -rf "$tmp/proj" && mkdir "$tmp/proj" && cd "$tmp/proj" || return 1
+	/usr/bin/python3 -m venv --without-pip .venv || return 1
+	for sp in .venv/lib/python3*/site-packages; do echo 'X = 42' >"$sp/mylib.py"; done
+	printf 'import sys, mylib\nprint(mylib.X, sys.prefix)\n' >t.py
+	out=$("$kiln" run --json t.py 2>"$tmp/p.err")
+	rc=$?
+	[ $rc -eq 0 ] && [ "$out" = "42 $tmp/proj/.venv" ] || { echo "exit $rc: $out"; cat "$tmp/p.err"; return 1; }
+	grep '^{' "$tmp/p.err" | python3 -c 'import json, sys
+p = json.load(sys.stdin)["python"]
+assert p["source"] == "workspace .venv" and p["path"] == sys.argv[1] + "/bin/python" and p["prefix"] == sys.argv[1], p' "$tmp/proj/.venv" || return 1
+	"$kiln" doctor --json 2>/dev/null | python3 -c 'import json, sys
+p = json.load(sys.stdin)["facts"]["python"]
+assert p["source"] == "workspace .venv" and p["path"] == sys.argv[1] + "/bin/python", p' "$tmp/proj/.venv" || return 1
+	"$kiln" doctor 2>/dev/null | grep -q "^Python  *ok  *$tmp/proj/.venv/bin/python 3[.0-9]* (workspace .venv)" || { "$kiln" doctor; return 1; }
+	# Broken: its bin/python leads nowhere; kiln run and doctor name it and the fix.
+	ln -sf /nonexistent/python3.99 .venv/bin/python
+	"$kiln" run t.py 2>"$tmp/p.err"
+	rc=$?
+	[ $rc -eq 125 ] && grep -q "$tmp/proj/.venv (workspace .venv) is broken.*python3 -m venv --clear" "$tmp/p.err" || { echo "broken: exit $rc"; cat "$tmp/p.err"; return 1; }
+	"$kiln" doctor 2>/dev/null | grep -q "^Python  *missing" || { "$kiln" doctor; return 1; }
+)
+check "kiln run and kiln doctor use and name the folder's .venv; a broken one is named with its fix" run_project_python
 # kiln run exits once its program's status is known; a reaper it forks
 # waits for the box's pid 1 to end and removes the box's cgroup (issue
 # 42). Afterwards, within a bounded wait (not a time limit: the state

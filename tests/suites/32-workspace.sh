@@ -12,7 +12,10 @@
 # setpriv, as nobody, from a private copy of the binaries. tests/workspace/bigtree.py then runs a
 # project of 150 000 entries laid out as a node_modules (its secrets
 # hidden, new ones hidden in the next run, sandbox.workspace.maxEntries)
-# and, as root, a project nobody cannot enter. Last line: "32-workspace:
+# and, as root, a project nobody cannot enter. tests/workspace/pyenv.py
+# (as root and as nobody) runs python with the project's own environment
+# (issue 38): real venvs in the workspace, VIRTUAL_ENV, sandbox.python,
+# broken and hostile ones. Last line: "32-workspace:
 # N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -29,20 +32,29 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 chmod 755 "$tmp"
 log=$tmp/log
 cp "$KILN" "$tmp/kiln"
-cp tests/workspace/workspace.py tests/workspace/bigtree.py tests/lib/kilnrpc.py tests/fake-model/fake_model.py "$tmp/"
-chmod 755 "$tmp/kiln" "$tmp/workspace.py" "$tmp/bigtree.py" "$tmp/fake_model.py"
+cp tests/workspace/workspace.py tests/workspace/bigtree.py tests/workspace/pyenv.py tests/lib/kilnrpc.py tests/fake-model/fake_model.py "$tmp/"
+chmod 755 "$tmp/kiln" "$tmp/workspace.py" "$tmp/bigtree.py" "$tmp/pyenv.py" "$tmp/fake_model.py"
 chmod 644 "$tmp/kilnrpc.py"
+
+# KILN_TEST_ONLY="pyenv" (make mutate): only pyenv.py's runs.
+only_pyenv=
+case " ${KILN_TEST_ONLY:-} " in *" pyenv "*) only_pyenv=1 ;; esac
 
 run_as() { # run_as LABEL [WRAPPER...]
 	label=$1
 	shift
 	for zygote in "" --zygote; do
+		[ -n "$only_pyenv" ] && break
 		"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
 			ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
 			python3 "$tmp/workspace.py" --kiln "$tmp/kiln" \
 			--fake-model "$tmp/fake_model.py" $zygote >"$log" 2>&1 </dev/null
 		add "$log" "$label${zygote:+ zygote}: "
 	done
+	"$@" env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+		python3 "$tmp/pyenv.py" --kiln "$tmp/kiln" >"$log" 2>&1 </dev/null
+	add "$log" "$label pyenv: " $?
 }
 
 if [ "$(id -u)" = 0 ]; then
@@ -57,10 +69,12 @@ else
 	run_as "$(id -un)"
 fi
 
-env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
-	ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
-	python3 "$tmp/bigtree.py" --kiln "$tmp/kiln" >"$log" 2>&1 </dev/null
-add "$log" "big: " $?
+if [ -z "$only_pyenv" ]; then
+	env -i PATH=/usr/bin:/bin HOME=/tmp LANG=C.UTF-8 \
+		ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" \
+		python3 "$tmp/bigtree.py" --kiln "$tmp/kiln" >"$log" 2>&1 </dev/null
+	add "$log" "big: " $?
+fi
 
 echo "$name: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -19,6 +19,7 @@
 #include "core/lang.h"
 #include "core/buf.h"
 #include "core/util.h"
+#include "sandbox/box/pyenv.h"
 #include "sandbox/host/host.h"
 
 #define CODE_DIR "code"
@@ -51,6 +52,8 @@ struct ctx {
 	struct sbx_plan_owned *po;
 	char *err;
 	size_t errsz;
+	json_object *section;
+	const char *ws; /* the workspace's host folder, or NULL */
 };
 
 static char *keep(struct ctx *c, char *s)
@@ -352,7 +355,39 @@ static bool valid_file_name(const char *f)
 	       strlen(f) < 64;
 }
 
-static int interpreter(struct ctx *c, const char *file);
+static int interpreter(struct ctx *c, const char *file, bool own_prefix);
+
+/* python with the project's own environment (pyenv.h), when the
+ * language is the built-in python: its interpreter as argv[0], and the
+ * folders outside /usr and the workspace it needs, read-only. */
+static int project_python(struct ctx *c)
+{
+	struct sbx_plan_owned *po = c->po;
+	int r = sbx_pyenv_find(c->section, c->ws, &po->py, c->err, c->errsz);
+	if (r < 0)
+		return r;
+	po->has_py = true;
+	if (r == 0)
+		return 0;
+	char *py = dup_keep(c, po->py.python);
+	if (!py)
+		return -ENOMEM;
+	po->argv[0] = py;
+	/* As an activated environment: its bin/ first on PATH (its
+	 * console scripts, its pip), VIRTUAL_ENV for the tools that read it. */
+	if (po->py.prefix[0]) {
+		char path[PATH_MAX + 64];
+		snprintf(path, sizeof(path), "%s/bin:/usr/local/bin:/usr/bin:/bin", po->py.prefix);
+		if ((r = set_env(c, "PATH", path)) < 0 ||
+		    (strcmp(po->py.source, "CONDA_PREFIX") != 0 &&
+		     (r = set_env(c, "VIRTUAL_ENV", po->py.prefix)) < 0))
+			return r;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(po->py.bind); i++)
+		if (po->py.bind[i][0] && (r = add_bind(c, po->py.bind[i], 0)) < 0)
+			return r;
+	return 0;
+}
 
 /* The program of a language of the registry (core/lang.h), which holds
  * the built-in languages and the config's sandbox.languages. */
@@ -369,6 +404,9 @@ static int language(struct ctx *c, const char *name)
 	int r = set_argv(c, l->argv, n, l->file);
 	if (r < 0)
 		return r;
+	bool py = strcmp(l->name, "python") == 0 && strcmp(l->argv[0], "/usr/bin/python3") == 0;
+	if (py && (r = project_python(c)) < 0)
+		return r;
 	for (const char *const *b = l->binds; *b; b++)
 		if ((r = add_glob(c, *b)) < 0)
 			return r;
@@ -382,13 +420,15 @@ static int language(struct ctx *c, const char *name)
 		if ((r = set_env(c, key, eq + 1)) < 0)
 			return r;
 	}
-	return interpreter(c, l->file);
+	return interpreter(c, l->file, !(py && c->po->py.project));
 }
 
 /* The program's checks and extras, once argv is set: argv[0] must be an
  * installed absolute path; the code's file is added last (the caller
- * fills in its bytes). */
-static int interpreter(struct ctx *c, const char *file)
+ * fills in its bytes). own_prefix: an interpreter outside the system
+ * folders brings its prefix (a project's Python brings what pyenv.c
+ * checked instead). */
+static int interpreter(struct ctx *c, const char *file, bool own_prefix)
 {
 	const char *prog = c->po->argv[0];
 	if (prog[0] != '/')
@@ -398,7 +438,7 @@ static int interpreter(struct ctx *c, const char *file)
 	/* An interpreter outside the system directories brings its prefix
 	 * (/opt/x/bin/python -> /opt/x) along, read-only. */
 	char real[PATH_MAX];
-	if (realpath(prog, real) && !under_system_dirs(real)) {
+	if (own_prefix && realpath(prog, real) && !under_system_dirs(real)) {
 		char *slash = strrchr(real, '/');
 		if (slash && slash != real)
 			*slash = '\0';
@@ -426,7 +466,11 @@ static int build(const struct sbx_host *host, const struct sbx_plan_ws *ws, json
 	struct sbx_plan_owned *po = calloc(1, sizeof(*po));
 	if (!po)
 		return -ENOMEM;
-	struct ctx c = {.po = po, .err = err, .errsz = errsz};
+	struct ctx c = {.po = po,
+	                .err = err,
+	                .errsz = errsz,
+	                .section = section,
+	                .ws = lang && ws ? ws->host : NULL};
 	struct sbx_plan *p = &po->plan;
 	int r;
 	p->status_fd = p->sync_fd = p->out_fd = p->err_fd = p->in_fd = -1;
@@ -505,7 +549,7 @@ static int build(const struct sbx_host *host, const struct sbx_plan_ws *ws, json
 		if (!valid_file_name(file))
 			r = fail(&c, -EINVAL, "'%s' is not a valid file name", file);
 		else if ((r = set_argv(&c, argv, n, file)) >= 0)
-			r = interpreter(&c, file);
+			r = interpreter(&c, file, true);
 	}
 	if (r < 0)
 		goto out;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "sandbox/box/pid1.h"
+#include "sandbox/box/pyenv.h"
 #include "sandbox/host/limits.h"
 
 struct sbx_host;
@@ -29,6 +30,10 @@ struct sbx_plan_owned {
 	size_t nstrs;
 	char *argv[33];
 	char *envp[65];
+	/* python's plans: the interpreter it runs (has_py; py.project when
+	 * the project's own environment, pyenv.h). */
+	bool has_py;
+	struct sbx_pyenv py;
 };
 
 /* The largest code a run may bring (bytes). */
@@ -36,8 +41,11 @@ struct sbx_plan_owned {
 
 /* Build the plan. code NULL: the box waits for its program and code
  * (plan.await_go; po->code_path is where GO's code goes, see child.h) and
- * the root has room for SBX_CODE_MAX. -EINVAL (bad request: unknown
- * language, bad env) or -ENOENT (the interpreter is not installed) with a
+ * the root has room for SBX_CODE_MAX. python's plan runs the project's
+ * own Python when pyenv.h finds one (in section's sandbox.python, the
+ * server's environment, ws's folder). -EINVAL (bad request: unknown
+ * language, bad env), -ENOENT (the interpreter is not installed) or
+ * -EPERM (a project's Python kiln will not show, pyenv.h) with a
  * sentence in err; -ENOMEM. Fds in the plan are left at -1 for the
  * caller. ws: the workspace to show, or NULL. */
 int sbx_plan_build(const struct sbx_host *host, const struct sbx_plan_ws *ws, json_object *section,

@@ -70,6 +70,22 @@ static bool same_note(const struct sbx_plan_note *a, const struct sbx_plan_note 
 	return true;
 }
 
+/* A python plan runs the interpreter found now (pyenv.h): a .venv made
+ * since, or a changed sandbox.python, makes the plan stale. */
+static bool same_python(const struct sandbox *s, const struct sbx_plan_owned *po)
+{
+	if (!po->has_py)
+		return true;
+	struct sbx_plan_ws ws;
+	const struct sbx_plan_ws *w = sbx_plan_ws_of(s, &ws);
+	struct sbx_pyenv now;
+	char err[512];
+	if (sbx_pyenv_find(s->config.section, w ? w->host : NULL, &now, err, sizeof(err)) < 0)
+		return false;
+	return now.project == po->py.project && strcmp(now.python, po->py.python) == 0 &&
+	       memcmp(now.bind, po->py.bind, sizeof(now.bind)) == 0;
+}
+
 struct sbx_plan_owned *warm_plan_take(struct sandbox *s, const char *language,
                                       const struct sbx_limits *lim, char **ret_layout)
 {
@@ -77,7 +93,8 @@ struct sbx_plan_owned *warm_plan_take(struct sandbox *s, const char *language,
 	struct sbx_plan_note now;
 	if (po && s->warm && !s->warm->reaped && strcmp(language, s->warm_language) == 0 &&
 	    memcmp(lim, &s->warm_plan_limits, sizeof(*lim)) == 0 &&
-	    plan_note(language, &now) == 0 && same_note(&now, &s->warm_plan_note)) {
+	    plan_note(language, &now) == 0 && same_note(&now, &s->warm_plan_note) &&
+	    same_python(s, po)) {
 		/* The box was built from this very plan: its layout is the
 		 * one sbx_plan_layout() would make again (a copy; NULL when
 		 * out of memory, and the caller makes it). */

@@ -356,6 +356,15 @@ static void build_zygote(struct sandbox *s, const char *key)
 	struct sbx_plan_ws ws;
 	int r = sbx_plan_build(s->base.host, sbx_plan_ws_of(s, &ws), s->config.section, "python",
 	                       sbx_zygote_program, &s->config.limits, &po, err, sizeof(err));
+	if (r >= 0 && po->py.project) {
+		/* A project's Python appeared since the run that asked for
+		 * the zygote: none now (take() serves no such run). */
+		log_debug("sandbox: no zygote: the project has its own Python");
+		sbx_plan_free(po);
+		free(z->key);
+		free(z);
+		return;
+	}
 	if (r >= 0) {
 		/* The program's file is the zygote's, not a snippet's: the
 		 * runs' code goes to /code/<file> in boxes of their own. */
@@ -562,6 +571,11 @@ static int take(struct sandbox *s, const struct sbx_plan_owned *po, const char *
 	if (po->plan.ws_host && (lim->tmpfs_bytes != s->config.limits.tmpfs_bytes ||
 	                         path_under(po->plan.ws_dst, "code") ||
 	                         path_under(po->plan.ws_dst, SBX_ZYGOTE_WS_LOWER)))
+		return -ENOTSUP;
+	/* The zygote is Debian's python3 with its modules loaded: a run or
+	 * session with the project's own Python (pyenv.h) takes a box of
+	 * its own (docs/sandbox.md, "The project's Python"). */
+	if (po->py.project)
 		return -ENOTSUP;
 	char *key = zygote_key(s, po, layout);
 	if (!key)

@@ -214,6 +214,7 @@ void run_free(struct run *run)
 	run_give_snap(run->owner_ops, run->sbx, run->sess_id, run->snap_gen, &run->snap_lent,
 	              steal_pointer(&run->snap));
 	free(run->workspace);
+	free(run->python);
 	for (size_t i = 0; run->only && run->only[i]; i++)
 		free(run->only[i]);
 	free(run->only);

@@ -12,6 +12,7 @@
 
 #include "sandbox/host/cgroup.h"
 #include "sandbox/host/limits.h"
+#include "sandbox/box/pyenv.h"
 #include "sandbox/output/artifact.h"
 #include "sandbox/workspace/wsdiff.h"
 
@@ -120,6 +121,9 @@ struct run_outcome {
 	 * be read back). */
 	const char *workspace;
 	const struct sbx_ws_changes *ws_changes;
+	/* A python run's interpreter: the project's own environment or
+	 * Debian's python3 (pyenv.h; borrowed), else NULL. */
+	const struct sbx_pyenv *python;
 	/* A session's run (session.h): its session's id, else NULL. Its
 	 * exit code is 0 (or 1 when the code raised: error_name and
 	 * error_value say what), its signal SIGINT when it was interrupted,

@@ -205,6 +205,13 @@ void run_finish(struct run *run, const struct sbx_artifacts *found,
 		sbx_ws_ledger_put(run->sbx, run->id, run->workspace, changes,
 		                  run->in_session ? run->sess_id : NULL, run->snap_gen);
 	}
+	/* So does its interpreter. */
+	static struct sbx_pyenv py;
+	oc.python = NULL;
+	if (run->python) {
+		py = *run->python;
+		oc.python = &py;
+	}
 	static char sess[4][1024];
 	const char **ss[] = {&oc.session_id, &oc.session_why, &oc.error_name, &oc.error_value};
 	for (size_t i = 0; i < ARRAY_SIZE(ss); i++)

@@ -112,7 +112,8 @@ struct run {
 	 * first is kept too (list_ready: held_list, or -1 with hide_why). */
 	bool held, list_ready;
 	int held_list;
-	char *workspace; /* the host folder its box shows, or NULL */
+	char *workspace;          /* the host folder its box shows, or NULL */
+	struct sbx_pyenv *python; /* a python run's interpreter (pyenv.h), or NULL */
 	bool timed_out, truncated, killing;
 	bool paused; /* the sink answered RUN_PAUSE: the pipes are not read */
 	/* The box's pipes' sizes (F_GETPIPE_SZ), 0 until first asked. */

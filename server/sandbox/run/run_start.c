@@ -268,6 +268,15 @@ static void on_turn(struct run *run)
 		start_failed_now(run, r);
 }
 
+/* The run's interpreter, for its result (a copy: the plan goes first). */
+static struct sbx_pyenv *pyenv_dup(const struct sbx_pyenv *py)
+{
+	struct sbx_pyenv *c = malloc(sizeof(*c));
+	if (c)
+		*c = *py;
+	return c;
+}
+
 static int start(struct sandbox *s, const struct run_sink *sink, void *sink_data,
                  const char *language, const char *code, json_object *limits, bool held,
                  run_done_fn done, void *data, struct run **ret_run)
@@ -306,7 +315,8 @@ static int start(struct sandbox *s, const struct run_sink *sink, void *sink_data
 	                               sizeof(run->errmsg))) < 0) {
 		/* errmsg set */
 	} else if ((!layout && !(layout = sbx_plan_layout(&po->plan))) ||
-	           (po->plan.ws_host && !(run->workspace = strdup(po->plan.ws_host)))) {
+	           (po->plan.ws_host && !(run->workspace = strdup(po->plan.ws_host))) ||
+	           (po->has_py && !(run->python = pyenv_dup(&po->py)))) {
 		r = -ENOMEM;
 	} else if (s->active >= s->config.max_concurrent_runs || s->queue) {
 		/* Every slot is taken (or others wait already): wait. */
