@@ -185,14 +185,21 @@ deb_depends_here() {
 	deb_build || return 1
 	deps=$(dpkg-deb -f "$deb" Depends)
 	echo "Depends: $deps"
-	echo "$deps" | grep -q 'libjson-c5' && echo "$deps" | grep -q 'libseccomp2' &&
-		echo "$deps" | grep -q 'libcurl4' && echo "$deps" | grep -q 'python3' || return 1
+	# Every library the binary names (NEEDED), by the package that holds
+	# it here; libcurl, which it dlopens; the box's python3.
+	for lib in $(readelf -d build/kiln | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+		pkg=$(dpkg -S "*/$lib" 2>/dev/null | grep -v -e '-dev' -e 'i386' | head -n 1 | cut -d: -f1)
+		[ -n "$pkg" ] || { echo "no package holds $lib"; return 1; }
+		echo "$deps" | grep -q "\(^\|, \)$pkg\( \|,\|$\)" || { echo "Depends lacks $pkg ($lib)"; return 1; }
+	done
+	echo "$deps" | grep -q 'libjson-c5' && echo "$deps" | grep -q 'libcurl4' &&
+		echo "$deps" | grep -q 'python3' || return 1
 	for p in $(echo "$deps" | tr ',' '\n' | sed 's/(.*//; s/ //g'); do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 			{ echo "$p is not installed on this Debian"; return 1; }
 	done
 }
-check "deb: Depends names the linked libraries, libcurl and python3, each a Debian package here" deb_depends_here
+check "deb: Depends names the package of every library the binary needs, libcurl and python3, each installed here" deb_depends_here
 
 droot=$tmp/droot
 deb_install() {
