@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/seccomp.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,14 +17,12 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "core/fdwait.h"
 #include "core/json.h"
 #include "core/loop.h"
 #include "core/util.h"
@@ -392,20 +389,10 @@ static int box_answer(const struct doctor_input *in, const char *const *argv, co
 	if (r < 0)
 		return r;
 	char buf[ANSWER_MAX];
-	size_t n = 0;
 	uint64_t deadline = loop_now_ms() + WORKER_ANSWER_MS;
-	int fd = sbx_worker_fd(w);
-	while (n < sizeof(buf) - 1 && fd_wait(fd, POLLIN, deadline) >= 0) {
-		ssize_t k = recv(fd, buf + n, sizeof(buf) - 1 - n, MSG_DONTWAIT);
-		if (k < 0 && (errno == EAGAIN || errno == EINTR))
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
+	sbx_worker_read(w, buf, sizeof(buf), deadline);
 	bool late = loop_now_ms() >= deadline;
 	sbx_worker_free(w);
-	buf[n] = '\0';
 	char *nl = strchr(buf, '\n');
 	if (!nl) {
 		if (late)

@@ -157,3 +157,19 @@ pid_t sbx_worker_pid(const struct sbx_worker *w)
 {
 	return w->box.pid;
 }
+
+size_t sbx_worker_read(const struct sbx_worker *w, char *buf, size_t n, uint64_t deadline_ms)
+{
+	size_t got = 0;
+	int fd = sbx_worker_fd(w);
+	while (got < n - 1 && fd_wait(fd, POLLIN, deadline_ms) >= 0) {
+		ssize_t k = recv(fd, buf + got, n - 1 - got, MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EINTR))
+			continue;
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	buf[got] = '\0';
+	return got;
+}

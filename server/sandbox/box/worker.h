@@ -8,6 +8,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct sbx_base;
@@ -43,6 +44,11 @@ void sbx_worker_free(struct sbx_worker *w);
  * close-on-exec SOCK_STREAM socket (send with MSG_NOSIGNAL: a dead
  * program is EPIPE, not SIGPIPE). EOF when the program has ended. */
 int sbx_worker_fd(const struct sbx_worker *w);
+
+/* Read what the program writes into buf (n bytes, NUL-terminated)
+ * until it ends, buf is full or deadline_ms (loop_now_ms()) passes:
+ * the bytes read. Blocks: never on the loop. */
+size_t sbx_worker_read(const struct sbx_worker *w, char *buf, size_t n, uint64_t deadline_ms);
 
 /* The host pid of the box's pid 1 (for logs). */
 pid_t sbx_worker_pid(const struct sbx_worker *w);

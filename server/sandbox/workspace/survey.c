@@ -10,17 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/buf.h"
-#include "core/fdwait.h"
 #include "core/log.h"
 #include "core/loop.h"
 #include "core/position.h"
@@ -93,19 +90,8 @@ static void probe(void)
 		log_warn("survey: cannot probe the box's modules: %s", err);
 	} else {
 		char buf[PROBE_MAX];
-		size_t n = 0;
-		uint64_t deadline = loop_now_ms() + PROBE_MS;
-		int fd = sbx_worker_fd(w);
-		while (n < sizeof(buf) - 1 && fd_wait(fd, POLLIN, deadline) >= 0) {
-			ssize_t k = recv(fd, buf + n, sizeof(buf) - 1 - n, MSG_DONTWAIT);
-			if (k < 0 && (errno == EAGAIN || errno == EINTR))
-				continue;
-			if (k <= 0)
-				break;
-			n += (size_t)k;
-		}
+		sbx_worker_read(w, buf, sizeof(buf), loop_now_ms() + PROBE_MS);
 		sbx_worker_free(w);
-		buf[n] = '\0';
 		char *nl = strchr(buf, '\n');
 		if (nl && utf8_valid(buf, (size_t)(nl - buf))) {
 			*nl = '\0';
