@@ -25,23 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-check() { # name, then a command that must succeed
-	name=$1
-	shift
-	# KILN_TEST_ONLY="helper..." (make mutate): only the checks whose
-	# command (a helper function) is named run.
-	if [ -n "${KILN_TEST_ONLY:-}" ]; then
-		case " $KILN_TEST_ONLY " in *" $1 "*) ;; *) return 0 ;; esac
-	fi
-	if "$@" >"$tmp/out" 2>&1; then
-		pass=$((pass + 1))
-		echo "ok $name"
-	else
-		fail=$((fail + 1))
-		echo "not ok $name"
-		sed 's/^/    /' "$tmp/out" | head -20
-	fi
-}
+# check NAME COMMAND... (tests/lib/check.sh)
+. tests/lib/check.sh
 
 help_lists_commands() {
 	out=$("$kiln" --help) || return 1

@@ -24,21 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-check() { # name, then a command that must succeed
-	name=$1
-	shift
-	if [ -n "${KILN_TEST_ONLY:-}" ]; then
-		case " $KILN_TEST_ONLY " in *" $1 "*) ;; *) return 0 ;; esac
-	fi
-	if "$@" >"$tmp/out" 2>&1; then
-		pass=$((pass + 1))
-		echo "ok $name"
-	else
-		fail=$((fail + 1))
-		echo "not ok $name"
-		sed 's/^/    /' "$tmp/out" | head -20
-	fi
-}
+# check NAME COMMAND... (tests/lib/check.sh)
+. tests/lib/check.sh
 
 [ -x "$kiln" ] || make --no-print-directory "$kiln" >/dev/null
 
